@@ -1,0 +1,228 @@
+"""Fidelity graders: what the summary must still say after compaction.
+
+* ``verbatim_user_messages``: every person-typed message of the session so far is in section 6,
+  verbatim after whitespace normalisation (long messages: head and tail, see
+  :data:`pytest_ctxeval.extract.LONG_MESSAGE_CHARS`).
+* ``next_step_quote``: section 9, when it proposes a step, quotes the most recent conversation
+  verbatim (no drift); a quote of an older message does not count.
+* ``files_preserved``: every file edited or written in the summarised span is named in section 3.
+* ``errors_preserved``: the key line of every failing tool result is in section 4.
+* ``pending_tasks``: every open TodoWrite item is in section 7.
+* ``no_superseded_work``: intents the user dropped (``expect.superseded``) are not proposed in
+  sections 7-9.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from pytest_ctxeval.extract import (
+    contains_text, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
+    person_messages, significant_tokens,
+)
+from pytest_ctxeval.grading import CompactionCase, Verdict, grader
+from pytest_ctxeval.messages import AssistantMessage, text_of
+from pytest_ctxeval.summary import SECTION_TITLES, normalize_ws
+
+#: A key line or todo counts as present when this share of its significant tokens appears.
+TOKEN_OVERLAP = 0.8
+
+
+def _short(text: str, n: int = 70) -> str:
+    text = normalize_ws(text)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _section_missing(case: CompactionCase, kind: str, number: int, what: str) -> Verdict:
+    return Verdict.failed(f"section {number} '{SECTION_TITLES[kind]}' is missing, so {what} cannot survive "
+                          f"(sections found: {', '.join(case.sections.kinds) or 'none'})")
+
+
+def _present(needle: str, haystack: str) -> bool:
+    if contains_text(haystack.lower(), needle.lower()):
+        return True
+    tokens = significant_tokens(needle)
+    if not tokens:
+        return False
+    have = set(significant_tokens(haystack))
+    return sum(t in have for t in tokens) / len(tokens) >= TOKEN_OVERLAP
+
+
+def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
+    lines = [normalize_ws(l.strip(" -*\"'")) for l in haystack.splitlines() if l.strip()]
+    target = normalize_ws(needle)[:300]
+    best = None
+    for line in lines:
+        ratio = difflib.SequenceMatcher(None, target, line[:300]).ratio()
+        if best is None or ratio > best[1]:
+            best = (line, ratio)
+    return best if best and best[1] >= 0.5 else None
+
+
+@grader("verbatim_user_messages", kind="rule")
+def verbatim_user_messages(case: CompactionCase) -> Verdict:
+    """Every person-typed message so far appears verbatim in section 6."""
+    people = person_messages(case.history)
+    if not people:
+        return Verdict.not_applicable("no person-typed messages before this compaction")
+    section = case.sections.get("user_messages")
+    if section is None:
+        return _section_missing(case, "user_messages", 6, f"the {len(people)} person-typed messages")
+    body = normalize_ws(section.body)
+    missing, reasons = [], []
+    for n, p in enumerate(people, start=1):
+        frags = message_fragments(p.text)
+        if all(f in body for f in frags):
+            continue
+        missing.append(p.text)
+        reason = f"user message {n} of {len(people)} is not verbatim in section 6 (line {section.line}): \"{_short(p.text)}\""
+        near = _closest(p.text, section.body)
+        if near:
+            reason += f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\""
+        reasons.append(reason)
+    return Verdict.from_fraction(len(people) - len(missing), len(people), reasons,
+                                 f"all {len(people)} person-typed messages verbatim in section 6", missing=missing)
+
+
+_NO_STEP = re.compile(r"^\W*(none|n/?a|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?\b|"
+                      r"no next step)", re.IGNORECASE)
+_QUOTES = (re.compile(r"\"([^\"]{8,})\""), re.compile(r"“([^”]{8,})”"), re.compile(r"^\s*>\s?(.{8,})$", re.MULTILINE))
+_ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.)\s*")
+
+
+def _quotes(text: str) -> list[str]:
+    out = []
+    for pattern in _QUOTES:
+        out += [normalize_ws(m.group(1)) for m in pattern.finditer(text)]
+    return [q for q in out if q]
+
+
+def _quote_in(quote: str, texts: list[str], min_len: int) -> bool:
+    parts = [p for p in _ELISION.split(quote) if len(p) >= min(min_len, len(quote))]
+    return bool(parts) and all(any(p in t for t in texts) for p in parts)
+
+
+@grader("next_step_quote", kind="rule")
+def next_step_quote(case: CompactionCase) -> Verdict:
+    """Section 9 quotes the most recent conversation verbatim when it proposes a step."""
+    section = case.sections.get("next")
+    if section is None:
+        return _section_missing(case, "next", 9, "the next step and its quote")
+    body = section.body.strip()
+    if not body or _NO_STEP.match(body):
+        return Verdict.not_applicable(f"section 9 proposes no step: \"{_short(body)}\"")
+    people = person_messages(case.history)
+    if not people:
+        return Verdict.not_applicable("no person-typed message to quote")
+    last = people[-1]
+    # The most recent conversation: the last person-typed message and what the assistant said after it.
+    recent = [normalize_ws(last.text)]
+    for m in case.history[last.index + 1:]:
+        if isinstance(m, AssistantMessage):
+            t = text_of(m.content)
+            if t.strip():
+                recent.append(normalize_ws(t))
+    older = [normalize_ws(p.text) for p in people[:-1]]
+    quotes = _quotes(body)
+    min_len = min(20, len(normalize_ws(last.text)))
+    if not quotes:
+        return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; it must quote "
+                              f"the most recent request verbatim: \"{_short(last.text)}\"", expected=last.text)
+    good = [q for q in quotes if _quote_in(q, recent, min_len)]
+    if good:
+        return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
+    stale = [q for q in quotes if _quote_in(q, older, min_len)]
+    if stale:
+        return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
+                              f"the most recent request \"{_short(last.text)}\" (drift to an old task)",
+                              quotes=quotes, expected=last.text)
+    return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(quotes[0])}\", which is not verbatim "
+                          f"in the most recent conversation (last request: \"{_short(last.text)}\")",
+                          quotes=quotes, expected=last.text)
+
+
+@grader("files_preserved", kind="rule")
+def files_preserved(case: CompactionCase) -> Verdict:
+    """Every file edited or written (and every file in expect.files) is named in section 3."""
+    files = list(dict.fromkeys(edited_files(case.summarized) + list(case.expect.files)))
+    if not files:
+        return Verdict.not_applicable("no file was edited or written, and expect.files is empty")
+    section = case.sections.get("files")
+    if section is None:
+        return _section_missing(case, "files", 3, f"the {len(files)} changed files")
+    missing = [f for f in files if not file_mentioned(f, section.body, files)]
+    reasons = [f"{f} was {'changed' if f in edited_files(case.summarized) else 'expected'} but is not named in "
+               f"section 3 'Files and Code Sections' (line {section.line})" for f in missing]
+    return Verdict.from_fraction(len(files) - len(missing), len(files), reasons,
+                                 f"all {len(files)} changed files named in section 3", missing=missing)
+
+
+@grader("errors_preserved", kind="rule")
+def errors_preserved(case: CompactionCase) -> Verdict:
+    """The key line of every failing tool result (and every expect.errors line) is in section 4."""
+    wanted: dict[str, str] = {}
+    for f in failing_results(case.summarized):
+        if f.key_line:
+            wanted.setdefault(f.key_line, f"{f.tool} result")
+    for line in case.expect.errors:
+        wanted.setdefault(line, "expect.errors")
+    if not wanted:
+        return Verdict.not_applicable("no tool result failed in the summarised span, and expect.errors is empty")
+    section = case.sections.get("errors")
+    if section is None:
+        return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines")
+    missing = [k for k in wanted if not _present(k, section.body)]
+    reasons = [f"error line from a failing {wanted[k]} is not in section 4 'Errors and fixes' (line {section.line}): "
+               f"\"{_short(k, 100)}\"" for k in missing]
+    return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons,
+                                 f"all {len(wanted)} error lines in section 4", missing=missing)
+
+
+@grader("pending_tasks", kind="rule")
+def pending_tasks(case: CompactionCase) -> Verdict:
+    """Open TodoWrite items (and expect.pending) appear in section 7."""
+    items = list(dict.fromkeys(open_todos(case.history) + list(case.expect.pending)))
+    if not items:
+        return Verdict.not_applicable("no open todo items, and expect.pending is empty")
+    section = case.sections.get("pending")
+    if section is None:
+        return _section_missing(case, "pending", 7, f"the {len(items)} open tasks")
+    missing = [i for i in items if not _present(i, section.body)]
+    reasons = [f"open task not in section 7 'Pending Tasks' (line {section.line}): \"{_short(i)}\"" for i in missing]
+    return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
+                                 f"all {len(items)} open tasks in section 7", missing=missing)
+
+
+_NEGATION = re.compile(r"\b(not|no longer|instead of|rather than|drop(?:ped)?|abandon(?:ed)?|supersed\w*|revert\w*|"
+                       r"undo|stop(?:ped)?|don't|do not|never|scrap(?:ped)?|cancel(?:led|ed)?)\b|n't\b", re.IGNORECASE)
+
+
+@grader("no_superseded_work", kind="rule")
+def no_superseded_work(case: CompactionCase) -> Verdict:
+    """Intents listed in expect.superseded are not proposed in sections 7-9."""
+    dropped = list(case.expect.superseded)
+    if not dropped:
+        return Verdict.not_applicable("expect.superseded is empty")
+    hits = []
+    for kind, number in (("pending", 7), ("current", 8), ("next", 9)):
+        section = case.sections.get(kind)
+        if section is None:
+            continue
+        text = normalize_ws(section.body)
+        low = text.lower()
+        for intent in dropped:
+            needle = normalize_ws(intent).lower()
+            start = low.find(needle)
+            while start != -1:
+                before = low[max(0, start - 60): start]
+                if not _NEGATION.search(before):
+                    hits.append((intent, number, section, text[max(0, start - 30): start + len(needle) + 30]))
+                    break
+                start = low.find(needle, start + 1)
+    if hits:
+        reasons = [f"section {n} '{SECTION_TITLES[s.kind]}' (line {s.line}) proposes superseded work \"{i}\": "
+                   f"…{ctx}…" for i, n, s, ctx in hits]
+        return Verdict.failed(*reasons, score=round(1 - len({h[0] for h in hits}) / len(dropped), 4),
+                              superseded=[h[0] for h in hits])
+    return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in sections 7-9")

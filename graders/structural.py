@@ -1,0 +1,110 @@
+"""Structural graders: what the post-compact context must look like, whatever the wording.
+
+* ``tool_pairing``: the post-compact context and every request sent are API-valid (pairing,
+  alternation): a split tool_use/tool_result is an API error in a real agent.
+* ``nine_sections``: the summary has the nine sections, in order, none empty.
+* ``analysis_stripped``: the ``<analysis>`` scratchpad is gone and the ``<summary>`` tags removed.
+* ``continuation``: the summary message carries the transcript path and, for an automatic
+  compaction, the instruction to continue without recapping.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_ctxeval.grading import CompactionCase, Verdict, grader
+from pytest_ctxeval.messages import to_api, validate_api
+from pytest_ctxeval.summary import SECTION_KINDS, SECTION_TITLES, analysis_span
+
+
+@grader("tool_pairing", kind="rule")
+def tool_pairing(case: CompactionCase) -> Verdict:
+    """Post-compact messages and every request sent are API-valid."""
+    checks: list[tuple[str, list[str]]] = []
+    if case.post_messages:
+        checks.append(("post-compact context",
+                       validate_api(to_api(case.post_messages), allow_pending_tool_use=True)))
+    if case.compaction_request:
+        checks.append(("compaction request", validate_api(case.compaction_request["messages"])))
+    for i, request in enumerate(case.requests, start=1):
+        checks.append((f"request {i} after the compaction", validate_api(request["messages"])))
+    if not checks:
+        return Verdict.not_applicable("no post-compact context or request to check")
+    bad = [(where, problems) for where, problems in checks if problems]
+    if not bad:
+        return Verdict.passed_(f"{len(checks)} message lists checked, all API-valid", checked=len(checks))
+    reasons = [f"{where}: {problems[0]}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
+               for where, problems in bad]
+    return Verdict.failed(*reasons, score=round(1 - len(bad) / len(checks), 4),
+                          problems={where: problems for where, problems in bad})
+
+
+@grader("nine_sections", kind="rule")
+def nine_sections(case: CompactionCase) -> Verdict:
+    """All nine summary sections are present, in order, and none is empty."""
+    parsed = case.sections
+    present = {s.kind: s for s in parsed.sections if s.kind}
+    reasons = []
+    missing = [k for k in SECTION_KINDS if k not in present]
+    if missing:
+        names = ", ".join(f"{SECTION_KINDS.index(k) + 1}. {SECTION_TITLES[k]}" for k in missing)
+        reasons.append(f"missing section{'s' if len(missing) > 1 else ''}: {names}")
+    order = [s.kind for s in parsed.sections if s.kind]
+    for prev, cur in zip(order, order[1:]):
+        if SECTION_KINDS.index(cur) < SECTION_KINDS.index(prev):
+            a, b = present[cur], present[prev]
+            reasons.append(f"out of order: '{a.title}' (line {a.line}) comes after '{b.title}' (line {b.line})")
+    for kind in SECTION_KINDS:
+        sec = present.get(kind)
+        if sec is not None and not sec.body.strip():
+            reasons.append(f"section '{sec.title}' (line {sec.line}) is empty")
+    score = (len(SECTION_KINDS) - len(missing)) / len(SECTION_KINDS)
+    if reasons:
+        return Verdict.failed(*reasons, score=round(score, 4), found=order, missing=missing)
+    return Verdict.passed_("all nine sections present, in order, none empty", found=order)
+
+
+@grader("analysis_stripped", kind="rule")
+def analysis_stripped(case: CompactionCase) -> Verdict:
+    """The analysis scratchpad is not in what the model sees, and the summary tags are removed."""
+    text = case.summary_message or case.summary
+    reasons = []
+    span = analysis_span(text)
+    if span is not None:
+        start, end = span
+        line = text[:start].count("\n") + 1
+        excerpt = re.sub(r"\s+", " ", text[start:start + 80]).strip()
+        reasons.append(f"the summary message still carries the analysis scratchpad (line {line}, "
+                       f"{end - start} chars: {excerpt!r}...); formatCompactSummary strips it (seed 003:217)")
+    tags = re.findall(r"</?summary>", text, re.IGNORECASE)
+    if tags:
+        reasons.append(f"the <summary> tags were not removed ({len(tags)} tag{'s' if len(tags) > 1 else ''} left)")
+    if reasons:
+        wasted = (span[1] - span[0]) if span else 0
+        return Verdict.failed(*reasons, wasted_chars=wasted)
+    return Verdict.passed_("no analysis scratchpad or summary tags in the summary message")
+
+
+_PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:\s*(\S+)", re.IGNORECASE)
+_CONTINUE = re.compile(r"continue\s+the\s+conversation\s+from\s+where\s+(?:it|we|you)\s+left\s+off", re.IGNORECASE)
+
+
+@grader("continuation", kind="rule")
+def continuation(case: CompactionCase) -> Verdict:
+    """The summary message points at the full transcript and (auto) says to continue directly."""
+    text = case.summary_message
+    reasons = []
+    match = _PATH_LINE.search(text)
+    if not match:
+        reasons.append("no transcript path: the summary message should end with 'read the full transcript "
+                       "at: <path>' so details lost in the summary can be recovered (seed 003:322-332)")
+    elif case.transcript_path and match.group(1) != case.transcript_path:
+        reasons.append(f"the transcript path {match.group(1)!r} is not this session's transcript "
+                       f"{case.transcript_path!r}")
+    if case.trigger == "auto" and not _CONTINUE.search(text):
+        reasons.append("no continuation instruction: an automatic compaction must tell the model to continue "
+                       "from where it left off without asking or recapping (seed 003:269-277)")
+    if reasons:
+        return Verdict.failed(*reasons, score=0.5 if len(reasons) == 1 else 0.0)
+    what = "transcript path" + (" and continuation instruction" if case.trigger == "auto" else "")
+    return Verdict.passed_(f"{what} present")

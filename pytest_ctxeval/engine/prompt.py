@@ -1,0 +1,72 @@
+"""The compaction prompt templates (jinja2, in ``pytest_ctxeval/prompts/``).
+
+A user's own prompt (``--ctxeval-prompt PATH``) replaces ``compact.j2``; it may ``{% include %}``
+the built-in parts (``_no_tools_preamble.j2``, ``_sections.j2``, ``_no_tools_trailer.j2``). Templates
+render in a sandbox with undefined variables as errors. Conversation content is never rendered as
+a template: it travels as the request's messages, and model output enters the continuation message
+as a plain variable value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from ..errors import UsageError
+
+__all__ = ["BUILTIN_PROMPTS", "PromptSet"]
+
+BUILTIN_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+
+
+class PromptSet:
+    """The templates one run uses.
+
+    >>> p = PromptSet()
+    >>> "6. All user messages" in p.render_compact()
+    True
+    """
+
+    def __init__(self, compact_template: str | Path | None = None):
+        self.compact_path = Path(compact_template) if compact_template else BUILTIN_PROMPTS / "compact.j2"
+        if not self.compact_path.is_file():
+            raise UsageError(f"compaction prompt {self.compact_path}: no such file")
+        search = [str(self.compact_path.parent), str(BUILTIN_PROMPTS)]
+        self.env = SandboxedEnvironment(
+            loader=jinja2.FileSystemLoader(search), undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=False, autoescape=False)
+        self._compact = self._load(self.compact_path.name, self.compact_path)
+        self._continuation = self._load("continuation.j2", BUILTIN_PROMPTS / "continuation.j2")
+        self.system_compact = (BUILTIN_PROMPTS / "system_compact.j2").read_text(encoding="utf-8").strip()
+
+    def _load(self, name: str, path: Path) -> jinja2.Template:
+        try:
+            return self.env.get_template(name)
+        except jinja2.TemplateSyntaxError as exc:
+            where = exc.filename or str(path)
+            raise UsageError(f"{where}:{exc.lineno}: template error: {exc.message}") from None
+        except jinja2.TemplateNotFound as exc:
+            raise UsageError(f"{path}: includes {exc.name!r}, which is neither next to it nor a "
+                             f"built-in prompt ({', '.join(sorted(p.name for p in BUILTIN_PROMPTS.glob('*.j2')))})") from None
+
+    def _render(self, template: jinja2.Template, path: Path, **variables: object) -> str:
+        try:
+            return template.render(**variables).strip()
+        except jinja2.TemplateError as exc:
+            lineno = getattr(exc, "lineno", None)
+            raise UsageError(f"{path}{':' + str(lineno) if lineno else ''}: template error: {exc}") from None
+
+    def render_compact(self, custom_instructions: str | None = None) -> str:
+        return self._render(self._compact, self.compact_path, custom_instructions=custom_instructions or "")
+
+    def render_continuation(self, summary: str, transcript_path: str, auto: bool) -> str:
+        return self._render(self._continuation, BUILTIN_PROMPTS / "continuation.j2",
+                            summary=summary, transcript_path=transcript_path, auto=auto)
+
+    @property
+    def fingerprint(self) -> str:
+        """A short hash of the rendered compaction prompt (to tell prompt versions apart)."""
+        return hashlib.sha256(self.render_compact().encode()).hexdigest()[:12]

@@ -1,0 +1,62 @@
+"""The one exception hierarchy of pytest-ctxeval.
+
+Every error a user can cause (a bad scenario, a broken transcript line, an unknown grader, a model
+that keeps failing) is a :class:`CtxEvalError` whose message says *what* is wrong, *where* (file,
+line, field) and, where it helps, *how to fix it*. The CLI and the pytest plugin print these as one
+line; anything else escaping is a bug in pytest-ctxeval.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CtxEvalError",
+    "ScenarioError",
+    "TranscriptError",
+    "ModelError",
+    "PromptTooLongError",
+    "UsageError",
+    "GraderError",
+]
+
+
+class CtxEvalError(Exception):
+    """Base class: a problem the user can act on, described in one line."""
+
+
+class ScenarioError(CtxEvalError):
+    """A scenario file is invalid: ``scenarios/x.yaml:12: turns[3].tools[0].result: ...``."""
+
+
+class TranscriptError(CtxEvalError):
+    """A transcript cannot be used at all (missing file, no conversation in it)."""
+
+
+class UsageError(CtxEvalError):
+    """A command-line option or fixture argument is invalid."""
+
+
+class GraderError(CtxEvalError):
+    """A grader cannot be loaded or selected (unknown name, broken module)."""
+
+
+class ModelError(CtxEvalError):
+    """A model call failed after the SDK's own retries (or returned something unusable)."""
+
+
+class PromptTooLongError(ModelError):
+    """The API answered ``prompt is too long: N tokens > M maximum``.
+
+    ``actual`` and ``maximum`` are the parsed numbers when the message carried them; ``gap`` is
+    how many tokens must go for the request to fit (None when the message could not be parsed).
+    """
+
+    def __init__(self, message: str, actual: int | None = None, maximum: int | None = None):
+        super().__init__(message)
+        self.actual = actual
+        self.maximum = maximum
+
+    @property
+    def gap(self) -> int | None:
+        if self.actual is None or self.maximum is None:
+            return None
+        return max(0, self.actual - self.maximum)

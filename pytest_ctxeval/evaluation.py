@@ -1,0 +1,182 @@
+"""Run-and-grade, shared by the pytest plugin and the CLI, and the versioned JSON results format.
+
+Results JSON (``format: pytest-ctxeval/results``, ``version: 1``)::
+
+    {
+      "format": "pytest-ctxeval/results", "version": 1,
+      "backend": "offline", "model": "ctxeval-reference",
+      "prompt": {"path": ".../compact.j2", "fingerprint": "3f2a9c0d1e2b"},
+      "scenarios": [
+        {"name": "auth_refactor", "source": "scenarios/auth_refactor.yaml", "kind": "scenario",
+         "context_window": 20000, "steps": 64, "requests": 31, "error": null,
+         "graders": {"verbatim_user_messages": {"status": "pass", "score": 1.0, "reasons": [...]}, ...},
+         "events": [{"tier": "autocompact", "action": "full_compaction", "turn": 18, ...}],
+         "compactions": [
+           {"index": 1, "kind": "full", "trigger": "auto", "turn": 18, "line": null,
+            "pre_tokens": 17555, "post_tokens": 607, "summary": "1. Primary Request ...",
+            "verdicts": [{"grader": "verbatim_user_messages", "kind": "rule", "status": "pass",
+                          "score": 1.0, "reasons": ["..."]}]}]}
+      ],
+      "usage": {"api_calls": 3, "input_tokens": 51234, "output_tokens": 1830, ...}
+    }
+
+``kind`` is ``scenario`` or ``transcript``; ``status`` is one of ``pass``, ``fail``, ``n/a``,
+``ungraded``. ``graders`` holds each grader's status aggregated over the compactions (any fail is a
+fail). The version changes only when a field changes meaning or disappears.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import CtxEvalError
+from .grading import (
+    CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
+)
+from .runner import RunResult
+
+__all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "results_document",
+           "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage"]
+
+RESULTS_FORMAT = "pytest-ctxeval/results"
+RESULTS_VERSION = 1
+
+
+@dataclass
+class Outcome:
+    """One scenario (or transcript) run and graded."""
+
+    name: str
+    source: str
+    kind: str                                   # scenario | transcript
+    cases: list[CompactionCase] = field(default_factory=list)
+    verdicts: list[list[Verdict]] = field(default_factory=list)   # per case, per grader
+    graders: list[str] = field(default_factory=list)
+    run: RunResult | None = None
+    error: str | None = None
+    context_window: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def for_grader(self, name: str) -> list[tuple[CompactionCase, Verdict]]:
+        return [(case, v) for case, vs in zip(self.cases, self.verdicts) for v in vs if v.grader == name]
+
+    def grader_verdict(self, name: str) -> Verdict:
+        """The grader's verdict over all compactions (see :func:`aggregate`)."""
+        if self.error is not None:
+            return Verdict("fail", 0.0, [self.error], grader=name)
+        if not self.cases:
+            return Verdict("fail", 0.0, [_no_compaction(self)], grader=name)
+        return aggregate(name, self.for_grader(name))
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in ("pass", "fail", "n/a", "ungraded")}
+        for name in self.graders:
+            out[self.grader_verdict(name).status] += 1
+        return out
+
+
+def _no_compaction(outcome: Outcome) -> str:
+    window = f" (context window {outcome.context_window})" if outcome.context_window else ""
+    return (f"no compaction happened in {outcome.name}{window}: lower context_window, add a "
+            "'- compact: true' step, or run with --compact-at-end")
+
+
+def aggregate(name: str, pairs: list[tuple[CompactionCase, Verdict]]) -> Verdict:
+    """One verdict over several compactions: any fail fails (reasons labelled by compaction), else
+    any ungraded is ungraded, else any pass passes, else n/a. The score is the mean over the
+    compactions that were graded pass/fail."""
+    if not pairs:
+        return Verdict("n/a", 1.0, ["no compaction to grade"], grader=name)
+    statuses = [v.status for _, v in pairs]
+    scored = [v.score for _, v in pairs if v.status in ("pass", "fail")]
+    score = round(sum(scored) / len(scored), 4) if scored else (0.0 if "ungraded" in statuses else 1.0)
+    kind = pairs[0][1].kind
+    if "fail" in statuses or "ungraded" in statuses:
+        want = "fail" if "fail" in statuses else "ungraded"
+        reasons = [f"{case.label}: {r}" for case, v in pairs if v.status == want for r in v.reasons]
+        return Verdict(want, score, reasons, grader=name, kind=kind)
+    if "pass" in statuses:
+        first = next(v for _, v in pairs if v.status == "pass")
+        reasons = list(first.reasons) if len(pairs) == 1 else [f"{statuses.count('pass')} of {len(pairs)} compactions pass"]
+        return Verdict("pass", score, reasons, grader=name, kind=kind)
+    return Verdict("n/a", 1.0, [pairs[0][1].reasons[0] if pairs[0][1].reasons else "not applicable"],
+                   grader=name, kind=kind)
+
+
+def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None) -> Outcome:
+    specs = list(specs) if specs is not None else list(registry)
+    cases = cases_from_run(run)
+    return Outcome(name=run.name, source=run.source, kind="scenario", cases=cases,
+                   verdicts=[registry.run(c, specs) for c in cases], graders=[s.name for s in specs],
+                   run=run, context_window=run.config.context_window)
+
+
+def evaluate_transcript(transcript: Any, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None,
+                        *, expect: Any = None, summary_text: str | None = None) -> Outcome:
+    specs = list(specs) if specs is not None else list(registry)
+    cases = cases_from_transcript(transcript, expect=expect, summary_text=summary_text)
+    name = Path(transcript.path).name
+    outcome = Outcome(name=name, source=str(transcript.path), kind="transcript", cases=cases,
+                      verdicts=[registry.run(c, specs) for c in cases], graders=[s.name for s in specs])
+    if not cases:
+        outcome.error = (f"{transcript.path}: no compaction in this transcript (no compact_boundary record); "
+                         "pass --summary FILE to grade a summary of it")
+    outcome.notes = [str(p) for p in transcript.problems]
+    return outcome
+
+
+def merge_usage(usages: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {"api_calls": 0, "input_tokens": 0, "output_tokens": 0,
+                             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "by_model": {}}
+    for u in usages:
+        for k in ("api_calls", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+            total[k] += int(u.get(k, 0))
+        for model, row in (u.get("by_model") or {}).items():
+            agg = total["by_model"].setdefault(model, {"api_calls": 0, "input_tokens": 0, "output_tokens": 0})
+            for k in agg:
+                agg[k] += int(row.get(k, 0))
+    total["by_model"] = dict(sorted(total["by_model"].items()))
+    return total
+
+
+def _outcome_entry(o: Outcome) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": o.name, "source": o.source, "kind": o.kind,
+                             "context_window": o.context_window, "error": o.error}
+    if o.run is not None:
+        entry["steps"] = o.run.steps
+        entry["requests"] = len(o.run.requests)
+        entry["events"] = [e.as_dict() for e in o.run.events]
+    if o.notes:
+        entry["notes"] = list(o.notes)
+    entry["graders"] = {name: {k: v for k, v in o.grader_verdict(name).as_dict().items() if k not in ("grader",)}
+                        for name in o.graders}
+    entry["compactions"] = [
+        {"index": c.index, "kind": c.kind, "trigger": c.trigger, "turn": c.turn, "line": c.line,
+         "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens, "summary": c.summary,
+         "verdicts": [v.as_dict() for v in vs]}
+        for c, vs in zip(o.cases, o.verdicts)]
+    return entry
+
+
+def results_document(outcomes: Iterable[Outcome], *, usage: dict[str, Any], backend: str, model: str | None,
+                     prompt: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "backend": backend, "model": model,
+            "prompt": prompt, "scenarios": [_outcome_entry(o) for o in outcomes], "usage": usage}
+
+
+def write_results(path: str | os.PathLike[str], document: dict[str, Any]) -> Path:
+    """Write the results JSON (atomically: a reader never sees half a file)."""
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(p)
+    except OSError as exc:
+        raise CtxEvalError(f"{p}: cannot write results ({exc.strerror or exc})") from None
+    return p

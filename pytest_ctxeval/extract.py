@@ -1,0 +1,209 @@
+"""Facts a summary must carry, read off a conversation: one definition each, shared by the
+offline reference model (which writes them) and the rule graders (which look for them).
+
+Sharing is deliberate: the offline model is a *reference* that shows what a faithful summary
+contains; graders stay meaningful because a prompt that drops a section, or a real model that
+paraphrases, fails them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .messages import (
+    AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text,
+    text_of, tool_results, tool_uses,
+)
+from .summary import normalize_ws
+
+__all__ = [
+    "EDIT_TOOLS", "PersonMessage", "FailingResult", "person_messages", "edited_files",
+    "touched_files", "failing_results", "key_error_line", "open_todos", "latest_todos",
+    "LONG_MESSAGE_CHARS", "LONG_MESSAGE_KEEP", "message_fragments", "contains_text", "file_mentioned",
+    "significant_tokens",
+]
+
+#: Tools whose calls change files (their ``file_path`` / ``notebook_path`` is an artifact).
+EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+_PATH_KEYS = ("file_path", "notebook_path", "path")
+
+#: Verbatim policy for very long person-typed messages (pasted logs, specs): a message longer than
+#: ``LONG_MESSAGE_CHARS`` counts as kept when its first and last ``LONG_MESSAGE_KEEP`` characters
+#: both appear verbatim (the summariser may elide the middle with a marker such as ``[…]``).
+LONG_MESSAGE_CHARS = 2_000
+LONG_MESSAGE_KEEP = 300
+
+
+@dataclass(frozen=True)
+class PersonMessage:
+    index: int  # position in the message list it was read from
+    uuid: str
+    text: str
+
+
+@dataclass(frozen=True)
+class FailingResult:
+    index: int
+    tool: str
+    tool_use_id: str
+    input: dict[str, Any]
+    text: str
+    key_line: str
+
+
+def person_messages(messages: Iterable[Any]) -> list[PersonMessage]:
+    """Every person-typed message, in order (policy in :func:`pytest_ctxeval.messages.person_text`)."""
+    out = []
+    for i, message in enumerate(messages):
+        text = person_text(message)
+        if text is not None:
+            out.append(PersonMessage(i, message.uuid, text))
+    return out
+
+
+def _tool_path(block: ToolUseBlock) -> str | None:
+    for key in _PATH_KEYS:
+        value = block.input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def edited_files(messages: Iterable[Any]) -> list[str]:
+    """Paths changed by Edit/MultiEdit/Write/NotebookEdit calls, first-seen order, no repeats."""
+    seen: dict[str, None] = {}
+    for message in messages:
+        for block in tool_uses(message):
+            if block.name in EDIT_TOOLS and (path := _tool_path(block)):
+                seen.setdefault(path)
+    return list(seen)
+
+
+def touched_files(messages: Iterable[Any]) -> list[tuple[str, str]]:
+    """``(path, how)`` for every file a tool read or changed; ``how`` is the last tool used."""
+    seen: dict[str, str] = {}
+    for message in messages:
+        for block in tool_uses(message):
+            if path := _tool_path(block):
+                seen[path] = block.name if block.name in EDIT_TOOLS or path not in seen else seen[path]
+    return list(seen.items())
+
+
+_SHELL_PREFIX = re.compile(r"^(?:/\S*/)?(?:ba|z)?sh:\s*(?:line \d+:\s*)?")
+_EXCEPTION = re.compile(r"^\s*(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Fault|Interrupt)\b\s*(?::|$)")
+_FAILED = re.compile(r"^\s*(?:FAILED|FAIL|ERROR)\b|\b(?:error|fatal|panic)(?:\[\w+\])?:", re.IGNORECASE)
+_PROBLEM = re.compile(r"not found|no such file|denied|cannot|can't|unable|failed|refused|timed out|"
+                      r"invalid|undefined|unknown|missing", re.IGNORECASE)
+_NOISE = re.compile(r"^\s*(?:exit code \d+|<\/?tool_use_error>|traceback \(most recent call last\):?)\s*$",
+                    re.IGNORECASE)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_TAGS = re.compile(r"</?tool_use_error>")
+
+
+def key_error_line(text: str, limit: int = 200) -> str:
+    """The line of a failing tool result that says what went wrong.
+
+    Preference: the last exception line (``ValueError: ...``); else the first ``FAILED``/``error:``
+    line; else the first line naming a problem (not found, denied, ...); else the first line that is
+    not noise (``Exit code 1``). Shell prefixes (``/bin/bash: line 1:``) and ANSI codes are removed;
+    the line is cut at ``limit`` characters.
+
+    >>> key_error_line("Exit code 127\\n/bin/bash: line 1: python: command not found")
+    'python: command not found'
+    >>> key_error_line("Traceback (most recent call last):\\n  File 'a.py'\\nKeyError: 'user_id'")
+    "KeyError: 'user_id'"
+    """
+    lines = [_SHELL_PREFIX.sub("", _TAGS.sub("", _ANSI.sub("", l))).strip() for l in text.splitlines()]
+    lines = [l for l in lines if l and not _NOISE.match(l)]
+    if not lines:
+        return normalize_ws(_TAGS.sub("", text))[:limit]
+    chosen = None
+    for line in reversed(lines):
+        if _EXCEPTION.match(line):
+            chosen = line
+            break
+    if chosen is None:
+        chosen = next((l for l in lines if _FAILED.search(l)), None)
+    if chosen is None:
+        chosen = next((l for l in lines if _PROBLEM.search(l)), lines[0])
+    return normalize_ws(chosen)[:limit]
+
+
+def failing_results(messages: list[Any]) -> list[FailingResult]:
+    """Every tool result with ``is_error`` set, with the call it answers and its key line."""
+    calls: dict[str, ToolUseBlock] = {}
+    out = []
+    for i, message in enumerate(messages):
+        for use in tool_uses(message):
+            calls[use.id] = use
+        for res in tool_results(message):
+            if not res.is_error:
+                continue
+            use = calls.get(res.tool_use_id)
+            text = result_text(res)
+            out.append(FailingResult(i, use.name if use else "?", res.tool_use_id,
+                                     dict(use.input) if use else {}, text, key_error_line(text)))
+    return out
+
+
+def latest_todos(messages: Iterable[Any]) -> list[dict[str, Any]] | None:
+    """The todo list of the most recent TodoWrite call, or None when there was none."""
+    todos = None
+    for message in messages:
+        for use in tool_uses(message):
+            if use.name == "TodoWrite" and isinstance(use.input.get("todos"), list):
+                todos = [t for t in use.input["todos"] if isinstance(t, dict)]
+    return todos
+
+
+def open_todos(messages: Iterable[Any]) -> list[str]:
+    """Contents of the todos not marked completed in the latest TodoWrite."""
+    todos = latest_todos(messages) or []
+    return [str(t.get("content", "")).strip() for t in todos
+            if t.get("status") != "completed" and str(t.get("content", "")).strip()]
+
+
+def message_fragments(text: str) -> list[str]:
+    """What must appear verbatim for ``text`` to count as kept: the whole message, or for a long
+    one its head and tail (see :data:`LONG_MESSAGE_CHARS`). Whitespace-normalised."""
+    norm = normalize_ws(text)
+    if len(norm) <= LONG_MESSAGE_CHARS:
+        return [norm]
+    return [norm[:LONG_MESSAGE_KEEP].strip(), norm[-LONG_MESSAGE_KEEP:].strip()]
+
+
+def contains_text(haystack: str, needle: str) -> bool:
+    """Whitespace-insensitive substring test."""
+    return normalize_ws(needle) in normalize_ws(haystack)
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_]|\d+(?:\.\d+)?")
+_STOP = {"the", "and", "for", "with", "that", "this", "from", "not", "are", "was", "you", "your",
+         "but", "all", "any", "can", "has", "have", "had", "into", "its", "out", "use", "via"}
+
+
+def significant_tokens(text: str) -> list[str]:
+    """Lower-cased identifiers, paths, numbers and words of 3+ letters, minus stop words."""
+    return [t.lower() for t in _WORD.findall(text)
+            if (len(t) >= 3 or t.isdigit()) and t.lower() not in _STOP]
+
+
+def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
+    """Whether ``text`` names ``path``: the full path, a suffix of two or more components, or the
+    bare file name when no other path in ``all_paths`` shares it."""
+    norm = path.replace("\\", "/").rstrip("/")
+    if norm in text.replace("\\", "/"):
+        return True
+    parts = [p for p in norm.split("/") if p]
+    if not parts:
+        return False
+    for k in range(len(parts) - 1, 1, -1):
+        if "/".join(parts[-k:]) in text:
+            return True
+    base = parts[-1]
+    others = [p for p in all_paths if p != path and p.replace("\\", "/").rstrip("/").split("/")[-1] == base]
+    if others:
+        return False
+    return re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w-])", text) is not None

@@ -1,0 +1,323 @@
+"""Graders: the ``@grader`` decorator, verdicts, compaction cases and the registry.
+
+A grader is a function decorated ``@grader("name", kind="rule")`` that takes a
+:class:`CompactionCase` and returns a :class:`Verdict`::
+
+    @grader("mentions_tests", kind="rule")
+    def mentions_tests(case: CompactionCase) -> Verdict:
+        if "pytest" in case.summary:
+            return Verdict.passed_("the summary mentions pytest")
+        return Verdict.failed("the summary never mentions pytest", where="summary")
+
+Graders live in plain Python files in a folder (built-ins in ``graders/``; a user's own folder with
+``--ctxeval-graders``/``ctxeval_graders``), loaded by path like conftest files. The registry is an
+object passed around, not module state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable, Iterable, Literal
+
+from .errors import GraderError
+from .extract import person_messages
+from .messages import CompactBoundary, UserMessage, text_of
+from .scenarios import Expectations
+from .summary import ParsedSummary, parse_summary
+
+__all__ = [
+    "Verdict", "Status", "CompactionCase", "GraderSpec", "grader", "GraderRegistry", "load_graders",
+    "builtin_graders_dir", "cases_from_run", "cases_from_transcript", "STATUSES",
+]
+
+Status = Literal["pass", "fail", "n/a", "ungraded"]
+STATUSES: tuple[str, ...] = ("pass", "fail", "n/a", "ungraded")
+
+
+@dataclass
+class Verdict:
+    """The outcome of one grader on one compaction.
+
+    ``status`` is ``pass``, ``fail``, ``n/a`` (the invariant does not apply: nothing to check) or
+    ``ungraded`` (the grader could not decide, e.g. a judge reply that never parsed): ungraded
+    never counts as a pass or a fail. ``score`` is in [0, 1]; ``reasons`` are human-readable and
+    say what is missing and where; ``evidence`` holds the details (missing items, section text).
+    """
+
+    status: Status
+    score: float
+    reasons: list[str] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    grader: str = ""
+    kind: str = "rule"
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    @classmethod
+    def passed_(cls, *reasons: str, score: float = 1.0, **evidence: Any) -> "Verdict":
+        return cls("pass", score, list(reasons), evidence)
+
+    @classmethod
+    def failed(cls, *reasons: str, score: float = 0.0, **evidence: Any) -> "Verdict":
+        return cls("fail", score, list(reasons), evidence)
+
+    @classmethod
+    def not_applicable(cls, reason: str, **evidence: Any) -> "Verdict":
+        return cls("n/a", 1.0, [reason], evidence)
+
+    @classmethod
+    def ungraded(cls, reason: str, **evidence: Any) -> "Verdict":
+        return cls("ungraded", 0.0, [reason], evidence)
+
+    @classmethod
+    def from_fraction(cls, found: int, total: int, missing_reasons: list[str], ok_reason: str,
+                      **evidence: Any) -> "Verdict":
+        """Pass when nothing is missing; the score is the fraction found."""
+        score = found / total if total else 1.0
+        if missing_reasons:
+            return cls("fail", round(score, 4), missing_reasons, evidence)
+        return cls("pass", 1.0, [ok_reason], evidence)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"grader": self.grader, "kind": self.kind, "status": self.status,
+                "score": round(float(self.score), 4), "reasons": list(self.reasons)}
+
+
+@dataclass
+class CompactionCase:
+    """Everything a grader may look at for one compaction.
+
+    ``summary`` is the summary text the model sees after compaction (for the engine: the
+    extracted ``<summary>``; for a real transcript: the stored summary message). ``summarized`` is
+    the context the summariser was given; ``history`` every message of the session before the
+    compaction (earlier compactions included), so invariants hold *across* re-compactions.
+    """
+
+    source: str
+    index: int
+    kind: str                                   # full | session_memory | partial | transcript
+    trigger: str                                # auto | manual
+    summary: str
+    summary_message: str
+    summarized: list[Any]
+    history: list[Any]
+    post_messages: list[Any]
+    expect: Expectations = field(default_factory=Expectations)
+    raw_reply: str | None = None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    compaction_request: dict[str, Any] | None = None
+    transcript_path: str | None = None
+    pre_tokens: int = 0
+    post_tokens: int = 0
+    turn: int | None = None
+    origin: str = "engine"                      # engine | transcript | summary-file
+    line: int | None = None                     # transcript line of the summary, when known
+
+    @cached_property
+    def sections(self) -> ParsedSummary:
+        return parse_summary(self.summary)
+
+    @property
+    def label(self) -> str:
+        at = f"turn {self.turn}" if self.turn is not None else (f"line {self.line}" if self.line else "")
+        return f"compaction {self.index} ({self.trigger}{', ' + at if at else ''})"
+
+    def person_messages(self):  # noqa: ANN201 - a list of PersonMessage
+        """Person-typed messages of the whole session up to this compaction."""
+        return person_messages(self.history)
+
+
+@dataclass(frozen=True)
+class GraderSpec:
+    name: str
+    kind: str
+    func: Callable[[CompactionCase], Verdict]
+    origin: str
+    description: str = ""
+    applies_to: tuple[str, ...] | None = None   # compaction kinds; None = all
+
+
+_MARK = "__ctxeval_grader__"
+
+
+def grader(name: str, kind: str = "rule", *, applies_to: Iterable[str] | None = None) -> Callable[[Callable], Callable]:
+    """Mark a function as a grader named ``name`` (``kind`` is ``rule`` or ``llm``)."""
+    if not name or not name.replace("_", "").isalnum():
+        raise GraderError(f"grader name must be letters, digits and '_'; got {name!r}")
+    if kind not in ("rule", "llm"):
+        raise GraderError(f"grader {name!r}: kind must be 'rule' or 'llm', got {kind!r}")
+
+    def mark(func: Callable) -> Callable:
+        setattr(func, _MARK, (name, kind, tuple(applies_to) if applies_to else None))
+        return func
+
+    return mark
+
+
+class GraderRegistry:
+    """Graders by name, in load order."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, GraderSpec] = {}
+
+    def add(self, spec: GraderSpec) -> None:
+        if spec.name in self._specs:
+            raise GraderError(f"grader {spec.name!r} is defined twice: {self._specs[spec.name].origin} and "
+                              f"{spec.origin}; rename one")
+        self._specs[spec.name] = spec
+
+    def load_dir(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise GraderError(f"graders folder {folder}: no such directory")
+        for path in sorted(folder.glob("*.py")):
+            if path.name.startswith("_"):
+                continue
+            module = _import_path(path)
+            for attr in vars(module).values():
+                mark = getattr(attr, _MARK, None)
+                if mark and callable(attr):
+                    name, kind, applies = mark
+                    doc = (attr.__doc__ or "").strip().split("\n")[0]
+                    self.add(GraderSpec(name, kind, attr, f"{path}:{attr.__code__.co_firstlineno}", doc, applies))
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def __iter__(self):  # noqa: ANN204
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def get(self, name: str) -> GraderSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise GraderError(f"unknown grader {name!r}; known graders: {', '.join(self.names)}") from None
+
+    def select(self, names: Iterable[str] | None = None, kinds: Iterable[str] | None = None) -> list[GraderSpec]:
+        specs = [self.get(n) for n in names] if names else list(self)
+        if kinds is not None:
+            allowed = set(kinds)
+            specs = [s for s in specs if s.kind in allowed]
+        return specs
+
+    def run(self, case: CompactionCase, specs: Iterable[GraderSpec] | None = None) -> list[Verdict]:
+        """Every selected grader on ``case``. A grader that raises gives an ``ungraded`` verdict
+        with the error (a bug in a grader must not pass or fail a summary silently)."""
+        out = []
+        for spec in (specs if specs is not None else list(self)):
+            if spec.applies_to is not None and case.kind not in spec.applies_to:
+                verdict = Verdict.not_applicable(f"{spec.name} applies to {', '.join(spec.applies_to)} "
+                                                 f"compactions, not {case.kind}")
+            else:
+                try:
+                    verdict = spec.func(case)
+                except Exception as exc:  # noqa: BLE001 - reported, never swallowed
+                    tb = traceback.extract_tb(exc.__traceback__)[-1]
+                    verdict = Verdict.ungraded(f"grader crashed: {type(exc).__name__}: {exc} "
+                                               f"({Path(tb.filename).name}:{tb.lineno})")
+                if not isinstance(verdict, Verdict):
+                    verdict = Verdict.ungraded(f"grader returned {type(verdict).__name__}, not a Verdict")
+            verdict.grader = spec.name
+            verdict.kind = spec.kind
+            out.append(verdict)
+        return out
+
+
+def _import_path(path: Path) -> Any:
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    name = f"ctxeval_graders_{digest}_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise GraderError(f"{path}: cannot be imported as a grader module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001
+        del sys.modules[name]
+        tb = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+        line = f":{tb[-1].lineno}" if tb else ""
+        raise GraderError(f"{path}{line}: grader module failed to import: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def builtin_graders_dir() -> Path:
+    """The built-in grader folder: inside the installed package, else the source checkout's."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_builtin" / "graders", here.parent / "graders"):
+        if candidate.is_dir():
+            return candidate
+    raise GraderError("the built-in graders folder is missing from this installation")
+
+
+def load_graders(extra_dirs: Iterable[str | Path] = (), *, builtins: bool = True) -> GraderRegistry:
+    registry = GraderRegistry()
+    if builtins:
+        registry.load_dir(builtin_graders_dir())
+    for folder in extra_dirs:
+        registry.load_dir(folder)
+    return registry
+
+
+# ---------------------------------------------------------------------------------------------
+# Building cases
+
+
+def cases_from_run(run: Any) -> list[CompactionCase]:
+    """One case per compaction of a :class:`~pytest_ctxeval.runner.RunResult`."""
+    expect = run.scenario.expect if run.scenario is not None else Expectations()
+    out = []
+    for rec in run.compactions:
+        res = rec.result
+        out.append(CompactionCase(
+            source=run.source, index=rec.index, kind=res.kind, trigger=res.trigger, summary=res.summary,
+            summary_message=text_of(res.summary_message.content), summarized=res.summarized,
+            history=rec.history, post_messages=res.post_messages, expect=expect, raw_reply=res.raw_reply,
+            requests=rec.requests_after, compaction_request=res.request,
+            transcript_path=str(run.transcript_path), pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
+            turn=rec.turn, origin="engine"))
+    return out
+
+
+def cases_from_transcript(transcript: Any, *, expect: Expectations | None = None,
+                          summary_text: str | None = None) -> list[CompactionCase]:
+    """Cases for a real transcript: one per compaction in it; or, with ``summary_text``, a single
+    case grading that text as a summary of the whole conversation."""
+    expect = expect or Expectations()
+    source = str(transcript.path)
+    if summary_text is not None:
+        history = [m for m in transcript.messages if not isinstance(m, CompactBoundary)]
+        return [CompactionCase(
+            source=source, index=1, kind="transcript", trigger="manual", summary=summary_text,
+            summary_message=summary_text, summarized=history, history=history, post_messages=[],
+            expect=expect, origin="summary-file")]
+    out = []
+    for comp in transcript.compactions:
+        text = comp.summary_text
+        out.append(CompactionCase(
+            source=source, index=comp.index, kind="transcript", trigger=comp.boundary.trigger,
+            summary=text, summary_message=text, summarized=comp.before, history=comp.history,
+            post_messages=comp.after, expect=expect, pre_tokens=comp.boundary.pre_tokens,
+            origin="transcript", line=comp.summary_line or comp.boundary_line))
+    return out
+
+
+def summary_user_message(case: CompactionCase) -> UserMessage | None:
+    for m in case.post_messages:
+        if isinstance(m, UserMessage) and m.is_compact_summary:
+            return m
+    return None

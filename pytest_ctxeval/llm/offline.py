@@ -1,0 +1,147 @@
+"""The offline backend: the reference model served to the real SDK client through httpx2.
+
+:class:`ReferenceModel` is an ``httpx2.MockTransport`` handler speaking the Messages API. It
+
+* enforces the context window (header ``x-ctxeval-context-window``, default 200,000): a request
+  larger than it gets the real API's ``400 invalid_request_error`` with ``prompt is too long:
+  N tokens > M maximum``, so the engine's PTL path runs for real;
+* answers compaction requests with :func:`pytest_ctxeval.llm.reference.write_summary`;
+* answers anything else with a short, labelled reference reply;
+* reports ``usage`` from the same estimator the engine uses;
+* plays a **fault plan**: per task, a queue of faults consumed one per HTTP attempt (so an
+  ``overloaded`` followed by nothing is one 529 that the SDK retries, then success).
+
+Faults: ``overloaded`` (529), ``rate_limit`` (429 with retry-after), ``server_error`` (500),
+``connection_reset``, ``timeout``, ``ptl`` (400 with a parseable gap), ``ptl_no_gap`` (400
+without numbers), ``empty`` (200, empty text), ``no_summary_tags`` (200, text without tags),
+``sections_out_of_order`` (200, the nine sections reversed), ``ok`` (answer normally).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx2
+
+from ..tokens import estimate_api_request, estimate_text
+from .reference import write_summary
+
+__all__ = ["ReferenceModel", "FAULTS", "REFERENCE_MODEL_NAME"]
+
+REFERENCE_MODEL_NAME = "ctxeval-reference"
+DEFAULT_WINDOW = 200_000
+
+FAULTS = (
+    "ok", "overloaded", "rate_limit", "server_error", "connection_reset", "timeout", "ptl",
+    "ptl_no_gap", "empty", "no_summary_tags", "sections_out_of_order",
+)
+
+# Offline faults ask the SDK to retry after 1 ms so tests stay fast; the backoff path itself is the
+# SDK's (retry-after-ms is the header the SDK reads first).
+_RETRY_FAST = {"retry-after-ms": "1"}
+
+
+def _error(status: int, kind: str, message: str, headers: Mapping[str, str] | None = None) -> httpx2.Response:
+    return httpx2.Response(status, json={"type": "error", "error": {"type": kind, "message": message}},
+                           headers=dict(headers or {}))
+
+
+class ReferenceModel:
+    """An ``httpx2`` handler answering ``POST /v1/messages`` like the API, deterministically."""
+
+    def __init__(self, faults: Mapping[str, Sequence[str]] | None = None):
+        self._faults: dict[str, deque[str]] = {}
+        self._lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []  # every request body seen, for tests
+        for task, plan in (faults or {}).items():
+            self.add_faults(task, plan)
+
+    def add_faults(self, task: str, plan: Sequence[str]) -> None:
+        unknown = [f for f in plan if f not in FAULTS]
+        if unknown:
+            from ..errors import UsageError
+            raise UsageError(f"unknown fault {unknown[0]!r} for task {task!r}; known faults: {', '.join(FAULTS)}")
+        with self._lock:
+            self._faults.setdefault(task, deque()).extend(plan)
+
+    def _next_fault(self, task: str) -> str:
+        with self._lock:
+            for key in (task, "*"):
+                queue = self._faults.get(key)
+                if queue:
+                    return queue.popleft()
+        return "ok"
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method != "POST" or not request.url.path.endswith("/v1/messages"):
+            return _error(404, "not_found_error", f"the offline model serves POST /v1/messages, not "
+                                                  f"{request.method} {request.url.path}")
+        try:
+            body = json.loads(request.content)
+        except ValueError:
+            return _error(400, "invalid_request_error", "request body is not JSON")
+        task = request.headers.get("x-ctxeval-task", "chat")
+        try:
+            window = int(request.headers.get("x-ctxeval-context-window", DEFAULT_WINDOW))
+        except ValueError:
+            window = DEFAULT_WINDOW
+        with self._lock:
+            self.requests.append(body)
+        fault = self._next_fault(task)
+        input_tokens = estimate_api_request(body)
+        if fault == "overloaded":
+            return _error(529, "overloaded_error", "Overloaded", _RETRY_FAST)
+        if fault == "rate_limit":
+            return _error(429, "rate_limit_error", "Number of request tokens has exceeded your rate limit",
+                          {"retry-after": "1", **_RETRY_FAST})
+        if fault == "server_error":
+            return _error(500, "api_error", "Internal server error", _RETRY_FAST)
+        if fault == "connection_reset":
+            raise httpx2.ConnectError("Connection reset by peer", request=request)
+        if fault == "timeout":
+            raise httpx2.ReadTimeout("Read timed out", request=request)
+        if fault == "ptl" or input_tokens > window:
+            actual = max(input_tokens, window + 1) if fault == "ptl" else input_tokens
+            return _error(400, "invalid_request_error", f"prompt is too long: {actual} tokens > {window} maximum")
+        if fault == "ptl_no_gap":
+            return _error(400, "invalid_request_error", "prompt is too long")
+        text = self._answer(task, body, fault)
+        return httpx2.Response(200, json={
+            "id": f"msg_ref_{len(self.requests):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model") or REFERENCE_MODEL_NAME,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": estimate_text(text)},
+        })
+
+    def _answer(self, task: str, body: dict[str, Any], fault: str) -> str:
+        if fault == "empty":
+            return ""
+        messages = body.get("messages") or []
+        if task == "compact":
+            reply = write_summary(messages)
+            if fault == "no_summary_tags":
+                return re.sub(r"</?(analysis|summary)>", "", reply).strip()
+            if fault == "sections_out_of_order":
+                return _reverse_sections(reply)
+            return reply
+        last = messages[-1].get("content") if messages else ""
+        text = last if isinstance(last, str) else " ".join(
+            b.get("text", "") for b in last if isinstance(b, dict) and b.get("type") == "text")
+        return f"Reference model ({task}): received {len(messages)} messages; last said: {text[:200]}"
+
+
+def _reverse_sections(reply: str) -> str:
+    match = re.search(r"<summary>\n([\s\S]*)\n</summary>", reply)
+    if not match:
+        return reply
+    parts = match.group(1).split("\n\n")
+    return reply[: match.start(1)] + "\n\n".join(reversed(parts)) + reply[match.end(1):]

@@ -1,0 +1,308 @@
+"""The offline reference summariser: a deterministic, extractive summary that follows the prompt.
+
+It answers a compaction request the way a faithful summariser would, from facts it can read off
+the conversation (shared with the graders, :mod:`pytest_ctxeval.extract`): every person-typed
+message verbatim, files from tool inputs, key error lines of failing results, open todos from the
+latest TodoWrite, the last request quoted in the next step.
+
+**It follows the prompt's structure, not its wording.** It writes exactly the sections whose titles
+the prompt asks for (recognised through the section vocabulary of :mod:`pytest_ctxeval.summary`),
+in the prompt's order and with the prompt's titles. A prompt that names none of them gets a short
+generic summary (first and last request, three sentences). So an offline run shows a prompt change
+that adds, drops or reorders sections; it cannot show a change in tone or emphasis — use the
+``anthropic`` backend (or cassettes) for that.
+
+Earlier summaries in the conversation (the ``This session is being continued...`` message) are read
+back and their user messages, files, errors and pending tasks carried forward, so what the
+session's first request said survives the third compaction, as a real summariser is asked to do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..extract import (
+    EDIT_TOOLS, failing_results, latest_todos, message_fragments, open_todos, person_messages,
+    touched_files,
+)
+from ..messages import (
+    AssistantMessage, TextBlock, UserMessage, from_api, text_of, tool_uses,
+)
+from ..summary import SECTION_TITLES, normalize_ws, parse_summary, section_kind
+
+__all__ = ["requested_sections", "write_summary", "SUMMARY_PREFIX", "split_request"]
+
+SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+
+_NUMBERED = re.compile(
+    r"^[ \t]*(?:\d{1,2}[.)][ \t]+)(?:\*\*)?(?P<title>[A-Za-z][^:\n*.]{2,60}?)(?:\*\*)?[ \t]*(?::|$)",
+    re.MULTILINE)
+_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(?:\d{1,2}[.)][ \t]+)?(?P<title>[A-Za-z][^:\n*.]{2,60}?)[ \t]*:?[ \t]*$",
+                      re.MULTILINE)
+_BULLET = re.compile(r"^[ \t]*[-*][ \t]+(?:\*\*)?(?P<title>[A-Za-z][^:\n*.]{2,60}?)(?:\*\*)?[ \t]*:",
+                     re.MULTILINE)
+
+
+def requested_sections(prompt: str) -> list[tuple[str, str]]:
+    """``(kind, title)`` for each summary section the prompt asks for, in the prompt's order.
+
+    Candidate titles are numbered lines and Markdown headings (``1. Primary Request and Intent:
+    ...``, ``## Work State``); only when there are none, bullets ending in a colon (``- Next Move:``).
+    Each is matched against the section vocabulary; the first title of each kind wins.
+
+    >>> requested_sections("1. Primary Request and Intent: all of it\\n2. Pending Tasks: what is left")
+    [('request', 'Primary Request and Intent'), ('pending', 'Pending Tasks')]
+    """
+    found = _match_titles(prompt, (_NUMBERED, _HEADING))
+    return found or _match_titles(prompt, (_BULLET,))
+
+
+def _match_titles(prompt: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[str, str]]:
+    hits = sorted((m.start(), m.group("title").strip()) for p in patterns for m in p.finditer(prompt))
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for _, title in hits:
+        if len(title.split()) > 6:
+            continue
+        kind = section_kind(title)
+        if kind and kind not in seen:
+            seen.add(kind)
+            out.append((kind, title))
+    return out
+
+
+def split_request(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """Separate the summarisation instruction (the last text of the last user message) from the
+    conversation it is about."""
+    if not messages or messages[-1].get("role") != "user":
+        return messages, ""
+    last = messages[-1]
+    content = last.get("content")
+    if isinstance(content, str):
+        return messages[:-1], content
+    blocks = list(content or [])
+    for i in range(len(blocks) - 1, -1, -1):
+        if blocks[i].get("type") == "text":
+            instruction = blocks[i].get("text", "")
+            rest = blocks[:i] + blocks[i + 1:]
+            head = messages[:-1] + ([{"role": "user", "content": rest}] if rest else [])
+            return head, instruction
+    return messages, ""
+
+
+@dataclass
+class _Carry:
+    """What earlier summaries in the conversation said, read back section by section."""
+
+    user_messages: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    pending: list[str] | None = None
+    concepts: list[str] = field(default_factory=list)
+
+
+_ITEM = re.compile(r"^- ", re.MULTILINE)
+
+
+def _items(body: str) -> list[str]:
+    """Top-level ``- `` items of a section body (continuation lines joined)."""
+    items: list[str] = []
+    for chunk in _ITEM.split("\n" + body)[1:]:
+        text = chunk.rstrip()
+        items.append(text)
+    return [i for i in items if i.strip()]
+
+
+def _unquote(item: str) -> str:
+    text = item.strip()
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        text = text[1:-1]
+    return text
+
+
+def _read_carry(texts: list[str]) -> _Carry:
+    carry = _Carry()
+    for text in texts:
+        parsed = parse_summary(text)
+        if (s := parsed.get("user_messages")) is not None:
+            carry.user_messages += [_unquote(i) for i in _items(s.body)]
+        if (s := parsed.get("files")) is not None:
+            carry.files += [i.strip() for i in _items(s.body)]
+        if (s := parsed.get("errors")) is not None:
+            carry.errors += [i.strip() for i in _items(s.body)]
+        if (s := parsed.get("pending")) is not None:
+            carry.pending = [i.strip() for i in _items(s.body)]
+    return carry
+
+
+def _quote(text: str) -> str:
+    frags = message_fragments(text)
+    if len(frags) == 1:
+        body = text.strip().replace("\n", "\n     ")
+    else:
+        body = f"{frags[0]} […] {frags[1]}"
+    return f'"{body}"'
+
+
+def _short_input(block_input: dict[str, Any]) -> str:
+    for key in ("command", "file_path", "path", "pattern", "url", "query", "description"):
+        value = block_input.get(key)
+        if isinstance(value, str) and value:
+            value = normalize_ws(value)
+            return value if len(value) <= 80 else value[:77] + "..."
+    return ""
+
+
+def write_summary(messages: list[dict[str, Any]]) -> str:
+    """The reference reply to a compaction request: ``<analysis>`` then ``<summary>``."""
+    conversation, instruction = split_request(messages)
+    earlier: list[str] = []
+    cleaned: list[dict[str, Any]] = []
+    for msg in conversation:
+        content = msg.get("content")
+        if msg.get("role") == "user":
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+            keep = []
+            for b in blocks:
+                if b.get("type") == "text" and b.get("text", "").lstrip().startswith(SUMMARY_PREFIX):
+                    earlier.append(b["text"])
+                else:
+                    keep.append(b)
+            if keep:
+                cleaned.append({"role": "user", "content": keep})
+        else:
+            cleaned.append(msg)
+    history = from_api(cleaned, uuid_prefix="ref")
+    carry = _read_carry(earlier)
+    facts = _Facts(history, carry)
+    sections = requested_sections(instruction)
+    analysis = (f"<analysis>\nRead {len(history)} messages: {len(facts.people)} from the user, "
+                f"{facts.tool_calls} tool calls ({len(facts.failures)} failed)"
+                f"{', and ' + str(len(earlier)) + ' earlier summary' if earlier else ''}.\n</analysis>")
+    if not sections:
+        return f"{analysis}\n\n<summary>\n{facts.generic()}\n</summary>"
+    parts = []
+    for number, (kind, title) in enumerate(sections, start=1):
+        body = facts.section(kind).rstrip()
+        parts.append(f"{number}. {title}:\n{_indent(body)}")
+    return f"{analysis}\n\n<summary>\n" + "\n\n".join(parts) + "\n</summary>"
+
+
+def _indent(body: str) -> str:
+    return "\n".join(("   " + line) if line.strip() else "" for line in body.split("\n"))
+
+
+class _Facts:
+    def __init__(self, history: list[Any], carry: _Carry):
+        self.history = history
+        self.carry = carry
+        self.people = [p.text for p in person_messages(history)]
+        self.all_people = carry.user_messages + self.people
+        self.failures = failing_results(history)
+        self.tool_calls = sum(len(tool_uses(m)) for m in history)
+
+    # -- sections ----------------------------------------------------------------------------
+    def section(self, kind: str) -> str:
+        return getattr(self, f"_s_{kind}")()
+
+    def _s_request(self) -> str:
+        if not self.all_people:
+            return "No request from the user in this part of the conversation."
+        first, last = self.all_people[0], self.all_people[-1]
+        lines = [f"The user's first request: {_quote(first)}"]
+        if normalize_ws(last) != normalize_ws(first):
+            lines.append(f"The most recent request: {_quote(last)}")
+        return "\n".join(lines)
+
+    def _s_concepts(self) -> str:
+        tools = Counter(b.name for m in self.history for b in tool_uses(m))
+        exts = Counter(p.rsplit(".", 1)[-1] for p, _ in touched_files(self.history) if "." in p.rsplit("/", 1)[-1])
+        lines = []
+        if tools:
+            lines.append("- Tools used: " + ", ".join(f"{n} x{c}" for n, c in sorted(tools.items())))
+        if exts:
+            lines.append("- File types: " + ", ".join(f".{e}" for e, _ in exts.most_common(8)))
+        return "\n".join(lines) or "- None recorded."
+
+    def _s_files(self) -> str:
+        lines = list(self.carry.files)
+        known = {l.split(" — ")[0].strip() for l in lines}
+        verbs = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
+        for path, how in touched_files(self.history):
+            line = f"{path} — {verbs.get(how, 'read' if how == 'Read' else how)}"
+            if path in known:
+                lines = [l for l in lines if l.split(" — ")[0].strip() != path]
+            lines.append(line)
+        return "\n".join(f"- {l}" for l in lines) or "- None."
+
+    def _s_errors(self) -> str:
+        lines = list(self.carry.errors)
+        for f in self.failures:
+            what = _short_input(f.input)
+            lines.append(f"{f.tool}{' (' + what + ')' if what else ''} failed: {f.key_line}")
+        return "\n".join(f"- {l}" for l in lines) or "- None."
+
+    def _s_problem(self) -> str:
+        if not self.tool_calls:
+            return "No tool work in this part of the conversation."
+        text = f"Ran {self.tool_calls} tool calls; {len(self.failures)} failed."
+        if self.failures:
+            last = self.failures[-1]
+            later_ok = any(m for m in self.history[last.index + 1:] if tool_uses(m))
+            text += (f" The last failure was {last.tool}: {last.key_line}"
+                     + (" — work continued after it." if later_ok else " — not resolved yet."))
+        return text
+
+    def _s_user_messages(self) -> str:
+        if not self.all_people:
+            return "- None."
+        return "\n".join(f"- {_quote(t)}" for t in self.all_people)
+
+    def _s_pending(self) -> str:
+        if latest_todos(self.history) is not None:
+            items = open_todos(self.history)
+        else:
+            items = self.carry.pending or []
+        items = [i for i in items if normalize_ws(i).lower() not in ("none.", "none")]
+        return "\n".join(f"- {i}" for i in items) or "- None."
+
+    def _s_current(self) -> str:
+        last_text = ""
+        for m in reversed(self.history):
+            if isinstance(m, AssistantMessage):
+                t = text_of(m.content).strip()
+                if t:
+                    last_text = normalize_ws(t)
+                    break
+        calls = []
+        for m in reversed(self.history):
+            uses = tool_uses(m)
+            if uses:
+                calls = [f"{b.name}({_short_input(b.input)})" for b in uses]
+                break
+        lines = []
+        if last_text:
+            lines.append(f"Last assistant message: \"{last_text[:400]}\"")
+        if calls:
+            lines.append("Last tool calls: " + ", ".join(calls))
+        return "\n".join(lines) or "Nothing in progress."
+
+    def _s_next(self) -> str:
+        if not self.all_people:
+            return "None."
+        return f"Continue with the most recent request, quoted verbatim: {_quote(self.all_people[-1])}"
+
+    def generic(self) -> str:
+        if not self.all_people:
+            return ("The conversation so far had no request from the user. "
+                    f"It made {self.tool_calls} tool calls. Nothing is pending.")
+        return (f"The user first asked: {_quote(self.all_people[0])}. "
+                f"The most recent request was: {_quote(self.all_people[-1])}. "
+                f"In between, {self.tool_calls} tool calls were made and {len(self.failures)} failed.")
+
+
+# Titles are used as given by the prompt; the canonical ones are exported for templates and tests.
+CANONICAL_TITLES = SECTION_TITLES

@@ -1,0 +1,389 @@
+"""Content blocks and engine messages, shaped like the Anthropic Messages API.
+
+Blocks are a pydantic union discriminated on ``type`` (as in anthropic-sdk-python); engine messages
+are a union discriminated on ``kind``: ``user``, ``assistant``, ``compact_boundary`` (a marker that
+is never sent to the API, 003:221-229) and ``attachment`` (system-injected context, 000:32).
+
+:func:`to_api` turns an engine history into the ``messages`` list of a request the way Claude
+Code's ``normalizeMessagesForAPI`` does (000:38-50): boundaries dropped, attachments become user
+messages, consecutive same-role messages merged, tool_result blocks first in a user message.
+:func:`validate_api` checks the invariants the API enforces; a compaction that breaks them is an
+API error in a real agent, which is exactly what the ``tool_pairing`` grader looks for.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Any, Iterable, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "TextBlock", "ImageBlock", "DocumentBlock", "ThinkingBlock", "RedactedThinkingBlock",
+    "ToolUseBlock", "ToolResultBlock", "ContentBlock",
+    "Usage", "UserMessage", "AssistantMessage", "CompactBoundary", "AttachmentMessage", "Message",
+    "to_api", "from_api", "validate_api", "person_text", "is_person_typed", "text_of",
+    "tool_uses", "tool_results", "result_text", "strip_media", "utcnow",
+]
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class _Block(BaseModel):
+    # Real transcripts carry fields we do not model (citations, cache_control, caller): ignore
+    # them rather than fail, so any real session loads.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class TextBlock(_Block):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageBlock(_Block):
+    type: Literal["image"] = "image"
+    source: dict[str, Any]
+
+
+class DocumentBlock(_Block):
+    type: Literal["document"] = "document"
+    source: dict[str, Any]
+    title: str | None = None
+
+
+class ThinkingBlock(_Block):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class RedactedThinkingBlock(_Block):
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
+class ToolUseBlock(_Block):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+ResultContent = Annotated[Union[TextBlock, ImageBlock, DocumentBlock], Field(discriminator="type")]
+
+
+class ToolResultBlock(_Block):
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str | list[ResultContent] = ""
+    is_error: bool = False
+
+
+ContentBlock = Annotated[
+    Union[TextBlock, ImageBlock, DocumentBlock, ThinkingBlock, RedactedThinkingBlock,
+          ToolUseBlock, ToolResultBlock],
+    Field(discriminator="type"),
+]
+
+
+class Usage(BaseModel):
+    """API usage of one response; ``context_tokens`` is what the context holds after it."""
+
+    model_config = ConfigDict(frozen=True)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        # The response is part of the context from now on, so its output counts (000:57-86 anchors
+        # on the last usage; Claude Code's getTokenCountFromUsage adds all four).
+        return (self.input_tokens + self.cache_creation_input_tokens
+                + self.cache_read_input_tokens + self.output_tokens)
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    uuid: str
+    timestamp: datetime = Field(default_factory=utcnow)
+
+
+class UserMessage(_Message):
+    """A user-role message: typed by the person, tool results, meta reminders or a summary."""
+
+    kind: Literal["user"] = "user"
+    content: str | list[ContentBlock]
+    is_meta: bool = False
+    is_compact_summary: bool = False
+
+
+class AssistantMessage(_Message):
+    kind: Literal["assistant"] = "assistant"
+    content: list[ContentBlock]
+    message_id: str | None = None
+    usage: Usage | None = None
+    model: str | None = None
+
+
+class CompactBoundary(_Message):
+    """Marks where a compaction replaced the history (never sent to the API)."""
+
+    kind: Literal["compact_boundary"] = "compact_boundary"
+    trigger: Literal["auto", "manual"] = "auto"
+    pre_tokens: int = 0
+    logical_parent_uuid: str | None = None
+
+
+class AttachmentMessage(_Message):
+    """System-injected context: a re-read file, a plan, a skill, a memory file (000:32)."""
+
+    kind: Literal["attachment"] = "attachment"
+    attachment_type: str
+    content: str
+    path: str | None = None
+
+
+Message = Annotated[
+    Union[UserMessage, AssistantMessage, CompactBoundary, AttachmentMessage],
+    Field(discriminator="kind"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# Reading blocks
+
+_CLIENT_MARKERS = (
+    # Strings the client writes into user messages; the person did not type them.
+    "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+    "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
+    "<bash-stderr>", "<user-memory-input>",
+)
+_INJECTED_TEXT = re.compile(r"^\s*<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics)\b")
+_INTERRUPT = re.compile(r"^\s*\[Request interrupted by user[^\]]*\]\s*$")
+
+
+def blocks_of(content: str | list[Any]) -> list[Any]:
+    return [TextBlock(text=content)] if isinstance(content, str) else list(content)
+
+
+def text_of(content: str | list[Any], *, include_results: bool = False) -> str:
+    """All text in ``content`` (text blocks; tool results too when asked), joined by newlines."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif include_results and isinstance(block, ToolResultBlock):
+            parts.append(result_text(block))
+    return "\n".join(parts)
+
+
+def result_text(block: ToolResultBlock) -> str:
+    """The text of a tool result (string content or its text blocks; media as markers)."""
+    if isinstance(block.content, str):
+        return block.content
+    out = []
+    for item in block.content:
+        if isinstance(item, TextBlock):
+            out.append(item.text)
+        elif isinstance(item, ImageBlock):
+            out.append("[image]")
+        else:
+            out.append("[document]")
+    return "\n".join(out)
+
+
+def person_text(message: Any) -> str | None:
+    """What the person typed in ``message``, or None when it is not a person-typed message.
+
+    Policy (documented in the README, used by every grader): a user message counts when it is not
+    meta, not a compaction summary, carries at least one text block that is not a tool result, a
+    client marker (slash-command echo, local command output), an IDE/system-reminder injection or
+    an ``[Request interrupted by user]`` notice. Images pasted with the text do not count.
+    """
+    if not isinstance(message, UserMessage) or message.is_meta or message.is_compact_summary:
+        return None
+    texts: list[str] = []
+    for block in blocks_of(message.content):
+        if not isinstance(block, TextBlock):
+            continue
+        text = block.text
+        if any(marker in text for marker in _CLIENT_MARKERS):
+            return None
+        if _INJECTED_TEXT.match(text) or _INTERRUPT.match(text) or not text.strip():
+            continue
+        texts.append(text)
+    if not texts:
+        return None
+    return "\n".join(texts)
+
+
+def is_person_typed(message: Any) -> bool:
+    return person_text(message) is not None
+
+
+def tool_uses(message: Any) -> list[ToolUseBlock]:
+    if isinstance(message, AssistantMessage):
+        return [b for b in message.content if isinstance(b, ToolUseBlock)]
+    return []
+
+
+def tool_results(message: Any) -> list[ToolResultBlock]:
+    if isinstance(message, UserMessage) and not isinstance(message.content, str):
+        return [b for b in message.content if isinstance(b, ToolResultBlock)]
+    return []
+
+
+def strip_media(content: str | list[Any]) -> str | list[Any]:
+    """Replace image/document blocks by ``[image]``/``[document]`` text, also inside tool results
+    (003:97-104, ``stripImagesFromMessages``): pictures do not help a summary but cost tokens."""
+    if isinstance(content, str):
+        return content
+    out: list[Any] = []
+    for block in content:
+        if isinstance(block, ImageBlock):
+            out.append(TextBlock(text="[image]"))
+        elif isinstance(block, DocumentBlock):
+            out.append(TextBlock(text="[document]"))
+        elif isinstance(block, ToolResultBlock) and not isinstance(block.content, str):
+            out.append(block.model_copy(update={"content": strip_media(block.content)}))
+        else:
+            out.append(block)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# To and from the Messages API
+
+
+def _attachment_text(message: AttachmentMessage) -> str:
+    return f"<system-reminder>\n{message.content}\n</system-reminder>"
+
+
+def _dump_block(block: Any) -> dict[str, Any]:
+    data = block.model_dump(exclude_none=True)
+    if isinstance(block, ToolResultBlock) and not block.is_error:
+        data.pop("is_error", None)
+    return data
+
+
+def to_api(messages: Iterable[Any]) -> list[dict[str, Any]]:
+    """The ``messages`` of a request for this history (000:38-50, ``normalizeMessagesForAPI``).
+
+    Boundaries are dropped, attachments become user messages, consecutive messages of one role
+    are merged (the API needs alternation), and in a merged user message the tool_result blocks
+    come first, as the API requires.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, CompactBoundary):
+            continue
+        if isinstance(message, AttachmentMessage):
+            role, content = "user", _attachment_text(message)
+        elif isinstance(message, UserMessage):
+            role = "user"
+            content = message.content if isinstance(message.content, str) else [
+                _dump_block(b) for b in message.content]
+        elif isinstance(message, AssistantMessage):
+            role, content = "assistant", [_dump_block(b) for b in message.content]
+        else:  # pragma: no cover - the union is closed
+            raise TypeError(f"not a message: {message!r}")
+        if out and out[-1]["role"] == role:
+            prev = out[-1]
+            merged = _as_blocks(prev["content"]) + _as_blocks(content)
+            if role == "user":
+                merged = ([b for b in merged if b.get("type") == "tool_result"]
+                          + [b for b in merged if b.get("type") != "tool_result"])
+            prev["content"] = merged
+        else:
+            out.append({"role": role, "content": content})
+    return out
+
+
+def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content)
+
+
+def from_api(messages: list[dict[str, Any]], *, uuid_prefix: str = "api") -> list[Any]:
+    """Engine messages for a Messages-API ``messages`` list (inverse of :func:`to_api` up to merging)."""
+    out: list[Any] = []
+    for i, item in enumerate(messages):
+        uid = f"{uuid_prefix}-{i}"
+        if item["role"] == "user":
+            out.append(UserMessage(uuid=uid, content=item["content"]))
+        else:
+            content = item["content"]
+            out.append(AssistantMessage(uuid=uid, content=_as_blocks(content) if isinstance(content, str) else content))
+    return out
+
+
+def validate_api(messages: list[dict[str, Any]], *, allow_pending_tool_use: bool = False) -> list[str]:
+    """Problems that would make the API reject this ``messages`` list; empty when valid.
+
+    Checks: the first message is a user message; roles alternate; no empty content; every
+    tool_result answers a tool_use of the *previous* assistant message and comes before other
+    blocks; every tool_use is answered in the next message (the last assistant message may have
+    calls in flight when ``allow_pending_tool_use``); tool_use ids are unique.
+    Each problem names the message index: ``messages[4]: tool_result toolu_9 answers no tool_use
+    in messages[3]``.
+    """
+    problems: list[str] = []
+    if not messages:
+        return ["messages: empty (a request needs at least one user message)"]
+    if messages[0].get("role") != "user":
+        problems.append(f"messages[0]: starts with role {messages[0].get('role')!r}, must be 'user'")
+    seen_ids: dict[str, int] = {}
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role not in ("user", "assistant"):
+            problems.append(f"messages[{i}]: unknown role {role!r}")
+            continue
+        if i and messages[i - 1].get("role") == role:
+            problems.append(f"messages[{i}]: two {role} messages in a row (roles must alternate)")
+        blocks = _as_blocks(msg.get("content", ""))
+        if not blocks or all(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
+            problems.append(f"messages[{i}]: empty content")
+        for b in blocks:
+            if b.get("type") == "text" and not b.get("text"):
+                problems.append(f"messages[{i}]: empty text block")
+        if role == "assistant":
+            uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            for uid in uses:
+                if uid in seen_ids:
+                    problems.append(f"messages[{i}]: duplicate tool_use id {uid} (first in messages[{seen_ids[uid]}])")
+                seen_ids.setdefault(uid, i)
+            if uses:
+                nxt = messages[i + 1] if i + 1 < len(messages) else None
+                if nxt is None:
+                    if not allow_pending_tool_use:
+                        problems.append(f"messages[{i}]: tool_use {', '.join(uses)} never answered (last message)")
+                    continue
+                answered = {b.get("tool_use_id") for b in _as_blocks(nxt.get("content", ""))
+                            if b.get("type") == "tool_result"}
+                missing = [u for u in uses if u not in answered]
+                if missing:
+                    problems.append(f"messages[{i}]: tool_use {', '.join(missing)} not answered in messages[{i + 1}]")
+        else:
+            prev_uses = set()
+            if i and messages[i - 1].get("role") == "assistant":
+                prev_uses = {b.get("id") for b in _as_blocks(messages[i - 1].get("content", ""))
+                             if b.get("type") == "tool_use"}
+            seen_other = False
+            for b in blocks:
+                if b.get("type") == "tool_result":
+                    if seen_other:
+                        problems.append(f"messages[{i}]: tool_result {b.get('tool_use_id')} after other content "
+                                        "(tool_result blocks must come first)")
+                    if b.get("tool_use_id") not in prev_uses:
+                        problems.append(f"messages[{i}]: tool_result {b.get('tool_use_id')} answers no tool_use "
+                                        f"in messages[{i - 1}]" if i else
+                                        f"messages[{i}]: tool_result {b.get('tool_use_id')} with no assistant message before it")
+                else:
+                    seen_other = True
+    return problems

@@ -1,0 +1,578 @@
+"""Scenario files: strict schema, YAML loading with line numbers, sandboxed template expansion.
+
+A scenario is a scripted agent session::
+
+    name: auth_refactor
+    description: The user switches from JWT to opaque tokens halfway through.
+    context_window: 20000          # small windows compact often; budgets scale (see config.py)
+    turns:
+      - user: "Refactor src/auth.py to use JWT"
+      - assistant: "Reading the module first."
+        tools:
+          - name: Read
+            input: {file_path: src/auth.py}
+            result: "{{ python_file(lines=300, seed=1) }}"
+      - after: 75m                  # an idle gap
+      - repeat: 5                   # five similar turns; {{ i }} is 1..5
+        turns:
+          - user: "step {{ i }}"
+      - compact: {instructions: "focus on the auth changes"}
+    expect:
+      intent: "opaque session tokens"
+      files: [src/auth.py]
+      superseded: ["use JWT"]
+
+Files are loaded with ``yaml.safe_load`` only and validated by pydantic models with
+``extra="forbid"``; an error names the file, line and field path
+(``scenarios/x.yaml:14: turns[3].tools[0].result: ...``). String fields of turns are jinja2
+templates rendered in a sandbox with the deterministic helpers of :mod:`pytest_ctxeval.fillers`
+(unless the scenario sets ``templates: false``, as imported sessions do: their content is never
+rendered). Expansion is bounded: a field may render to at most ``MAX_FIELD_CHARS`` and a scenario
+to ``MAX_TOTAL_CHARS`` and ``MAX_STEPS`` steps.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import jinja2
+import yaml
+from jinja2.sandbox import SandboxedEnvironment
+from pydantic import (
+    BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError, field_validator,
+    model_validator,
+)
+
+from .config import EngineConfig, resolve_context_window
+from .errors import ScenarioError, UsageError
+from .fillers import FILLERS
+from .messages import ContentBlock, ResultContent
+
+__all__ = [
+    "Scenario", "Expectations", "Probe", "ToolCall", "load_scenario", "find_scenarios", "expand",
+    "UserStep", "AssistantStep", "GapStep", "CompactStep", "ToolStep", "ExpandedScenario",
+    "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS", "MAX_STEPS", "parse_duration",
+]
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+MAX_FIELD_CHARS = 16 * 1024 * 1024
+MAX_TOTAL_CHARS = 256 * 1024 * 1024
+MAX_STEPS = 200_000
+DEFAULT_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|d)?\s*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def parse_duration(value: str | int | float) -> timedelta:
+    """``75m``, ``2h``, ``30s``, ``1.5h`` or a number of seconds.
+
+    >>> parse_duration("75m")
+    datetime.timedelta(seconds=4500)
+    """
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as '75m', '2h' or '30s'")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        match = _DURATION.match(str(value))
+        if not match:
+            raise ValueError(f"expected a duration such as '75m', '2h' or '30s', got {value!r}")
+        unit = (match.group(2) or "s")[0]
+        seconds = float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
+    if seconds < 0:
+        raise ValueError("a duration cannot be negative")
+    return timedelta(seconds=seconds)
+
+
+class ToolCall(_Strict):
+    """One tool call of an assistant turn and its result (or error)."""
+
+    name: str = Field(min_length=1)
+    input: dict[str, Any] = Field(default_factory=dict)
+    result: str | list[ResultContent] | None = None
+    error: str | None = None
+    id: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, v: str | None) -> str | None:
+        if v is not None and not _TOOL_ID.match(v):
+            raise ValueError("a tool id may hold only letters, digits, '_' and '-' (at most 64)")
+        return v
+
+    @model_validator(mode="after")
+    def _one_outcome(self) -> "ToolCall":
+        if self.result is not None and self.error is not None:
+            raise ValueError("give either 'result' or 'error', not both")
+        return self
+
+
+class UserTurn(_Strict):
+    user: str | list[ContentBlock]
+    meta: bool = False
+
+
+class AssistantTurn(_Strict):
+    assistant: str = ""
+    thinking: str | None = None
+    tools: list[ToolCall] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> "AssistantTurn":
+        if not self.assistant and not self.tools and not self.thinking:
+            raise ValueError("an assistant turn needs text, thinking or tools")
+        return self
+
+
+class GapTurn(_Strict):
+    after: str | int | float
+
+    @field_validator("after")
+    @classmethod
+    def _duration(cls, v: Any) -> Any:
+        parse_duration(v)
+        return v
+
+
+class CompactSpec(_Strict):
+    instructions: str | None = None
+
+
+class CompactTurn(_Strict):
+    compact: Literal[True] | CompactSpec
+
+
+class RepeatTurn(_Strict):
+    repeat: int = Field(ge=1, le=10_000)
+    var: str = Field(default="i", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    turns: list["Turn"] = Field(min_length=1)
+
+
+_TURN_KEYS = ("user", "assistant", "after", "compact", "repeat")
+
+
+def _turn_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        keys = [k for k in _TURN_KEYS if k in value]
+        if len(keys) == 1:
+            return keys[0]
+        if "tools" in value or "thinking" in value:
+            return "assistant"
+    elif isinstance(value, BaseModel):
+        for key, cls in (("user", UserTurn), ("assistant", AssistantTurn), ("after", GapTurn),
+                         ("compact", CompactTurn), ("repeat", RepeatTurn)):
+            if isinstance(value, cls):
+                return key
+    return None
+
+
+Turn = Annotated[
+    Union[Annotated[UserTurn, Tag("user")], Annotated[AssistantTurn, Tag("assistant")],
+          Annotated[GapTurn, Tag("after")], Annotated[CompactTurn, Tag("compact")],
+          Annotated[RepeatTurn, Tag("repeat")]],
+    Discriminator(_turn_kind, custom_error_type="turn_kind",
+                  custom_error_message="a turn needs exactly one of the keys user, assistant, after, "
+                                       "compact, repeat"),
+]
+RepeatTurn.model_rebuild()
+
+
+class Probe(_Strict):
+    kind: Literal["recall", "artifact", "continuation", "decision"]
+    question: str = Field(min_length=1)
+    answer: str = Field(min_length=1)
+
+
+class Expectations(_Strict):
+    """What must survive compaction. Every key is optional."""
+
+    intent: str | None = None
+    files: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    pending: list[str] = Field(default_factory=list)
+    superseded: list[str] = Field(default_factory=list)
+    probes: list[Probe] = Field(default_factory=list)
+
+
+class Scenario(_Strict):
+    name: str | None = None
+    description: str = ""
+    context_window: int | None = Field(default=None, ge=1_000)
+    model: str | None = None
+    start: datetime = DEFAULT_START
+    system: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    vars: dict[str, Any] = Field(default_factory=dict)
+    faults: dict[str, list[str]] = Field(default_factory=dict)
+    templates: bool = True
+    turns: list[Turn] = Field(min_length=1)
+    expect: Expectations = Field(default_factory=Expectations)
+
+    # Set by load_scenario.
+    path: Path | None = Field(default=None, exclude=True)
+    lines: dict[tuple[Any, ...], int] = Field(default_factory=dict, exclude=True, repr=False)
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, v: str | None) -> str | None:
+        if v is not None and not _SAFE_NAME.match(v):
+            raise ValueError("a name may hold letters, digits, '_', '.' and '-' (it names files)")
+        return v
+
+    @field_validator("start")
+    @classmethod
+    def _aware(cls, v: datetime) -> datetime:
+        return v if v.tzinfo else v.replace(tzinfo=timezone.utc)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or (self.path.stem if self.path else "scenario")
+
+    def window(self) -> int:
+        return self.context_window or resolve_context_window(self.model)
+
+    def engine_config(self, context_window: int | None = None) -> EngineConfig:
+        """Seed constants scaled to the scenario's window (or ``context_window``), with the
+        scenario's ``config:`` overrides applied."""
+        try:
+            return EngineConfig.for_window(context_window or self.window(), **self.config)
+        except UsageError as exc:
+            raise ScenarioError(f"{self.where(('config',))}: {exc}") from None
+
+    def where(self, loc: tuple[Any, ...] = ()) -> str:
+        """``file:line`` for a field path of this scenario (best known line)."""
+        path = str(self.path) if self.path else self.display_name
+        probe = tuple(loc)
+        while probe and probe not in self.lines:
+            probe = probe[:-1]
+        line = self.lines.get(probe)
+        return f"{path}:{line}" if line else path
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def _node_lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    out.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            k = key.value if isinstance(key, yaml.ScalarNode) else None
+            out[path + (k,)] = key.start_mark.line + 1
+            _node_lines(value, path + (k,), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, value in enumerate(node.value):
+            _node_lines(value, path + (i,), out)
+
+
+def _data_path(data: Any, loc: tuple[Any, ...], missing: bool = False) -> tuple[Any, ...]:
+    """Drop union-variant and tag names from a pydantic ``loc``, keeping real keys and indices
+    (and, for a missing field, its name)."""
+    out: list[Any] = []
+    cur = data
+    tag_next = False
+    for item in loc:
+        if tag_next:
+            tag_next = False
+            if item in _TURN_KEYS:  # the union tag pydantic puts after a turn's index
+                continue
+        if isinstance(cur, dict) and item in cur:
+            out.append(item)
+            cur = cur[item]
+        elif isinstance(cur, list) and isinstance(item, int) and 0 <= item < len(cur):
+            tag_next = len(out) > 0 and out[-1] == "turns"
+            out.append(item)
+            cur = cur[item]
+    if missing and loc and isinstance(loc[-1], str) and (not out or out[-1] != loc[-1]):
+        out.append(loc[-1])
+    return tuple(out)
+
+
+def format_path(path: tuple[Any, ...]) -> str:
+    """``('turns', 3, 'tools', 0, 'result')`` -> ``turns[3].tools[0].result``."""
+    out = ""
+    for item in path:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out or "(top level)"
+
+
+def _describe_error(err: dict[str, Any]) -> str:
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        return "unknown field (check the spelling; see the scenario schema in the README)"
+    if err["type"] == "missing":
+        return "required field is missing"
+    return msg[len("Value error, "):] if msg.startswith("Value error, ") else msg
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate one scenario file. Raises :class:`ScenarioError` naming file, line, field."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(f"{p}: {len(raw)} bytes is over the {MAX_FILE_BYTES}-byte limit for a scenario file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ScenarioError(f"{p}:{line}: not UTF-8 ({exc.reason}); save the file as UTF-8") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ScenarioError(f"{p}:{line}: NUL byte in a scenario file")
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader is the safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if isinstance(exc, yaml.constructor.ConstructorError) and "tag" in str(problem):
+            problem = f"{problem} (only plain YAML is allowed: tags such as !!python/object are refused)"
+        raise ScenarioError(f"{p}{line}: invalid YAML: {problem}") from None
+    except RecursionError:
+        raise ScenarioError(f"{p}: YAML nested too deeply") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{p}:1: a scenario is a YAML mapping with at least 'turns:'; "
+                            f"got {type(data).__name__}")
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _node_lines(node, (), lines)
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        dpath = _data_path(data, tuple(first["loc"]), missing=first["type"] == "missing")
+        probe = dpath
+        while probe and probe not in lines:
+            probe = probe[:-1]
+        line = lines.get(probe)
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ScenarioError(f"{p}{':' + str(line) if line else ''}: {format_path(dpath)}: "
+                            f"{_describe_error(first)}{more}") from None
+    scenario.path = p
+    scenario.lines = lines
+    scenario.engine_config()  # validate config overrides now, with the file's name
+    from .llm.offline import FAULTS
+    for task, plan in scenario.faults.items():
+        for i, fault in enumerate(plan):
+            if fault not in FAULTS:
+                raise ScenarioError(f"{scenario.where(('faults', task, i))}: faults.{task}[{i}]: unknown fault "
+                                    f"{fault!r}; known: {', '.join(FAULTS)}")
+    return scenario
+
+
+def find_scenarios(paths: list[str | Path]) -> list[Path]:
+    """Scenario files under ``paths`` (files as given; directories searched for ``*.yaml``/``*.yml``)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out += sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file())
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise UsageError(f"{p}: no such file or directory")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Expansion
+
+
+@dataclass
+class ToolStep:
+    name: str
+    input: dict[str, Any]
+    result: str | list[Any]
+    is_error: bool
+    id: str | None = None
+
+
+@dataclass
+class UserStep:
+    content: str | list[Any]
+    meta: bool = False
+    where: str = ""
+
+
+@dataclass
+class AssistantStep:
+    text: str
+    thinking: str | None = None
+    tools: list[ToolStep] = field(default_factory=list)
+    where: str = ""
+
+
+@dataclass
+class GapStep:
+    seconds: float
+    where: str = ""
+
+
+@dataclass
+class CompactStep:
+    instructions: str | None = None
+    where: str = ""
+
+
+Step = Union[UserStep, AssistantStep, GapStep, CompactStep]
+
+
+@dataclass
+class ExpandedScenario:
+    scenario: Scenario
+    steps: list[Step]
+    chars: int
+
+
+class _BoundedSandbox(SandboxedEnvironment):
+    """A sandbox whose ``*`` cannot build a string or list larger than the field limit."""
+
+    intercepted_binops = frozenset(["*", "**"])
+
+    def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:
+        if operator_ == "*":
+            for seq, n in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_FIELD_CHARS:
+                    raise ScenarioError(f"a template multiplies a sequence to {len(seq) * n} items, over the "
+                                        f"{MAX_FIELD_CHARS} limit")
+            return operator.mul(left, right)
+        if operator_ == "**":
+            if isinstance(right, int) and right > 256:
+                raise ScenarioError("a template raises a number to a power over 256")
+            return operator.pow(left, right)
+        return super().call_binop(context, operator_, left, right)
+
+
+class _Expander:
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        self.env = _BoundedSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+        self.env.globals.update(FILLERS)
+        self.env.globals.update(scenario.vars)
+        self.cache: dict[str, jinja2.Template] = {}
+        self.chars = 0
+        self.steps: list[Step] = []
+
+    def render(self, value: Any, loc: tuple[Any, ...], ctx: dict[str, Any]) -> Any:
+        if isinstance(value, str):
+            return self.render_str(value, loc, ctx)
+        if isinstance(value, dict):
+            return {k: self.render(v, loc + (k,), ctx) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.render(v, loc + (i,), ctx) for i, v in enumerate(value)]
+        return value
+
+    def render_str(self, text: str, loc: tuple[Any, ...], ctx: dict[str, Any]) -> str:
+        if not self.scenario.templates or ("{{" not in text and "{%" not in text and "{#" not in text):
+            self._count(len(text), loc)
+            return text
+        where = f"{self.scenario.where(loc)}: {format_path(loc)}"
+        try:
+            template = self.cache.get(text)
+            if template is None:
+                template = self.cache[text] = self.env.from_string(text)
+            out: list[str] = []
+            size = 0
+            for chunk in template.generate(**ctx):
+                size += len(chunk)
+                if size > MAX_FIELD_CHARS:
+                    raise ScenarioError(f"{where}: the template expands to more than {MAX_FIELD_CHARS} "
+                                        "characters; make it smaller")
+                out.append(chunk)
+        except ScenarioError as exc:
+            msg = str(exc)
+            raise ScenarioError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+        except jinja2.TemplateSyntaxError as exc:
+            raise ScenarioError(f"{where}: template syntax error (template line {exc.lineno}): {exc.message}") from None
+        except jinja2.UndefinedError as exc:
+            raise ScenarioError(f"{where}: template error: {exc.message} (helpers: "
+                                f"{', '.join(sorted(FILLERS))}; define values under 'vars:')") from None
+        except jinja2.exceptions.SecurityError as exc:
+            raise ScenarioError(f"{where}: template refused by the sandbox: {exc}") from None
+        except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError, RecursionError,
+                MemoryError, OverflowError) as exc:
+            raise ScenarioError(f"{where}: template error: {type(exc).__name__}: {exc}") from None
+        rendered = "".join(out)
+        self._count(len(rendered), loc)
+        return rendered
+
+    def _count(self, n: int, loc: tuple[Any, ...]) -> None:
+        self.chars += n
+        if self.chars > MAX_TOTAL_CHARS:
+            raise ScenarioError(f"{self.scenario.where(loc)}: {format_path(loc)}: the scenario expands to more than "
+                                f"{MAX_TOTAL_CHARS} characters; shorten its templates or repeats")
+
+    def add(self, step: Step, loc: tuple[Any, ...]) -> None:
+        self.steps.append(step)
+        if len(self.steps) > MAX_STEPS:
+            raise ScenarioError(f"{self.scenario.where(loc)}: {format_path(loc)}: the scenario expands to more than "
+                                f"{MAX_STEPS} steps; lower its repeat counts")
+
+    def turns(self, turns: list[Any], loc: tuple[Any, ...], ctx: dict[str, Any]) -> None:
+        for i, turn in enumerate(turns):
+            tloc = loc + (i,)
+            where = self.scenario.where(tloc)
+            if isinstance(turn, UserTurn):
+                content = turn.user
+                if isinstance(content, str):
+                    content = self.render_str(content, tloc + ("user",), ctx)
+                else:
+                    content = [_render_block(self, b, tloc + ("user", j), ctx) for j, b in enumerate(content)]
+                self.add(UserStep(content, turn.meta, where), tloc)
+            elif isinstance(turn, AssistantTurn):
+                tools = []
+                for j, call in enumerate(turn.tools):
+                    cloc = tloc + ("tools", j)
+                    if call.error is not None:
+                        result: Any = self.render_str(call.error, cloc + ("error",), ctx)
+                    elif isinstance(call.result, list):
+                        result = [_render_block(self, b, cloc + ("result", k), ctx) for k, b in enumerate(call.result)]
+                    else:
+                        result = self.render_str(call.result or "", cloc + ("result",), ctx)
+                    tools.append(ToolStep(call.name, self.render(call.input, cloc + ("input",), ctx), result,
+                                          call.error is not None, call.id))
+                self.add(AssistantStep(
+                    self.render_str(turn.assistant, tloc + ("assistant",), ctx),
+                    self.render_str(turn.thinking, tloc + ("thinking",), ctx) if turn.thinking else None,
+                    tools, where), tloc)
+            elif isinstance(turn, GapTurn):
+                self.add(GapStep(parse_duration(turn.after).total_seconds(), where), tloc)
+            elif isinstance(turn, CompactTurn):
+                instructions = None
+                if isinstance(turn.compact, CompactSpec) and turn.compact.instructions:
+                    instructions = self.render_str(turn.compact.instructions, tloc + ("compact", "instructions"), ctx)
+                self.add(CompactStep(instructions, where), tloc)
+            elif isinstance(turn, RepeatTurn):
+                for n in range(1, turn.repeat + 1):
+                    self.turns(turn.turns, tloc + ("turns",), {**ctx, turn.var: n, f"{turn.var}0": n - 1})
+
+
+def _render_block(ex: _Expander, block: Any, loc: tuple[Any, ...], ctx: dict[str, Any]) -> Any:
+    if getattr(block, "type", None) == "text":
+        return block.model_copy(update={"text": ex.render_str(block.text, loc + ("text",), ctx)})
+    return block
+
+
+_BLOCKS = TypeAdapter(list[ContentBlock])
+
+
+def expand(scenario: Scenario) -> ExpandedScenario:
+    """The scenario's turns as a flat list of steps, templates rendered."""
+    ex = _Expander(scenario)
+    ex.turns(scenario.turns, ("turns",), {})
+    return ExpandedScenario(scenario, ex.steps, ex.chars)

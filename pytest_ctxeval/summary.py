@@ -1,0 +1,228 @@
+"""Reading compaction summaries: ``<analysis>`` stripping and the nine sections.
+
+The nine sections and their order come from the compaction prompt (003:187-197, 004:588-609):
+Primary Request and Intent, Key Technical Concepts, Files and Code Sections, Errors and fixes,
+Problem Solving, All user messages, Pending Tasks, Current Work, Optional Next Step.
+
+Real summaries vary (see ``shared/corpus/README.md``): ``1. Primary Request and Intent:``,
+``## 1. Primary Request and Intent``, bold or title case, and Claude Code 2.1.39's prompt even
+numbers two sections ``6.``. A header is therefore a *section number and a known title* on its own
+line (optionally with text after a colon), matched through :data:`SECTION_KINDS`; the number is not
+trusted. The same vocabulary tells the offline reference model which sections a prompt asks for.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = [
+    "SECTION_KINDS", "SECTION_TITLES", "Section", "ParsedSummary", "section_kind",
+    "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span",
+]
+
+#: Section kinds in canonical order, with the canonical title.
+SECTION_TITLES: dict[str, str] = {
+    "request": "Primary Request and Intent",
+    "concepts": "Key Technical Concepts",
+    "files": "Files and Code Sections",
+    "errors": "Errors and fixes",
+    "problem": "Problem Solving",
+    "user_messages": "All user messages",
+    "pending": "Pending Tasks",
+    "current": "Current Work",
+    "next": "Optional Next Step",
+}
+SECTION_KINDS: tuple[str, ...] = tuple(SECTION_TITLES)
+
+# Checked in this order (so "All user messages" is not taken for a request).
+_VOCABULARY: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("user_messages", re.compile(r"\buser('s)? messages?\b|\bmessages from the user\b")),
+    ("request", re.compile(r"\bprimary request\b|\brequest and intent\b|\buser intent\b|\bintent\b|"
+                           r"\bobjective\b|\boverall goal\b|^goal$|\bprimary goal\b")),
+    ("concepts", re.compile(r"\bconcepts?\b|\bkey knowledge\b")),
+    ("files", re.compile(r"\bfiles?\b|\bcode sections?\b|\bartifact")),
+    ("errors", re.compile(r"\berrors?\b|\bfailures?\b")),
+    ("problem", re.compile(r"\bproblem[- ]solving\b|\bproblems?\b|\btroubleshooting\b")),
+    ("pending", re.compile(r"\bpending\b|\bto-?dos?\b|\bremaining\b|\bopen tasks\b")),
+    ("current", re.compile(r"\bcurrent work\b|\bcurrent state\b|\bwork state\b|\bcurrent task\b|"
+                           r"\brecent actions\b")),
+    ("next", re.compile(r"\bnext steps?\b|\bnext move\b|\bnext action\b")),
+)
+
+
+def section_kind(title: str) -> str | None:
+    """The section kind a title names, or None.
+
+    >>> section_kind("All User Messages")
+    'user_messages'
+    >>> section_kind("Errors and Fixes")
+    'errors'
+    >>> section_kind("Lunch plans") is None
+    True
+    """
+    norm = re.sub(r"[*_`#]+", "", title).strip().lower()
+    norm = re.sub(r"\s+", " ", norm)
+    if not norm or len(norm) > 60:
+        return None
+    for kind, pattern in _VOCABULARY:
+        if pattern.search(norm):
+            return kind
+    return None
+
+
+def normalize_ws(text: str) -> str:
+    """Collapse every run of whitespace to one space and strip the ends."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+_ANALYSIS = re.compile(r"<analysis>[\s\S]*?</analysis>", re.IGNORECASE)
+_SUMMARY = re.compile(r"<summary>([\s\S]*?)</summary>", re.IGNORECASE)
+
+
+def format_compact_summary(raw: str) -> str:
+    """What Claude Code keeps of a summariser reply (003:217, 003:537-550, ``formatCompactSummary``).
+
+    The ``<analysis>`` scratchpad is removed and the ``<summary>`` content extracted. A reply with
+    no ``<summary>`` tags keeps its text (analysis still removed); an unclosed ``<summary>`` keeps
+    everything after the tag.
+
+    >>> format_compact_summary("<analysis>think</analysis>\\n<summary>1. Primary Request and Intent:\\n x</summary>")
+    '1. Primary Request and Intent:\\n x'
+    """
+    text = _ANALYSIS.sub("", raw)
+    # An unclosed <analysis> (a reply cut off mid-scratchpad) is all scratchpad.
+    open_at = text.lower().find("<analysis>")
+    if open_at != -1:
+        text = text[:open_at]
+    match = _SUMMARY.search(text)
+    if match:
+        return match.group(1).strip()
+    open_at = text.lower().find("<summary>")
+    if open_at != -1:
+        return text[open_at + len("<summary>"):].strip()
+    return text.strip()
+
+
+_HEADER = re.compile(
+    r"^[ \t]{0,3}(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*(?P<num>\d{1,2})[.)][ \t]+(?:\*\*|__)?"
+    r"(?P<title>[^\n:*_]{3,60}?)[ \t]*(?:\*\*|__)?[ \t]*(?::(?:\*\*|__)?[ \t]*(?P<rest>.*))?$",
+    re.MULTILINE,
+)
+_STRONG_TITLES = {
+    "primary request and intent": "request", "primary request": "request",
+    "key technical concepts": "concepts", "technical concepts": "concepts",
+    "files and code sections": "files", "files and code": "files",
+    "errors and fixes": "errors", "errors and fixes made": "errors", "errors": "errors",
+    "problem solving": "problem", "all user messages": "user_messages", "user messages": "user_messages",
+    "pending tasks": "pending", "current work": "current",
+    "optional next step": "next", "optional next steps": "next", "next step": "next", "next steps": "next",
+}
+_ANALYSIS_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Analysis:?(?:\*\*)?[ \t]*$", re.MULTILINE | re.IGNORECASE)
+_SUMMARY_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Summary:?(?:\*\*)?[ \t]*$", re.MULTILINE | re.IGNORECASE)
+
+
+@dataclass
+class Section:
+    kind: str | None
+    number: int
+    title: str
+    body: str
+    line: int  # 1-based line of the header in the parsed text
+
+
+@dataclass
+class ParsedSummary:
+    """The sections found in a summary text, in the order they appear."""
+
+    text: str
+    sections: list[Section] = field(default_factory=list)
+
+    def get(self, kind: str) -> Section | None:
+        for section in self.sections:
+            if section.kind == kind:
+                return section
+        return None
+
+    def body(self, *kinds: str) -> str:
+        """The bodies of the given kinds joined (empty string for absent ones)."""
+        return "\n".join(s.body for k in kinds if (s := self.get(k)) is not None)
+
+    @property
+    def kinds(self) -> list[str]:
+        return [s.kind for s in self.sections if s.kind]
+
+
+def analysis_span(text: str) -> tuple[int, int] | None:
+    """Character span of an analysis scratchpad left in a summary: an ``<analysis>`` element or an
+    ``Analysis:`` part before ``Summary:`` (how real transcripts store it), else None."""
+    match = re.search(r"<analysis>[\s\S]*?(</analysis>|$)", text, re.IGNORECASE)
+    if match:
+        return match.span()
+    a = _ANALYSIS_LINE.search(text)
+    if a:
+        s = _SUMMARY_LINE.search(text, a.end())
+        return (a.start(), s.start() if s else len(text))
+    return None
+
+
+def _summary_part(text: str) -> tuple[str, int]:
+    """The part of ``text`` that holds the sections, and its line offset in ``text``."""
+    match = _SUMMARY.search(text)
+    if match:
+        return match.group(1), text[: match.start(1)].count("\n")
+    s = _SUMMARY_LINE.search(text)
+    if s:
+        return text[s.end():], text[: s.end()].count("\n")
+    return text, 0
+
+
+def _title_key(title: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^a-z ]", "", title.lower())).strip()
+
+
+def parse_summary(text: str) -> ParsedSummary:
+    """Split a summary into sections by numbered, known headers.
+
+    Only the part after ``Summary:`` (or inside ``<summary>``) is searched when there is one, so
+    numbered lines in an analysis part are not taken for sections. A header whose title is a
+    canonical section title wins over a looser vocabulary match of the same kind (so an item such
+    as ``2. Added error handling:`` inside another section is not taken for section 4).
+    """
+    part, offset = _summary_part(text)
+    candidates: list[tuple[int, int, bool, Section]] = []
+    for m in _HEADER.finditer(part):
+        title = m.group("title").strip()
+        key = _title_key(title)
+        strong_kind = _STRONG_TITLES.get(key)
+        kind = strong_kind or (section_kind(title) if len(key.split()) <= 5 else None)
+        if kind is None:
+            continue
+        line = offset + part[: m.start()].count("\n") + 1
+        sec = Section(kind=kind, number=int(m.group("num")), title=title,
+                      body=(m.group("rest") or "").strip(), line=line)
+        candidates.append((m.start(), m.end(), strong_kind is not None, sec))
+    strong = {c[3].kind for c in candidates if c[2]}
+    headers = [c for c in candidates if c[2] or c[3].kind not in strong]
+    # The first header of each kind opens the section; later ones are content of the one before.
+    chosen: list[tuple[int, int, Section]] = []
+    seen: set[str] = set()
+    for start, end, _strong, sec in headers:
+        if sec.kind in seen:
+            continue
+        seen.add(sec.kind or "")
+        chosen.append((start, end, sec))
+    parsed = ParsedSummary(text=text)
+    for i, (start, end, sec) in enumerate(chosen):
+        stop = chosen[i + 1][0] if i + 1 < len(chosen) else len(part)
+        body = (sec.body + "\n" + part[end:stop]).strip("\n")
+        sec.body = _dedent(body).strip()
+        parsed.sections.append(sec)
+    return parsed
+
+
+def _dedent(body: str) -> str:
+    lines = body.split("\n")
+    indents = [len(l) - len(l.lstrip()) for l in lines if l.strip()]
+    cut = min(indents) if indents else 0
+    return "\n".join(l[cut:] if len(l) >= cut else l.lstrip() for l in lines)
