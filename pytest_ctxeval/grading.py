@@ -30,6 +30,7 @@ from .extract import person_messages
 from .messages import CompactBoundary, UserMessage, text_of
 from .scenarios import Expectations
 from .summary import ParsedSummary, parse_summary
+from .tokens import estimate_messages
 
 __all__ = [
     "Verdict", "Status", "CompactionCase", "GraderSpec", "grader", "GraderRegistry", "load_graders",
@@ -308,10 +309,11 @@ def cases_from_transcript(transcript: Any, *, expect: Expectations | None = None
     out = []
     for comp in transcript.compactions:
         text = comp.summary_text
+        post = estimate_messages([comp.summary]) if comp.summary is not None else 0
         out.append(CompactionCase(
             source=source, index=comp.index, kind="transcript", trigger=comp.boundary.trigger,
             summary=text, summary_message=text, summarized=comp.before, history=comp.history,
-            post_messages=comp.after, expect=expect, pre_tokens=comp.boundary.pre_tokens,
+            post_messages=comp.after, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
             origin="transcript", line=comp.summary_line or comp.boundary_line))
     return out
 
