@@ -5,24 +5,30 @@
   :data:`pytest_ctxeval.extract.LONG_MESSAGE_CHARS`).
 * ``next_step_quote``: section 9, when it proposes a step, quotes the most recent conversation
   verbatim (no drift); a quote of an older message does not count.
-* ``files_preserved``: every file edited or written in the summarised span is named in section 3.
+* ``files_preserved``: every file edited or written in the session so far (across earlier
+  compactions: the artifact trail) is named in section 3.
 * ``errors_preserved``: the key line of every failing tool result is in section 4.
 * ``pending_tasks``: every open TodoWrite item is in section 7.
 * ``no_superseded_work``: intents the user dropped (``expect.superseded``) are not proposed in
   sections 7-9.
+
+Expectations (``expect.files``, ``expect.errors``, ``expect.pending``) are required of a compaction
+once the session has reached them: an entry that first comes up after a compaction is not held
+against that compaction's summary.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 
 from pytest_ctxeval.extract import (
-    contains_text, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
+    LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
     person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import AssistantMessage, text_of
+from pytest_ctxeval.messages import AssistantMessage, result_text, text_of
 from pytest_ctxeval.summary import SECTION_TITLES, normalize_ws
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
@@ -34,19 +40,52 @@ def _short(text: str, n: int = 70) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _history_text(case: CompactionCase) -> str:
+    """Everything said or done before the compaction, lower-cased and whitespace-normalised, to
+    tell which expectations the session has reached yet (an ``expect.files`` entry the agent
+    only touches after this compaction cannot be in this summary)."""
+    cached = case.__dict__.get("_history_text")
+    if cached is None:
+        parts = []
+        for m in case.history:
+            content = getattr(m, "content", "")
+            if isinstance(content, str):
+                parts.append(content)
+                continue
+            for b in content:
+                if b.type == "text":
+                    parts.append(b.text)
+                elif b.type == "tool_use":
+                    parts.append(json.dumps(b.input, ensure_ascii=False))
+                elif b.type == "tool_result":
+                    parts.append(result_text(b))
+        cached = case.__dict__["_history_text"] = normalize_ws("\n".join(parts)).lower()
+    return cached
+
+
+def _reached(case: CompactionCase, items: list[str]) -> list[str]:
+    text = _history_text(case)
+    return [i for i in items if normalize_ws(i).lower() in text]
+
+
 def _section_missing(case: CompactionCase, kind: str, number: int, what: str) -> Verdict:
     return Verdict.failed(f"section {number} '{SECTION_TITLES[kind]}' is missing, so {what} cannot survive "
                           f"(sections found: {', '.join(case.sections.kinds) or 'none'})")
 
 
 def _present(needle: str, haystack: str) -> bool:
+    """Verbatim (whitespace- and case-insensitive), or most of its significant tokens within one
+    item of the section (a line, with its continuation lines), not scattered over the section."""
     if contains_text(haystack.lower(), needle.lower()):
         return True
     tokens = significant_tokens(needle)
     if not tokens:
         return False
-    have = set(significant_tokens(haystack))
-    return sum(t in have for t in tokens) / len(tokens) >= TOKEN_OVERLAP
+    for item in re.split(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)", haystack):
+        have = set(significant_tokens(item))
+        if sum(t in have for t in tokens) / len(tokens) >= TOKEN_OVERLAP:
+            return True
+    return False
 
 
 def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
@@ -77,17 +116,22 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             continue
         missing.append(p.text)
         reason = f"user message {n} of {len(people)} is not verbatim in section 6 (line {section.line}): \"{_short(p.text)}\""
-        near = _closest(p.text, section.body)
-        if near:
-            reason += f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\""
+        if len(frags) == 2:
+            lost = [name for name, f in zip(("first", "last"), frags) if f not in body]
+            reason += (f"; its {' and '.join(lost)} {LONG_MESSAGE_KEEP} characters are missing "
+                       f"(long-message policy: head and tail must be verbatim)")
+        else:
+            near = _closest(p.text, section.body)
+            if near:
+                reason += f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\""
         reasons.append(reason)
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons,
                                  f"all {len(people)} person-typed messages verbatim in section 6", missing=missing)
 
 
-_NO_STEP = re.compile(r"^\W*(none|n/?a|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?\b|"
-                      r"no next step)", re.IGNORECASE)
-_QUOTES = (re.compile(r"\"([^\"]{8,})\""), re.compile(r"“([^”]{8,})”"), re.compile(r"^\s*>\s?(.{8,})$", re.MULTILINE))
+_NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
+                      r"no next step)\b", re.IGNORECASE)
+_QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.compile(r"^\s*>\s?(.{2,})$", re.MULTILINE))
 _ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.)\s*")
 
 
@@ -99,8 +143,17 @@ def _quotes(text: str) -> list[str]:
 
 
 def _quote_in(quote: str, texts: list[str], min_len: int) -> bool:
-    parts = [p for p in _ELISION.split(quote) if len(p) >= min(min_len, len(quote))]
-    return bool(parts) and all(any(p in t for t in texts) for p in parts)
+    """Every part of ``quote`` (split at elisions) is at least ``min_len`` long, or a whole text,
+    and appears in one of ``texts``."""
+    parts = [p for p in _ELISION.split(quote) if p]
+    if not parts:
+        return False
+    for part in parts:
+        if not any(part in t for t in texts):
+            return False
+        if len(part) < min_len and part not in texts:
+            return False
+    return True
 
 
 @grader("next_step_quote", kind="rule")
@@ -125,7 +178,7 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                 recent.append(normalize_ws(t))
     older = [normalize_ws(p.text) for p in people[:-1]]
     quotes = _quotes(body)
-    min_len = min(20, len(normalize_ws(last.text)))
+    min_len = 20  # a quote must be at least this long, or a whole message/reply
     if not quotes:
         return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; it must quote "
                               f"the most recent request verbatim: \"{_short(last.text)}\"", expected=last.text)
@@ -144,15 +197,18 @@ def next_step_quote(case: CompactionCase) -> Verdict:
 
 @grader("files_preserved", kind="rule")
 def files_preserved(case: CompactionCase) -> Verdict:
-    """Every file edited or written (and every file in expect.files) is named in section 3."""
-    files = list(dict.fromkeys(edited_files(case.summarized) + list(case.expect.files)))
+    """Every file edited or written in the session so far (and expect.files) is named in section 3."""
+    # The artifact trail of the whole session, not only of this span: a second summary that drops
+    # the files changed before the first compaction has lost them.
+    changed = edited_files(case.history)
+    files = list(dict.fromkeys(changed + _reached(case, list(case.expect.files))))
     if not files:
-        return Verdict.not_applicable("no file was edited or written, and expect.files is empty")
+        return Verdict.not_applicable("no file was edited or written, and no file of expect.files has come up yet")
     section = case.sections.get("files")
     if section is None:
         return _section_missing(case, "files", 3, f"the {len(files)} changed files")
     missing = [f for f in files if not file_mentioned(f, section.body, files)]
-    reasons = [f"{f} was {'changed' if f in edited_files(case.summarized) else 'expected'} but is not named in "
+    reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in "
                f"section 3 'Files and Code Sections' (line {section.line})" for f in missing]
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons,
                                  f"all {len(files)} changed files named in section 3", missing=missing)
@@ -165,10 +221,11 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     for f in failing_results(case.summarized):
         if f.key_line:
             wanted.setdefault(f.key_line, f"{f.tool} result")
-    for line in case.expect.errors:
+    for line in _reached(case, list(case.expect.errors)):
         wanted.setdefault(line, "expect.errors")
     if not wanted:
-        return Verdict.not_applicable("no tool result failed in the summarised span, and expect.errors is empty")
+        return Verdict.not_applicable("no tool result failed in the summarised span, and no line of expect.errors "
+                                      "has come up yet")
     section = case.sections.get("errors")
     if section is None:
         return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines")
@@ -182,9 +239,9 @@ def errors_preserved(case: CompactionCase) -> Verdict:
 @grader("pending_tasks", kind="rule")
 def pending_tasks(case: CompactionCase) -> Verdict:
     """Open TodoWrite items (and expect.pending) appear in section 7."""
-    items = list(dict.fromkeys(open_todos(case.history) + list(case.expect.pending)))
+    items = list(dict.fromkeys(open_todos(case.history) + _reached(case, list(case.expect.pending))))
     if not items:
-        return Verdict.not_applicable("no open todo items, and expect.pending is empty")
+        return Verdict.not_applicable("no open todo items, and no task of expect.pending has come up yet")
     section = case.sections.get("pending")
     if section is None:
         return _section_missing(case, "pending", 7, f"the {len(items)} open tasks")
@@ -195,7 +252,8 @@ def pending_tasks(case: CompactionCase) -> Verdict:
 
 
 _NEGATION = re.compile(r"\b(not|no longer|instead of|rather than|drop(?:ped)?|abandon(?:ed)?|supersed\w*|revert\w*|"
-                       r"undo|stop(?:ped)?|don't|do not|never|scrap(?:ped)?|cancel(?:led|ed)?)\b|n't\b", re.IGNORECASE)
+                       r"undo|stop(?:ped)?|don't|do not|never|scrap(?:ped)?|cancel(?:led|ed)?|"
+                       r"replac(?:e|ed|es|ing)|remov(?:e|ed|es|ing)|without)\b|n't\b", re.IGNORECASE)
 
 
 @grader("no_superseded_work", kind="rule")
@@ -216,6 +274,7 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
             start = low.find(needle)
             while start != -1:
                 before = low[max(0, start - 60): start]
+                before = re.split(r"[.;:!?\n]\s", before)[-1]  # the current sentence only
                 if not _NEGATION.search(before):
                     hits.append((intent, number, section, text[max(0, start - 30): start + len(needle) + 30]))
                     break

@@ -22,7 +22,7 @@ def tool_pairing(case: CompactionCase) -> Verdict:
     """Post-compact messages and every request sent are API-valid."""
     checks: list[tuple[str, list[str]]] = []
     if case.post_messages:
-        checks.append(("post-compact context",
+        checks.append(("post-compact context (as sent to the API)",
                        validate_api(to_api(case.post_messages), allow_pending_tool_use=True)))
     if case.compaction_request:
         checks.append(("compaction request", validate_api(case.compaction_request["messages"])))
@@ -58,7 +58,9 @@ def nine_sections(case: CompactionCase) -> Verdict:
         sec = present.get(kind)
         if sec is not None and not sec.body.strip():
             reasons.append(f"section '{sec.title}' (line {sec.line}) is empty")
-    score = (len(SECTION_KINDS) - len(missing)) / len(SECTION_KINDS)
+    # Each missing, misplaced or empty section costs one ninth.
+    problems = len(missing) + (len(reasons) - (1 if missing else 0))
+    score = max(0.0, (len(SECTION_KINDS) - problems) / len(SECTION_KINDS))
     if reasons:
         return Verdict.failed(*reasons, score=round(score, 4), found=order, missing=missing)
     return Verdict.passed_("all nine sections present, in order, none empty", found=order)
@@ -73,7 +75,7 @@ def analysis_stripped(case: CompactionCase) -> Verdict:
     if span is not None:
         start, end = span
         line = text[:start].count("\n") + 1
-        excerpt = re.sub(r"\s+", " ", text[start:start + 80]).strip()
+        excerpt = re.sub(r"\s+", " ", text[start:min(end, start + 80)]).strip()
         reasons.append(f"the summary message still carries the analysis scratchpad (line {line}, "
                        f"{end - start} chars: {excerpt!r}...); formatCompactSummary strips it (seed 003:217)")
     tags = re.findall(r"</?summary>", text, re.IGNORECASE)
@@ -85,7 +87,9 @@ def analysis_stripped(case: CompactionCase) -> Verdict:
     return Verdict.passed_("no analysis scratchpad or summary tags in the summary message")
 
 
-_PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:\s*(\S+)", re.IGNORECASE)
+# The path runs to the end of its line (paths may hold spaces: /Users/John Smith/...).
+_PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:[ \t]*\n?[ \t]*(\S[^\n]*?)[ \t]*$",
+                        re.IGNORECASE | re.MULTILINE)
 _CONTINUE = re.compile(r"continue\s+the\s+conversation\s+from\s+where\s+(?:it|we|you)\s+left\s+off", re.IGNORECASE)
 
 

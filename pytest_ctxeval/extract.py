@@ -27,6 +27,7 @@ __all__ = [
 
 #: Tools whose calls change files (their ``file_path`` / ``notebook_path`` is an artifact).
 EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+_SEARCH_TOOLS = ("Grep", "Glob", "LS")
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 #: Verbatim policy for very long person-typed messages (pasted logs, specs): a message longer than
@@ -86,11 +87,14 @@ def touched_files(messages: Iterable[Any]) -> list[tuple[str, str]]:
     seen: dict[str, str] = {}
     for message in messages:
         for block in tool_uses(message):
+            if block.name in _SEARCH_TOOLS:  # their 'path' is a folder to search, not a file
+                continue
             if path := _tool_path(block):
                 seen[path] = block.name if block.name in EDIT_TOOLS or path not in seen else seen[path]
     return list(seen.items())
 
 
+_PYTEST_E = re.compile(r"^E\s+(?=\S)")  # pytest's "E   " prefix on assertion/exception lines
 _SHELL_PREFIX = re.compile(r"^(?:/\S*/)?(?:ba|z)?sh:\s*(?:line \d+:\s*)?")
 _EXCEPTION = re.compile(r"^\s*(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Fault|Interrupt)\b\s*(?::|$)")
 _FAILED = re.compile(r"^\s*(?:FAILED|FAIL|ERROR)\b|\b(?:error|fatal|panic)(?:\[\w+\])?:", re.IGNORECASE)
@@ -107,15 +111,16 @@ def key_error_line(text: str, limit: int = 200) -> str:
 
     Preference: the last exception line (``ValueError: ...``); else the first ``FAILED``/``error:``
     line; else the first line naming a problem (not found, denied, ...); else the first line that is
-    not noise (``Exit code 1``). Shell prefixes (``/bin/bash: line 1:``) and ANSI codes are removed;
-    the line is cut at ``limit`` characters.
+    not noise (``Exit code 1``). Shell prefixes (``/bin/bash: line 1:``), pytest's ``E`` margin and
+    ANSI codes are removed; the line is cut at ``limit`` characters.
 
     >>> key_error_line("Exit code 127\\n/bin/bash: line 1: python: command not found")
     'python: command not found'
     >>> key_error_line("Traceback (most recent call last):\\n  File 'a.py'\\nKeyError: 'user_id'")
     "KeyError: 'user_id'"
     """
-    lines = [_SHELL_PREFIX.sub("", _TAGS.sub("", _ANSI.sub("", l))).strip() for l in text.splitlines()]
+    lines = [_PYTEST_E.sub("", _SHELL_PREFIX.sub("", _TAGS.sub("", _ANSI.sub("", l))).strip())
+             for l in text.splitlines()]
     lines = [l for l in lines if l and not _NOISE.match(l)]
     if not lines:
         return normalize_ws(_TAGS.sub("", text))[:limit]

@@ -17,7 +17,7 @@ import json
 import random
 
 __all__ = ["FILLERS", "python_file", "log", "grep_hits", "test_output", "json_response",
-           "stack_trace", "lorem", "typescript_file"]
+           "stack_trace", "lorem", "typescript_file", "todo_status"]
 
 _WORDS = ("request session token user handler config cache retry payload schema migration "
           "index query record batch worker queue buffer stream parser client server route model "
@@ -133,6 +133,18 @@ def stack_trace(exc: str = "KeyError: 'user_id'", depth: int = 6, seed: int | st
     return "\n".join(out)
 
 
+def todo_status(position: int, done: int) -> str:
+    """TodoWrite status of the ``position``-th item (1-based) once ``done`` items are finished:
+    ``completed``, ``in_progress`` for the next one, else ``pending``.
+
+    >>> [todo_status(p, done=1) for p in (1, 2, 3)]
+    ['completed', 'in_progress', 'pending']
+    """
+    if position <= done:
+        return "completed"
+    return "in_progress" if position == done + 1 else "pending"
+
+
 #: The helpers scenario templates can call.
 FILLERS = {f.__name__: f for f in (lorem, python_file, typescript_file, log, grep_hits, test_output,
-                                    json_response, stack_trace)}
+                                    json_response, stack_trace, todo_status)}
