@@ -2,8 +2,9 @@
 
 * ``--ctxeval`` collects scenario files (ini ``ctxeval_scenarios``, default ``scenarios/``, else the
   built-in library) as one item per scenario × grader: ``scenarios/x.yaml::verbatim_user_messages``.
-  Each scenario runs once per session; its graders are the items. Without ``--ctxeval`` scenario
-  files are not collected and tests marked ``@pytest.mark.ctxeval`` are skipped.
+  Each scenario runs once per session; its graders are the items. It runs only ctxeval items:
+  scenario items and tests marked ``@pytest.mark.ctxeval`` (other tests are deselected).
+  Without ``--ctxeval`` scenario files are not collected and marked tests are skipped.
 * The terminal summary lists per scenario: compactions, tokens before → after, graders
   passed/failed. Its data travels in each item's report, so it is also right under pytest-xdist.
 """
@@ -89,11 +90,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``pytest`` skips ctxeval tests; ``pytest --ctxeval`` runs only them (scenario items and tests
+    marked ``@pytest.mark.ctxeval``), like ``--benchmark-only``: the eval job and the unit-test job
+    stay separate even when they share a test folder."""
     if config.getoption("ctxeval"):
+        keep = [item for item in items if item.get_closest_marker("ctxeval") is not None]
+        if len(keep) != len(items):
+            config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("ctxeval") is None])
+            items[:] = keep
         return
     skip = pytest.mark.skip(reason="ctxeval test: run with --ctxeval")
     for item in items:
-        if "ctxeval" in item.keywords:
+        if item.get_closest_marker("ctxeval") is not None:
             item.add_marker(skip)
 
 
@@ -142,6 +150,7 @@ class CtxEvalSession:
         return d
 
     def _evaluate(self, path: Path) -> Outcome:
+        path = _display_path(self.config, path)
         try:
             scenario = load_scenario(path)
         except CtxEvalError as exc:
@@ -200,13 +209,21 @@ class _GraderFailed(Exception):
         self.verdict = verdict
 
 
+def _display_path(config: pytest.Config, path: Path) -> Path:
+    """``path`` relative to where pytest was invoked, when it lies below it (for messages)."""
+    try:
+        return path.relative_to(config.invocation_params.dir)
+    except ValueError:
+        return path
+
+
 class ScenarioFile(pytest.File):
     """A scenario YAML file: one item per grader."""
 
     def collect(self) -> Iterator[pytest.Item]:
         session: CtxEvalSession = self.config.stash[SESSION]
         try:
-            load_scenario(self.path)
+            load_scenario(_display_path(self.config, self.path))
         except CtxEvalError as exc:
             raise self.CollectError(str(exc)) from None
         for spec in session.registry:
@@ -248,7 +265,9 @@ class GraderItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"{self.path.name}::{self.spec.name}"
+        # The domain is only the grader name: pytest turns '.' into '::' in a domain that ends the
+        # node id, which would show 'tiny::yaml::grader' for 'tiny.yaml::grader'.
+        return self.path, 0, self.spec.name
 
 
 def _tier_counts(run: RunResult | None) -> dict[str, int]:

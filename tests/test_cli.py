@@ -1,0 +1,203 @@
+"""The ``ctxeval`` command line: run, grade, exit codes, JSON results, help."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_ctxeval.cli import main
+from pytest_ctxeval.evaluation import RESULTS_FORMAT, RESULTS_VERSION
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+if not CORPUS.is_dir():  # the checkout sits next to shared/ in this workplace
+    CORPUS = Path("/work/shared/corpus")
+FASTHOOKS = CORPUS / "oneryalcin__fasthooks__sample_main_transcript.jsonl"
+REPO = Path(__file__).resolve().parents[1]
+
+TINY = textwrap.dedent("""\
+    name: tiny
+    context_window: 5000
+    turns:
+      - user: "Rename the helper in src/util.py to parse_date."
+      - assistant: "Reading the module."
+        tools:
+          - name: Read
+            input: {file_path: src/util.py}
+            result: "{{ python_file(lines=480, seed=1) }}"
+      - assistant: "Renaming."
+        tools:
+          - name: Edit
+            input: {file_path: src/util.py, old_string: "def pd(", new_string: "def parse_date("}
+            result: "The file src/util.py has been updated."
+      - assistant: "Renamed; the callers already use the new name."
+    """)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "scenarios" / "tiny.yaml"
+    path.parent.mkdir()
+    path.write_text(TINY)
+    return path
+
+
+def test_run_writes_versioned_json(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results.json"
+    code = main(["run", str(tiny.parent), "--json", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "tiny" in printed and "results written to" in printed
+    doc = json.loads(out.read_text())
+    assert (doc["format"], doc["version"]) == (RESULTS_FORMAT, RESULTS_VERSION)
+    assert doc["backend"] == "offline"
+    [scenario] = doc["scenarios"]
+    assert scenario["name"] == "tiny" and scenario["kind"] == "scenario" and scenario["error"] is None
+    [compaction] = scenario["compactions"]
+    assert compaction["trigger"] == "auto" and compaction["pre_tokens"] > compaction["post_tokens"] > 0
+    assert "6. All user messages:" in compaction["summary"]
+    statuses = {v["grader"]: v["status"] for v in compaction["verdicts"]}
+    assert statuses["verbatim_user_messages"] == "pass" and statuses["errors_preserved"] == "n/a"
+    assert set(doc["usage"]) >= {"api_calls", "input_tokens", "output_tokens"}
+    assert doc["usage"]["api_calls"] == 1
+
+
+def test_run_is_deterministic(tiny: Path, tmp_path: Path) -> None:
+    docs = []
+    for n in range(2):
+        out = tmp_path / f"r{n}.json"
+        main(["run", str(tiny), "--json", str(out), "--session-dir", str(tmp_path / "s")])
+        docs.append(json.loads(out.read_text()))
+    assert docs[0] == docs[1]
+
+
+def test_context_window_override_changes_when_compaction_happens(tiny: Path, tmp_path: Path) -> None:
+    small, large = tmp_path / "small.json", tmp_path / "large.json"
+    main(["run", str(tiny), "--json", str(small)])
+    main(["run", str(tiny), "--context-window", "200000", "--json", str(large)])
+    assert len(json.loads(small.read_text())["scenarios"][0]["compactions"]) == 1
+    large_doc = json.loads(large.read_text())["scenarios"][0]
+    assert large_doc["compactions"] == [] and large_doc["context_window"] == 200000
+    # --compact-at-end makes the end state gradable even when nothing triggered
+    end = tmp_path / "end.json"
+    main(["run", str(tiny), "--context-window", "200000", "--compact-at-end", "--json", str(end)])
+    [comp] = json.loads(end.read_text())["scenarios"][0]["compactions"]
+    assert comp["trigger"] == "manual"
+
+
+def test_run_exit_1_when_a_grader_fails(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prompt = tmp_path / "weak.j2"
+    prompt.write_text("Summarise in <summary> tags: 1. Primary Request and Intent:\n2. Optional Next Step:\n")
+    code = main(["run", str(tiny), "--prompt", str(prompt)])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "FAIL      verbatim_user_messages" in out
+    assert "section 6 'All user messages' is missing" in out
+
+
+def test_run_exit_2_on_bad_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("turns:\n  - user: hi\n  - after: soon\n")
+    assert main(["run", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.yaml:3: turns[1].after" in err and "'75m'" in err
+
+
+def test_run_selects_graders(tiny: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    main(["run", str(tiny), "--graders", "nine_sections,tool_pairing", "--json", str(out)])
+    verdicts = json.loads(out.read_text())["scenarios"][0]["compactions"][0]["verdicts"]
+    assert [v["grader"] for v in verdicts] == ["nine_sections", "tool_pairing"]
+
+
+def test_unknown_grader_is_a_usage_error(tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(tiny), "--graders", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown grader 'nope'" in err and "verbatim_user_messages" in err
+
+
+@pytest.mark.skipif(not FASTHOOKS.is_file(), reason="shared corpus not present")
+def test_grade_real_transcript(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "g.json"
+    code = main(["grade", str(FASTHOOKS), "--json", str(out), "-v"])
+    printed = capsys.readouterr().out
+    # Claude Code 2.0.76 keeps the analysis part and writes no transcript path: both graders say so.
+    assert code == 1
+    assert "FAIL      analysis_stripped" in printed and "PASS      verbatim_user_messages" in printed
+    doc = json.loads(out.read_text())
+    [entry] = doc["scenarios"]
+    assert entry["kind"] == "transcript"
+    [comp] = entry["compactions"]
+    assert comp["line"] == 60 and comp["trigger"] == "manual" and comp["pre_tokens"] == 21558
+
+
+@pytest.mark.skipif(not FASTHOOKS.is_file(), reason="shared corpus not present")
+def test_grade_with_summary_and_expect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("1. Primary Request and Intent:\n   tests\n6. All user messages:\n   - \"can you run a command ls -la\"\n")
+    expect = tmp_path / "expect.yaml"
+    expect.write_text("files: [/workspace/hello_world.py]\n")
+    code = main(["grade", str(FASTHOOKS), "--summary", str(summary), "--expect", str(expect),
+                 "--graders", "verbatim_user_messages,files_preserved"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "user message 2 of 5 is not verbatim" in out
+    assert "section 3 'Files and Code Sections' is missing" in out
+
+
+def test_grade_bad_expect_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    expect = tmp_path / "expect.yaml"
+    expect.write_text("filez: [a.py]\n")
+    assert main(["grade", str(FASTHOOKS), "--expect", str(expect)]) == 2
+    assert "expect.yaml: filez: unknown key" in capsys.readouterr().err
+
+
+def test_grade_missing_file_and_no_compaction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["grade", str(tmp_path / "nope.jsonl")]) == 2
+    assert "no such transcript file" in capsys.readouterr().err
+    t = tmp_path / "t.jsonl"
+    t.write_text(json.dumps({"type": "user", "uuid": "u1", "parentUuid": None,
+                             "message": {"role": "user", "content": "hi"}}) + "\n")
+    assert main(["grade", str(t)]) == 2
+    assert "no compaction in this transcript" in capsys.readouterr().err
+
+
+def test_grade_reports_bad_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    t = tmp_path / "t.jsonl"
+    shutil.copy(FASTHOOKS, t)
+    with t.open("a") as fh:
+        fh.write('{"type": "user", "uuid": \n')
+    main(["grade", str(t), "--graders", "nine_sections"])
+    out = capsys.readouterr().out
+    assert "line 64: not valid JSON" in out
+
+
+@pytest.mark.parametrize("verb", [[], ["run"], ["grade"]], ids=["top", "run", "grade"])
+def test_every_verb_has_help(verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([*verb, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: ctxeval" in out
+    if verb == ["run"]:
+        for flag in ("--json", "--context-window", "--compact-at-end", "--backend", "--model", "--graders", "--prompt"):
+            assert flag in out
+    if verb == ["grade"]:
+        for flag in ("--summary", "--expect", "--graders", "--json"):
+            assert flag in out
+
+
+def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "run" in capsys.readouterr().out
+
+
+def test_console_script_is_installed() -> None:
+    exe = shutil.which("ctxeval") or str(Path(sys.executable).parent / "ctxeval")
+    proc = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("ctxeval ")

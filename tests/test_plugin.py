@@ -1,0 +1,240 @@
+"""The pytest plugin, driven through pytester (the real plugin, loaded by its entry point)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+TINY = textwrap.dedent("""\
+    name: tiny
+    context_window: 4000
+    turns:
+      - user: "Rename the helper in src/util.py to parse_date and update its callers."
+      - assistant: "Reading the module."
+        tools:
+          - name: Read
+            input: {file_path: src/util.py}
+            result: "{{ python_file(lines=260, seed=1) }}"
+      - assistant: "Renaming."
+        tools:
+          - name: Edit
+            input: {file_path: src/util.py, old_string: "def pd(", new_string: "def parse_date("}
+            result: "The file src/util.py has been updated."
+      - user: "Also add a docstring."
+      - assistant: "Adding it."
+        tools:
+          - name: Edit
+            input: {file_path: src/util.py, old_string: "def parse_date(", new_string: "def parse_date(  # doc"}
+            result: "ok"
+      - compact: true
+    """)
+
+# A prompt that asks for three short sections and no list of user messages.
+WEAK_PROMPT = textwrap.dedent("""\
+    Summarise the conversation in <summary> tags with these sections:
+    1. Primary Request and Intent:
+    2. Current Work:
+    3. Optional Next Step:
+    """)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makefile(".yaml", **{"scenarios/tiny": TINY})
+    return pytester
+
+
+def test_scenarios_are_not_collected_without_the_flag(project: pytest.Pytester) -> None:
+    project.makepyfile(test_marked="""
+        import pytest
+
+        @pytest.mark.ctxeval
+        def test_needs_flag():
+            raise AssertionError("must not run without --ctxeval")
+
+        def test_plain():
+            pass
+    """)
+    result = project.runpytest("-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*ctxeval test: run with --ctxeval*"])
+    result.stdout.no_fnmatch_line("*tiny.yaml*")
+
+
+def test_ctxeval_runs_only_ctxeval_items(project: pytest.Pytester) -> None:
+    project.makepyfile(test_marked="""
+        import pytest
+
+        @pytest.mark.ctxeval
+        def test_marked():
+            pass
+
+        def test_plain():
+            raise AssertionError("deselected under --ctxeval")
+    """)
+    result = project.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "marked or continuation")
+    result.assert_outcomes(passed=2, deselected=10)
+
+
+def test_ctxeval_collects_scenario_times_grader_items(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ctxeval", "-v", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines([
+        "*scenarios/tiny.yaml::verbatim_user_messages PASSED*",
+        "*scenarios/tiny.yaml::tool_pairing PASSED*",
+        "*ctxeval summary*",
+        "scenario*compactions*tokens before → after*passed*failed*",
+        "tiny*1*→*",
+    ])
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0
+    assert outcomes["passed"] + outcomes.get("skipped", 0) == 10
+
+
+def test_a_weak_prompt_fails_graders_with_reasons(project: pytest.Pytester) -> None:
+    project.makefile(".j2", weak=WEAK_PROMPT)
+    result = project.runpytest("--ctxeval", "--ctxeval-prompt", "weak.j2", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines([
+        "*verbatim_user_messages failed on tiny.yaml*",
+        "*section 6 'All user messages' is missing*",
+        "*nine_sections failed on tiny.yaml*",
+        "*missing sections: 2. Key Technical Concepts*",
+    ])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_bad_scenario_is_a_one_line_collection_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"scenarios/broken": "turns:\n  - user: hi\n  - assistant: x\n    tools:\n      - name: Read\n        resutl: 1\n"})
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["scenarios/broken.yaml:6: turns[[]1].tools[[]0].resutl: unknown field*"])
+    result.stdout.no_fnmatch_line("*Traceback*")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_scenario_without_compaction_fails_with_advice(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"scenarios/short": "context_window: 200000\nturns:\n  - user: hi\n  - assistant: hello\n"})
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "nine_sections")
+    result.stdout.fnmatch_lines(["*no compaction happened in short*--compact-at-end*"])
+    result.assert_outcomes(failed=1, deselected=9)
+    # ... and --ctxeval-compact-at-end makes the end state gradable.
+    result = pytester.runpytest("--ctxeval", "--ctxeval-compact-at-end", "-p", "no:cacheprovider", "-k", "nine_sections")
+    result.assert_outcomes(passed=1, deselected=9)
+
+
+def test_user_graders_folder_adds_items(project: pytest.Pytester) -> None:
+    project.makepyfile(**{"mygraders/extra": """
+        from pytest_ctxeval import grader, Verdict
+
+        @grader("mentions_util", kind="rule")
+        def mentions_util(case):
+            if "src/util.py" in case.summary:
+                return Verdict.passed_("src/util.py is named")
+            return Verdict.failed("src/util.py is not named in the summary")
+    """})
+    result = project.runpytest("--ctxeval", "--ctxeval-graders", "mygraders", "-v", "-p", "no:cacheprovider",
+                               "-k", "mentions_util")
+    result.stdout.fnmatch_lines(["*scenarios/tiny.yaml::mentions_util PASSED*"])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--ctxeval-backend", "nope"], "*invalid choice: 'nope'*"),
+    (["--ctxeval-graders", "missing_dir"], "*graders folder missing_dir: no such directory*"),
+    (["--ctxeval-prompt", "missing.j2"], "*compaction prompt missing.j2: no such file*"),
+    (["--ctxeval-context-window", "0"], "*expected a positive integer, got '0'*"),
+], ids=["backend", "graders-dir", "prompt", "window"])
+def test_bad_options_are_usage_errors(project: pytest.Pytester, args: list[str], message: str) -> None:
+    result = project.runpytest("--ctxeval", *args)
+    result.stderr.fnmatch_lines([message])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_anthropic_backend_without_key_is_a_clear_error(project: pytest.Pytester,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = project.runpytest("--ctxeval", "--ctxeval-backend", "anthropic", "-p", "no:cacheprovider",
+                               "-k", "nine_sections")
+    result.stdout.fnmatch_lines(["*needs ANTHROPIC_API_KEY*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_fixtures_run_and_grade_in_a_hand_written_test(project: pytest.Pytester) -> None:
+    project.makepyfile(test_handwritten="""
+        import pytest
+
+        @pytest.mark.ctxeval
+        def test_tiny_keeps_user_messages(run_scenario, grade):
+            result = run_scenario("scenarios/tiny.yaml")
+            assert len(result.compactions) == 1
+            verdicts = grade(result, graders=["verbatim_user_messages", "files_preserved"])
+            assert [(v.grader, v.status) for v in verdicts] == [
+                ("verbatim_user_messages", "pass"), ("files_preserved", "pass")]
+
+        @pytest.mark.ctxeval
+        def test_window_override(run_scenario):
+            assert run_scenario("scenarios/tiny.yaml", context_window=100000).config.context_window == 100000
+    """)
+    result = project.runpytest("--ctxeval", "test_handwritten.py", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
+def test_ini_options(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"evals/tiny": TINY})
+    pytester.makeini("[pytest]\nctxeval_scenarios = evals\nctxeval_backend = offline\n")
+    result = pytester.runpytest("--ctxeval", "-v", "-p", "no:cacheprovider", "-k", "continuation")
+    result.stdout.fnmatch_lines(["*evals/tiny.yaml::continuation PASSED*"])
+
+
+def test_items_carry_verdicts_for_junit(project: pytest.Pytester) -> None:
+    project.makefile(".j2", weak=WEAK_PROMPT)
+    project.runpytest("--ctxeval", "--ctxeval-prompt", "weak.j2", "--junitxml=out.xml", "-p", "no:cacheprovider")
+    xml = (project.path / "out.xml").read_text()
+    assert 'name="verbatim_user_messages"' in xml
+    assert "section 6 &apos;All user messages&apos; is missing" in xml or "section 6 'All user messages' is missing" in xml
+
+
+def test_help_lists_the_options(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines([
+        "*compaction quality (pytest-ctxeval)*",
+        "*--ctxeval *",
+        "*--ctxeval-backend*",
+        "*--ctxeval-model*",
+        "*--ctxeval-context-window*",
+        "*--ctxeval-compact-at-end*",
+        "*--ctxeval-prompt*",
+        "*--ctxeval-graders*",
+        "*ctxeval_scenarios*",
+    ])
+
+
+def test_xdist_gives_the_same_summary(project: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    serial = project.runpytest("--ctxeval", "-p", "no:cacheprovider")
+    parallel = project.runpytest("--ctxeval", "-n", "2", "-p", "no:cacheprovider")
+    assert serial.parseoutcomes() == parallel.parseoutcomes()
+    row = [l for l in serial.stdout.lines if l.startswith("tiny ")]
+    prow = [l for l in parallel.stdout.lines if l.startswith("tiny ")]
+    assert row and prow
+    # compactions and grader counts agree (token figures may differ by the temp path length)
+    assert row[0].split()[1] == prow[0].split()[1]
+    assert row[0].split()[-4:] == prow[0].split()[-4:]
+
+
+def test_user_properties_hold_the_verdict(project: pytest.Pytester) -> None:
+    project.makeconftest("""
+        import json
+        SEEN = []
+        def pytest_runtest_logreport(report):
+            if report.when == "call":
+                for key, value in report.user_properties:
+                    if key == "ctxeval_verdict":
+                        SEEN.append(json.loads(value))
+        def pytest_sessionfinish(session):
+            with open("verdicts.json", "w") as fh:
+                json.dump(SEEN, fh)
+    """)
+    project.runpytest("--ctxeval", "-p", "no:cacheprovider")
+    verdicts = json.loads((project.path / "verdicts.json").read_text())
+    assert {v["grader"] for v in verdicts} >= {"verbatim_user_messages", "nine_sections"}
+    assert all(v["status"] in ("pass", "fail", "n/a", "ungraded") for v in verdicts)
