@@ -199,7 +199,7 @@ class EngineConfig(BaseModel):
         """The seed constants scaled to ``context_window`` (see the module docstring), then
         ``overrides`` applied unscaled. Unknown or invalid overrides raise :class:`UsageError`
         naming the field."""
-        if not isinstance(context_window, int) or context_window <= 0:
+        if isinstance(context_window, bool) or not isinstance(context_window, int) or context_window <= 0:
             raise UsageError(f"context_window must be a positive integer. Current input: {context_window!r}")
         scale = context_window / REFERENCE_WINDOW
         values: dict[str, Any] = {"context_window": context_window}

@@ -83,7 +83,9 @@ def edited_files(messages: Iterable[Any]) -> list[str]:
 
 
 def touched_files(messages: Iterable[Any]) -> list[tuple[str, str]]:
-    """``(path, how)`` for every file a tool read or changed; ``how`` is the last tool used."""
+    """``(path, how)`` for every file a tool read or changed, first-seen order. ``how`` is the last
+    edit tool used on it if it was ever changed (a later Read does not hide an edit), else the first
+    tool that touched it."""
     seen: dict[str, str] = {}
     for message in messages:
         for block in tool_uses(message):
@@ -199,7 +201,8 @@ def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
     """Whether ``text`` names ``path``: the full path, a suffix of two or more components, or the
     bare file name when no other path in ``all_paths`` shares it."""
     norm = path.replace("\\", "/").rstrip("/")
-    if norm in text.replace("\\", "/"):
+    text = text.replace("\\", "/")
+    if norm in text:
         return True
     parts = [p for p in norm.split("/") if p]
     if not parts:

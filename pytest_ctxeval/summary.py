@@ -215,7 +215,7 @@ def parse_summary(text: str) -> ParsedSummary:
     parsed = ParsedSummary(text=text)
     for i, (start, end, sec) in enumerate(chosen):
         stop = chosen[i + 1][0] if i + 1 < len(chosen) else len(part)
-        body = (sec.body + "\n" + part[end:stop]).strip("\n")
+        body = (sec.body + part[end:stop]).strip("\n")  # part[end:] starts with the header's newline
         sec.body = _dedent(body).strip()
         parsed.sections.append(sec)
     return parsed

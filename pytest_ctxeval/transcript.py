@@ -19,6 +19,7 @@ so the engine's own transcripts read back with :func:`read_transcript` and lose 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -360,7 +361,9 @@ def _usage(raw: Any) -> Usage | None:
 
 
 def _iso(ts: datetime) -> str:
-    return ts.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    # Claude Code writes milliseconds; keep microseconds when there are any, so nothing is lost.
+    spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
+    return ts.astimezone(timezone.utc).isoformat(timespec=spec).replace("+00:00", "Z")
 
 
 def record_for(message: Any, *, parent_uuid: str | None, session_id: str, version: str) -> dict[str, Any]:
@@ -389,9 +392,13 @@ def record_for(message: Any, *, parent_uuid: str | None, session_id: str, versio
             rec["isVisibleInTranscriptOnly"] = True
         return rec
     if isinstance(message, AssistantMessage):
-        body: dict[str, Any] = {"id": message.message_id or f"msg_{message.uuid.replace('-', '')[:24]}",
-                                "type": "message", "role": "assistant", "model": message.model or "",
+        # Without a message id, derive a unique one from the whole uuid (records sharing an id are
+        # merged on read).
+        mid = message.message_id or "msg_" + hashlib.sha256(message.uuid.encode()).hexdigest()[:24]
+        body: dict[str, Any] = {"id": mid, "type": "message", "role": "assistant",
                                 "content": [b.model_dump(exclude_none=True) for b in message.content]}
+        if message.model is not None:
+            body["model"] = message.model
         if message.usage is not None:
             body["usage"] = message.usage.model_dump()
         return {**base, "type": "assistant", "message": body}

@@ -14,9 +14,7 @@ import pytest
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.evaluation import RESULTS_FORMAT, RESULTS_VERSION
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-if not CORPUS.is_dir():  # the checkout sits next to shared/ in this workplace
-    CORPUS = Path("/work/shared/corpus")
+from shared_paths import CORPUS
 FASTHOOKS = CORPUS / "oneryalcin__fasthooks__sample_main_transcript.jsonl"
 REPO = Path(__file__).resolve().parents[1]
 
