@@ -29,7 +29,7 @@ from pytest_ctxeval.extract import (
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import AssistantMessage, result_text, text_of
-from pytest_ctxeval.summary import SECTION_TITLES, normalize_ws
+from pytest_ctxeval.summary import SECTION_TITLES, Section, normalize_ws, notes_section
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -66,6 +66,15 @@ def _history_text(case: CompactionCase) -> str:
 def _reached(case: CompactionCase, items: list[str]) -> list[str]:
     text = _history_text(case)
     return [i for i in items if normalize_ws(i).lower() in text]
+
+
+def _where(case: CompactionCase, kind: str, number: int) -> str:
+    """How a reason names the place it looked: ``section 3 'Files and Code Sections' (line 12)``."""
+    section = case.sections.get(kind)
+    if case.kind == "session_memory" or section is None:
+        return "the post-compact context (session notes and kept messages)"
+    kept = " or the kept messages" if case.kept_text else ""
+    return f"section {number} '{SECTION_TITLES[kind]}' (line {section.line}){kept}"
 
 
 def _section_missing(case: CompactionCase, kind: str, number: int, what: str) -> Verdict:
@@ -105,28 +114,30 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     people = person_messages(case.history)
     if not people:
         return Verdict.not_applicable("no person-typed messages before this compaction")
-    section = case.sections.get("user_messages")
-    if section is None:
+    region = case.region("user_messages")
+    if region is None:
         return _section_missing(case, "user_messages", 6, f"the {len(people)} person-typed messages")
-    body = normalize_ws(section.body)
+    section = case.sections.get("user_messages")
+    where = f"section 6 (line {section.line})" if section else "the post-compact context"
+    body = normalize_ws(region)
     missing, reasons = [], []
     for n, p in enumerate(people, start=1):
         frags = message_fragments(p.text)
         if all(f in body for f in frags):
             continue
         missing.append(p.text)
-        reason = f"user message {n} of {len(people)} is not verbatim in section 6 (line {section.line}): \"{_short(p.text)}\""
+        reason = f"user message {n} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
         if len(frags) == 2:
             lost = [name for name, f in zip(("first", "last"), frags) if f not in body]
             reason += (f"; its {' and '.join(lost)} {LONG_MESSAGE_KEEP} characters are missing "
                        f"(long-message policy: head and tail must be verbatim)")
         else:
-            near = _closest(p.text, section.body)
+            near = _closest(p.text, section.body if section else region)
             if near:
                 reason += f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\""
         reasons.append(reason)
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons,
-                                 f"all {len(people)} person-typed messages verbatim in section 6", missing=missing)
+                                 f"all {len(people)} person-typed messages verbatim in {where}", missing=missing)
 
 
 _NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
@@ -156,7 +167,7 @@ def _quote_in(quote: str, texts: list[str], min_len: int) -> bool:
     return True
 
 
-@grader("next_step_quote", kind="rule")
+@grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"))
 def next_step_quote(case: CompactionCase) -> Verdict:
     """Section 9 quotes the most recent conversation verbatim when it proposes a step."""
     section = case.sections.get("next")
@@ -204,14 +215,14 @@ def files_preserved(case: CompactionCase) -> Verdict:
     files = list(dict.fromkeys(changed + _reached(case, list(case.expect.files))))
     if not files:
         return Verdict.not_applicable("no file was edited or written, and no file of expect.files has come up yet")
-    section = case.sections.get("files")
-    if section is None:
+    region = case.region("files")
+    if region is None:
         return _section_missing(case, "files", 3, f"the {len(files)} changed files")
-    missing = [f for f in files if not file_mentioned(f, section.body, files)]
-    reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in "
-               f"section 3 'Files and Code Sections' (line {section.line})" for f in missing]
+    where = _where(case, "files", 3)
+    missing = [f for f in files if not file_mentioned(f, region, files)]
+    reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where}" for f in missing]
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons,
-                                 f"all {len(files)} changed files named in section 3", missing=missing)
+                                 f"all {len(files)} changed files named in {where}", missing=missing)
 
 
 @grader("errors_preserved", kind="rule")
@@ -226,14 +237,14 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     if not wanted:
         return Verdict.not_applicable("no tool result failed in the summarised span, and no line of expect.errors "
                                       "has come up yet")
-    section = case.sections.get("errors")
-    if section is None:
+    region = case.region("errors")
+    if region is None:
         return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines")
-    missing = [k for k in wanted if not _present(k, section.body)]
-    reasons = [f"error line from a failing {wanted[k]} is not in section 4 'Errors and fixes' (line {section.line}): "
-               f"\"{_short(k, 100)}\"" for k in missing]
+    where = _where(case, "errors", 4)
+    missing = [k for k in wanted if not _present(k, region)]
+    reasons = [f"error line from a failing {wanted[k]} is not in {where}: \"{_short(k, 100)}\"" for k in missing]
     return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons,
-                                 f"all {len(wanted)} error lines in section 4", missing=missing)
+                                 f"all {len(wanted)} error lines in {where}", missing=missing)
 
 
 @grader("pending_tasks", kind="rule")
@@ -242,13 +253,14 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     items = list(dict.fromkeys(open_todos(case.history) + _reached(case, list(case.expect.pending))))
     if not items:
         return Verdict.not_applicable("no open todo items, and no task of expect.pending has come up yet")
-    section = case.sections.get("pending")
-    if section is None:
+    region = case.region("pending")
+    if region is None:
         return _section_missing(case, "pending", 7, f"the {len(items)} open tasks")
-    missing = [i for i in items if not _present(i, section.body)]
-    reasons = [f"open task not in section 7 'Pending Tasks' (line {section.line}): \"{_short(i)}\"" for i in missing]
+    where = _where(case, "pending", 7)
+    missing = [i for i in items if not _present(i, region)]
+    reasons = [f"open task not in {where}: \"{_short(i)}\"" for i in missing]
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
-                                 f"all {len(items)} open tasks in section 7", missing=missing)
+                                 f"all {len(items)} open tasks in {where}", missing=missing)
 
 
 _NEGATION = re.compile(r"\b(not|no longer|instead of|rather than|drop(?:ped)?|abandon(?:ed)?|supersed\w*|revert\w*|"
@@ -263,8 +275,11 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     if not dropped:
         return Verdict.not_applicable("expect.superseded is empty")
     hits = []
-    for kind, number in (("pending", 7), ("current", 8), ("next", 9)):
-        section = case.sections.get(kind)
+    places = [(kind, number, case.sections.get(kind)) for kind, number in (("pending", 7), ("current", 8), ("next", 9))]
+    if case.kind == "session_memory":  # the notes' "Current State" is where next steps live
+        state = notes_section(case.summary, "current state")
+        places = [("current", 8, Section("current", 8, "Current State", state, 1))] if state else []
+    for kind, number, section in places:
         if section is None:
             continue
         text = normalize_ws(section.body)
@@ -280,7 +295,7 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
                     break
                 start = low.find(needle, start + 1)
     if hits:
-        reasons = [f"section {n} '{SECTION_TITLES[s.kind]}' (line {s.line}) proposes superseded work \"{i}\": "
+        reasons = [f"section {n} '{s.title}' (line {s.line}) proposes superseded work \"{i}\": "
                    f"…{ctx}…" for i, n, s, ctx in hits]
         return Verdict.failed(*reasons, score=round(1 - len({h[0] for h in hits}) / len(dropped), 4),
                               superseded=[h[0] for h in hits])

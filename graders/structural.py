@@ -39,7 +39,7 @@ def tool_pairing(case: CompactionCase) -> Verdict:
                           problems={where: problems for where, problems in bad})
 
 
-@grader("nine_sections", kind="rule")
+@grader("nine_sections", kind="rule", applies_to=("full", "partial", "transcript"))
 def nine_sections(case: CompactionCase) -> Verdict:
     """All nine summary sections are present, in order, and none is empty."""
     parsed = case.sections

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import UsageError
 
@@ -119,13 +119,27 @@ class EngineConfig(BaseModel):
     microcompact_keep_recent: int = _seed("004:214 keepRecent = 5", default=5, ge=0)
     compactable_tools: tuple[str, ...] = _seed("000:111, 004:212 (profile 'default')",
                                                default=COMPACTABLE_TOOLS_000_004)
+    microcompact_profile: str = _seed(
+        "Names a compactable-tools set: 'default' (000:111, 004:210) or 'read_only' (003:122-123: Edit "
+        "and Write results are never cleared). Sets compactable_tools unless that is given too.",
+        default="default")
+    cache_edits_trigger_results: int = _seed(
+        "Cached microcompact: count-based, thresholds (003:480; 000:107) with no numbers "
+        "in the seeds; our choice: act once more than 20 compactable results are live", default=20, ge=0)
+    cache_edits_keep_recent: int = _seed(
+        "Cached microcompact keeps this many recent results (our choice; mirrors keepRecent = 5, 004:214)",
+        default=5, ge=0)
+    api_context_management: bool = _seed(
+        "Send the context_management config with main requests (000:113-124, apiMicrocompact.ts)", default=True)
     api_clear_trigger_tokens: int = _seed("000:119 DEFAULT_MAX_INPUT_TOKENS = 180_000", default=180_000, gt=0)
     api_clear_keep_tokens: int = _seed("000:120 DEFAULT_TARGET_INPUT_TOKENS = 40_000", default=40_000, gt=0)
 
     # --- tier 4: session memory (issue 3) -----------------------------------------------------
     session_memory_enabled: bool = _seed(
-        "004:281 session-memory compaction is an experiment ('try session memory first'); on by "
-        "default here so scenarios exercise it", default=True)
+        "004:281 session-memory compaction is an experiment ('EXPERIMENT: Try session memory compaction "
+        "first'; the seed cannot tell whether it is on). Off by default: the corpus's real auto compaction "
+        "(Claude Code 2.1.39, preTokens 167,731) wrote a nine-section summary, i.e. full compaction. "
+        "Scenarios turn it on with config: {session_memory_enabled: true}", default=False)
     sm_init_tokens: int = _seed("004:333 first extraction at 10K tokens of context", default=10_000, gt=0)
     sm_update_growth_tokens: int = _seed("004:334 >= 5K token growth since the last extraction",
                                          default=5_000, gt=0)
@@ -148,6 +162,16 @@ class EngineConfig(BaseModel):
     max_ptl_retries: int = _seed("003:320 MAX_PTL_RETRIES = 3; 000:174", default=3, ge=0)
     ptl_drop_fraction: float = _seed("003:314 drop 20% of groups when the gap is unknown; 000:168",
                                      default=0.2, gt=0, le=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profile(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "microcompact_profile" in data and "compactable_tools" not in data:
+            name = data["microcompact_profile"]
+            if name not in MICROCOMPACT_PROFILES:
+                raise ValueError(f"microcompact_profile must be one of {', '.join(MICROCOMPACT_PROFILES)}; got {name!r}")
+            data = {**data, "compactable_tools": MICROCOMPACT_PROFILES[name]}
+        return data
 
     # --- derived thresholds -------------------------------------------------------------------
     @property

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from typing import Any, Callable, Iterable, Literal
 
 from .errors import GraderError
 from .extract import person_messages
-from .messages import CompactBoundary, UserMessage, text_of
+from .messages import CompactBoundary, UserMessage, result_text, text_of
 from .scenarios import Expectations
 from .summary import ParsedSummary, parse_summary
 from .tokens import estimate_messages
@@ -125,6 +126,42 @@ class CompactionCase:
     @cached_property
     def sections(self) -> ParsedSummary:
         return parse_summary(self.summary)
+
+    @cached_property
+    def kept_text(self) -> str:
+        """The text of what the compaction kept besides its summary: kept messages and attachments."""
+        parts = []
+        for m in self.post_messages:
+            if isinstance(m, CompactBoundary) or (isinstance(m, UserMessage) and m.is_compact_summary):
+                continue
+            content = getattr(m, "content", "")
+            if isinstance(content, str):
+                parts.append(content)
+                continue
+            for b in content:
+                if b.type == "text":
+                    parts.append(b.text)
+                elif b.type == "tool_use":
+                    parts.append(json.dumps(b.input, ensure_ascii=False))
+                elif b.type == "tool_result":
+                    parts.append(result_text(b))
+        return "\n".join(parts)
+
+    def region(self, kind: str) -> str | None:
+        """Where the facts of section ``kind`` may live after this compaction, or None when the
+        summary lacks that section.
+
+        For a nine-section summary: the section's body, plus whatever the compaction kept verbatim
+        (a user message kept as a message counts as much as one quoted in section 6). For a
+        session-memory compaction (the notes have their own ten sections): the whole post-compact
+        context.
+        """
+        if self.kind == "session_memory":
+            return self.summary + "\n" + self.kept_text
+        section = self.sections.get(kind)
+        if section is None:
+            return None
+        return section.body + ("\n" + self.kept_text if self.kept_text else "")
 
     @property
     def label(self) -> str:

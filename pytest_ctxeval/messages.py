@@ -24,7 +24,7 @@ __all__ = [
     "ToolUseBlock", "ToolResultBlock", "ContentBlock",
     "Usage", "UserMessage", "AssistantMessage", "CompactBoundary", "AttachmentMessage", "Message",
     "to_api", "from_api", "validate_api", "person_text", "is_person_typed", "text_of",
-    "tool_uses", "tool_results", "result_text", "strip_media", "utcnow",
+    "tool_uses", "tool_results", "result_text", "utcnow",
 ]
 
 
@@ -236,24 +236,6 @@ def tool_results(message: Any) -> list[ToolResultBlock]:
     if isinstance(message, UserMessage) and not isinstance(message.content, str):
         return [b for b in message.content if isinstance(b, ToolResultBlock)]
     return []
-
-
-def strip_media(content: str | list[Any]) -> str | list[Any]:
-    """Replace image/document blocks by ``[image]``/``[document]`` text, also inside tool results
-    (003:97-104, ``stripImagesFromMessages``): pictures do not help a summary but cost tokens."""
-    if isinstance(content, str):
-        return content
-    out: list[Any] = []
-    for block in content:
-        if isinstance(block, ImageBlock):
-            out.append(TextBlock(text="[image]"))
-        elif isinstance(block, DocumentBlock):
-            out.append(TextBlock(text="[document]"))
-        elif isinstance(block, ToolResultBlock) and not isinstance(block.content, str):
-            out.append(block.model_copy(update={"content": strip_media(block.content)}))
-        else:
-            out.append(block)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ For each step of the expanded scenario:
 * a user turn is appended to the context;
 * an assistant turn stands for a model response: the pipeline first *prepares the request* the
   agent would send (tiers, auto-compaction), then the scripted response is appended with a usage
-  anchor equal to that request's size, then its tool results (one user message answering every
-  parallel call, as the API requires);
+  anchor equal to that request's size (and the session-memory hook runs), then its tool results as
+  the tools would return them (Read limits, unchanged-file stubs) in one user message answering
+  every parallel call, as the API requires;
 * a gap moves the clock (idle time matters to time-based microcompact);
 * a compact step is a manual ``/compact``.
 
@@ -23,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from .config import EngineConfig
-from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event
+from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event, ToolOutcome
 from .engine.prompt import PromptSet
 from .ids import IdFactory
 from .llm import LLM, make_llm
 from .messages import (
-    AssistantMessage, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, Usage,
+    AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, Usage,
 )
 from .scenarios import (
     AssistantStep, CompactStep, GapStep, Scenario, UserStep, expand, load_scenario,
@@ -122,16 +123,17 @@ def run_scenario(
                 reply.usage = Usage(input_tokens=estimate_api_request(prepared.body, config),
                                     output_tokens=estimate_message(reply, config))
                 cm.append(reply)
+                cm.after_response(clock)
                 if step.tools:
                     clock += TOOL_STEP
-                    results = [ToolResultBlock(tool_use_id=u.id, content=t.result, is_error=t.is_error)
-                               for u, t in zip(uses, step.tools)]
+                    results = cm.tool_results([ToolOutcome(u, t.result, t.is_error, t.max_result_chars)
+                                               for u, t in zip(uses, step.tools)])
                     cm.append(UserMessage(uuid=ids.uuid(), timestamp=clock, content=results))
             elif isinstance(step, GapStep):
                 clock += timedelta(seconds=step.seconds)
             elif isinstance(step, CompactStep):
                 clock += USER_STEP
-                cm.compact(clock, instructions=step.instructions)
+                cm.compact(clock, instructions=step.instructions, partial=step.partial, messages=step.messages)
         if compact_at_end:
             clock += USER_STEP
             cm.compact(clock)

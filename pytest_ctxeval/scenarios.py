@@ -102,6 +102,7 @@ class ToolCall(_Strict):
     result: str | list[ResultContent] | None = None
     error: str | None = None
     id: str | None = None
+    max_result_chars: int | None = Field(default=None, gt=0)  # a tool-declared persistence limit
 
     @field_validator("id")
     @classmethod
@@ -145,7 +146,18 @@ class GapTurn(_Strict):
 
 
 class CompactSpec(_Strict):
+    """``/compact`` options. ``partial: up_to`` summarises all but the last ``messages`` messages;
+    ``partial: from`` summarises the last ``messages`` messages and keeps the older ones."""
+
     instructions: str | None = None
+    partial: Literal["up_to", "from"] | None = None
+    messages: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _partial(self) -> "CompactSpec":
+        if (self.partial is None) != (self.messages is None):
+            raise ValueError("'partial' and 'messages' go together (e.g. partial: up_to, messages: 6)")
+        return self
 
 
 class CompactTurn(_Strict):
@@ -400,6 +412,7 @@ class ToolStep:
     result: str | list[Any]
     is_error: bool
     id: str | None = None
+    max_result_chars: int | None = None
 
 
 @dataclass
@@ -427,6 +440,8 @@ class GapStep:
 class CompactStep:
     instructions: str | None = None
     where: str = ""
+    partial: str | None = None
+    messages: int | None = None
 
 
 Step = Union[UserStep, AssistantStep, GapStep, CompactStep]
@@ -545,7 +560,7 @@ class _Expander:
                     else:
                         result = self.render_str(call.result or "", cloc + ("result",), ctx)
                     tools.append(ToolStep(call.name, self.render(call.input, cloc + ("input",), ctx), result,
-                                          call.error is not None, call.id))
+                                          call.error is not None, call.id, call.max_result_chars))
                 self.add(AssistantStep(
                     self.render_str(turn.assistant, tloc + ("assistant",), ctx),
                     self.render_str(turn.thinking, tloc + ("thinking",), ctx) if turn.thinking else None,
@@ -553,10 +568,10 @@ class _Expander:
             elif isinstance(turn, GapTurn):
                 self.add(GapStep(parse_duration(turn.after).total_seconds(), where), tloc)
             elif isinstance(turn, CompactTurn):
-                instructions = None
-                if isinstance(turn.compact, CompactSpec) and turn.compact.instructions:
-                    instructions = self.render_str(turn.compact.instructions, tloc + ("compact", "instructions"), ctx)
-                self.add(CompactStep(instructions, where), tloc)
+                instructions, spec = None, turn.compact if isinstance(turn.compact, CompactSpec) else CompactSpec()
+                if spec.instructions:
+                    instructions = self.render_str(spec.instructions, tloc + ("compact", "instructions"), ctx)
+                self.add(CompactStep(instructions, where, spec.partial, spec.messages), tloc)
             elif isinstance(turn, RepeatTurn):
                 for n in range(1, turn.repeat + 1):
                     self.turns(turn.turns, tloc + ("turns",), {**ctx, turn.var: n, f"{turn.var}0": n - 1})

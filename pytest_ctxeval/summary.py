@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "SECTION_KINDS", "SECTION_TITLES", "Section", "ParsedSummary", "section_kind",
-    "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span",
+    "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span", "notes_section",
 ]
 
 #: Section kinds in canonical order, with the canonical title.
@@ -226,3 +226,17 @@ def _dedent(body: str) -> str:
     indents = [len(l) - len(l.lstrip()) for l in lines if l.strip()]
     cut = min(indents) if indents else 0
     return "\n".join(l[cut:] if len(l) >= cut else l.lstrip() for l in lines)
+
+
+_NOTES_HEADING = re.compile(r"^#{1,3}\s+(.+?)\s*$", re.MULTILINE)
+
+
+def notes_section(text: str, name: str) -> str | None:
+    """The body under the ``# <name>`` heading of a Markdown notes document (session memory),
+    matched case-insensitively; None when absent."""
+    marks = list(_NOTES_HEADING.finditer(text))
+    for i, m in enumerate(marks):
+        if m.group(1).strip().lower() == name.lower():
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+            return text[m.end():end].strip()
+    return None

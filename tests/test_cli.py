@@ -20,14 +20,16 @@ REPO = Path(__file__).resolve().parents[1]
 
 TINY = textwrap.dedent("""\
     name: tiny
-    context_window: 5000
+    context_window: 12000
     turns:
       - user: "Rename the helper in src/util.py to parse_date."
-      - assistant: "Reading the module."
-        tools:
-          - name: Read
-            input: {file_path: src/util.py}
-            result: "{{ python_file(lines=480, seed=1) }}"
+      - repeat: 9
+        turns:
+          - assistant: "Reading part {{ i }} of the module."
+            tools:
+              - name: Read
+                input: {file_path: src/util.py, offset: "{{ i * 160 - 159 }}", limit: 160}
+                result: "{{ python_file(lines=160, seed=i) }}"
       - assistant: "Renaming."
         tools:
           - name: Edit

@@ -48,7 +48,7 @@ SEED_CONSTANTS = [
      "000:111"),
     ("api_clear_trigger_tokens", 180_000, "000:119"),
     ("api_clear_keep_tokens", 40_000, "000:120"),
-    ("session_memory_enabled", True, "004:281"),
+    ("session_memory_enabled", False, "004:281"),
     ("sm_init_tokens", 10_000, "004:333"),
     ("sm_update_growth_tokens", 5_000, "004:334"),
     ("sm_update_tool_calls", 3, "004:335"),
@@ -62,6 +62,10 @@ SEED_CONSTANTS = [
     ("post_compact_skills_budget", 25_000, "003:604"),
     ("max_ptl_retries", 3, "003:320"),
     ("ptl_drop_fraction", 0.2, "003:314"),
+    ("microcompact_profile", "default", "003:122-123"),
+    ("cache_edits_trigger_results", 20, "003:480"),
+    ("cache_edits_keep_recent", 5, "004:214"),
+    ("api_context_management", True, "000:113-124"),
 ]
 
 

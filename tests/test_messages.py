@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_ctxeval.engine.dedupe import strip_media
+
 from shared_paths import CORPUS
 from pydantic import TypeAdapter, ValidationError
 
 from pytest_ctxeval.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, ContentBlock, DocumentBlock, ImageBlock,
     Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, from_api,
-    is_person_typed, person_text, result_text, strip_media, text_of, to_api, tool_results, tool_uses,
+    is_person_typed, person_text, result_text, text_of, to_api, tool_results, tool_uses,
     validate_api,
 )
 

@@ -1,18 +1,24 @@
-"""Full compaction (003:177-277, 004:456-545): summarise the whole context, replace it.
+"""Full and partial compaction (003:177-277, 004:456-612): summarise, replace, re-inject.
 
-Steps, as in ``compactConversation``:
+Full compaction, as in ``compactConversation``:
 
 1. images and documents in what is summarised become ``[image]`` / ``[document]`` (003:97-104);
 2. the compaction prompt (no-tools preamble, nine sections, optional extra instructions, trailer;
    004:477-483) is appended as a user message and sent with the summariser system prompt;
-3. an empty reply is an error (004:512); otherwise ``<analysis>`` is stripped and ``<summary>``
+3. ``prompt is too long`` on that request takes the PTL path (tier 5, :mod:`.ptl`): drop the oldest
+   API rounds and retry, at most 3 times;
+4. an empty reply is an error (004:512); otherwise ``<analysis>`` is stripped and ``<summary>``
    extracted (003:537-550);
-4. the post-compact list is ``[boundary, summary message, kept messages, attachments]``
+5. the post-compact list is ``[boundary, summary message, kept messages, attachments]``
    (003:221-229); the summary message carries the continuation text and the transcript path
-   (003:269-277, 003:575-583).
+   (003:269-277, 003:575-583); attachments re-inject up to 5 recently read files (5,000 tokens
+   each, 50,000 in all), invoked skills (5,000 each, 25,000 in all) and the current plan
+   (003:585-612, 000:150-160).
 
-Prompt-too-long on the compaction request itself is the PTL tier's job (``engine/ptl.py``, issue 3);
-until then it is a failure like any other.
+Partial compaction (004:563-612, the rewind menu's "summarize from here") summarises one side of a
+pivot and keeps the other: ``up_to`` summarises the older messages and keeps the newer ones
+(``[boundary, summary, newer...]``); ``from`` summarises the newer ones and keeps the older
+(``[older..., boundary, summary]`` — the older prefix stays first so the prompt cache survives).
 """
 
 from __future__ import annotations
@@ -25,59 +31,157 @@ from ..config import EngineConfig
 from ..errors import CtxEvalError, ModelError, PromptTooLongError
 from ..ids import IdFactory
 from ..llm import LLM
-from ..messages import (
-    AssistantMessage, AttachmentMessage, CompactBoundary, UserMessage, Usage, strip_media, to_api,
-)
+from ..messages import AttachmentMessage, CompactBoundary, UserMessage, Usage, to_api
 from ..summary import format_compact_summary
-from ..tokens import estimate_messages
+from ..tokens import estimate_messages, estimate_text
+from .dedupe import ReadRecord, media_stripped
 from .prompt import PromptSet
+from .ptl import truncate_head_for_ptl_retry
 
-__all__ = ["CompactionResult", "CompactionFailed", "compact_conversation", "media_stripped"]
+__all__ = ["CompactionResult", "CompactionFailed", "compact_conversation", "partial_compact",
+           "summarise", "build_attachments", "truncate_to_tokens", "PtlStep"]
 
 
 class CompactionFailed(CtxEvalError):
     """A compaction attempt produced nothing usable; counts toward the circuit breaker."""
 
-    def __init__(self, reason: str, request: dict[str, Any] | None = None, raw_reply: str | None = None):
+    def __init__(self, reason: str, request: dict[str, Any] | None = None, raw_reply: str | None = None,
+                 ptl_steps: list["PtlStep"] | None = None):
         super().__init__(reason)
         self.reason = reason
         self.request = request
         self.raw_reply = raw_reply
+        self.ptl_steps = ptl_steps or []
+
+
+@dataclass(frozen=True)
+class PtlStep:
+    """One prompt-too-long retry: the gap the API reported and the API rounds dropped."""
+
+    gap: int | None
+    dropped_groups: int
+    tokens_before: int
+    tokens_after: int
 
 
 @dataclass
 class CompactionResult:
-    kind: str                              # "full" (later: "session_memory", "partial")
+    kind: str                              # "full" | "session_memory" | "partial"
     trigger: str                           # "auto" | "manual"
     boundary: CompactBoundary
     summary_message: UserMessage
-    summary: str                           # the extracted <summary> text
+    summary: str                           # the extracted <summary> text (or the session notes)
     raw_reply: str
-    summarized: list[Any]                  # the context that was summarised
+    summarized: list[Any]                  # the context that was summarised (original content)
     kept: list[Any]
     attachments: list[AttachmentMessage]
     pre_tokens: int
     post_tokens: int
-    request: dict[str, Any]
+    request: dict[str, Any] | None
     usage: Usage
     custom_instructions: str | None = None
-    ptl_retries: int = 0
+    ptl_steps: list[PtlStep] = field(default_factory=list)
+    kept_before: bool = False              # partial "from": kept messages come before the boundary
+    sent: list[Any] = field(default_factory=list)  # what the summariser was shown (budget/microcompact view)
     notes: list[str] = field(default_factory=list)
 
     @property
+    def ptl_retries(self) -> int:
+        return len(self.ptl_steps)
+
+    @property
     def post_messages(self) -> list[Any]:
+        if self.kept_before:
+            return [*self.kept, self.boundary, self.summary_message, *self.attachments]
         return [self.boundary, self.summary_message, *self.kept, *self.attachments]
 
 
-def media_stripped(messages: list[Any]) -> list[Any]:
-    """Copies of ``messages`` with image/document blocks replaced by text markers (003:97-104)."""
-    out = []
-    for m in messages:
-        if isinstance(m, (UserMessage, AssistantMessage)) and not isinstance(m.content, str):
-            stripped = strip_media(m.content)
-            out.append(m.model_copy(update={"content": stripped}) if stripped != m.content else m)
-        else:
-            out.append(m)
+def summarise(
+    messages: list[Any], prompt: str, *, llm: LLM, config: EngineConfig, system: str, ids: IdFactory,
+    task: str = "compact",
+) -> tuple[str, Usage, dict[str, Any], list[PtlStep]]:
+    """Send ``messages`` + ``prompt`` to the summariser, taking the PTL path when the request is
+    too long. Returns the reply text, its usage, the last request and the PTL steps taken."""
+    context = [m for m in messages if not isinstance(m, CompactBoundary)]
+    if not context:
+        raise CompactionFailed("nothing to compact: the context is empty")
+    steps: list[PtlStep] = []
+    while True:
+        request_messages = to_api(media_stripped(context) + [UserMessage(uuid="compact-request", content=prompt)])
+        request = {"system": system, "messages": request_messages, "max_tokens": config.summary_output_reserve_tokens}
+        try:
+            reply = llm.complete(task=task, system=system, messages=request_messages,
+                                 max_tokens=request["max_tokens"], context_window=config.context_window)
+            return reply.text, reply.usage, request, steps
+        except PromptTooLongError as exc:
+            if len(steps) >= config.max_ptl_retries:
+                raise CompactionFailed(f"compaction request still too long after {len(steps)} PTL "
+                                       f"retries ({exc})", request, ptl_steps=steps) from None
+            before = estimate_messages(context, config)
+            cut = truncate_head_for_ptl_retry(context, exc.gap, config, marker_uuid=ids.uuid())
+            if cut is None:
+                raise CompactionFailed(f"compaction request is too long ({exc}) and a single API round "
+                                       "is left to drop", request, ptl_steps=steps) from None
+            context, dropped = cut
+            steps.append(PtlStep(exc.gap, dropped, before, estimate_messages(context, config)))
+        except ModelError as exc:
+            raise CompactionFailed(str(exc), request, ptl_steps=steps) from None
+
+
+def _finish(reply_text: str, request: dict[str, Any], steps: list[PtlStep]) -> str:
+    if not reply_text.strip():
+        raise CompactionFailed("the summariser returned no text", request, reply_text, steps)
+    summary = format_compact_summary(reply_text)
+    if not summary:
+        raise CompactionFailed("the summariser's reply held no summary once <analysis> was removed",
+                               request, reply_text, steps)
+    return summary
+
+
+def truncate_to_tokens(text: str, tokens: int, config: EngineConfig) -> str:
+    """``text`` cut so its estimate is at most ``tokens``, with a marker when cut."""
+    if estimate_text(text, config) <= tokens:
+        return text
+    marker = f"\n[... truncated to {tokens} tokens for the post-compaction context]"
+    cut = max(0, tokens * config.bytes_per_token - len(marker))
+    while cut > 0 and estimate_text(text[:cut] + marker, config) > tokens:
+        cut = int(cut * 0.9)
+    return text[:cut] + marker
+
+
+def build_attachments(
+    *, files: list[ReadRecord], skills: list[tuple[str, str]], plan: str | None, config: EngineConfig,
+    ids: IdFactory, now: datetime, exclude_paths: set[str] = frozenset(),
+) -> list[AttachmentMessage]:
+    """The context re-injected after compaction (003:585-612): recently read files, invoked skills,
+    the current plan, each within its budget."""
+    out: list[AttachmentMessage] = []
+    used = 0
+    for record in files:
+        if len([a for a in out if a.attachment_type == "file"]) >= config.post_compact_max_files:
+            break
+        if record.path in exclude_paths:
+            continue
+        body = truncate_to_tokens(record.content, config.post_compact_tokens_per_file, config)
+        text = f"Contents of {record.path} as last read before the compaction:\n{body}"
+        cost = estimate_text(text, config)
+        if used + cost > config.post_compact_files_budget:
+            break
+        used += cost
+        out.append(AttachmentMessage(uuid=ids.uuid(), timestamp=now, attachment_type="file", content=text,
+                                     path=record.path))
+    used = 0
+    for name, content in skills:
+        body = truncate_to_tokens(content, config.post_compact_tokens_per_skill, config)
+        text = f"Skill {name} (invoked before the compaction):\n{body}"
+        cost = estimate_text(text, config)
+        if used + cost > config.post_compact_skills_budget:
+            break
+        used += cost
+        out.append(AttachmentMessage(uuid=ids.uuid(), timestamp=now, attachment_type="skill", content=text))
+    if plan:
+        out.append(AttachmentMessage(uuid=ids.uuid(), timestamp=now, attachment_type="plan",
+                                     content=f"The current plan:\n{plan}"))
     return out
 
 
@@ -93,37 +197,72 @@ def compact_conversation(
     pre_tokens: int,
     trigger: str = "auto",
     custom_instructions: str | None = None,
+    attachments: list[AttachmentMessage] | None = None,
 ) -> CompactionResult:
-    """Summarise ``messages`` and build the post-compact context; raise :class:`CompactionFailed`."""
+    """Summarise ``messages`` (the request view of the context) and build the post-compact
+    context; raise :class:`CompactionFailed`."""
     context = [m for m in messages if not isinstance(m, CompactBoundary)]
-    if not context:
-        raise CompactionFailed("nothing to compact: the context is empty")
-    prompt = prompts.render_compact(custom_instructions)
-    request_messages = to_api(media_stripped(context) + [UserMessage(uuid="compact-request", content=prompt)])
-    request = {"system": prompts.system_compact, "messages": request_messages,
-               "max_tokens": config.summary_output_reserve_tokens}
-    try:
-        reply = llm.complete(task="compact", system=request["system"], messages=request_messages,
-                             max_tokens=request["max_tokens"], context_window=config.context_window)
-    except PromptTooLongError as exc:
-        raise CompactionFailed(f"compaction request is too long ({exc})", request) from None
-    except ModelError as exc:
-        raise CompactionFailed(str(exc), request) from None
-    if not reply.text.strip():
-        raise CompactionFailed("the summariser returned no text", request, reply.text)
-    summary = format_compact_summary(reply.text)
-    if not summary:
-        raise CompactionFailed("the summariser's reply held no summary once <analysis> was removed",
-                               request, reply.text)
-    boundary = CompactBoundary(uuid=ids.uuid(), timestamp=now, trigger="manual" if trigger == "manual" else "auto",
+    text, usage, request, steps = summarise(context, prompts.render_compact(custom_instructions), llm=llm,
+                                            config=config, system=prompts.system_compact, ids=ids)
+    summary = _finish(text, request, steps)
+    auto = trigger == "auto"
+    boundary = CompactBoundary(uuid=ids.uuid(), timestamp=now, trigger="auto" if auto else "manual",
                                pre_tokens=pre_tokens, logical_parent_uuid=context[-1].uuid)
-    summary_message = UserMessage(
-        uuid=ids.uuid(), timestamp=now, is_compact_summary=True,
-        content=prompts.render_continuation(summary, transcript_path, auto=trigger == "auto"))
+    summary_message = UserMessage(uuid=ids.uuid(), timestamp=now, is_compact_summary=True,
+                                  content=prompts.render_continuation(summary, transcript_path, auto=auto))
     result = CompactionResult(
         kind="full", trigger=boundary.trigger, boundary=boundary, summary_message=summary_message,
-        summary=summary, raw_reply=reply.text, summarized=context, kept=[], attachments=[],
-        pre_tokens=pre_tokens, post_tokens=0, request=request, usage=reply.usage,
-        custom_instructions=custom_instructions)
+        summary=summary, raw_reply=text, summarized=context, kept=[], attachments=list(attachments or []),
+        pre_tokens=pre_tokens, post_tokens=0, request=request, usage=usage,
+        custom_instructions=custom_instructions, ptl_steps=steps)
+    result.post_tokens = estimate_messages(result.post_messages, config)
+    return result
+
+
+def partial_compact(
+    context: list[Any],
+    view: list[Any],
+    pivot: int,
+    direction: str,
+    *,
+    llm: LLM,
+    config: EngineConfig,
+    prompts: PromptSet,
+    ids: IdFactory,
+    now: datetime,
+    transcript_path: str,
+    pre_tokens: int,
+    custom_instructions: str | None = None,
+) -> CompactionResult:
+    """Summarise the messages before (``up_to``) or from (``from``) ``pivot`` and keep the rest.
+
+    ``pivot`` is moved back to an API-round boundary so no tool_use is split from its result.
+    """
+    from .session_memory import adjust_index_to_preserve_invariants, last_boundary_floor
+
+    if direction not in ("up_to", "from"):
+        raise CompactionFailed(f"partial compaction direction must be 'up_to' or 'from', not {direction!r}")
+    floor = last_boundary_floor(context)
+    pivot = adjust_index_to_preserve_invariants(context, max(pivot, floor), floor)
+    head_view, tail_view = view[:pivot], view[pivot:]
+    head, tail = context[:pivot], context[pivot:]
+    summarised, kept = (head_view, tail) if direction == "up_to" else (tail_view, head)
+    summarised = [m for m in summarised if not isinstance(m, CompactBoundary)]
+    if not summarised:
+        raise CompactionFailed(f"partial compaction '{direction}' at message {pivot} leaves nothing to summarise")
+    prompt = prompts.render_partial(direction, custom_instructions)
+    text, usage, request, steps = summarise(summarised, prompt, llm=llm, config=config,
+                                            system=prompts.system_compact, ids=ids)
+    summary = _finish(text, request, steps)
+    boundary = CompactBoundary(uuid=ids.uuid(), timestamp=now, trigger="manual", pre_tokens=pre_tokens,
+                               logical_parent_uuid=summarised[-1].uuid)
+    summary_message = UserMessage(uuid=ids.uuid(), timestamp=now, is_compact_summary=True,
+                                  content=prompts.render_continuation(summary, transcript_path, auto=False,
+                                                                      portion="recent" if direction == "from" else "earlier"))
+    result = CompactionResult(
+        kind="partial", trigger="manual", boundary=boundary, summary_message=summary_message, summary=summary,
+        raw_reply=text, summarized=summarised, kept=[m for m in kept if not isinstance(m, CompactBoundary)],
+        attachments=[], pre_tokens=pre_tokens, post_tokens=0, request=request, usage=usage,
+        custom_instructions=custom_instructions, ptl_steps=steps, kept_before=direction == "from")
     result.post_tokens = estimate_messages(result.post_messages, config)
     return result

@@ -1,33 +1,52 @@
 """The per-request pipeline: what Claude Code does before every model call.
 
-:class:`ContextManager` holds one session's context (the messages the model will see), its full
-history (everything ever appended, which the transcript also keeps), and the auto-compaction state.
-:meth:`ContextManager.prepare` runs the tiers in order (000:98-175, 003:22-26)::
+:class:`ContextManager` holds one session: its context (the messages the model will see, kept with
+their original content), its full history (everything ever appended, which the transcript also
+keeps), and the state of every tier. :meth:`ContextManager.prepare` runs the tiers in order
+(000:98-175, 003:22-26)::
 
     L1 tool-result budget -> L2 dedupe -> L3 microcompact -> L4 auto-compact (session memory,
     else full) -> L5 PTL retry inside compaction
 
-and returns the request to send plus the events of every tier that acted. Tiers 1-3 and session
-memory arrive with issue 3; :meth:`_apply_tiers` is their seam.
+and returns the request to send plus the events of every tier that acted. Tier 1 and tier 3
+decisions are frozen state applied to a *view* of the context, so the engine's context and
+transcript keep every original byte while the model sees exactly what Claude Code would send.
+
+Tool-time tiers run when a tool result arrives (:meth:`ContextManager.tool_results`): the Read
+tool's own limits and the unchanged-file stub (tier 2). The session-memory extraction is a
+post-sampling hook (:meth:`ContextManager.after_response`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from ..config import EngineConfig
 from ..ids import IdFactory
 from ..llm import LLM
-from ..messages import AssistantMessage, CompactBoundary, to_api
-from ..tokens import count_tokens
+from ..errors import ModelError
+from ..messages import (
+    AssistantMessage, CompactBoundary, ToolResultBlock, ToolUseBlock, UserMessage, result_text, to_api,
+    tool_results, tool_uses,
+)
+from ..tokens import count_tokens, estimate_messages
 from ..transcript import TranscriptWriter
 from .autocompact import AutoCompactTracking, TokenWarningState, should_autocompact, token_warning_state
-from .compact import CompactionFailed, CompactionResult, compact_conversation
+from .budget import ContentReplacementState, ToolResultStore, apply_budget, read_limit_error, read_line_cap
+from .compact import CompactionFailed, CompactionResult, build_attachments, compact_conversation, partial_compact
+from .dedupe import FILE_UNCHANGED_STUB, FileReadState
+from .microcompact import (
+    MicrocompactState, apply_cleared, cached_edits, context_management, freed_tokens, time_based_clear,
+    time_based_due,
+)
 from .prompt import PromptSet
+from .session_memory import SessionMemoryState, extraction_request, session_memory_compact, should_extract
 
-__all__ = ["Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT"]
+__all__ = ["Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
+           "ToolOutcome"]
 
 DEFAULT_SYSTEM_PROMPT = ("You are an interactive coding agent. Use the tools available to help the user "
                          "with software engineering tasks.")
@@ -37,7 +56,7 @@ MAIN_MAX_TOKENS = 8_192
 
 @dataclass
 class Event:
-    """Something a tier did: ``Event("autocompact", "compacted", turn=12, tokens_before=16_900,
+    """Something a tier did: ``Event("autocompact", "full_compaction", turn=12, tokens_before=16_900,
     tokens_after=2_100)``."""
 
     tier: str
@@ -75,6 +94,16 @@ class CompactionRecord:
     requests_after: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass
+class ToolOutcome:
+    """A tool call as the runner scripts it: what the tool produced."""
+
+    use: ToolUseBlock
+    content: str | list[Any]
+    is_error: bool = False
+    declared_limit: int | None = None
+
+
 class ContextManager:
     """One agent session's context, prepared request by request.
 
@@ -99,6 +128,7 @@ class ContextManager:
         ids: IdFactory | None = None,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         model: str | None = None,
+        session_dir: str | Path | None = None,
     ):
         self.config = config
         self.llm = llm
@@ -107,6 +137,8 @@ class ContextManager:
         self.ids = ids or IdFactory(transcript.session_id)
         self.system_prompt = system_prompt
         self.model = model or llm.model
+        # <project>/<session>.jsonl and <project>/<session>/{tool-results,session-memory} (004:95-99)
+        self.session_dir = Path(session_dir) if session_dir else transcript.path.parent / transcript.session_id
         self.messages: list[Any] = []
         self.history: list[Any] = []
         self.events: list[Event] = []
@@ -114,6 +146,15 @@ class ContextManager:
         self.requests: list[dict[str, Any]] = []
         self.tracking = AutoCompactTracking(max_failures=config.max_consecutive_failures)
         self.turn = 0
+        # tier state
+        self.replacements = ContentReplacementState()
+        self.store = ToolResultStore(self.session_dir, config)
+        self.reads = FileReadState()
+        self.micro = MicrocompactState()
+        self.memory = SessionMemoryState(path=self.session_dir / "session-memory" / "summary.md")
+        self._tools: dict[str, tuple[str, int | None]] = {}
+        self.skills: list[tuple[str, str]] = []
+        self.plan: str | None = None
 
     # -- building the history ------------------------------------------------------------------
     def append(self, message: Any) -> None:
@@ -121,79 +162,269 @@ class ContextManager:
         self.transcript.append(message)
         self.messages.append(message)
         self.history.append(message)
+        for use in tool_uses(message):
+            self._tools.setdefault(use.id, (use.name, None))
 
     def emit(self, tier: str, action: str, **kw: Any) -> Event:
         event = Event(tier, action, self.turn, **kw)
         self.events.append(event)
         return event
 
-    # -- the pipeline ----------------------------------------------------------------------------
-    def _apply_tiers(self, now: datetime, events: list[Event]) -> list[Any]:
-        """Tiers 1-3 (budget, dedupe, microcompact): the messages as the request will carry them.
-        The identity until issue 3; the context itself (and the transcript) stay unchanged."""
-        return self.messages
+    def tool_name(self, tool_use_id: str) -> tuple[str, int | None]:
+        return self._tools.get(tool_use_id, ("", None))
 
+    def _name(self, tool_use_id: str) -> str:
+        return self._tools.get(tool_use_id, ("", None))[0]
+
+    # -- tool time: Read limits and dedupe (tiers 1-2) -----------------------------------------
+    def tool_results(self, outcomes: list[ToolOutcome]) -> list[ToolResultBlock]:
+        """The tool_result blocks the tools return for ``outcomes`` (one assistant message's calls).
+
+        Read applies its own limits (never persisted, 003:416); a Read that repeats an unchanged
+        earlier read returns the unchanged-file stub (tier 2); edit tools move the file version on.
+        """
+        in_context = {b.tool_use_id for m in self.messages for b in tool_results(m)}
+        blocks = []
+        for o in outcomes:
+            self._tools[o.use.id] = (o.use.name, o.declared_limit)
+            content, is_error = o.content, o.is_error
+            if o.use.name == "Read" and not is_error and isinstance(content, str):
+                error = read_limit_error(content, self.config)
+                if error is not None:
+                    self.emit("budget", "read_limit", ids=[o.use.id], detail=error)
+                    content, is_error = error, True
+                else:
+                    content = read_line_cap(content, self.config)
+                    if self.reads.check_read(o.use, content, in_context=in_context) is not None:
+                        self.emit("dedupe", "file_unchanged_stub", ids=[o.use.id],
+                                  detail=str(o.use.input.get("file_path")))
+                        content = FILE_UNCHANGED_STUB
+                    else:
+                        self.reads.record_read(o.use, content, self.messages[-1].timestamp if self.messages else datetime.now())
+            self.reads.note_edit(o.use, failed=is_error)
+            if o.use.name == "Skill" and not is_error:
+                self.skills.insert(0, (str(o.use.input.get("skill") or o.use.input.get("command") or "skill"),
+                                       content if isinstance(content, str) else ""))
+            if o.use.name == "ExitPlanMode" and isinstance(o.use.input.get("plan"), str):
+                self.plan = o.use.input["plan"]
+            blocks.append(ToolResultBlock(tool_use_id=o.use.id, content=content, is_error=is_error))
+        return blocks
+
+    # -- after each response: session-memory extraction (tier 4) -------------------------------
+    def after_response(self, now: datetime) -> None:
+        """Post-sampling hook: update the session notes when the triggers say so (004:318-350)."""
+        if not self.config.session_memory_enabled or not self.messages:
+            return
+        last = self.messages[-1]
+        if not isinstance(last, AssistantMessage):
+            return
+        calls = self.memory.note_response(last)
+        view = self._view()
+        tokens = count_tokens(view, self.config)
+        if not should_extract(self.memory, tokens, calls, self.config):
+            return
+        prompt = self.prompts.render_session_memory_update(self.memory.content)
+        try:
+            reply = self.llm.complete(task="session_memory", messages=extraction_request(view, self.memory.content, prompt),
+                                      max_tokens=self.config.summary_output_reserve_tokens,
+                                      context_window=self.config.context_window)
+        except ModelError as exc:
+            self.emit("session_memory", "extraction_failed", tokens_before=tokens, detail=str(exc))
+            return
+        notes = reply.text.strip()
+        if not notes:
+            self.emit("session_memory", "extraction_failed", tokens_before=tokens, detail="empty notes")
+            return
+        self.memory.record(notes, last.uuid, tokens)
+        self.emit("session_memory", "extracted", tokens_before=tokens, ids=[last.uuid],
+                  detail=f"extraction {self.memory.extractions}: notes cover up to {last.uuid}")
+
+    # -- the request view (tiers 1 and 3) -------------------------------------------------------
+    def _budget_view(self) -> list[Any]:
+        view, decisions = apply_budget(self.messages, config=self.config, state=self.replacements,
+                                       store=self.store, tool_name=self.tool_name)
+        for d in decisions:
+            self.emit("budget", "persisted", ids=[d.tool_use_id],
+                      detail=f"{d.reason}: {d.size:,} chars -> {d.path}")
+        return view
+
+    def _view(self) -> list[Any]:
+        return apply_cleared(self._budget_view(), self.micro.cleared_ids)
+
+    def _apply_tiers(self, now: datetime) -> tuple[list[Any], int, list[dict[str, str]]]:
+        """The request view, the tokens freed by microcompact in this request, and cache edits."""
+        view = self._budget_view()
+        freed, edits = 0, []
+        minutes = time_based_due(view, now, self.config)
+        if minutes is not None:
+            new = time_based_clear(view, self.config, self.micro, self._name)
+            if new:
+                freed = freed_tokens(view, set(new), self.config)
+                before = count_tokens(view, self.config)
+                self.reads.forget(set(new))
+                self.emit("microcompact", "time_based_clear", tokens_before=before, tokens_after=before - freed,
+                          ids=new, detail=f"{minutes:.0f} min since the last response; "
+                                          f"{len(new)} old results cleared")
+        else:
+            edits = cached_edits(view, self.config, self.micro, self._name)
+            if edits:
+                ids = {e["tool_use_id"] for e in edits}
+                freed = freed_tokens(view, ids, self.config)
+                self.emit("microcompact", "cache_edits", ids=sorted(ids),
+                          detail=f"{len(edits)} old results deleted server-side; local messages unchanged")
+        view = apply_cleared(view, self.micro.cleared_ids)
+        return view, freed, edits
+
+    # -- the pipeline ----------------------------------------------------------------------------
     def prepare(self, now: datetime) -> PreparedRequest:
         """Prepare the next model request: run the tiers, auto-compact when due, build the body."""
         self.turn += 1
         first_event = len(self.events)
-        view = self._apply_tiers(now, [])
-        tokens = count_tokens(view, self.config)
+        view, freed, edits = self._apply_tiers(now)
+        # Tokens freed by microcompact are subtracted before the threshold check (003:526-532).
+        tokens = max(0, count_tokens(view, self.config) - freed)
         compaction = None
         if should_autocompact(tokens, self.config, self.tracking):
-            compaction = self._compact(now, trigger="auto", tokens=tokens)
+            compaction = self._autocompact(now, view, tokens)
             if compaction is not None:
-                view = self._apply_tiers(now, [])
+                view, _, edits = self._apply_tiers(now)
                 tokens = count_tokens(view, self.config)
         warning = token_warning_state(tokens, self.config)
         if warning.at_blocking_limit:
             self.emit("autocompact", "blocking_limit", tokens_before=tokens,
                       detail=f"context at {tokens} tokens, blocking limit {self.config.blocking_limit}")
-        body = {"model": self.model, "max_tokens": MAIN_MAX_TOKENS, "system": self.system_prompt,
-                "messages": to_api(view)}
+        body: dict[str, Any] = {"model": self.model, "max_tokens": MAIN_MAX_TOKENS, "system": self.system_prompt,
+                                "messages": to_api(view)}
+        if self.config.api_context_management:
+            body["context_management"] = context_management(self.config)
+        if edits:
+            body["cache_edits"] = edits  # Claude Code's cached-microcompact directives
         self.requests.append(body)
         if self.compactions:
             self.compactions[-1].requests_after.append(body)
         return PreparedRequest(body=body, tokens=tokens, warning=warning, turn=self.turn,
                                events=self.events[first_event:], compaction=compaction)
 
-    def compact(self, now: datetime, *, instructions: str | None = None) -> CompactionResult | None:
-        """A manual ``/compact`` (optionally with instructions). Manual failures are reported as
-        events but do not count toward the auto-compaction circuit breaker."""
-        self.turn += 1
-        return self._compact(now, trigger="manual", tokens=count_tokens(self.messages, self.config),
-                             instructions=instructions)
+    def _attachments(self, now: datetime, kept: list[Any] = ()) -> list[Any]:
+        kept_paths = {u.input.get("file_path") for m in kept for u in tool_uses(m) if u.name == "Read"}
+        return build_attachments(files=self.reads.recent_files(), skills=self.skills, plan=self.plan,
+                                 config=self.config, ids=self.ids, now=now,
+                                 exclude_paths={p for p in kept_paths if isinstance(p, str)})
 
-    def _compact(self, now: datetime, *, trigger: str, tokens: int,
-                 instructions: str | None = None) -> CompactionResult | None:
+    def _autocompact(self, now: datetime, view: list[Any], tokens: int) -> CompactionResult | None:
+        """``autoCompactIfNeeded`` (004:268-316): session memory first, else full compaction."""
         history_before = list(self.history)
+        if self.config.session_memory_enabled:
+            result = session_memory_compact(
+                self.messages, view, self.memory, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
+                transcript_path=str(self.transcript.path), pre_tokens=tokens)
+            if result is not None:
+                result.attachments = self._attachments(now, result.kept)
+                result.post_tokens = estimate_messages(result.post_messages, self.config)
+                if result.post_tokens < self.config.autocompact_threshold:
+                    self._install(result, history_before, tokens)
+                    self.tracking.record_success()
+                    return result
+                self.emit("session_memory", "fallback_to_full", tokens_before=tokens, tokens_after=result.post_tokens,
+                          detail=f"session-memory compaction would leave {result.post_tokens} tokens, still at or "
+                                 f"above the threshold {self.config.autocompact_threshold}")
+        return self._full(now, view, tokens, "auto", None, history_before)
+
+    def compact(self, now: datetime, *, instructions: str | None = None, partial: str | None = None,
+                messages: int | None = None) -> CompactionResult | None:
+        """A manual ``/compact`` (optionally with instructions), or a partial compaction
+        (``partial`` = ``up_to``: summarise all but the last ``messages`` messages; ``from``:
+        summarise the last ``messages`` messages). Manual failures are reported as events but do not
+        count toward the auto-compaction circuit breaker."""
+        self.turn += 1
+        view, _, _ = self._apply_tiers(now)
+        tokens = count_tokens(view, self.config)
+        history_before = list(self.history)
+        if partial is None and instructions is None and self.config.session_memory_enabled:
+            # /compact without instructions tries session memory first; with instructions it goes
+            # straight to full compaction (004:453).
+            result = session_memory_compact(
+                self.messages, view, self.memory, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
+                transcript_path=str(self.transcript.path), pre_tokens=tokens, trigger="manual")
+            if result is not None:
+                result.attachments = self._attachments(now, result.kept)
+                result.post_tokens = estimate_messages(result.post_messages, self.config)
+                self._install(result, history_before, tokens)
+                return result
+        if partial is None:
+            return self._full(now, view, tokens, "manual", instructions, history_before)
+        pivot = len(self.messages) - (messages or 0)
+        try:
+            result = partial_compact(self.messages, view, pivot, partial, llm=self.llm, config=self.config,
+                                     prompts=self.prompts, ids=self.ids, now=now,
+                                     transcript_path=str(self.transcript.path), pre_tokens=tokens,
+                                     custom_instructions=instructions)
+        except CompactionFailed as exc:
+            self._failed(exc, "manual", tokens)
+            return None
+        self._install(result, history_before, tokens)
+        return result
+
+    def _full(self, now: datetime, view: list[Any], tokens: int, trigger: str, instructions: str | None,
+              history_before: list[Any]) -> CompactionResult | None:
         try:
             result = compact_conversation(
-                self.messages, llm=self.llm, config=self.config, prompts=self.prompts, ids=self.ids,
-                now=now, transcript_path=str(self.transcript.path), pre_tokens=tokens, trigger=trigger,
-                custom_instructions=instructions)
+                view, llm=self.llm, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
+                transcript_path=str(self.transcript.path), pre_tokens=tokens, trigger=trigger,
+                custom_instructions=instructions, attachments=self._attachments(now))
         except CompactionFailed as exc:
-            if trigger == "auto":
-                self.tracking.record_failure()
-            self.emit("autocompact" if trigger == "auto" else "compact", "failed", tokens_before=tokens,
-                      detail=f"{exc.reason} (consecutive failures: {self.tracking.consecutive_failures})")
-            if trigger == "auto" and self.tracking.tripped:
-                self.emit("autocompact", "circuit_breaker_tripped", tokens_before=tokens,
-                          detail=f"{self.tracking.consecutive_failures} consecutive failures; "
-                                 "auto-compaction is off for the rest of the session")
+            self._failed(exc, trigger, tokens)
             return None
         if trigger == "auto":
             self.tracking.record_success()
+        self._install(result, history_before, tokens)
+        return result
+
+    def _failed(self, exc: CompactionFailed, trigger: str, tokens: int) -> None:
+        self._ptl_events(exc.ptl_steps)
+        if trigger == "auto":
+            self.tracking.record_failure()
+        self.emit("autocompact" if trigger == "auto" else "compact", "failed", tokens_before=tokens,
+                  detail=f"{exc.reason} (consecutive failures: {self.tracking.consecutive_failures})")
+        if trigger == "auto" and self.tracking.tripped:
+            self.emit("autocompact", "circuit_breaker_tripped", tokens_before=tokens,
+                      detail=f"{self.tracking.consecutive_failures} consecutive failures; "
+                             "auto-compaction is off for the rest of the session")
+
+    def _ptl_events(self, steps: list[Any]) -> None:
+        for step in steps:
+            self.emit("ptl", "truncated", tokens_before=step.tokens_before, tokens_after=step.tokens_after,
+                      detail=f"compaction request too long (gap {step.gap if step.gap is not None else 'unknown'}): "
+                             f"dropped the oldest {step.dropped_groups} API rounds")
+
+    def _install(self, result: CompactionResult, history_before: list[Any], tokens: int) -> None:
+        # Graders judge the summary against what the session really held, not against the view
+        # (a result cleared by microcompact before the summary is a loss they should see).
+        by_uuid = {m.uuid: m for m in self.messages}
+        result.sent = list(result.summarized)
+        result.summarized = [by_uuid.get(m.uuid, m) for m in result.summarized]
+        self._ptl_events(result.ptl_steps)
+        known = {m.uuid for m in self.history}
         for message in result.post_messages:
-            self.transcript.append(message)
-            self.history.append(message)
-        self.messages = list(result.post_messages)
+            if message.uuid not in known:  # kept messages are in the transcript already
+                self.transcript.append(message)
+                self.history.append(message)
+        # Usage anchors of kept responses counted the context before the compaction: drop them, the
+        # next response sets a new anchor (otherwise the count would jump back above the threshold).
+        self.messages = [m.model_copy(update={"usage": None}) if isinstance(m, AssistantMessage) and m.usage
+                         else m for m in result.post_messages]
+        # Reads whose results left the context can no longer be referred to by the stub.
+        live = {b.tool_use_id for m in self.messages for b in tool_results(m)}
+        self.reads.forget({r.tool_use_id for r in self.reads.reads.values()} - live)
+        if result.kind == "full":
+            self.memory.last_summarized_message_id = None  # setLastSummarizedMessageId(undefined), 004:301
         self.compactions.append(CompactionRecord(index=len(self.compactions) + 1, turn=self.turn,
                                                  result=result, history=history_before))
-        self.emit("autocompact" if trigger == "auto" else "compact", f"{result.kind}_compaction",
-                  tokens_before=tokens, tokens_after=result.post_tokens,
-                  ids=[result.boundary.uuid], detail=f"{len(result.summarized)} messages summarised")
-        return result
+        tier = "compact" if result.trigger == "manual" else "autocompact"
+        extras = f"; {len(result.kept)} kept" if result.kept else ""
+        extras += f"; {len(result.attachments)} attachments" if result.attachments else ""
+        self.emit(tier, f"{result.kind}_compaction", tokens_before=tokens, tokens_after=result.post_tokens,
+                  ids=[result.boundary.uuid], detail=f"{len(result.summarized)} messages summarised{extras}")
 
     @property
     def last_assistant(self) -> AssistantMessage | None:

@@ -30,7 +30,8 @@ class PromptSet:
     True
     """
 
-    def __init__(self, compact_template: str | Path | None = None):
+    def __init__(self, compact_template: str | Path | None = None,
+                 session_memory_template: str | Path | None = None):
         self.compact_path = Path(compact_template) if compact_template else BUILTIN_PROMPTS / "compact.j2"
         if not self.compact_path.is_file():
             raise UsageError(f"compaction prompt {self.compact_path}: no such file")
@@ -40,6 +41,13 @@ class PromptSet:
             keep_trailing_newline=False, autoescape=False)
         self._compact = self._load(self.compact_path.name, self.compact_path)
         self._continuation = self._load("continuation.j2", BUILTIN_PROMPTS / "continuation.j2")
+        self._partial = self._load("partial_compact.j2", BUILTIN_PROMPTS / "partial_compact.j2")
+        self.sm_template_path = Path(session_memory_template) if session_memory_template else \
+            BUILTIN_PROMPTS / "session_memory_template.j2"
+        if not self.sm_template_path.is_file():
+            raise UsageError(f"session-memory template {self.sm_template_path}: no such file")
+        self._sm_template = self._load_path(self.sm_template_path)
+        self._sm_update = self._load("session_memory_update.j2", BUILTIN_PROMPTS / "session_memory_update.j2")
         self.system_compact = (BUILTIN_PROMPTS / "system_compact.j2").read_text(encoding="utf-8").strip()
 
     def _load(self, name: str, path: Path) -> jinja2.Template:
@@ -52,9 +60,15 @@ class PromptSet:
             raise UsageError(f"{path}: includes {exc.name!r}, which is neither next to it nor a "
                              f"built-in prompt ({', '.join(sorted(p.name for p in BUILTIN_PROMPTS.glob('*.j2')))})") from None
 
-    def _render(self, template: jinja2.Template, path: Path, **variables: object) -> str:
+    def _load_path(self, path: Path) -> jinja2.Template:
         try:
-            return template.render(**variables).strip()
+            return self.env.from_string(path.read_text(encoding="utf-8"))
+        except jinja2.TemplateSyntaxError as exc:
+            raise UsageError(f"{path}:{exc.lineno}: template error: {exc.message}") from None
+
+    def _render(self, tpl: jinja2.Template, path: Path, **variables: object) -> str:
+        try:
+            return tpl.render(**variables).strip()
         except jinja2.TemplateError as exc:
             lineno = getattr(exc, "lineno", None)
             raise UsageError(f"{path}{':' + str(lineno) if lineno else ''}: template error: {exc}") from None
@@ -62,9 +76,20 @@ class PromptSet:
     def render_compact(self, custom_instructions: str | None = None) -> str:
         return self._render(self._compact, self.compact_path, custom_instructions=custom_instructions or "")
 
-    def render_continuation(self, summary: str, transcript_path: str, auto: bool) -> str:
+    def render_continuation(self, summary: str, transcript_path: str, auto: bool, portion: str = "earlier") -> str:
         return self._render(self._continuation, BUILTIN_PROMPTS / "continuation.j2",
-                            summary=summary, transcript_path=transcript_path, auto=auto)
+                            summary=summary, transcript_path=transcript_path, auto=auto, portion=portion)
+
+    def render_partial(self, direction: str, custom_instructions: str | None = None) -> str:
+        return self._render(self._partial, BUILTIN_PROMPTS / "partial_compact.j2", direction=direction,
+                            custom_instructions=custom_instructions or "")
+
+    def session_memory_template(self) -> str:
+        return self._render(self._sm_template, self.sm_template_path)
+
+    def render_session_memory_update(self, notes: str | None) -> str:
+        return self._render(self._sm_update, BUILTIN_PROMPTS / "session_memory_update.j2",
+                            notes=notes or "", template=self.session_memory_template())
 
     @property
     def fingerprint(self) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 import httpx2
 
 from ..tokens import estimate_api_request, estimate_text
-from .reference import write_summary
+from .reference import write_session_notes, write_summary
 
 __all__ = ["ReferenceModel", "FAULTS", "REFERENCE_MODEL_NAME"]
 
@@ -126,6 +126,8 @@ class ReferenceModel:
         if fault == "empty":
             return ""
         messages = body.get("messages") or []
+        if task == "session_memory":
+            return write_session_notes(messages)
         if task == "compact":
             reply = write_summary(messages)
             if fault == "no_summary_tags":

@@ -31,9 +31,9 @@ from ..extract import (
 from ..messages import (
     AssistantMessage, TextBlock, UserMessage, from_api, text_of, tool_uses,
 )
-from ..summary import SECTION_TITLES, normalize_ws, parse_summary, section_kind
+from ..summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary, section_kind
 
-__all__ = ["requested_sections", "write_summary", "SUMMARY_PREFIX", "split_request"]
+__all__ = ["requested_sections", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request"]
 
 SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 
@@ -127,6 +127,15 @@ def _read_carry(texts: list[str]) -> _Carry:
     carry = _Carry()
     for text in texts:
         parsed = parse_summary(text)
+        if not parsed.sections and notes_section(text, "task specification") is not None:
+            # Session notes (a session-memory compaction): the ten-section template.
+            carry.user_messages += [_unquote(i) for i in _items(notes_section(text, "task specification") or "")
+                                    if i.strip().startswith('"')]
+            carry.files += [i.strip() for i in _items(notes_section(text, "files and functions") or "")]
+            carry.errors += [i.strip() for i in _items(notes_section(text, "errors & corrections") or "")]
+            state = _items(notes_section(text, "current state") or "")
+            carry.pending = [i.strip() for i in state if not i.startswith("Latest request:")]
+            continue
         if (s := parsed.get("user_messages")) is not None:
             carry.user_messages += [_unquote(i) for i in _items(s.body)]
         if (s := parsed.get("files")) is not None:
@@ -306,3 +315,90 @@ class _Facts:
 
 # Titles are used as given by the prompt; the canonical ones are exported for templates and tests.
 CANONICAL_TITLES = SECTION_TITLES
+
+
+# ---------------------------------------------------------------------------------------------
+# Session notes (the session-memory update request)
+
+_NOTES_SECTION = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
+
+
+def _tagged(text: str, tag: str) -> str:
+    match = re.search(rf"<{tag}>\n?([\s\S]*?)\n?</{tag}>", text)
+    return match.group(1) if match else ""
+
+
+def _notes_sections(text: str) -> list[tuple[str, str]]:
+    """``(heading, body)`` of a Markdown notes document (``# Heading`` lines)."""
+    marks = list(_NOTES_SECTION.finditer(text))
+    return [(m.group(1).strip(), text[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(text)].strip())
+            for i, m in enumerate(marks)]
+
+
+def _merge(old: list[str], new: list[str]) -> list[str]:
+    seen = {normalize_ws(x) for x in old}
+    out = list(old)
+    for item in new:
+        if normalize_ws(item) not in seen:
+            seen.add(normalize_ws(item))
+            out.append(item)
+    return out
+
+
+def write_session_notes(messages: list[dict[str, Any]]) -> str:
+    """The reference reply to a session-memory update: the template's headings, in order, filled
+    from the conversation, keeping what the current notes already held."""
+    conversation, instruction = split_request(messages)
+    template = _tagged(instruction, "template")
+    current = _notes_sections(_tagged(instruction, "current_notes"))
+    headings = [h for h, _ in _notes_sections(template)] or [
+        "Session Title", "Current State", "Task specification", "Files and Functions", "Workflow",
+        "Errors & Corrections", "Codebase and System Documentation", "Learnings", "Key results", "Worklog"]
+    old = {h.lower(): _items(body) for h, body in current}
+    earlier = [b.get("text", "") for m in conversation if m.get("role") == "user"
+               for b in ([{"type": "text", "text": m["content"]}] if isinstance(m.get("content"), str) else m.get("content") or [])
+               if b.get("type") == "text" and b.get("text", "").lstrip().startswith(SUMMARY_PREFIX)]
+    cleaned = [m for m in conversation if not (m.get("role") == "user" and isinstance(m.get("content"), str)
+                                               and m["content"].lstrip().startswith(SUMMARY_PREFIX))]
+    facts = _Facts(from_api(cleaned, uuid_prefix="notes"), _read_carry(earlier))
+    people = [_quote(t) for t in facts.all_people]
+    files = [l[2:] if l.startswith("- ") else l for l in facts._s_files().split("\n")]
+    errors = [l[2:] if l.startswith("- ") else l for l in facts._s_errors().split("\n")]
+    commands = [f"`{normalize_ws(str(u.input.get('command')))[:120]}`" for m in facts.history for u in tool_uses(m)
+                if u.name in ("Bash", "PowerShell") and u.input.get("command")]
+    worklog = [f"{u.name} {_short_input(u.input)}".strip() for m in facts.history for u in tool_uses(m)]
+
+    def body(heading: str) -> list[str]:
+        h = heading.lower()
+        prior = next((v for k, v in old.items() if k == h), [])
+        if "title" in h:
+            first = normalize_ws(facts.all_people[0]) if facts.all_people else "Session without a request"
+            return [" ".join(first.split()[:10])]
+        if "current state" in h:
+            pending = [l for l in facts._s_pending().split("\n") if l.strip() not in ("- None.",)]
+            state = [f"Latest request: {_quote(facts.all_people[-1])}"] if facts.all_people else []
+            return state + [p[2:] if p.startswith("- ") else p for p in pending]
+        if "task" in h:
+            return _merge([i for i in prior if i.startswith('"')], people)
+        if "file" in h:
+            return _merge(prior, [f for f in files if f != "None."])
+        if "workflow" in h:
+            return _merge(prior, list(dict.fromkeys(commands))[-12:])
+        if "error" in h:
+            return _merge(prior, [e for e in errors if e != "None."])
+        if "codebase" in h or "documentation" in h:
+            return [facts._s_concepts().lstrip("- ")]
+        if "learning" in h:
+            return [f"{len(facts.failures)} tool calls failed in this stretch."] if facts.failures else prior
+        if "key result" in h:
+            current_work = facts._s_current().split("\n")[0]
+            return [current_work] if current_work else prior
+        if "worklog" in h:
+            return _merge(prior, worklog)[-40:]
+        return prior or ["(nothing recorded)"]
+
+    parts = []
+    for heading in headings:
+        items = body(heading) or ["(nothing yet)"]
+        parts.append(f"# {heading}\n" + "\n".join(f"- {i}" for i in items))
+    return "\n\n".join(parts)

@@ -1,7 +1,8 @@
 """End to end: a scenario through the engine with the offline reference model, graded by every
 built-in rule grader; then the same scenario with a bad prompt. The graders must tell them apart.
 
-The window is 8000 tokens, not 4000: at 4000 the built-in compaction prompt (about 1,300
+Session memory is off so both compactions are full ones (tests/engine covers session-memory
+compaction). The window is 8000 tokens, not 4000: at 4000 the built-in compaction prompt (about 1,300
 estimated tokens) does not fit between the auto-compact threshold (3,340) and the window, so every
 automatic compaction fails as prompt-too-long and only a small manual one can succeed. At 8000 the
 run gets one automatic compaction mid-session and a manual one at the end (which re-summarises the
@@ -21,6 +22,7 @@ from pytest_ctxeval.runner import run_scenario
 SCENARIO = textwrap.dedent("""\
     name: grader_e2e
     context_window: 8000
+    config: {session_memory_enabled: false}   # full compactions only: this file tests their graders
     turns:
       - user: "Refactor src/auth/session.py to use JWT for session tokens"
       - assistant: "Planning the work."

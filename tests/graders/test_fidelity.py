@@ -157,7 +157,8 @@ def test_verbatim_ignores_meta_command_echo_and_tool_results(grade, kit):
     ]
     verdict = grade("verbatim_user_messages", kit.case(messages, _s6(kit, typed)))
     assert verdict.status == "pass", verdict.reasons
-    assert verdict.reasons == ["all 1 person-typed messages verbatim in section 6"]
+    [reason] = verdict.reasons
+    assert reason.startswith("all 1 person-typed messages verbatim in section 6 ")
 
 
 def test_verbatim_is_na_without_person_messages(grade, kit):
@@ -330,7 +331,8 @@ def test_files_read_only_files_are_not_required(grade, kit):
                 *kit.tool("Edit", {"file_path": "src/app.py"})]
     verdict = grade("files_preserved", kit.case(messages, _s3(kit, "- src/app.py — edited")))
     assert verdict.status == "pass"
-    assert verdict.reasons == ["all 1 changed files named in section 3"]
+    [reason] = verdict.reasons
+    assert reason.startswith("all 1 changed files named in section 3 ")
 
 
 def test_files_is_na_without_edits_or_expectations(grade, kit):
@@ -371,7 +373,8 @@ def test_errors_key_line_verbatim_passes(grade, kit, session):
     verdict = grade("errors_preserved",
                     kit.case(messages, _s4(kit, f"- The test run failed with {session.key_error}; fixed in load()")))
     assert verdict.status == "pass", verdict.reasons
-    assert verdict.reasons == ["all 1 error lines in section 4"]
+    [reason] = verdict.reasons
+    assert reason.startswith("all 1 error lines in section 4 ")
 
 
 OPERATIONAL = "sqlalchemy.exc.OperationalError: no such table: sessions revoked tokens"
@@ -443,7 +446,8 @@ def test_pending_only_the_latest_todowrite_counts(grade, kit):
     verdict = grade("pending_tasks",
                     kit.case(_todos(kit), _s7(kit, "Write the revocation migration", "Update the session docs")))
     assert verdict.status == "pass", verdict.reasons
-    assert verdict.reasons == ["all 2 open tasks in section 7"]   # not the dropped one, not the completed one
+    [reason] = verdict.reasons
+    assert reason.startswith("all 2 open tasks in section 7 ")   # not the dropped one, not the completed one
 
 
 def test_pending_missing_open_item_fails_naming_it(grade, kit):
