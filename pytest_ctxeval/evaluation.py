@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import CtxEvalError
+from .errors import CtxEvalError, GraderError
 from .grading import (
     CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
 )
@@ -60,6 +60,7 @@ class Outcome:
     error: str | None = None
     context_window: int | None = None
     notes: list[str] = field(default_factory=list)
+    known_failures: dict[str, str] = field(default_factory=dict)
 
     def for_grader(self, name: str) -> list[tuple[CompactionCase, Verdict]]:
         return [(case, v) for case, vs in zip(self.cases, self.verdicts) for v in vs if v.grader == name]
@@ -72,12 +73,26 @@ class Outcome:
             return Verdict("fail", 0.0, [_no_compaction(self)], grader=name)
         return aggregate(name, self.for_grader(name))
 
+    def expectation(self, name: str) -> str:
+        """``ok``, ``xfail`` (a known failure that failed), ``xpass`` (a known failure that passed:
+        an error, the entry should go) or ``fail``/``ungraded``/``n/a`` as the verdict says."""
+        status = self.grader_verdict(name).status
+        if name in self.known_failures:
+            return "xfail" if status == "fail" else ("xpass" if status == "pass" else status)
+        return "ok" if status == "pass" else status
+
     @property
     def counts(self) -> dict[str, int]:
-        out = {s: 0 for s in ("pass", "fail", "n/a", "ungraded")}
+        out = {s: 0 for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass")}
         for name in self.graders:
-            out[self.grader_verdict(name).status] += 1
+            state = self.expectation(name)
+            out["pass" if state == "ok" else state] += 1
         return out
+
+    @property
+    def failed(self) -> bool:
+        """Whether this outcome should fail a run: an error, an unexpected fail or an xpass."""
+        return self.error is not None or any(self.expectation(g) in ("fail", "xpass") for g in self.graders)
 
 
 def _no_compaction(outcome: Outcome) -> str:
@@ -111,9 +126,14 @@ def aggregate(name: str, pairs: list[tuple[CompactionCase, Verdict]]) -> Verdict
 def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None) -> Outcome:
     specs = list(specs) if specs is not None else list(registry)
     cases = cases_from_run(run)
+    known = dict(run.scenario.known_failures) if run.scenario is not None else {}
+    unknown = sorted(set(known) - set(registry.names))
+    if unknown:
+        raise GraderError(f"{run.source}: known_failures names unknown grader {unknown[0]!r}; "
+                          f"known graders: {', '.join(registry.names)}")
     return Outcome(name=run.name, source=run.source, kind="scenario", cases=cases,
                    verdicts=[registry.run(c, specs) for c in cases], graders=[s.name for s in specs],
-                   run=run, context_window=run.config.context_window)
+                   run=run, context_window=run.config.context_window, known_failures=known)
 
 
 def evaluate_transcript(transcript: Any, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None,
@@ -153,8 +173,13 @@ def _outcome_entry(o: Outcome) -> dict[str, Any]:
         entry["events"] = [e.as_dict() for e in o.run.events]
     if o.notes:
         entry["notes"] = list(o.notes)
-    entry["graders"] = {name: {k: v for k, v in o.grader_verdict(name).as_dict().items() if k not in ("grader",)}
-                        for name in o.graders}
+    entry["graders"] = {}
+    for name in o.graders:
+        row = {k: v for k, v in o.grader_verdict(name).as_dict().items() if k != "grader"}
+        if name in o.known_failures:
+            row["known_failure"] = o.known_failures[name]
+            row["expectation"] = o.expectation(name)
+        entry["graders"][name] = row
     entry["compactions"] = [
         {"index": c.index, "kind": c.kind, "trigger": c.trigger, "turn": c.turn, "line": c.line,
          "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens, "summary": c.summary,
