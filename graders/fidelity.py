@@ -20,7 +20,6 @@ against that compaction's summary.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 
 from pytest_ctxeval.extract import (
@@ -28,7 +27,7 @@ from pytest_ctxeval.extract import (
     person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import AssistantMessage, result_text, text_of
+from pytest_ctxeval.messages import AssistantMessage, plain_text, text_of
 from pytest_ctxeval.summary import SECTION_TITLES, Section, normalize_ws, notes_section
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
@@ -46,20 +45,7 @@ def _history_text(case: CompactionCase) -> str:
     only touches after this compaction cannot be in this summary)."""
     cached = case.__dict__.get("_history_text")
     if cached is None:
-        parts = []
-        for m in case.history:
-            content = getattr(m, "content", "")
-            if isinstance(content, str):
-                parts.append(content)
-                continue
-            for b in content:
-                if b.type == "text":
-                    parts.append(b.text)
-                elif b.type == "tool_use":
-                    parts.append(json.dumps(b.input, ensure_ascii=False))
-                elif b.type == "tool_result":
-                    parts.append(result_text(b))
-        cached = case.__dict__["_history_text"] = normalize_ws("\n".join(parts)).lower()
+        cached = case.__dict__["_history_text"] = normalize_ws(plain_text(case.history)).lower()
     return cached
 
 

@@ -123,6 +123,10 @@ class EngineConfig(BaseModel):
         "Names a compactable-tools set: 'default' (000:111, 004:210) or 'read_only' (003:122-123: Edit "
         "and Write results are never cleared). Sets compactable_tools unless that is given too.",
         default="default")
+    cached_microcompact: bool = _seed(
+        "The cached (cache_edits) microcompact path is behind feature('CACHED_MICROCOMPACT') (003:137) and "
+        "its thresholds are not in the seeds: off by default; on, it deletes old results server-side",
+        default=False)
     cache_edits_trigger_results: int = _seed(
         "Cached microcompact: count-based, thresholds (003:480; 000:107) with no numbers "
         "in the seeds; our choice: act once more than 20 compactable results are live", default=20, ge=0)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import Any, Callable, Iterable, Literal
 
 from .errors import GraderError
 from .extract import person_messages
-from .messages import CompactBoundary, UserMessage, result_text, text_of
+from .messages import CompactBoundary, UserMessage, plain_text, text_of
 from .scenarios import Expectations
 from .summary import ParsedSummary, parse_summary
 from .tokens import estimate_messages
@@ -130,22 +129,9 @@ class CompactionCase:
     @cached_property
     def kept_text(self) -> str:
         """The text of what the compaction kept besides its summary: kept messages and attachments."""
-        parts = []
-        for m in self.post_messages:
-            if isinstance(m, CompactBoundary) or (isinstance(m, UserMessage) and m.is_compact_summary):
-                continue
-            content = getattr(m, "content", "")
-            if isinstance(content, str):
-                parts.append(content)
-                continue
-            for b in content:
-                if b.type == "text":
-                    parts.append(b.text)
-                elif b.type == "tool_use":
-                    parts.append(json.dumps(b.input, ensure_ascii=False))
-                elif b.type == "tool_result":
-                    parts.append(result_text(b))
-        return "\n".join(parts)
+        return plain_text(m for m in self.post_messages
+                          if not isinstance(m, CompactBoundary)
+                          and not (isinstance(m, UserMessage) and m.is_compact_summary))
 
     def region(self, kind: str) -> str | None:
         """Where the facts of section ``kind`` may live after this compaction, or None when the

@@ -24,7 +24,7 @@ __all__ = [
     "ToolUseBlock", "ToolResultBlock", "ContentBlock",
     "Usage", "UserMessage", "AssistantMessage", "CompactBoundary", "AttachmentMessage", "Message",
     "to_api", "from_api", "validate_api", "person_text", "is_person_typed", "text_of",
-    "tool_uses", "tool_results", "result_text", "utcnow",
+    "tool_uses", "tool_results", "result_text", "plain_text", "utcnow",
 ]
 
 
@@ -220,6 +220,27 @@ def person_text(message: Any) -> str | None:
     if not texts:
         return None
     return "\n".join(texts)
+
+
+def plain_text(messages: Iterable[Any]) -> str:
+    """Everything said or done in ``messages`` as text: text blocks, tool inputs (as JSON), tool
+    results and attachments, one per line. For searching, not for sending."""
+    import json
+
+    parts: list[str] = []
+    for m in messages:
+        content = getattr(m, "content", "")
+        if isinstance(content, str):
+            parts.append(content)
+            continue
+        for b in content:
+            if isinstance(b, TextBlock):
+                parts.append(b.text)
+            elif isinstance(b, ToolUseBlock):
+                parts.append(json.dumps(b.input, ensure_ascii=False))
+            elif isinstance(b, ToolResultBlock):
+                parts.append(result_text(b))
+    return "\n".join(parts)
 
 
 def is_person_typed(message: Any) -> bool:

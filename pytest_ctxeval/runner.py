@@ -34,7 +34,7 @@ from .messages import (
 from .scenarios import (
     AssistantStep, CompactStep, GapStep, Scenario, UserStep, expand, load_scenario,
 )
-from .tokens import estimate_api_request, estimate_message
+from .tokens import estimate_message
 from .transcript import TranscriptWriter
 
 __all__ = ["RunResult", "run_scenario", "USER_STEP", "ASSISTANT_STEP", "TOOL_STEP"]
@@ -120,8 +120,7 @@ def run_scenario(
                 reply = AssistantMessage(uuid=ids.uuid(), timestamp=clock, content=blocks,
                                          message_id=ids.message_id(), model=cm.model)
                 # The anchor a real API response would carry: the request's size plus this output.
-                reply.usage = Usage(input_tokens=estimate_api_request(prepared.body, config),
-                                    output_tokens=estimate_message(reply, config))
+                reply.usage = Usage(input_tokens=cm.input_tokens(prepared), output_tokens=estimate_message(reply, config))
                 cm.append(reply)
                 cm.after_response(clock)
                 if step.tools:

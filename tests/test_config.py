@@ -63,6 +63,7 @@ SEED_CONSTANTS = [
     ("max_ptl_retries", 3, "003:320"),
     ("ptl_drop_fraction", 0.2, "003:314"),
     ("microcompact_profile", "default", "003:122-123"),
+    ("cached_microcompact", False, "003:137"),
     ("cache_edits_trigger_results", 20, "003:480"),
     ("cache_edits_keep_recent", 5, "004:214"),
     ("api_context_management", True, "000:113-124"),

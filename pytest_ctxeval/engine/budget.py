@@ -100,7 +100,11 @@ class ToolResultStore:
         limit = self.config.persisted_max_bytes
         truncated = len(data) > limit
         if truncated:
-            marker = TRUNCATION_MARKER.format(limit=limit, dropped=len(data) - limit).encode()
+            # The marker takes room inside the limit; size it until the count it states is exact.
+            marker = b""
+            for _ in range(3):
+                kept = limit - len(marker)
+                marker = TRUNCATION_MARKER.format(limit=limit, dropped=len(data) - kept).encode()
             data = data[: limit - len(marker)] + marker
         created = True
         try:
@@ -232,8 +236,9 @@ def read_limit_error(content: str, config: EngineConfig) -> str | None:
 def read_line_cap(content: str, config: EngineConfig) -> str:
     """At most ``read_max_lines`` lines (003:79): the rest is left out, with a note saying so."""
     lines = content.split("\n")
-    if len(lines) <= config.read_max_lines:
+    total = len(lines) - (1 if content.endswith("\n") else 0)  # a final newline ends a line, not a new one
+    if total <= config.read_max_lines:
         return content
     kept = "\n".join(lines[: config.read_max_lines])
-    return (kept + f"\n[Showing lines 1-{config.read_max_lines} of {len(lines)}. "
+    return (kept + f"\n[Showing lines 1-{config.read_max_lines} of {total}. "
             "Use offset and limit to read the rest.]")

@@ -7,11 +7,13 @@ Before every request, old results of *compactable* tools lose their content. Two
   of every compactable result but the 5 most recent (``keepRecent = 5``, 004:214) becomes
   ``[Old tool result content cleared]``. The prefix is being re-written anyway, so changing it
   costs nothing. Other tools (Task/Agent, TodoWrite, ...) are never touched.
-* **cached** (the cache is warm): local messages stay unchanged and the request carries
+* **cached** (the cache is warm; behind ``feature('CACHED_MICROCOMPACT')``, 003:137, so off unless
+  ``cached_microcompact`` is set): local messages stay unchanged and the request carries
   ``cache_edits`` directives that delete old results server-side without breaking the cached
   prefix. The seeds say the thresholds are count-based (003:480; GrowthBook config, 000:107)
   without giving numbers: here, once more than ``cache_edits_trigger_results`` compactable
-  results are live, the oldest are deleted down to ``cache_edits_keep_recent``.
+  results are live, the oldest are deleted down to ``cache_edits_keep_recent``. Deleted results
+  stop counting: the usage the API would report excludes them.
 
 The compactable set is ``EngineConfig.compactable_tools``. The seeds disagree: 000/004 list Read,
 shell, Grep, Glob, WebSearch, WebFetch, Edit and Write (the default); 003 says write tools are

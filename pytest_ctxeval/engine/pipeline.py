@@ -48,6 +48,15 @@ from .session_memory import SessionMemoryState, extraction_request, session_memo
 __all__ = ["Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
            "ToolOutcome"]
 
+
+def _anchor_index(messages: list[Any]) -> int:
+    """Index of the last assistant message carrying API usage (the count's anchor), or -1."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, AssistantMessage) and m.usage is not None and m.usage.context_tokens:
+            return i
+    return -1
+
 DEFAULT_SYSTEM_PROMPT = ("You are an interactive coding agent. Use the tools available to help the user "
                          "with software engineering tasks.")
 #: Output budget of the main agent requests the pipeline prepares (not sent offline).
@@ -252,43 +261,58 @@ class ContextManager:
         return apply_cleared(self._budget_view(), self.micro.cleared_ids)
 
     def _apply_tiers(self, now: datetime) -> tuple[list[Any], int, list[dict[str, str]]]:
-        """The request view, the tokens freed by microcompact in this request, and cache edits."""
+        """The request view, the context's token count, and this request's cache edits.
+
+        Tokens freed by microcompact are subtracted before the threshold check (003:526-532):
+        only for results behind the usage anchor, which counted them; results after the anchor are
+        estimated from the cleared view already.
+        """
         view = self._budget_view()
-        freed, edits = 0, []
+        edits: list[dict[str, str]] = []
+        new: list[str] = []
         minutes = time_based_due(view, now, self.config)
         if minutes is not None:
             new = time_based_clear(view, self.config, self.micro, self._name)
-            if new:
-                freed = freed_tokens(view, set(new), self.config)
-                before = count_tokens(view, self.config)
-                self.reads.forget(set(new))
-                self.emit("microcompact", "time_based_clear", tokens_before=before, tokens_after=before - freed,
-                          ids=new, detail=f"{minutes:.0f} min since the last response; "
-                                          f"{len(new)} old results cleared")
-        else:
+        elif self.config.cached_microcompact:
             edits = cached_edits(view, self.config, self.micro, self._name)
-            if edits:
-                ids = {e["tool_use_id"] for e in edits}
-                freed = freed_tokens(view, ids, self.config)
-                self.emit("microcompact", "cache_edits", ids=sorted(ids),
-                          detail=f"{len(edits)} old results deleted server-side; local messages unchanged")
-        view = apply_cleared(view, self.micro.cleared_ids)
-        return view, freed, edits
+            new = [e["tool_use_id"] for e in edits]
+        new_ids = set(new)
+        self.reads.forget(new_ids)  # the model can no longer see those results
+        anchor = _anchor_index(view)
+        freed = freed_tokens(view[: anchor + 1], new_ids, self.config) if anchor >= 0 else 0
+        cleared = apply_cleared(view, self.micro.cleared_ids)
+        tokens = max(0, count_tokens(cleared, self.config) - freed)
+        if minutes is not None and new_ids:
+            self.emit("microcompact", "time_based_clear", tokens_before=tokens + freed_tokens(view, new_ids, self.config),
+                      tokens_after=tokens, ids=new,
+                      detail=f"{minutes:.0f} min since the last response; {len(new_ids)} old results cleared")
+        elif edits:
+            self.emit("microcompact", "cache_edits", tokens_before=tokens + freed_tokens(view, new_ids, self.config),
+                      tokens_after=tokens, ids=new,
+                      detail=f"{len(edits)} old results deleted server-side; local messages unchanged")
+        return cleared, tokens, edits
+
+    def input_tokens(self, prepared: PreparedRequest) -> int:
+        """What the API would report as ``input_tokens`` for ``prepared``: its size, less the results
+        that ``cache_edits`` deleted server-side (the local messages still hold them)."""
+        from ..tokens import estimate_api_request
+
+        total = estimate_api_request(prepared.body, self.config)
+        if self.micro.cache_deleted_ids:
+            total -= freed_tokens(self._view(), self.micro.cache_deleted_ids, self.config)
+        return max(0, total)
 
     # -- the pipeline ----------------------------------------------------------------------------
     def prepare(self, now: datetime) -> PreparedRequest:
         """Prepare the next model request: run the tiers, auto-compact when due, build the body."""
         self.turn += 1
         first_event = len(self.events)
-        view, freed, edits = self._apply_tiers(now)
-        # Tokens freed by microcompact are subtracted before the threshold check (003:526-532).
-        tokens = max(0, count_tokens(view, self.config) - freed)
+        view, tokens, edits = self._apply_tiers(now)
         compaction = None
         if should_autocompact(tokens, self.config, self.tracking):
             compaction = self._autocompact(now, view, tokens)
             if compaction is not None:
-                view, _, edits = self._apply_tiers(now)
-                tokens = count_tokens(view, self.config)
+                view, tokens, edits = self._apply_tiers(now)
         warning = token_warning_state(tokens, self.config)
         if warning.at_blocking_limit:
             self.emit("autocompact", "blocking_limit", tokens_before=tokens,
@@ -337,8 +361,7 @@ class ContextManager:
         summarise the last ``messages`` messages). Manual failures are reported as events but do not
         count toward the auto-compaction circuit breaker."""
         self.turn += 1
-        view, _, _ = self._apply_tiers(now)
-        tokens = count_tokens(view, self.config)
+        view, tokens, _ = self._apply_tiers(now)
         history_before = list(self.history)
         if partial is None and instructions is None and self.config.session_memory_enabled:
             # /compact without instructions tries session memory first; with instructions it goes
@@ -362,6 +385,9 @@ class ContextManager:
         except CompactionFailed as exc:
             self._failed(exc, "manual", tokens)
             return None
+        # Partial compaction re-injects attachments too (004:567, 004:574).
+        result.attachments = self._attachments(now, result.kept)
+        result.post_tokens = estimate_messages(result.post_messages, self.config)
         self._install(result, history_before, tokens)
         return result
 

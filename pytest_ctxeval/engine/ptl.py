@@ -69,6 +69,9 @@ def truncate_head_for_ptl_retry(
     if len(groups) <= 1:
         return None
     if gap is not None and gap > 0:
+        # As in the seed (003:301-309): the dropped rounds cover the gap alone. The marker put back
+        # in front is not counted, so rounds that cover the gap exactly leave the retry a few
+        # tokens over and a second retry is spent; faithful, and tested as such.
         covered, drop = 0, 0
         for group in groups:
             covered += sum(estimate_message(m, config) for m in group)

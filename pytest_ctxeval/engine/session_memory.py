@@ -6,7 +6,9 @@ by a model call with the ten-section template (Session Title ... Worklog, 004:36
 * the first time when the context reaches 10,000 tokens (004:333);
 * afterwards only when the context grew by at least 5,000 tokens since the last extraction AND
   (at least 3 tool calls since then OR no tool call in the last turn) (004:334-350: the token
-  threshold is always required).
+  threshold is always required). The prose at 004:335 says "more than three tool calls in the last
+  turn"; the source comment it quotes (004:339-349, ``hasMetToolCallThreshold``) and the issue
+  counting calls since the last update are followed here: at least 3, since the last extraction.
 
 Each extraction records ``last_summarized_message_id`` (the last message the notes cover).
 
