@@ -2,6 +2,8 @@
 
     ctxeval run scenarios/ --json results.json [--context-window N] [--compact-at-end]
     ctxeval grade TRANSCRIPT.jsonl [--summary FILE] [--expect FILE.yaml] [--graders a,b] [--json OUT]
+    ctxeval import TRANSCRIPT.jsonl -o scenarios/NAME.yaml [--all | --until-first-compaction] [--no-redact]
+    ctxeval compare-real TRANSCRIPT.jsonl [--acompact FILE] [--backend anthropic] [--json OUT] [--html OUT]
 
 Exit codes: 0 every applicable verdict passed, 1 some verdict failed (or a scenario could not run),
 2 usage or input error.
@@ -19,9 +21,12 @@ from pydantic import ValidationError
 
 from . import __version__
 from .errors import CtxEvalError, UsageError
-from .evaluation import Outcome, evaluate_run, evaluate_transcript, merge_usage, results_document, write_results
+from .evaluation import (
+    Outcome, evaluate_run, evaluate_transcript, make_recompact, merge_usage, results_document, usage_lines,
+    write_results,
+)
 from .grading import GraderRegistry, load_graders
-from .options import RunOptions, add_run_options, builtin_scenarios_dir
+from .options import RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, positive_int
 from .runner import run_scenario
 from .scenarios import Expectations, find_scenarios, format_path, load_scenario
 from .table import ScenarioRow, format_table
@@ -74,9 +79,69 @@ def build_parser() -> argparse.ArgumentParser:
                        help="expectations in the scenario 'expect:' schema (intent, files, errors, pending, "
                             "superseded, probes)")
     grade.add_argument("--json", dest="json_out", metavar="OUT", help="write the versioned results JSON here")
+    add_model_options(grade.add_argument, "--")
     _grader_args(grade)
     grade.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
+    grade.add_argument("--strict", action="store_true",
+                       help="a malformed transcript line is an error (exit 2) instead of being reported and skipped")
+    _add_import_commands(sub)
     return parser
+
+
+def _add_import_commands(sub: Any) -> None:
+    """``ctxeval import`` and ``ctxeval compare-real`` (real Claude Code sessions)."""
+    imp = sub.add_parser(
+        "import", help="turn a Claude Code session file into a scenario that replays it",
+        description="Write a scenario that replays a real Claude Code session (~/.claude/projects/<project>/"
+                    "<session>.jsonl): person-typed messages, assistant text and tool calls, tool results, real "
+                    "timestamps; meta records, command echoes and progress are not turns. Content is never "
+                    "rendered as a template; key- and token-shaped strings are redacted. Exit 0 on success, "
+                    "2 on bad input.")
+    imp.add_argument("transcript", metavar="TRANSCRIPT.jsonl")
+    imp.add_argument("-o", "--output", required=True, metavar="OUT.yaml", help="the scenario file to write")
+    cut = imp.add_mutually_exclusive_group()
+    cut.add_argument("--until-first-compaction", dest="mode", action="store_const", const="until_first_compaction",
+                     help="stop before the first compaction and compact there (the default when the file has one)")
+    cut.add_argument("--all", dest="mode", action="store_const", const="all",
+                     help="keep the whole line; each compaction becomes a recorded_compaction turn installing "
+                          "Claude Code's own summary")
+    imp.add_argument("--thinking", choices=("keep", "drop"), default="keep",
+                     help="keep the assistant's thinking blocks (default) or drop them")
+    imp.add_argument("--no-redact", dest="redact", action="store_false",
+                     help="keep key- and token-shaped strings (they are replaced by [REDACTED:<kind>] by default)")
+    imp.add_argument("--no-subagents", dest="subagents", action="store_false",
+                     help="leave subagent conversations out (by default they go under sidechains:, not replayed)")
+    imp.add_argument("--name", help="the scenario's name (default: the output file's name)")
+    imp.add_argument("--strict", action="store_true",
+                     help="a malformed transcript line is an error (exit 2) instead of being reported and skipped")
+    imp.add_argument("--force", action="store_true", help="overwrite OUT.yaml if it exists")
+
+    cmp = sub.add_parser(
+        "compare-real", help="compact the conversation each real compaction summarised with our engine, grade both",
+        description="For each compaction in a Claude Code session file, run our engine's compaction (the prompt "
+                    "under test, offline or anthropic backend) on exactly the conversation Claude Code summarised, "
+                    "grade both summaries with the same graders and show them side by side. With Claude Code's "
+                    "compaction call (agent-acompact-*.jsonl, found next to a 2.1 session or given with "
+                    "--acompact), also compare the two compaction requests. Exit 0 if every verdict on our summary "
+                    "passes, 1 if one fails, 2 on bad input.")
+    cmp.add_argument("transcript", metavar="TRANSCRIPT.jsonl")
+    cmp.add_argument("--acompact", action="append", default=[], metavar="FILE",
+                     help="Claude Code's compaction call file for this session (repeatable)")
+    cmp.add_argument("--expect", metavar="FILE.yaml", help="expectations (scenario 'expect:' schema), probes included")
+    cmp.add_argument("--prompt", dest="ctxeval_prompt", default=None, metavar="PATH",
+                     help="a jinja2 compaction prompt to test instead of the built-in one")
+    cmp.add_argument("--context-window", dest="ctxeval_context_window", type=positive_int, default=None, metavar="N",
+                     help="the window our engine assumes (default: the session model's, 200,000)")
+    add_model_options(cmp.add_argument, "--")
+    cmp.add_argument("--json", dest="json_out", metavar="OUT", help="write the comparison JSON here")
+    cmp.add_argument("--html", dest="html_out", metavar="OUT", help="write a self-contained HTML page here")
+    _grader_args(cmp)
+    cmp.add_argument("--strict", action="store_true",
+                     help="a malformed transcript line is an error (exit 2) instead of being reported and skipped")
+    cmp.add_argument("--no-redact", dest="redact", action="store_false",
+                     help="print and write the summaries as they are (key- and token-shaped strings are replaced "
+                          "by [REDACTED:<kind>] by default)")
+    cmp.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
 
 
 def _grader_args(p: argparse.ArgumentParser) -> None:
@@ -129,11 +194,33 @@ def _exit_code(outcomes: list[Outcome]) -> int:
     return EXIT_FAIL if any(o.failed for o in outcomes) else EXIT_OK
 
 
+class _Progress:
+    """A live line on a terminal ("[3/9] auth_refactor  41 calls  230,114 tokens  $0.84"); silent
+    when the output is not a terminal."""
+
+    def __init__(self, total: int, llms: list[Any]):
+        self.total, self.done, self.llms = total, 0, llms
+        self.live = sys.stdout.isatty()
+
+    def step(self, name: str, usages: list[dict[str, Any]]) -> None:
+        self.done += 1
+        if not self.live:
+            return
+        usage = merge_usage(usages + [llm.usage.as_dict() for llm in self.llms if llm is not None])
+        line = (f"[{self.done}/{self.total}] {name}  {usage['api_calls']} calls  "
+                f"{usage['input_tokens'] + usage['output_tokens']:,} tokens  ${usage['usd']:.4f}")
+        sys.stdout.write("\r" + line[:120].ljust(120))
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        if self.live and self.done:
+            sys.stdout.write("\r" + " " * 120 + "\r")
+            sys.stdout.flush()
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    options = RunOptions(backend=args.ctxeval_backend or "offline", model=args.ctxeval_model,
-                         context_window=args.ctxeval_context_window, compact_at_end=args.ctxeval_compact_at_end,
-                         prompt=Path(args.ctxeval_prompt) if args.ctxeval_prompt else None,
-                         graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
+    options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
+    options.check_key()
     registry, specs = _registry(args)
     prompts = options.prompts()
     paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
@@ -141,27 +228,47 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not files:
         raise UsageError(f"no scenario files (*.yaml) under {', '.join(map(str, paths))}")
     scenarios = [load_scenario(f) for f in files]  # all input errors before any run
-    outcomes, usages = [], []
-    for scenario in scenarios:
+    wants_judge = any(s.kind == "llm" for s in specs)
+    judge = options.make_judge() if wants_judge else None
+    regen = options.make_llm() if wants_judge else None
+    recompact = make_recompact(regen, prompts) if regen is not None else None
+    progress = _Progress(len(scenarios), [getattr(judge, "llm", None), regen])
+    usages: list[dict[str, Any]] = []
+
+    def one(scenario: Any) -> Outcome:
         session_dir = Path(args.session_dir) / scenario.display_name if args.session_dir else None
         try:
             run = run_scenario(scenario, llm=options.make_llm(scenario.faults or None),
                                context_window=options.context_window, compact_at_end=options.compact_at_end,
                                session_dir=session_dir, prompts=prompts)
         except CtxEvalError as exc:
-            outcomes.append(Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
-                                    error=str(exc), graders=[s.name for s in specs]))
-            continue
+            return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
+                           error=str(exc), graders=[s.name for s in specs])
         usages.append(run.usage)
-        outcomes.append(evaluate_run(run, registry, specs))
+        return evaluate_run(run, registry, specs, judge=judge, recompact=recompact)
+
+    # Scenarios are independent: run them on a bounded pool (results in file order).
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(options.concurrency, len(scenarios))) as pool:
+        futures = [pool.submit(one, sc) for sc in scenarios]
+        outcomes = []
+        for sc, fut in zip(scenarios, futures):
+            outcomes.append(fut.result())
+            progress.step(sc.display_name, usages)
+    progress.close()
     _print_outcomes(outcomes, args.verbose)
-    usage = merge_usage(usages)
-    print(f"\nmodel usage ({options.backend}): {usage['api_calls']} calls, {usage['input_tokens']:,} input tokens, "
-          f"{usage['output_tokens']:,} output tokens")
+    usage = merge_usage(usages + [llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm])
+    print()
+    for line in usage_lines(usage, options.backend):
+        print(line)
+    if judge is not None:
+        print(f"judge: {judge.label}")
     if args.json_out:
-        doc = results_document(outcomes, usage=usage, backend=options.backend,
-                               model=outcomes[0].run.requests[0]["model"] if outcomes and outcomes[0].run and outcomes[0].run.requests else options.model,
-                               prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint})
+        model = next((o.run.requests[0]["model"] for o in outcomes if o.run and o.run.requests), options.model)
+        doc = results_document(outcomes, usage=usage, backend=options.backend, model=model,
+                               prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint},
+                               judge=judge.label if judge else None)
         print(f"results written to {write_results(args.json_out, doc)}")
     return _exit_code(outcomes)
 
@@ -196,7 +303,10 @@ def load_expectations(path: str | Path) -> Expectations:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
+    options = RunOptions.from_namespace(args)
+    options.check_key()
     registry, specs = _registry(args)
+    judge = options.make_judge() if any(s.kind == "llm" for s in specs) else None
     expect = load_expectations(args.expect) if args.expect else None
     summary = None
     if args.summary:
@@ -204,16 +314,70 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             summary = Path(args.summary).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"{args.summary}: cannot read the summary ({getattr(exc, 'strerror', None) or exc})") from None
-    transcript = read_transcript(args.transcript)
+    transcript = read_transcript(args.transcript, strict=args.strict)
     if summary is None and not transcript.compactions:
         raise UsageError(f"{args.transcript}: no compaction in this transcript (no compact_boundary record); "
                          "pass --summary FILE to grade a summary of it")
-    outcome = evaluate_transcript(transcript, registry, specs, expect=expect, summary_text=summary)
+    outcome = evaluate_transcript(transcript, registry, specs, expect=expect, summary_text=summary, judge=judge)
     _print_outcomes([outcome], args.verbose)
+    usage = merge_usage([judge.llm.usage.as_dict()] if judge else [])
+    if judge is not None:
+        print()
+        for line in usage_lines(usage, options.backend):
+            print(line)
+        print(f"judge: {judge.label}")
     if args.json_out:
-        doc = results_document([outcome], usage=merge_usage([]), backend="none", model=None)
+        doc = results_document([outcome], usage=usage, backend=options.backend, model=None,
+                               judge=judge.label if judge else None)
         print(f"results written to {write_results(args.json_out, doc)}")
     return _exit_code([outcome])
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .importer import import_transcript, write_scenario
+
+    result = import_transcript(args.transcript, mode=args.mode or "auto", thinking=args.thinking == "keep",
+                               redact=args.redact, strict=args.strict, subagents=args.subagents,
+                               name=args.name or Path(args.output).stem)
+    path, size = write_scenario(result, args.output, force=args.force)
+    print(f"imported {args.transcript} -> {path} ({size:,} bytes)")
+    for line in result.summary_lines():
+        print(line)
+    return EXIT_OK
+
+
+def _cmd_compare_real(args: argparse.Namespace) -> int:
+    from .compare import comparison_html, compare_real, format_comparison
+
+    options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
+    options.check_key()
+    registry, specs = _registry(args)
+    expect = load_expectations(args.expect) if args.expect else None
+    llm = options.make_llm()
+    judge = options.make_judge() if any(s.kind == "llm" for s in specs) else None
+    comparison = compare_real(args.transcript, llm=llm, registry=registry, specs=specs, prompts=options.prompts(),
+                              context_window=options.context_window, expect=expect, calls=args.acompact,
+                              strict=args.strict, judge=judge, redact_output=args.redact)
+    usage = merge_usage([llm.usage.as_dict()] + ([judge.llm.usage.as_dict()] if judge else []))
+    comparison.usage = usage
+    for line in format_comparison(comparison, verbose=args.verbose):
+        print(line)
+    print()
+    for line in usage_lines(usage, options.backend):
+        print(line)
+    if judge is not None:
+        print(f"judge: {judge.label}")
+    if args.json_out:
+        print(f"comparison written to {write_results(args.json_out, comparison.as_dict())}")
+    if args.html_out:
+        out = Path(args.html_out)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(comparison_html(comparison), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{out}: cannot write ({exc.strerror or exc})") from None
+        print(f"HTML written to {out}")
+    return EXIT_FAIL if comparison.failed else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -223,7 +387,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return _cmd_run(args) if args.command == "run" else _cmd_grade(args)
+        commands = {"run": _cmd_run, "grade": _cmd_grade, "import": _cmd_import, "compare-real": _cmd_compare_real}
+        return commands[args.command](args)
     except CtxEvalError as exc:
         print(f"ctxeval: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -31,16 +31,17 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .errors import CtxEvalError, GraderError
 from .grading import (
     CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
 )
+from .messages import text_of
 from .runner import RunResult
 
 __all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "results_document",
-           "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage"]
+           "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage", "make_recompact", "usage_lines"]
 
 RESULTS_FORMAT = "pytest-ctxeval/results"
 RESULTS_VERSION = 1
@@ -123,9 +124,43 @@ def aggregate(name: str, pairs: list[tuple[CompactionCase, Verdict]]) -> Verdict
                    grader=name, kind=kind)
 
 
-def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None) -> Outcome:
+def make_recompact(llm: Any, prompts: Any) -> Callable[[CompactionCase], CompactionCase | None]:
+    """A ``case -> case`` that compacts a compaction's post-compact context once more (a manual
+    ``/compact`` on it): the next generation for the drift grader."""
+    from .engine.compact import CompactionFailed, compact_conversation
+    from .ids import IdFactory
+    from .tokens import estimate_messages
+
+    def recompact(case: CompactionCase) -> CompactionCase | None:
+        config = case.config
+        if config is None or not case.post_messages:
+            return None
+        ids = IdFactory(f"{case.source}:regen:{case.index}")
+        context = list(case.post_messages)
+        pre = estimate_messages(context, config)
+        when = context[-1].timestamp
+        try:
+            result = compact_conversation(context, llm=llm, config=config, prompts=prompts, ids=ids, now=when,
+                                          transcript_path=case.transcript_path or "", pre_tokens=pre,
+                                          trigger="manual")
+        except CompactionFailed:
+            return None
+        return CompactionCase(
+            source=case.source, index=case.index + 1, kind="full", trigger="manual", summary=result.summary,
+            summary_message=text_of(result.summary_message.content), summarized=context,
+            history=case.history + [m for m in context if m not in case.history], post_messages=result.post_messages,
+            expect=case.expect, raw_reply=result.raw_reply, transcript_path=case.transcript_path,
+            pre_tokens=pre, post_tokens=result.post_tokens, turn=case.turn, origin="regenerated", config=config)
+
+    return recompact
+
+
+def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None, *,
+                 judge: Any = None, recompact: Callable[[CompactionCase], CompactionCase | None] | None = None) -> Outcome:
     specs = list(specs) if specs is not None else list(registry)
     cases = cases_from_run(run)
+    for case in cases:
+        case.judge, case.recompact = judge, recompact
     known = dict(run.scenario.known_failures) if run.scenario is not None else {}
     unknown = sorted(set(known) - set(registry.names))
     if unknown:
@@ -137,9 +172,11 @@ def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[Grade
 
 
 def evaluate_transcript(transcript: Any, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None,
-                        *, expect: Any = None, summary_text: str | None = None) -> Outcome:
+                        *, expect: Any = None, summary_text: str | None = None, judge: Any = None) -> Outcome:
     specs = list(specs) if specs is not None else list(registry)
     cases = cases_from_transcript(transcript, expect=expect, summary_text=summary_text)
+    for case in cases:
+        case.judge = judge
     name = Path(transcript.path).name
     outcome = Outcome(name=name, source=str(transcript.path), kind="transcript", cases=cases,
                       verdicts=[registry.run(c, specs) for c in cases], graders=[s.name for s in specs])
@@ -150,18 +187,41 @@ def evaluate_transcript(transcript: Any, registry: GraderRegistry, specs: Iterab
     return outcome
 
 
+_USAGE_KEYS = ("api_calls", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
 def merge_usage(usages: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    total: dict[str, Any] = {"api_calls": 0, "input_tokens": 0, "output_tokens": 0,
-                             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "by_model": {}}
+    """Add usage dicts up, per model too, and cost them (USD) with the price table."""
+    from .pricing import cost_of
+
+    total: dict[str, Any] = {k: 0 for k in _USAGE_KEYS}
+    by_model: dict[str, dict[str, int]] = {}
     for u in usages:
-        for k in ("api_calls", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        for k in _USAGE_KEYS:
             total[k] += int(u.get(k, 0))
         for model, row in (u.get("by_model") or {}).items():
-            agg = total["by_model"].setdefault(model, {"api_calls": 0, "input_tokens": 0, "output_tokens": 0})
-            for k in agg:
+            agg = by_model.setdefault(model, {k: 0 for k in _USAGE_KEYS})
+            for k in _USAGE_KEYS:
                 agg[k] += int(row.get(k, 0))
-    total["by_model"] = dict(sorted(total["by_model"].items()))
+    for model, row in by_model.items():
+        row["usd"] = cost_of(model, row)  # type: ignore[assignment]
+    total["usd"] = round(sum(r["usd"] for r in by_model.values()), 6)
+    total["by_model"] = dict(sorted(by_model.items()))
     return total
+
+
+def usage_lines(usage: dict[str, Any], backend: str) -> list[str]:
+    """``model usage (anthropic): 12 calls, 91,204 input tokens, 3,100 output tokens, $0.32`` and a
+    line per model when there are several."""
+    lines = [f"model usage ({backend}): {usage['api_calls']} calls, {usage['input_tokens']:,} input tokens, "
+             f"{usage['output_tokens']:,} output tokens"
+             + (f", {usage['cache_read_input_tokens']:,} cache-read tokens" if usage.get("cache_read_input_tokens") else "")
+             + f", ${usage.get('usd', 0):.4f}"]
+    if len(usage.get("by_model", {})) > 1:
+        for model, row in usage["by_model"].items():
+            lines.append(f"  {model}: {row['api_calls']} calls, {row['input_tokens']:,} in, "
+                         f"{row['output_tokens']:,} out, ${row.get('usd', 0):.4f}")
+    return lines
 
 
 def _outcome_entry(o: Outcome) -> dict[str, Any]:
@@ -183,15 +243,28 @@ def _outcome_entry(o: Outcome) -> dict[str, Any]:
     entry["compactions"] = [
         {"index": c.index, "kind": c.kind, "trigger": c.trigger, "turn": c.turn, "line": c.line,
          "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens, "summary": c.summary,
-         "verdicts": [v.as_dict() for v in vs]}
+         "verdicts": [_verdict_entry(v) for v in vs]}
         for c, vs in zip(o.cases, o.verdicts)]
     return entry
 
 
+def _verdict_entry(v: Verdict) -> dict[str, Any]:
+    entry = v.as_dict()
+    if v.kind == "llm":  # what a judge-based verdict rests on
+        for key in ("votes", "spread", "unstable", "by_kind"):
+            if key in v.evidence:
+                entry[key] = v.evidence[key]
+        if "probes" in v.evidence:
+            entry["probes"] = [{k: p[k] for k in ("kind", "question", "score", "passed")} for p in v.evidence["probes"]]
+        if "generations" in v.evidence:
+            entry["generations"] = [{"generation": g["generation"], "score": g["score"]} for g in v.evidence["generations"]]
+    return entry
+
+
 def results_document(outcomes: Iterable[Outcome], *, usage: dict[str, Any], backend: str, model: str | None,
-                     prompt: dict[str, Any] | None = None) -> dict[str, Any]:
+                     prompt: dict[str, Any] | None = None, judge: str | None = None) -> dict[str, Any]:
     return {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "backend": backend, "model": model,
-            "prompt": prompt, "scenarios": [_outcome_entry(o) for o in outcomes], "usage": usage}
+            "judge": judge, "prompt": prompt, "scenarios": [_outcome_entry(o) for o in outcomes], "usage": usage}
 
 
 def write_results(path: str | os.PathLike[str], document: dict[str, Any]) -> Path:

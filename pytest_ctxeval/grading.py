@@ -121,6 +121,12 @@ class CompactionCase:
     turn: int | None = None
     origin: str = "engine"                      # engine | transcript | summary-file
     line: int | None = None                     # transcript line of the summary, when known
+    config: Any = field(default=None, repr=False)       # the EngineConfig of the run (engine cases)
+    is_last: bool = True                        # the last compaction of its run or transcript
+    generations: list["CompactionCase"] = field(default_factory=list, repr=False)  # all of the run's cases
+    judge: Any = field(default=None, repr=False)        # a pytest_ctxeval.judging.Judge for llm graders
+    recompact: Any = field(default=None, repr=False)    # case -> case: compact the post-compact context again
+    final_context: list[Any] = field(default_factory=list, repr=False)  # the run's context at its end (last case)
 
     @cached_property
     def sections(self) -> ParsedSummary:
@@ -312,9 +318,20 @@ def cases_from_run(run: Any) -> list[CompactionCase]:
             summary_message=text_of(res.summary_message.content), summarized=res.summarized,
             history=rec.history, post_messages=res.post_messages, expect=expect, raw_reply=res.raw_reply,
             requests=rec.requests_after, compaction_request=res.request,
-            transcript_path=str(run.transcript_path), pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
-            turn=rec.turn, origin="engine"))
+            # A recorded compaction's summary names the original session's transcript, not the replay's.
+            transcript_path=None if res.kind == "transcript" else str(run.transcript_path),
+            pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
+            turn=rec.turn, origin="engine", config=run.config))
+    _link(out)
+    if out:
+        out[-1].final_context = list(run.final_messages)
     return out
+
+
+def _link(cases: list[CompactionCase]) -> None:
+    for case in cases:
+        case.is_last = case is cases[-1]
+        case.generations = cases
 
 
 def cases_from_transcript(transcript: Any, *, expect: Expectations | None = None,
@@ -338,6 +355,7 @@ def cases_from_transcript(transcript: Any, *, expect: Expectations | None = None
             summary=text, summary_message=text, summarized=comp.before, history=comp.history,
             post_messages=comp.after, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
             origin="transcript", line=comp.summary_line or comp.boundary_line))
+    _link(out)
     return out
 
 

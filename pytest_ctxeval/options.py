@@ -16,7 +16,7 @@ from .engine.prompt import PromptSet
 from .errors import UsageError
 from .llm import BACKENDS, LLM, make_llm
 
-__all__ = ["RunOptions", "add_run_options", "builtin_scenarios_dir", "positive_int"]
+__all__ = ["RunOptions", "add_run_options", "add_model_options", "builtin_scenarios_dir", "positive_int"]
 
 
 def positive_int(value: str) -> int:
@@ -31,12 +31,35 @@ def positive_int(value: str) -> int:
     return n
 
 
-def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
+def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
+    """Options that choose and configure the models (summariser, judge): ``run`` and ``grade``."""
     addoption(f"{prefix}backend", dest="ctxeval_backend", choices=BACKENDS, default=None,
               help="model backend: 'offline' (default; the deterministic reference model, no key, no "
-                   "network) or 'anthropic' (the real API; needs ANTHROPIC_API_KEY)")
+                   "network), 'anthropic' (the real API, replies cached in the cassette folder; needs "
+                   "ANTHROPIC_API_KEY), 'record' (the real API, cassettes rewritten) or 'replay' "
+                   "(cassettes only, never the network)")
     addoption(f"{prefix}model", dest="ctxeval_model", default=None, metavar="NAME",
-              help="summariser model for the anthropic backend (default: claude-sonnet-4-5)")
+              help="summariser model for the real API (default: claude-sonnet-4-5)")
+    addoption(f"{prefix}judge-model", dest="ctxeval_judge_model", default=None, metavar="NAME",
+              help="model for the LLM graders' judge and probe answers (default: the summariser model)")
+    addoption(f"{prefix}judge-votes", dest="ctxeval_judge_votes", type=positive_int, default=None, metavar="N",
+              help="independent judgements per verdict; the median score counts, the majority decides "
+                   "pass/fail, a spread over 2 points marks the verdict unstable (default 1)")
+    addoption(f"{prefix}cassettes", dest="ctxeval_cassettes", default=None, metavar="DIR",
+              help="cassette folder: the anthropic backend caches replies there, record rewrites them, "
+                   "replay serves only from it (default .ctxeval/cassettes)")
+    addoption(f"{prefix}concurrency", dest="ctxeval_concurrency", type=positive_int, default=None, metavar="N",
+              help="concurrent model calls for judge votes and probes (default 8)")
+    addoption(f"{prefix}batch", dest="ctxeval_batch", action="store_true", default=False,
+              help="send judge requests through the Message Batches API (for suites too large for "
+                   "interactive rate limits); results are polled, cached and graded")
+    addoption(f"{prefix}prices", dest="ctxeval_prices", default=None, metavar="FILE",
+              help="a YAML/JSON price table (USD per million tokens by model) to cost the run with")
+
+
+def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
+    """The model options plus what shapes a scenario run: ``pytest --ctxeval`` and ``ctxeval run``."""
+    add_model_options(addoption, prefix)
     addoption(f"{prefix}context-window", dest="ctxeval_context_window", type=positive_int, default=None,
               metavar="N", help="override every scenario's context window (token budgets scale with it)")
     addoption(f"{prefix}compact-at-end", dest="ctxeval_compact_at_end", action="store_true", default=False,
@@ -56,6 +79,12 @@ class RunOptions:
     compact_at_end: bool = False
     prompt: Path | None = None
     graders_dirs: tuple[Path, ...] = field(default_factory=tuple)
+    judge_model: str | None = None
+    judge_votes: int = 1
+    cassettes: Path | None = None
+    concurrency: int = 8
+    batch: bool = False
+    prices: Path | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -67,9 +96,49 @@ class RunOptions:
         for d in self.graders_dirs:
             if not Path(d).is_dir():
                 raise UsageError(f"graders folder {d}: no such directory")
+        if self.judge_votes < 1:
+            raise UsageError(f"judge votes must be at least 1. Current input: {self.judge_votes!r}")
+        if self.prices is not None:
+            from .pricing import load_prices, set_prices
+            set_prices(load_prices(self.prices))
+
+    @classmethod
+    def from_namespace(cls, ns: Any, *, ini: Callable[[str], Any] | None = None,
+                       graders_dirs: tuple[Path, ...] = ()) -> "RunOptions":
+        """From parsed options (argparse namespace or pytest's option object); ``ini`` supplies
+        values the command line left unset (pytest). Command line > ini > defaults."""
+        def get(name: str, default: Any = None) -> Any:
+            value = getattr(ns, f"ctxeval_{name}", None)
+            if value in (None, False) and ini is not None:
+                value = ini(name) or value
+            return default if value in (None, "") else value
+
+        prompt, cassettes, prices = get("prompt"), get("cassettes"), get("prices")
+        return cls(backend=get("backend", "offline"), model=get("model"), context_window=get("context_window"),
+                   compact_at_end=bool(get("compact_at_end", False)), prompt=Path(prompt) if prompt else None,
+                   graders_dirs=graders_dirs, judge_model=get("judge_model"), judge_votes=int(get("judge_votes", 1)),
+                   cassettes=Path(cassettes) if cassettes else None, concurrency=int(get("concurrency", 8)),
+                   batch=bool(get("batch", False)), prices=Path(prices) if prices else None)
+
+    def check_key(self) -> None:
+        """Fail early, with the fix, when the real API is asked for without a key."""
+        import os
+
+        if self.backend in ("anthropic", "record") and not os.environ.get("ANTHROPIC_API_KEY"):
+            raise UsageError(f"the {self.backend} backend needs ANTHROPIC_API_KEY in the environment (or use "
+                             "--ctxeval-backend offline, the default, or replay with recorded cassettes)")
 
     def make_llm(self, faults: dict[str, list[str]] | None = None) -> LLM:
-        return make_llm(self.backend, self.model, faults=faults)
+        return make_llm(self.backend, self.model, faults=faults, cassettes=self.cassettes,
+                        concurrency=self.concurrency)
+
+    def make_judge(self) -> Any:
+        """The judge for the LLM graders: same backend, the judge model, its own usage totals."""
+        from .judging import Judge
+
+        llm = make_llm(self.backend, self.judge_model or self.model, cassettes=self.cassettes,
+                       concurrency=self.concurrency)
+        return Judge(llm, votes=self.judge_votes, batch=self.batch)
 
     def prompts(self) -> PromptSet:
         return PromptSet(self.prompt)

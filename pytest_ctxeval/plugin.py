@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from .errors import CtxEvalError, UsageError
-from .evaluation import Outcome, evaluate_run
+from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, usage_lines
 from .grading import GraderRegistry, GraderSpec, Verdict, cases_from_run, load_graders
 from .options import RunOptions, add_run_options, builtin_scenarios_dir
 from .runner import RunResult, run_scenario as _run_scenario
@@ -46,21 +46,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ctxeval_backend", default="offline", help="model backend: offline or anthropic")
     parser.addini("ctxeval_model", default="", help="summariser model for the anthropic backend")
     parser.addini("ctxeval_prompt", type="paths", default=[], help="compaction prompt template to test")
+    parser.addini("ctxeval_judge_model", default="", help="model for the LLM graders' judge")
+    parser.addini("ctxeval_cassettes", type="paths", default=[], help="cassette folder for the real API")
+
+
+_INI = ("backend", "model", "judge_model", "prompt", "cassettes")
 
 
 def _options(config: pytest.Config) -> RunOptions:
     # Precedence: command line > ini > defaults.
-    opt = config.getoption
-    prompt = opt("ctxeval_prompt") or next(iter(config.getini("ctxeval_prompt")), None)
-    dirs = [Path(d) for d in (opt("ctxeval_graders") or [])] or list(config.getini("ctxeval_graders"))
-    return RunOptions(
-        backend=opt("ctxeval_backend") or config.getini("ctxeval_backend") or "offline",
-        model=opt("ctxeval_model") or config.getini("ctxeval_model") or None,
-        context_window=opt("ctxeval_context_window"),
-        compact_at_end=bool(opt("ctxeval_compact_at_end")),
-        prompt=Path(prompt) if prompt else None,
-        graders_dirs=tuple(Path(d) for d in dirs),
-    )
+    def ini(name: str) -> Any:
+        if name not in _INI:
+            return None
+        value = config.getini(f"ctxeval_{name}")
+        if isinstance(value, list):  # "paths" ini values
+            return str(value[0]) if value else None
+        return value or None
+
+    dirs = [Path(d) for d in (config.getoption("ctxeval_graders") or [])] or list(config.getini("ctxeval_graders"))
+    return RunOptions.from_namespace(config.option, ini=ini, graders_dirs=tuple(Path(d) for d in dirs))
 
 
 def _scenario_paths(config: pytest.Config) -> list[Path]:
@@ -111,6 +115,7 @@ class CtxEvalSession:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.options = _options(config)
+        self.options.check_key()
         self.registry: GraderRegistry = load_graders(self.options.graders_dirs)
         self.prompts = self.options.prompts()
         self.scenario_paths = _scenario_paths(config)
@@ -118,6 +123,15 @@ class CtxEvalSession:
         self.rows: dict[str, ScenarioRow] = {}
         self.usage: list[dict[str, Any]] = []
         self.tmp_root: Path | None = None
+        self._judge: Any = None
+        self._regen: Any = None
+
+    def judge(self) -> Any:
+        """The session's judge (and the model that re-compacts for drift), made on first use."""
+        if self._judge is None:
+            self._judge = self.options.make_judge()
+            self._regen = self.options.make_llm()
+        return self._judge
 
     # -- collection --------------------------------------------------------------------------
     def is_scenario(self, path: Path) -> bool:
@@ -165,7 +179,9 @@ class CtxEvalSession:
             return Outcome(name=scenario.display_name, source=str(path), kind="scenario", error=str(exc),
                            graders=self.registry.names)
         self.usage.append(run.usage)
-        return evaluate_run(run, self.registry)
+        judge = self.judge() if any(spec.kind == "llm" for spec in self.registry) else None
+        return evaluate_run(run, self.registry, judge=judge,
+                            recompact=make_recompact(self._regen, self.prompts) if judge else None)
 
     # -- reporting ---------------------------------------------------------------------------
     @pytest.hookimpl
@@ -195,12 +211,12 @@ class CtxEvalSession:
         tr.write_sep("=", "ctxeval summary")
         for line in format_table(rows):
             tr.write_line(line)
-        if self.usage:
-            calls = sum(u.get("api_calls", 0) for u in self.usage)
-            tin = sum(u.get("input_tokens", 0) for u in self.usage)
-            tout = sum(u.get("output_tokens", 0) for u in self.usage)
-            tr.write_line(f"model usage ({self.options.backend}): {calls} calls, {tin:,} input tokens, "
-                          f"{tout:,} output tokens")
+        for line in usage_lines(self.total_usage(), self.options.backend):
+            tr.write_line(line)
+
+    def total_usage(self) -> dict[str, Any]:
+        extra = [llm.usage.as_dict() for llm in (getattr(self._judge, "llm", None), self._regen) if llm is not None]
+        return merge_usage(self.usage + extra)
 
 
 class _GraderFailed(Exception):

@@ -63,8 +63,13 @@ def test_run_writes_versioned_json(tiny: Path, tmp_path: Path, capsys: pytest.Ca
     assert "6. All user messages:" in compaction["summary"]
     statuses = {v["grader"]: v["status"] for v in compaction["verdicts"]}
     assert statuses["verbatim_user_messages"] == "pass" and statuses["errors_preserved"] == "n/a"
-    assert set(doc["usage"]) >= {"api_calls", "input_tokens", "output_tokens"}
-    assert doc["usage"]["api_calls"] == 1
+    assert set(doc["usage"]) >= {"api_calls", "input_tokens", "output_tokens", "usd", "by_model"}
+    # one summariser call, then the judge: intent (1), probes (none declared), drift (2 re-compactions + 3)
+    assert doc["usage"]["api_calls"] > 1 and doc["usage"]["usd"] == 0.0
+    assert doc["judge"].startswith("offline heuristic judge")
+    llm = {v["grader"]: v for v in compaction["verdicts"] if v["kind"] == "llm"}
+    assert set(llm) == {"intent_preservation", "probes", "drift"}
+    assert llm["probes"]["status"] == "n/a" and llm["drift"]["generations"]
 
 
 def test_run_is_deterministic(tiny: Path, tmp_path: Path) -> None:

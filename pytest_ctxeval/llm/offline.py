@@ -14,7 +14,8 @@
 Faults: ``overloaded`` (529), ``rate_limit`` (429 with retry-after), ``server_error`` (500),
 ``connection_reset``, ``timeout``, ``ptl`` (400 with a parseable gap), ``ptl_no_gap`` (400
 without numbers), ``empty`` (200, empty text), ``no_summary_tags`` (200, text without tags),
-``sections_out_of_order`` (200, the nine sections reversed), ``ok`` (answer normally).
+``sections_out_of_order`` (200, the nine sections reversed), ``malformed_json`` and ``prose_json``
+(judge replies: not JSON, and JSON with prose around it), ``ok`` (answer normally).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 import httpx2
 
 from ..tokens import estimate_api_request, estimate_text
-from .reference import write_session_notes, write_summary
+from .reference import answer_probe, judge_reply, write_session_notes, write_summary
 
 __all__ = ["ReferenceModel", "FAULTS", "REFERENCE_MODEL_NAME"]
 
@@ -38,7 +39,7 @@ DEFAULT_WINDOW = 200_000
 
 FAULTS = (
     "ok", "overloaded", "rate_limit", "server_error", "connection_reset", "timeout", "ptl",
-    "ptl_no_gap", "empty", "no_summary_tags", "sections_out_of_order",
+    "ptl_no_gap", "empty", "no_summary_tags", "sections_out_of_order", "malformed_json", "prose_json",
 )
 
 # Offline faults ask the SDK to retry after 1 ms so tests stay fast; the backoff path itself is the
@@ -58,6 +59,7 @@ class ReferenceModel:
         self._faults: dict[str, deque[str]] = {}
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []  # every request body seen, for tests
+        self._batches_store: dict[str, dict[str, Any]] = {}
         for task, plan in (faults or {}).items():
             self.add_faults(task, plan)
 
@@ -78,6 +80,8 @@ class ReferenceModel:
         return "ok"
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        if "/v1/messages/batches" in request.url.path:
+            return self._batches(request)
         if request.method != "POST" or not request.url.path.endswith("/v1/messages"):
             return _error(404, "not_found_error", f"the offline model serves POST /v1/messages, not "
                                                   f"{request.method} {request.url.path}")
@@ -122,12 +126,61 @@ class ReferenceModel:
             "usage": {"input_tokens": input_tokens, "output_tokens": estimate_text(text)},
         })
 
+    def _batches(self, request: httpx2.Request) -> httpx2.Response:
+        """The Message Batches API, in memory: a batch ends at its first poll (``in_progress``
+        when created, so the poll loop runs)."""
+        path = request.url.path
+        if request.method == "POST" and path.endswith("/v1/messages/batches"):
+            body = json.loads(request.content)
+            with self._lock:
+                batch_id = f"msgbatch_ref_{len(self._batches_store) + 1:04d}"
+                self._batches_store[batch_id] = {"requests": body.get("requests", []), "polled": 0}
+            return httpx2.Response(200, json=self._batch_json(batch_id, ended=False))
+        match = re.search(r"/v1/messages/batches/([^/]+)(/results)?$", path)
+        if not match or match.group(1) not in self._batches_store:
+            return _error(404, "not_found_error", f"no such batch: {path}")
+        batch_id = match.group(1)
+        if match.group(2):
+            lines = []
+            for item in self._batches_store[batch_id]["requests"]:
+                params = item["params"]
+                fake = httpx2.Request("POST", "http://ctxeval.offline/v1/messages", json=params,
+                                      headers={"x-ctxeval-task": "judge"})
+                reply = self(fake)
+                if reply.status_code == 200:
+                    result = {"type": "succeeded", "message": reply.json()}
+                else:
+                    result = {"type": "errored", "error": {"type": "error", "error": reply.json().get("error", {})}}
+                lines.append(json.dumps({"custom_id": item["custom_id"], "result": result}))
+            return httpx2.Response(200, content=("\n".join(lines) + "\n").encode(),
+                                   headers={"content-type": "application/binary"})
+        self._batches_store[batch_id]["polled"] += 1
+        return httpx2.Response(200, json=self._batch_json(batch_id, ended=True))
+
+    def _batch_json(self, batch_id: str, *, ended: bool) -> dict[str, Any]:
+        n = len(self._batches_store[batch_id]["requests"])
+        return {"id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+                "created_at": "2026-01-05T09:00:00Z", "expires_at": "2026-01-06T09:00:00Z",
+                "ended_at": "2026-01-05T09:00:01Z" if ended else None,
+                "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0, "errored": 0,
+                                   "canceled": 0, "expired": 0},
+                "results_url": f"http://ctxeval.offline/v1/messages/batches/{batch_id}/results" if ended else None}
+
     def _answer(self, task: str, body: dict[str, Any], fault: str) -> str:
         if fault == "empty":
             return ""
         messages = body.get("messages") or []
         if task == "session_memory":
             return write_session_notes(messages)
+        if task == "judge":
+            if fault == "malformed_json":
+                return "Score: four out of five, mostly fine {not json"
+            prompt = "\n".join(_text(m) for m in messages if m.get("role") == "user")
+            if fault == "prose_json":
+                return "Here is my judgement:\n" + judge_reply(prompt) + "\nHope that helps."
+            return judge_reply(prompt)
+        if task == "probe":
+            return answer_probe(messages)
         if task == "compact":
             reply = write_summary(messages)
             if fault == "no_summary_tags":
@@ -147,3 +200,10 @@ def _reverse_sections(reply: str) -> str:
         return reply
     parts = match.group(1).split("\n\n")
     return reply[: match.start(1)] + "\n\n".join(reversed(parts)) + reply[match.end(1):]
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")

@@ -105,6 +105,8 @@ class _Carry:
 
 
 _ITEM = re.compile(r"^- ", re.MULTILINE)
+#: How many of the assistant's findings the reference summary keeps (section 5).
+_MAX_FINDINGS = 12
 
 
 def _items(body: str) -> list[str]:
@@ -154,6 +156,11 @@ def _quote(text: str) -> str:
     else:
         body = f"{frags[0]} […] {frags[1]}"
     return f'"{body}"'
+
+
+def _clip(text: str, n: int) -> str:
+    text = normalize_ws(text)
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _short_input(block_input: dict[str, Any]) -> str:
@@ -220,10 +227,13 @@ class _Facts:
     def _s_request(self) -> str:
         if not self.all_people:
             return "No request from the user in this part of the conversation."
-        first, last = self.all_people[0], self.all_people[-1]
+        first = self.all_people[0]
         lines = [f"The user's first request: {_quote(first)}"]
-        if normalize_ws(last) != normalize_ws(first):
-            lines.append(f"The most recent request: {_quote(last)}")
+        later = self.all_people[1:]
+        if later:
+            # Every later message may correct or narrow the request: the prompt asks for all of them.
+            lines.append("Later requests and corrections, oldest first:")
+            lines += [f"- {_quote(_clip(t, 300))}" for t in later]
         return "\n".join(lines)
 
     def _s_concepts(self) -> str:
@@ -240,12 +250,31 @@ class _Facts:
         lines = list(self.carry.files)
         known = {l.split(" — ")[0].strip() for l in lines}
         verbs = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
+        changes = self._changes()
         for path, how in touched_files(self.history):
             line = f"{path} — {verbs.get(how, 'read' if how == 'Read' else how)}"
+            for change in changes.get(path, [])[-3:]:
+                line += f"\n  {change}"
             if path in known:
                 lines = [l for l in lines if l.split(" — ")[0].strip() != path]
             lines.append(line)
         return "\n".join(f"- {l}" for l in lines) or "- None."
+
+    def _changes(self) -> dict[str, list[str]]:
+        """What each successful edit changed (the prompt asks for the changes and snippets)."""
+        failed = {f.tool_use_id for f in self.failures}
+        out: dict[str, list[str]] = {}
+        for m in self.history:
+            for u in tool_uses(m):
+                path = u.input.get("file_path")
+                if u.id in failed or not isinstance(path, str):
+                    continue
+                if u.name == "Edit" and isinstance(u.input.get("old_string"), str):
+                    out.setdefault(path, []).append(
+                        f"changed `{_clip(u.input['old_string'], 120)}` to `{_clip(str(u.input.get('new_string', '')), 160)}`")
+                elif u.name == "Write" and isinstance(u.input.get("content"), str):
+                    out.setdefault(path, []).append(f"wrote: `{_clip(u.input['content'], 200)}`")
+        return out
 
     def _s_errors(self) -> str:
         lines = list(self.carry.errors)
@@ -255,7 +284,7 @@ class _Facts:
         return "\n".join(f"- {l}" for l in lines) or "- None."
 
     def _s_problem(self) -> str:
-        if not self.tool_calls:
+        if not self.tool_calls and not self.findings:
             return "No tool work in this part of the conversation."
         text = f"Ran {self.tool_calls} tool calls; {len(self.failures)} failed."
         if self.failures:
@@ -263,7 +292,22 @@ class _Facts:
             later_ok = any(m for m in self.history[last.index + 1:] if tool_uses(m))
             text += (f" The last failure was {last.tool}: {last.key_line}"
                      + (" — work continued after it." if later_ok else " — not resolved yet."))
+        if self.findings:
+            text += "\nFindings along the way (the assistant's own words):\n" + "\n".join(
+                f"- {f}" for f in self.findings)
         return text
+
+    @property
+    def findings(self) -> list[str]:
+        """What the assistant concluded: its substantive text messages (not one-line narration
+        such as "Reading the module."), the most recent first kept, oldest first shown."""
+        out = []
+        for m in self.history:
+            if isinstance(m, AssistantMessage):
+                text = normalize_ws(text_of(m.content))
+                if len(text) >= 60 or any(c.isdigit() for c in text) and len(text) >= 30:
+                    out.append(text if len(text) <= 400 else text[:399] + "…")
+        return out[-_MAX_FINDINGS:]
 
     def _s_user_messages(self) -> str:
         if not self.all_people:
@@ -402,3 +446,108 @@ def write_session_notes(messages: list[dict[str, Any]]) -> str:
         items = body(heading) or ["(nothing yet)"]
         parts.append(f"# {heading}\n" + "\n".join(f"- {i}" for i in items))
     return "\n\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# The offline judge (a labelled heuristic) and probe answers
+
+_DATA = re.compile(r"\[BEGIN DATA\] (?P<label>[^\n]*)\n(?P<body>[\s\S]*?)\n\[END DATA\]")
+
+
+def _stem(token: str) -> str:
+    """A crude stem so 'revoked', 'revokes' and 'revoke' meet: -ies -> -y, then -ing/-ed/-es/-s,
+    then a final -e."""
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            token = token[: len(token) - len(suffix)] + repl
+            break
+    if token.endswith("e") and len(token) > 4:
+        token = token[:-1]
+    return token
+
+
+_CONTRACTIONS = {"can't": "cannot", "won't": "will not", "n't": " not", "'re": " are", "'s": "", "'ll": " will"}
+
+
+def _terms(text: str) -> set[str]:
+    from ..extract import significant_tokens
+
+    text = text.replace("’", "'")
+    for short, full in _CONTRACTIONS.items():
+        text = text.replace(short, full)
+    out = set()
+    for t in significant_tokens(text):
+        out.add(_stem(t))
+        for part in re.split(r"[/._\-()]+", t):  # path and identifier parts count on their own
+            if len(part) >= 3:
+                out.add(_stem(part))
+    return out
+
+
+_QUESTION_WORDS = {"what", "which", "why", "how", "who", "when", "where", "did", "does", "the", "was", "were"}
+_CONTINUATION = {"next", "remain", "left", "todo", "pending", "continue", "now", "after"}
+
+
+def _coverage(needle: str, haystack_tokens: set[str]) -> float:
+    tokens = _terms(needle) - _QUESTION_WORDS
+    if not tokens:
+        return 1.0
+    return len(tokens & haystack_tokens) / len(tokens)
+
+
+def judge_reply(prompt: str) -> str:
+    """A deterministic judgement of a rubric prompt by term overlap (labelled as a heuristic).
+
+    Reads the fenced data blocks by label: an *answer* against an *expected answer*; *user
+    messages* (and an expected intent) against a *post-compact context*; an *original intent*
+    against a *generation*'s request and next step.
+    """
+    import json as _json
+    from ..extract import significant_tokens
+
+    blocks = {m.group("label").split(" (")[0].strip().lower(): m.group("body") for m in _DATA.finditer(prompt)}
+    lost: list[str] = []
+    if "expected answer" in blocks and "answer" in blocks:
+        have = _terms(blocks["answer"])
+        cov = _coverage(blocks["expected answer"], have)
+        lost = [t for t in dict.fromkeys(significant_tokens(blocks["expected answer"])) if _stem(t) not in have][:8]
+        why = f"offline heuristic: the answer holds {cov:.0%} of the expected answer's terms"
+    elif "post-compact context" in blocks:
+        have = _terms(blocks["post-compact context"])
+        wanted = [l.split(". ", 1)[-1] for l in blocks.get("user messages", "").splitlines() if l.strip()
+                  and not l.startswith("(")]
+        if blocks.get("expected intent"):
+            wanted.append(blocks["expected intent"])
+        covs = [(w, _coverage(w, have)) for w in wanted] or [("", 1.0)]
+        cov = sum(c for _, c in covs) / len(covs)
+        lost = [w[:120] for w, c in covs if c < 0.5]
+        why = f"offline heuristic: the context holds {cov:.0%} of the user's terms on average"
+    elif "original intent" in blocks:
+        gen = next((v for k, v in blocks.items() if k.startswith("generation")), "")
+        have = _terms(gen)
+        cov = _coverage(blocks["original intent"], have)
+        lost = [t for t in dict.fromkeys(significant_tokens(blocks["original intent"])) if _stem(t) not in have][:8]
+        why = f"offline heuristic: this generation holds {cov:.0%} of the original intent's terms"
+    else:
+        cov, why = 0.6, "offline heuristic: no data blocks it knows how to compare"
+    score = max(0, min(5, round(cov * 5)))
+    return _json.dumps({"score": score, "reasons": [why], "lost": lost})
+
+
+def answer_probe(messages: list[dict[str, Any]]) -> str:
+    """The reference "answer" to a probe: everything the context holds, as text.
+
+    A deterministic model cannot reason its way to an answer, so offline a probe measures the one
+    thing it can: whether the facts of the expected answer are still in the post-compact context
+    (the best answer any model could give from it). The heuristic judge then scores the share of
+    the expected answer's terms present. With a real model the probe is a real question.
+    """
+    from ..messages import plain_text
+
+    conversation, _question = split_request(messages)
+    text = plain_text(from_api(conversation, uuid_prefix="probe")).strip()
+    return f"From my context: {text}" if text else "The context does not say."
+
+
+def _shorten(line: str, n: int = 300) -> str:
+    return line if len(line) <= n else line[: n - 1] + "…"

@@ -1,0 +1,187 @@
+"""LLM graders: what needs judgement rather than string matching.
+
+* ``intent_preservation``: the judge reads the person-typed messages of the summarised span and the
+  post-compact context and scores 0-5 whether the primary request, later corrections and
+  constraints survive; reasons cite what was lost.
+* ``probes``: each ``expect.probes`` question (recall, artifact, continuation, decision) is put to a
+  *fresh* model call that sees only the post-compact context — the context the run ends with: its
+  last summary and what came after it; the judge scores each answer 0-5 against the expected
+  answer. Judged once, at the last compaction (earlier ones may predate what the probes ask about).
+* ``drift``: the run's compactions, extended by re-compacting the last context until there are at
+  least ``DRIFT_GENERATIONS``; the judge scores each generation's primary request and next step
+  against the original intent, and the verdict names the first generation below the bar.
+
+A score is the judge's median vote out of 5; the verdict passes at ``Judge.bar`` (3) or above.
+With the offline backend the judge is a labelled heuristic (term overlap), deterministic and free.
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+
+from pytest_ctxeval.extract import person_messages
+from pytest_ctxeval.grading import CompactionCase, Verdict, grader
+from pytest_ctxeval.messages import to_api
+from pytest_ctxeval.summary import normalize_ws
+
+#: How many compaction generations drift looks at, at least (issue: k >= 3).
+DRIFT_GENERATIONS = 3
+
+
+def _no_judge() -> Verdict:
+    return Verdict.ungraded("no judge configured for this run (LLM graders need a model backend)")
+
+
+def _context_text(case: CompactionCase) -> str:
+    return (case.summary_message or case.summary) + ("\n\n" + case.kept_text if case.kept_text else "")
+
+
+def _short(text: str, n: int = 90) -> str:
+    text = normalize_ws(text)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _finish(case: CompactionCase, judgement, what: str) -> Verdict:  # noqa: ANN001
+    evidence = {"judge": case.judge.label, **judgement.evidence()}
+    if judgement.ungraded:
+        return Verdict.ungraded(f"the judge gave no usable {what}: {judgement.error}", **evidence)
+    reasons = [f"{what}: {judgement.score:g}/5 (votes {judgement.votes})"]
+    reasons += [r for r in judgement.reasons if r]
+    if judgement.lost:
+        reasons.append("lost: " + "; ".join(_short(x, 120) for x in judgement.lost[:6]))
+    if judgement.unstable:
+        reasons.append(f"UNSTABLE: the votes spread {judgement.spread} points")
+    score = round(judgement.score / 5, 4)
+    return Verdict("pass" if judgement.passed else "fail", score, reasons, evidence)
+
+
+@grader("intent_preservation", kind="llm")
+def intent_preservation(case: CompactionCase) -> Verdict:
+    """The primary request, later corrections and constraints survive the compaction (0-5)."""
+    if case.judge is None:
+        return _no_judge()
+    people = person_messages(case.summarized)
+    earlier = [m for m in case.summarized if getattr(m, "is_compact_summary", False)]
+    if not people and not earlier and not case.expect.intent:
+        return Verdict.not_applicable("no person-typed message in the summarised span and no expect.intent")
+    messages = "\n".join(f"{i}. {p.text}" for i, p in enumerate(people, start=1))
+    if earlier:  # what the user said before an earlier compaction is only in its summary
+        messages = (f"(an earlier summary also stood for older messages; its text is part of the context)\n"
+                    + messages) if messages else "(only an earlier summary; see the context)"
+    judgement = case.judge.judge("intent_preservation", messages=messages, context=_context_text(case),
+                                 intent=case.expect.intent or "")
+    return _finish(case, judgement, "intent preserved")
+
+
+@grader("probes", kind="llm")
+def probes(case: CompactionCase) -> Verdict:
+    """Probe questions answered from the post-compact context alone score at the bar or above."""
+    if case.judge is None:
+        return _no_judge()
+    if not case.expect.probes:
+        return Verdict.not_applicable("no probes in expect.probes")
+    if not case.is_last:
+        return Verdict.not_applicable("probes are asked after the last compaction of the run")
+    # The agent's context when the run ends: the last summary and everything after it.
+    final = case.final_context or case.post_messages
+    context = to_api(final) if final else [{"role": "user", "content": case.summary_message or case.summary}]
+    answers = case.judge.ask_many([(context, p.question) for p in case.expect.probes])
+    items = []
+    for probe, answer in zip(case.expect.probes, answers):
+        text = answer.text if hasattr(answer, "text") else f"(no answer: {answer})"
+        items.append(("probe", {"kind": probe.kind, "question": probe.question, "expected": probe.answer,
+                                "answer": text}))
+    judgements = case.judge.judge_many(items)
+    rows, reasons, by_kind = [], [], {}
+    ungraded = []
+    for probe, (_, data), j in zip(case.expect.probes, items, judgements):
+        rows.append({"kind": probe.kind, "question": probe.question, "answer": data["answer"],
+                     "score": j.score, "votes": j.votes, "passed": j.passed, "error": j.error})
+        if j.ungraded:
+            ungraded.append(f"{probe.kind} probe '{_short(probe.question, 60)}': {j.error}")
+            continue
+        by_kind.setdefault(probe.kind, []).append(j.score)
+        if not j.passed:
+            reasons.append(f"{probe.kind} probe '{_short(probe.question, 70)}' scored {j.score:g}/5: answered "
+                           f"'{_short(data['answer'], 100)}', expected '{_short(probe.answer, 100)}'"
+                           + (f" (lost: {'; '.join(_short(x, 60) for x in j.lost[:3])})" if j.lost else ""))
+        if j.unstable:
+            reasons.append(f"UNSTABLE: {probe.kind} probe votes spread {j.spread} points")
+    evidence = {"judge": case.judge.label, "probes": rows,
+                "by_kind": {k: round(mean(v), 3) for k, v in sorted(by_kind.items())}}
+    scored = [j.score for j in judgements if not j.ungraded]
+    if not scored:
+        return Verdict.ungraded("no probe could be judged: " + "; ".join(ungraded), **evidence)
+    score = round(mean(scored) / 5, 4)
+    summary = (f"{sum(1 for j in judgements if j.passed)} of {len(judgements)} probes at the bar; by kind: "
+               + ", ".join(f"{k} {v:.1f}/5" for k, v in evidence["by_kind"].items()))
+    if ungraded:
+        reasons.append(f"{len(ungraded)} probe(s) ungraded: " + "; ".join(ungraded))
+    failing = [r for r in reasons if not r.startswith("UNSTABLE")]
+    if any(not j.ungraded and not j.passed for j in judgements):
+        return Verdict("fail", score, [summary, *failing, *[r for r in reasons if r.startswith("UNSTABLE")]], evidence)
+    return Verdict("pass", score, [summary, *reasons], evidence)
+
+
+def _intent(case: CompactionCase) -> str:
+    if case.expect.intent:
+        return case.expect.intent
+    people = person_messages(case.history)
+    if not people:
+        return ""
+    parts = [f"First request: {people[0].text}"]
+    if len(people) > 1:
+        parts.append(f"Latest request: {people[-1].text}")
+    return "\n".join(parts)
+
+
+def _request_and_next(case: CompactionCase) -> str:
+    parts = [case.sections.body("request"), case.sections.body("next")]
+    text = "\n".join(p for p in parts if p.strip())
+    return text or case.summary
+
+
+@grader("drift", kind="llm")
+def drift(case: CompactionCase) -> Verdict:
+    """Across at least three successive compactions the primary request and next step stay on the
+    original intent; names the first generation that falls below the bar."""
+    if case.judge is None:
+        return _no_judge()
+    if not case.is_last:
+        return Verdict.not_applicable("drift is judged once, over all generations, at the last compaction")
+    intent = _intent(case)
+    if not intent:
+        return Verdict.not_applicable("no person-typed message and no expect.intent to hold the generations to")
+    generations = list(case.generations) or [case]
+    note = ""
+    while len(generations) < DRIFT_GENERATIONS and case.recompact is not None:
+        nxt = case.recompact(generations[-1])
+        if nxt is None:
+            break
+        generations.append(nxt)
+    forced = len(generations) - len(case.generations or [case])
+    if forced:
+        note = f" ({forced} forced by re-compacting the last context)"
+    if len(generations) < DRIFT_GENERATIONS:
+        return Verdict.not_applicable(f"only {len(generations)} compaction generation(s); drift needs "
+                                      f"{DRIFT_GENERATIONS} (a transcript cannot be re-compacted)")
+    judgements = case.judge.judge_many([
+        ("drift", {"generation": n, "generations": len(generations), "intent": intent,
+                   "summary": _request_and_next(g)}) for n, g in enumerate(generations, start=1)])
+    rows = [{"generation": n, "score": j.score, "votes": j.votes, "lost": j.lost, "error": j.error}
+            for n, j in enumerate(judgements, start=1)]
+    evidence = {"judge": case.judge.label, "generations": rows}
+    scored = [(n, j) for n, j in enumerate(judgements, start=1) if not j.ungraded]
+    if not scored:
+        return Verdict.ungraded("no generation could be judged: " + "; ".join(j.error or "" for j in judgements), **evidence)
+    first_bad = next(((n, j) for n, j in scored if not j.passed), None)
+    score = round(min(j.score for _, j in scored) / 5, 4)
+    trail = ", ".join(f"g{n} {j.score:g}" for n, j in scored)
+    if first_bad is not None:
+        n, j = first_bad
+        lost = f"; lost: {'; '.join(_short(x, 80) for x in j.lost[:4])}" if j.lost else ""
+        return Verdict("fail", score, [f"generation {n} of {len(generations)}{note} falls below the bar "
+                                       f"({j.score:g}/5){lost}", f"scores by generation: {trail}",
+                                       *[r for r in j.reasons if r][:3]], evidence)
+    return Verdict("pass", score, [f"all {len(generations)} generations{note} stay on the original intent: {trail}"],
+                   evidence)

@@ -1,0 +1,254 @@
+"""Cassettes: one file per model request, keyed by a stable hash of the request body.
+
+The store sits *under* the SDK, as an httpx2 transport, so retries, errors and usage parsing stay
+the SDK's own. Three modes:
+
+* ``cache`` (the ``anthropic`` backend with a cassette folder): a recorded request is answered from
+  disk, anything else goes to the API and its successful reply is stored. A rerun with unchanged
+  prompts makes zero API calls.
+* ``record``: like ``cache``, but always asks the API and overwrites what was stored.
+* ``replay``: never opens a network connection. A request that was not recorded gets a 404 whose
+  message is a readable deepdiff against the nearest recorded request (same task first), so a
+  prompt change shows as "messages[3].content: 'old' -> 'new'", not as a hash.
+
+The key covers what determines the reply: model, system, messages, tools, tool_choice, max_tokens,
+output_config, context_management, metadata and the task header. Headers are never stored, so API
+keys and auth headers cannot reach disk; as a second guard every stored string is scanned for the
+key in use and for key-shaped strings, which are replaced by ``[REDACTED]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+__all__ = ["request_key", "CassetteStore", "CassetteTransport", "TransportStats", "MODES", "KEY_FIELDS"]
+
+
+class TransportStats:
+    """Requests answered from cassettes (``hits``) and forwarded to the API (``forwarded``),
+    shared by the sync and async transports of one model client."""
+
+    def __init__(self) -> None:
+        self.hits = 0
+        self.forwarded = 0
+        self._lock = threading.Lock()
+
+    def hit(self) -> None:
+        with self._lock:
+            self.hits += 1
+
+    def forward(self) -> None:
+        with self._lock:
+            self.forwarded += 1
+
+MODES = ("cache", "record", "replay")
+KEY_FIELDS = ("model", "system", "messages", "tools", "tool_choice", "max_tokens", "output_config",
+              "context_management", "metadata", "stop_sequences", "thinking")
+_KEY_SHAPES = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9]{20,}")
+
+
+def request_key(body: dict[str, Any], task: str | None = None) -> str:
+    """sha256 of the canonical JSON of the fields that determine a reply.
+
+    >>> request_key({"model": "m", "messages": []}) == request_key({"messages": [], "model": "m"})
+    True
+    """
+    canonical = {k: body[k] for k in KEY_FIELDS if k in body}
+    canonical["_task"] = task or "chat"
+    data = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _scrub(value: Any, secret: str | None) -> Any:
+    if isinstance(value, str):
+        if secret and secret in value:
+            value = value.replace(secret, "[REDACTED]")
+        return _KEY_SHAPES.sub("[REDACTED]", value)
+    if isinstance(value, list):
+        return [_scrub(v, secret) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub(v, secret) for k, v in value.items()}
+    return value
+
+
+class CassetteStore:
+    """``<dir>/<key[:2]>/<key>.json`` holding ``{"task", "request", "response"}``."""
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root)
+        self._lock = threading.Lock()
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        p = self.path(key)
+        if not p.is_file():
+            return None
+        try:
+            return json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, task: str, request: dict[str, Any], response: dict[str, Any], secret: str | None) -> Path:
+        p = self.path(key)
+        record = _scrub({"task": task, "request": {k: request[k] for k in KEY_FIELDS if k in request},
+                         "response": response}, secret)
+        with self._lock:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            tmp = p.with_name(p.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+            tmp.replace(p)
+        return p
+
+    def all(self) -> list[dict[str, Any]]:
+        out = []
+        if self.root.is_dir():
+            for p in sorted(self.root.glob("*/*.json")):
+                try:
+                    out.append(json.loads(p.read_text(encoding="utf-8")))
+                except (OSError, ValueError):
+                    continue
+        return out
+
+    def nearest_diff(self, task: str, request: dict[str, Any]) -> str:
+        """A short, readable deepdiff between ``request`` and the most similar recorded one."""
+        from deepdiff import DeepDiff
+
+        candidates = [c for c in self.all() if c.get("task") == task] or self.all()
+        if not candidates:
+            return f"no cassettes recorded under {self.root} (record them with --ctxeval-backend record)"
+        wanted = {k: request[k] for k in KEY_FIELDS if k in request}
+        best, best_size = None, None
+        for c in candidates:
+            diff = DeepDiff(c.get("request", {}), wanted, ignore_order=False, verbose_level=2)
+            size = len(diff.affected_paths) if hasattr(diff, "affected_paths") else len(str(diff))
+            if best_size is None or size < best_size:
+                best, best_size = diff, size
+        return _describe_diff(best)
+
+
+def _short(value: Any, n: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    text = " ".join(text.split())
+    return repr(text if len(text) <= n else text[: n - 1] + "…")
+
+
+def _describe_diff(diff: Any) -> str:
+    lines = []
+    for kind, changes in (diff or {}).items():
+        if kind == "values_changed":
+            for path, ch in changes.items():
+                lines.append(f"{path.replace('root', 'request', 1)}: {_short(ch['old_value'])} -> {_short(ch['new_value'])}")
+        elif kind in ("dictionary_item_added", "iterable_item_added"):
+            for path in changes:
+                lines.append(f"{str(path).replace('root', 'request', 1)}: added")
+        elif kind in ("dictionary_item_removed", "iterable_item_removed"):
+            for path in changes:
+                lines.append(f"{str(path).replace('root', 'request', 1)}: removed")
+        elif kind == "type_changes":
+            for path, ch in changes.items():
+                lines.append(f"{path.replace('root', 'request', 1)}: type {ch['old_type'].__name__} -> {ch['new_type'].__name__}")
+    if not lines:
+        return "the nearest recorded request differs only in fields outside the key"
+    more = f" (+{len(lines) - 6} more differences)" if len(lines) > 6 else ""
+    return "nearest recorded request differs: " + "; ".join(lines[:6]) + more
+
+
+class CassetteTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """An httpx2 transport that answers from cassettes and records what it forwards.
+
+    ``inner``/``ainner`` are the real sync/async transports (None in replay mode). ``stats``
+    counts cassette hits and the requests that reached the API: a rerun from cache forwards 0.
+    """
+
+    def __init__(self, store: CassetteStore, mode: str, inner: Any = None, secret: str | None = None,
+                 ainner: Any = None, stats: TransportStats | None = None):
+        if mode not in MODES:
+            raise ValueError(f"cassette mode must be one of {MODES}, not {mode!r}")
+        if mode != "replay" and inner is None and ainner is None:
+            raise ValueError(f"cassette mode {mode!r} needs a transport to forward to")
+        self.store = store
+        self.mode = mode
+        self.inner = inner      # sync transport
+        self.ainner = ainner    # async transport
+        self.secret = secret
+        self.stats = stats or TransportStats()
+
+    def _lookup(self, request: httpx2.Request) -> tuple[str | None, str, dict[str, Any] | None, httpx2.Response | None]:
+        if request.method != "POST" or not request.url.path.endswith("/v1/messages"):
+            return None, "", None, None  # batches and other endpoints pass through
+        try:
+            body = json.loads(request.content)
+        except ValueError:
+            return None, "", None, None
+        task = request.headers.get("x-ctxeval-task", "chat")
+        key = request_key(body, task)
+        if self.mode != "record":
+            found = self.store.get(key)
+            if found is not None:
+                self.stats.hit()
+                resp = found["response"]
+                return key, task, body, httpx2.Response(resp.get("status", 200), json=resp["json"],
+                                                        headers={"x-ctxeval-cassette": "hit"})
+        if self.mode == "replay":
+            message = (f"cassette miss in replay mode (no network): {self.store.nearest_diff(task, body)}; "
+                       f"record with --ctxeval-backend record --ctxeval-cassettes {self.store.root}")
+            return key, task, body, httpx2.Response(404, json={"type": "error", "error": {
+                "type": "not_found_error", "message": message}}, headers={"x-should-retry": "false"})
+        return key, task, body, None
+
+    def _keep(self, key: str | None, task: str, body: dict[str, Any] | None, response: httpx2.Response) -> None:
+        if key is None or body is None or response.status_code != 200:
+            return
+        try:
+            payload = response.json()
+        except ValueError:
+            return
+        self.store.put(key, task, body, {"status": 200, "json": payload}, self.secret)
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.read()
+        key, task, body, answer = self._lookup(request)
+        if answer is not None:
+            return answer
+        if self.inner is None:
+            return httpx2.Response(404, json={"type": "error", "error": {
+                "type": "not_found_error", "message": f"replay mode serves only /v1/messages, not {request.url.path}"}},
+                headers={"x-should-retry": "false"})
+        self.stats.forward()
+        response = self.inner.handle_request(request)
+        response.read()
+        self._keep(key, task, body, response)
+        return response
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        await request.aread()
+        key, task, body, answer = self._lookup(request)
+        if answer is not None:
+            return answer
+        if self.ainner is None:
+            return httpx2.Response(404, json={"type": "error", "error": {
+                "type": "not_found_error", "message": f"replay mode serves only /v1/messages, not {request.url.path}"}},
+                headers={"x-should-retry": "false"})
+        self.stats.forward()
+        response = await self.ainner.handle_async_request(request)
+        await response.aread()
+        self._keep(key, task, body, response)
+        return response
+
+    def close(self) -> None:
+        if self.inner is not None and hasattr(self.inner, "close"):
+            self.inner.close()
+
+    async def aclose(self) -> None:
+        if self.ainner is not None and hasattr(self.ainner, "aclose"):
+            await self.ainner.aclose()

@@ -1,0 +1,79 @@
+"""Dollars per model: a price table (USD per million tokens), overridable.
+
+Prices change; the table is a default, not a fact. Override it with a YAML/JSON file mapping model
+names (or prefixes) to ``{input, output, cache_write, cache_read}`` (``--ctxeval-prices FILE`` /
+``ctxeval run --prices FILE``). A model that matches no entry costs 0 and is reported as unpriced.
+The offline reference model is free.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .errors import UsageError
+
+__all__ = ["DEFAULT_PRICES", "cost_of", "load_prices", "set_prices", "price_for"]
+
+#: USD per million tokens: Anthropic's list prices for these model families as known when this
+#: table was written. Check the current price list and override (see the module docstring).
+DEFAULT_PRICES: dict[str, dict[str, float]] = {
+    "claude-opus-4": {"input": 15.0, "output": 75.0, "cache_write": 18.75, "cache_read": 1.50},
+    "claude-opus-4-5": {"input": 5.0, "output": 25.0, "cache_write": 6.25, "cache_read": 0.50},
+    "claude-sonnet-4": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.30},
+    "claude-haiku-4": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_read": 0.10},
+    "ctxeval-reference": {"input": 0.0, "output": 0.0, "cache_write": 0.0, "cache_read": 0.0},
+}
+_PRICES: dict[str, dict[str, float]] = dict(DEFAULT_PRICES)
+
+
+def price_for(model: str) -> dict[str, float] | None:
+    """The entry whose name is the longest prefix of ``model`` (``claude-sonnet-4-5`` ->
+    ``claude-sonnet-4``), or None."""
+    best = None
+    for name in _PRICES:
+        if model.startswith(name) and (best is None or len(name) > len(best)):
+            best = name
+    return _PRICES.get(best) if best else None
+
+
+def cost_of(model: str, usage: Mapping[str, Any]) -> float:
+    """Dollars for ``usage`` (a by-model usage row) of ``model``; 0 when unpriced."""
+    price = price_for(model)
+    if price is None:
+        return 0.0
+    total = (usage.get("input_tokens", 0) * price["input"] + usage.get("output_tokens", 0) * price["output"]
+             + usage.get("cache_creation_input_tokens", 0) * price.get("cache_write", price["input"])
+             + usage.get("cache_read_input_tokens", 0) * price.get("cache_read", price["input"]))
+    return round(total / 1_000_000, 6)
+
+
+def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+        data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise UsageError(f"{p}: cannot read the price table ({exc})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{p}: a price table maps model names to {{input, output, cache_write, cache_read}}")
+    out = {}
+    for model, row in data.items():
+        if not isinstance(row, dict) or not {"input", "output"} <= set(row):
+            raise UsageError(f"{p}: {model}: needs at least 'input' and 'output' (USD per million tokens)")
+        try:
+            out[str(model)] = {k: float(v) for k, v in row.items()}
+        except (TypeError, ValueError):
+            raise UsageError(f"{p}: {model}: prices must be numbers") from None
+    return out
+
+
+def set_prices(overrides: Mapping[str, Mapping[str, float]] | None) -> None:
+    """Install ``overrides`` on top of the defaults (None restores the defaults)."""
+    _PRICES.clear()
+    _PRICES.update(DEFAULT_PRICES)
+    if overrides:
+        _PRICES.update({k: dict(v) for k, v in overrides.items()})
