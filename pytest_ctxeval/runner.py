@@ -9,10 +9,12 @@ For each step of the expanded scenario:
   the tools would return them (Read limits, unchanged-file stubs) in one user message answering
   every parallel call, as the API requires;
 * a gap moves the clock (idle time matters to time-based microcompact);
-* a compact step is a manual ``/compact``.
+* a compact step is a manual ``/compact``;
+* a recorded compaction (imported sessions) installs Claude Code's own summary, no model call.
 
-The clock starts at the scenario's ``start`` and advances by fixed steps, ids come from a seeded
-factory: replaying a scenario twice gives byte-identical results.
+The clock starts at the scenario's ``start`` and advances by fixed steps, or to a step's ``at``
+(imported sessions carry the real times, so idle gaps are real; the clock never goes back); ids
+come from a seeded factory: replaying a scenario twice gives byte-identical results.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from .messages import (
     AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, Usage,
 )
 from .scenarios import (
-    AssistantStep, CompactStep, GapStep, Scenario, UserStep, expand, load_scenario,
+    AssistantStep, CompactStep, GapStep, RecordedCompactionStep, Scenario, UserStep, expand, load_scenario,
 )
 from .tokens import estimate_message
 from .transcript import TranscriptWriter
@@ -102,13 +104,17 @@ def run_scenario(
     cm = ContextManager(config=config, llm=llm, transcript=transcript, prompts=prompts, ids=ids,
                         system_prompt=scenario.system or DEFAULT_SYSTEM_PROMPT, model=model or scenario.model)
     clock: datetime = scenario.start
+
+    def tick(at: datetime | None, step: timedelta) -> datetime:
+        return max(at, clock) if at is not None else clock + step
+
     try:
         for step in expanded.steps:
             if isinstance(step, UserStep):
-                clock += USER_STEP
+                clock = tick(step.at, USER_STEP)
                 cm.append(UserMessage(uuid=ids.uuid(), timestamp=clock, content=step.content, is_meta=step.meta))
             elif isinstance(step, AssistantStep):
-                clock += ASSISTANT_STEP
+                clock = tick(step.at, ASSISTANT_STEP)
                 prepared = cm.prepare(clock)
                 blocks: list[Any] = []
                 if step.thinking:
@@ -131,8 +137,11 @@ def run_scenario(
             elif isinstance(step, GapStep):
                 clock += timedelta(seconds=step.seconds)
             elif isinstance(step, CompactStep):
-                clock += USER_STEP
+                clock = tick(step.at, USER_STEP)
                 cm.compact(clock, instructions=step.instructions, partial=step.partial, messages=step.messages)
+            elif isinstance(step, RecordedCompactionStep):
+                clock = tick(step.at, USER_STEP)
+                cm.install_recorded(clock, trigger=step.trigger, pre_tokens=step.pre_tokens, summary=step.summary)
         if compact_at_end:
             clock += USER_STEP
             cm.compact(clock)

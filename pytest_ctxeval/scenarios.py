@@ -22,6 +22,11 @@ A scenario is a scripted agent session::
       files: [src/auth.py]
       superseded: ["use JWT"]
 
+Imported sessions (``ctxeval import``, :mod:`pytest_ctxeval.importer`) add ``provenance:``, an
+absolute ``at:`` time on turns (the replay clock moves there, so idle gaps are real),
+``recorded_compaction:`` turns (Claude Code's own summary installed as it happened, no model call)
+and ``sidechains:`` (subagent conversations by agent id, never replayed).
+
 Files are loaded with ``yaml.safe_load`` only and validated by pydantic models with
 ``extra="forbid"``; an error names the file, line and field path
 (``scenarios/x.yaml:14: turns[3].tools[0].result: ...``). String fields of turns are jinja2
@@ -56,6 +61,7 @@ from .messages import ContentBlock, ResultContent
 __all__ = [
     "Scenario", "Expectations", "Probe", "ToolCall", "load_scenario", "find_scenarios", "expand",
     "UserStep", "AssistantStep", "GapStep", "CompactStep", "ToolStep", "ExpandedScenario",
+    "RecordedCompactionStep", "Provenance",
     "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS", "MAX_STEPS", "parse_duration",
 ]
 
@@ -67,6 +73,9 @@ DEFAULT_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|d)?\s*$")
+
+
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Strict(BaseModel):
@@ -118,15 +127,27 @@ class ToolCall(_Strict):
         return self
 
 
+def _aware_or_none(v: datetime | None) -> datetime | None:
+    return v if v is None or v.tzinfo else v.replace(tzinfo=timezone.utc)
+
+
 class UserTurn(_Strict):
     user: str | list[ContentBlock]
     meta: bool = False
+    #: When the message was sent (imported sessions): the replay clock moves here, so idle gaps
+    #: are the real ones. Without it the clock advances by a fixed step.
+    at: datetime | None = None
+
+    _at = field_validator("at")(_aware_or_none)
 
 
 class AssistantTurn(_Strict):
     assistant: str = ""
     thinking: str | None = None
     tools: list[ToolCall] = Field(default_factory=list)
+    at: datetime | None = None
+
+    _at = field_validator("at")(_aware_or_none)
 
     @model_validator(mode="after")
     def _not_empty(self) -> "AssistantTurn":
@@ -152,6 +173,9 @@ class CompactSpec(_Strict):
     instructions: str | None = None
     partial: Literal["up_to", "from"] | None = None
     messages: int | None = Field(default=None, ge=1)
+    at: datetime | None = None
+
+    _at = field_validator("at")(_aware_or_none)
 
     @model_validator(mode="after")
     def _partial(self) -> "CompactSpec":
@@ -164,13 +188,29 @@ class CompactTurn(_Strict):
     compact: Literal[True] | CompactSpec
 
 
+class RecordedCompaction(_Strict):
+    """A compaction Claude Code did in the imported session, installed as it happened: the real
+    summary replaces the context (no model call). Graded like any compaction (kind ``transcript``)."""
+
+    trigger: Literal["auto", "manual"] = "auto"
+    pre_tokens: int = Field(default=0, ge=0)
+    summary: str = Field(min_length=1)
+    at: datetime | None = None
+
+    _at = field_validator("at")(_aware_or_none)
+
+
+class RecordedCompactionTurn(_Strict):
+    recorded_compaction: RecordedCompaction
+
+
 class RepeatTurn(_Strict):
     repeat: int = Field(ge=1, le=10_000)
     var: str = Field(default="i", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     turns: list["Turn"] = Field(min_length=1)
 
 
-_TURN_KEYS = ("user", "assistant", "after", "compact", "repeat")
+_TURN_KEYS = ("user", "assistant", "after", "compact", "repeat", "recorded_compaction")
 
 
 def _turn_kind(value: Any) -> str | None:
@@ -182,7 +222,8 @@ def _turn_kind(value: Any) -> str | None:
             return "assistant"
     elif isinstance(value, BaseModel):
         for key, cls in (("user", UserTurn), ("assistant", AssistantTurn), ("after", GapTurn),
-                         ("compact", CompactTurn), ("repeat", RepeatTurn)):
+                         ("compact", CompactTurn), ("repeat", RepeatTurn),
+                         ("recorded_compaction", RecordedCompactionTurn)):
             if isinstance(value, cls):
                 return key
     return None
@@ -191,10 +232,11 @@ def _turn_kind(value: Any) -> str | None:
 Turn = Annotated[
     Union[Annotated[UserTurn, Tag("user")], Annotated[AssistantTurn, Tag("assistant")],
           Annotated[GapTurn, Tag("after")], Annotated[CompactTurn, Tag("compact")],
-          Annotated[RepeatTurn, Tag("repeat")]],
+          Annotated[RepeatTurn, Tag("repeat")],
+          Annotated[RecordedCompactionTurn, Tag("recorded_compaction")]],
     Discriminator(_turn_kind, custom_error_type="turn_kind",
                   custom_error_message="a turn needs exactly one of the keys user, assistant, after, "
-                                       "compact, repeat"),
+                                       "compact, repeat, recorded_compaction"),
 ]
 RepeatTurn.model_rebuild()
 
@@ -216,6 +258,16 @@ class Expectations(_Strict):
     probes: list[Probe] = Field(default_factory=list)
 
 
+class Provenance(_Strict):
+    """Where an imported scenario came from (``ctxeval import``)."""
+
+    source: str = Field(min_length=1)             # the transcript path as given
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of the transcript's bytes
+    version: str | None = None                    # Claude Code version that wrote it
+    session_id: str | None = None
+    model: str | None = None                      # the session's main model
+
+
 class Scenario(_Strict):
     name: str | None = None
     description: str = ""
@@ -227,7 +279,11 @@ class Scenario(_Strict):
     vars: dict[str, Any] = Field(default_factory=dict)
     faults: dict[str, list[str]] = Field(default_factory=dict)
     templates: bool = True
+    provenance: Provenance | None = None
     turns: list[Turn] = Field(min_length=1)
+    #: Subagent (sidechain) conversations of an imported session, by agent id: kept for reading
+    #: and grading by hand, never replayed (their results are in the main line as Task results).
+    sidechains: dict[str, list[Turn]] = Field(default_factory=dict)
     expect: Expectations = Field(default_factory=Expectations)
     #: Graders this scenario is known to fail, with the reason: reported as expected failures
     #: (pytest ``xfail(strict=True)``); a known failure that passes is an error, so the entry goes
@@ -358,8 +414,10 @@ def load_scenario(path: str | Path) -> Scenario:
         line = text[: text.index("\x00")].count("\n") + 1
         raise ScenarioError(f"{p}:{line}: NUL byte in a scenario file")
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader is the safe loader
+        # libyaml's safe loader when present: 20x faster on the multi-megabyte scenarios that
+        # `ctxeval import` writes, same marks for error lines.
+        node = yaml.compose(text, Loader=_SAFE_LOADER)
+        data = yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -433,6 +491,7 @@ class UserStep:
     content: str | list[Any]
     meta: bool = False
     where: str = ""
+    at: datetime | None = None
 
 
 @dataclass
@@ -441,6 +500,7 @@ class AssistantStep:
     thinking: str | None = None
     tools: list[ToolStep] = field(default_factory=list)
     where: str = ""
+    at: datetime | None = None
 
 
 @dataclass
@@ -455,9 +515,19 @@ class CompactStep:
     where: str = ""
     partial: str | None = None
     messages: int | None = None
+    at: datetime | None = None
 
 
-Step = Union[UserStep, AssistantStep, GapStep, CompactStep]
+@dataclass
+class RecordedCompactionStep:
+    trigger: str
+    pre_tokens: int
+    summary: str
+    where: str = ""
+    at: datetime | None = None
+
+
+Step = Union[UserStep, AssistantStep, GapStep, CompactStep, RecordedCompactionStep]
 
 
 @dataclass
@@ -561,7 +631,7 @@ class _Expander:
                     content = self.render_str(content, tloc + ("user",), ctx)
                 else:
                     content = [_render_block(self, b, tloc + ("user", j), ctx) for j, b in enumerate(content)]
-                self.add(UserStep(content, turn.meta, where), tloc)
+                self.add(UserStep(content, turn.meta, where, turn.at), tloc)
             elif isinstance(turn, AssistantTurn):
                 tools = []
                 for j, call in enumerate(turn.tools):
@@ -577,14 +647,18 @@ class _Expander:
                 self.add(AssistantStep(
                     self.render_str(turn.assistant, tloc + ("assistant",), ctx),
                     self.render_str(turn.thinking, tloc + ("thinking",), ctx) if turn.thinking else None,
-                    tools, where), tloc)
+                    tools, where, turn.at), tloc)
             elif isinstance(turn, GapTurn):
                 self.add(GapStep(parse_duration(turn.after).total_seconds(), where), tloc)
             elif isinstance(turn, CompactTurn):
                 instructions, spec = None, turn.compact if isinstance(turn.compact, CompactSpec) else CompactSpec()
                 if spec.instructions:
                     instructions = self.render_str(spec.instructions, tloc + ("compact", "instructions"), ctx)
-                self.add(CompactStep(instructions, where, spec.partial, spec.messages), tloc)
+                self.add(CompactStep(instructions, where, spec.partial, spec.messages, spec.at), tloc)
+            elif isinstance(turn, RecordedCompactionTurn):
+                rec = turn.recorded_compaction
+                summary = self.render_str(rec.summary, tloc + ("recorded_compaction", "summary"), ctx)
+                self.add(RecordedCompactionStep(rec.trigger, rec.pre_tokens, summary, where, rec.at), tloc)
             elif isinstance(turn, RepeatTurn):
                 for n in range(1, turn.repeat + 1):
                     self.turns(turn.turns, tloc + ("turns",), {**ctx, turn.var: n, f"{turn.var}0": n - 1})

@@ -66,7 +66,7 @@ class PtlStep:
 
 @dataclass
 class CompactionResult:
-    kind: str                              # "full" | "session_memory" | "partial"
+    kind: str                              # "full" | "session_memory" | "partial" | "transcript" (recorded)
     trigger: str                           # "auto" | "manual"
     boundary: CompactBoundary
     summary_message: UserMessage

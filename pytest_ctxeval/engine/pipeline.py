@@ -29,7 +29,7 @@ from ..ids import IdFactory
 from ..llm import LLM
 from ..errors import ModelError
 from ..messages import (
-    AssistantMessage, CompactBoundary, ToolResultBlock, ToolUseBlock, UserMessage, result_text, to_api,
+    AssistantMessage, CompactBoundary, ToolResultBlock, ToolUseBlock, UserMessage, Usage, result_text, to_api,
     tool_results, tool_uses,
 )
 from ..tokens import count_tokens, estimate_messages
@@ -391,6 +391,28 @@ class ContextManager:
         self._install(result, history_before, tokens)
         return result
 
+    def install_recorded(self, now: datetime, *, trigger: str, pre_tokens: int, summary: str) -> CompactionResult:
+        """Install a compaction recorded in a real transcript (an imported session's
+        ``recorded_compaction``): Claude Code's own summary message replaces the context, as it did
+        in the session, without a model call. Graded as kind ``transcript``."""
+        self.turn += 1
+        _, tokens, _ = self._apply_tiers(now)
+        history_before = list(self.history)
+        context = [m for m in self.messages if not isinstance(m, CompactBoundary)]
+        boundary = CompactBoundary(uuid=self.ids.uuid(), timestamp=now,
+                                   trigger="manual" if trigger == "manual" else "auto", pre_tokens=pre_tokens,
+                                   logical_parent_uuid=context[-1].uuid if context else None)
+        message = UserMessage(uuid=self.ids.uuid(), timestamp=now, is_compact_summary=True, content=summary)
+        result = CompactionResult(
+            kind="transcript", trigger=boundary.trigger, boundary=boundary, summary_message=message,
+            summary=summary, raw_reply=summary, summarized=context, kept=[], attachments=[],
+            pre_tokens=pre_tokens or tokens, post_tokens=0, request=None, usage=Usage(),
+            notes=[f"recorded: Claude Code's own summary, installed as in the session (the engine counted "
+                   f"{tokens:,} tokens at this point)"])
+        result.post_tokens = estimate_messages(result.post_messages, self.config)
+        self._install(result, history_before, tokens)
+        return result
+
     def _full(self, now: datetime, view: list[Any], tokens: int, trigger: str, instructions: str | None,
               history_before: list[Any]) -> CompactionResult | None:
         try:
@@ -442,11 +464,12 @@ class ContextManager:
         # Reads whose results left the context can no longer be referred to by the stub.
         live = {b.tool_use_id for m in self.messages for b in tool_results(m)}
         self.reads.forget({r.tool_use_id for r in self.reads.reads.values()} - live)
-        if result.kind == "full":
+        if result.kind in ("full", "transcript"):
             self.memory.last_summarized_message_id = None  # setLastSummarizedMessageId(undefined), 004:301
         self.compactions.append(CompactionRecord(index=len(self.compactions) + 1, turn=self.turn,
                                                  result=result, history=history_before))
-        tier = "compact" if result.trigger == "manual" else "autocompact"
+        tier = ("recorded" if result.kind == "transcript"
+                else "compact" if result.trigger == "manual" else "autocompact")
         extras = f"; {len(result.kept)} kept" if result.kept else ""
         extras += f"; {len(result.attachments)} attachments" if result.attachments else ""
         self.emit(tier, f"{result.kind}_compaction", tokens_before=tokens, tokens_after=result.post_tokens,

@@ -1,0 +1,108 @@
+"""Secret redaction for imported sessions.
+
+A real session holds whatever the agent saw: ``.env`` files, ``curl -H "Authorization: Bearer …"``,
+keys pasted by the person. ``ctxeval import`` replaces strings shaped like common API keys and
+tokens with ``[REDACTED:<kind>]`` before anything is written (``--no-redact`` turns it off):
+
+=================  =====================================================================
+kind               shape
+=================  =====================================================================
+``anthropic``      ``sk-ant-api03-…`` (any ``sk-ant-<kind>-`` prefix)
+``openai``         ``sk-proj-…``, ``sk-svcacct-…``, ``sk-admin-…``, legacy ``sk-`` + 32+
+``aws-access-key`` ``AKIA…``/``ASIA…`` + 16 upper-case letters or digits
+``aws-secret-key`` 40 base64 characters after ``aws_secret_access_key =``/``:``
+``github``         ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` tokens, ``github_pat_…``
+``gitlab``         ``glpat-…``
+``slack``          ``xoxb-``/``xoxp-``/``xoxa-``/``xoxr-``/``xoxs-``/``xoxo-`` tokens
+``google``         ``AIza`` + 35
+``stripe``         ``sk_live_``/``sk_test_``/``rk_live_``/``rk_test_`` keys
+``jwt``            three base64url parts, the first two starting ``eyJ``
+``bearer``         the token after ``Bearer `` (the word is kept)
+``private-key``    a PEM ``-----BEGIN … PRIVATE KEY-----`` block (to its END line, or the
+                   base64 that follows when the block is cut short)
+=================  =====================================================================
+
+The patterns are shapes, not a secret scanner: a key with an unusual shape passes, and a long
+random identifier shaped like one is redacted. :func:`redact` is one pass of one compiled
+expression over the text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["redact", "redact_tree", "KINDS", "merge_counts"]
+
+_PATTERNS: list[tuple[str, str]] = [
+    ("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+                    r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s]*)"),
+    ("anthropic", r"\bsk-ant-[a-z0-9]{2,12}-[A-Za-z0-9_\-]{20,}"),
+    ("openai", r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}|\bsk-(?!ant-)[A-Za-z0-9]{32,}\b"),
+    ("stripe", r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{20,}\b"),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b"),
+    ("aws_secret_key", r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
+                       r"(?P<aws_secret_value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+    ("github", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b"),
+    ("gitlab", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
+    ("slack", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("google", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("bearer", r"(?i:\bbearer)\s+(?P<bearer_value>(?!\[REDACTED)[A-Za-z0-9._~+/\-]{16,}=*)"),
+]
+_RE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _PATTERNS))
+#: The kinds, as they appear in ``[REDACTED:<kind>]``.
+KINDS: tuple[str, ...] = tuple(name.replace("_", "-") for name, _ in _PATTERNS)
+_VALUE_GROUP = {"aws_secret_key": "aws_secret_value", "bearer": "bearer_value"}
+
+
+def redact(text: str) -> tuple[str, dict[str, int]]:
+    """``text`` with every key- or token-shaped string replaced by ``[REDACTED:<kind>]``, and the
+    number of replacements per kind.
+
+    >>> redact("export ANTHROPIC_API_KEY=sk-ant-api03-" + "a" * 40)
+    ('export ANTHROPIC_API_KEY=[REDACTED:anthropic]', {'anthropic': 1})
+    >>> redact("curl -H 'Authorization: Bearer abcdef0123456789abcdef'")
+    ("curl -H 'Authorization: Bearer [REDACTED:bearer]'", {'bearer': 1})
+    >>> redact("nothing here")
+    ('nothing here', {})
+    """
+    counts: dict[str, int] = {}
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.lastgroup or ""
+        kind = name.replace("_", "-")
+        counts[kind] = counts.get(kind, 0) + 1
+        value = _VALUE_GROUP.get(name)
+        if value is None:
+            return f"[REDACTED:{kind}]"
+        # Keep the label ("Bearer ", "aws_secret_access_key = "), replace the value only.
+        start, end = match.span(value)
+        whole = match.group(0)
+        base = match.start()
+        return whole[: start - base] + f"[REDACTED:{kind}]" + whole[end - base:]
+
+    out = _RE.sub(replace, text)
+    return out, counts
+
+
+def merge_counts(into: dict[str, int], more: dict[str, int]) -> dict[str, int]:
+    for kind, n in more.items():
+        into[kind] = into.get(kind, 0) + n
+    return into
+
+
+def redact_tree(value: Any, counts: dict[str, int]) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with every string redacted, counting into
+    ``counts``. The ``source`` of an image or document block (base64 data) is left alone: random
+    base64 can look like a key, and it is not text anyone typed."""
+    if isinstance(value, str):
+        text, found = redact(value)
+        merge_counts(counts, found)
+        return text
+    if isinstance(value, list):
+        return [redact_tree(v, counts) for v in value]
+    if isinstance(value, dict):
+        media = value.get("type") in ("image", "document")
+        return {k: (v if media and k == "source" else redact_tree(v, counts)) for k, v in value.items()}
+    return value

@@ -1,0 +1,79 @@
+"""Secret redaction: each kind, labels kept, no false positives on ordinary session text."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ctxeval.redact import KINDS, merge_counts, redact, redact_tree
+
+# Shapes only: none of these is a real credential.
+CASES = [
+    ("anthropic", "key=sk-ant-api03-" + "aB3_-" * 8, "key=[REDACTED:anthropic]"),
+    ("anthropic", "sk-ant-admin01-" + "x" * 30, "[REDACTED:anthropic]"),
+    ("openai", "OPENAI_API_KEY=sk-proj-" + "Ab1" * 12, "OPENAI_API_KEY=[REDACTED:openai]"),
+    ("openai", "sk-" + "A1b2" * 12, "[REDACTED:openai]"),
+    ("aws-access-key", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = [REDACTED:aws-access-key]"),
+    ("aws-secret-key", "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     "aws_secret_access_key=[REDACTED:aws-secret-key]"),
+    ("aws-secret-key", '"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
+     '"SecretAccessKey": "[REDACTED:aws-secret-key]"'),
+    ("github", "token ghp_" + "a1B2" * 9, "token [REDACTED:github]"),
+    ("github", "github_pat_11ABCDEFG0" + "x" * 60, "[REDACTED:github]"),
+    ("gitlab", "glpat-" + "x1" * 10, "[REDACTED:gitlab]"),
+    ("slack", "xoxb-123456789012-abcdefABCDEF", "[REDACTED:slack]"),
+    ("google", "AIza" + "Sy" * 17 + "Q", "[REDACTED:google]"),
+    ("stripe", "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED:stripe]"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "[REDACTED:jwt]"),
+    ("bearer", "curl -H 'Authorization: Bearer abcdef0123456789ABCDEF'",
+     "curl -H 'Authorization: Bearer [REDACTED:bearer]'"),
+    ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\nAAAA==\n"
+                    "-----END OPENSSH PRIVATE KEY-----\nnext line", "[REDACTED:private-key]\nnext line"),
+    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n(truncated)",
+     "[REDACTED:private-key](truncated)"),
+]
+
+
+@pytest.mark.parametrize("kind,text,expected", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_each_kind(kind, text, expected):
+    out, counts = redact(text)
+    assert out == expected
+    assert counts == {kind: 1}
+    assert kind in KINDS
+
+
+@pytest.mark.parametrize("text", [
+    "def test_ask_anthropic(): pass  # sk-ant is a prefix, not a key",
+    "/home/user/projects/spotter/lib/spotter/services/transcript_renderer.ex:281:17",
+    "uuid 8463c716-a2ea-4c14-9efa-87158ebd9f20 and sha256 " + "c2ba4b56d349" * 5,
+    "toolu_01BYfGNktE4d25hZnxHwFh2s and msg_01FhDY1UiAGiH4aa5pFbzmhL",
+    "Use a bearer token from the environment; the Bearer scheme is in RFC 6750.",
+    "task-ant-1234, risk-score, desk-" + "a" * 40,
+    "[REDACTED_IP] and /home/[USER] stay as their authors wrote them",
+    "ghp_short and AKIA_NOT_A_KEY",
+    "",
+])
+def test_ordinary_session_text_is_left_alone(text):
+    assert redact(text) == (text, {})
+
+
+def test_counts_add_up_and_redacting_twice_changes_nothing():
+    text = "a sk-ant-api03-" + "k" * 30 + " b AKIAIOSFODNN7EXAMPLE c AKIAIOSFODNN7EXAMPL2 d Bearer " + "t" * 20
+    once, counts = redact(text)
+    assert counts == {"anthropic": 1, "aws-access-key": 2, "bearer": 1}
+    assert redact(once) == (once, {})
+
+
+def test_tree_redacts_strings_everywhere_but_media_data():
+    fake = "sk-ant-api03-" + "q" * 30
+    tree = {"turns": [{"user": [{"type": "text", "text": fake},
+                                {"type": "image", "source": {"type": "base64", "data": "AKIAIOSFODNN7EXAMPLE" + fake}}]},
+                      {"assistant": "", "tools": [{"name": "Bash", "input": {"env": {"KEY": fake}, "n": 3},
+                                                   "result": [{"type": "text", "text": f"got {fake}"}]}]}]}
+    counts: dict[str, int] = {}
+    out = redact_tree(tree, counts)
+    assert counts == {"anthropic": 3}
+    assert out["turns"][0]["user"][0]["text"] == "[REDACTED:anthropic]"
+    assert out["turns"][0]["user"][1] == tree["turns"][0]["user"][1]  # image data untouched
+    assert out["turns"][1]["tools"][0]["input"] == {"env": {"KEY": "[REDACTED:anthropic]"}, "n": 3}
+    assert merge_counts({"a": 1}, {"a": 2, "b": 1}) == {"a": 3, "b": 1}
