@@ -63,9 +63,14 @@ def _where(case: CompactionCase, kind: str, number: int) -> str:
     return f"section {number} '{SECTION_TITLES[kind]}' (line {section.line}){kept}"
 
 
-def _section_missing(case: CompactionCase, kind: str, number: int, what: str) -> Verdict:
-    return Verdict.failed(f"section {number} '{SECTION_TITLES[kind]}' is missing, so {what} cannot survive "
-                          f"(sections found: {', '.join(case.sections.kinds) or 'none'})")
+def _section_missing(case: CompactionCase, kind: str, number: int, what: str, items: list[str] = ()) -> Verdict:
+    """The fail for a summary without the section; names the first items that are lost with it."""
+    lost = ""
+    if items:
+        shown = "; ".join(f"\"{_short(i, 60)}\"" for i in items[:3])
+        lost = f": {shown}" + (f" (+{len(items) - 3} more)" if len(items) > 3 else "")
+    return Verdict.failed(f"section {number} '{SECTION_TITLES[kind]}' is missing, so {what} cannot survive{lost} "
+                          f"(sections found: {', '.join(case.sections.kinds) or 'none'})", missing=list(items))
 
 
 def _present(needle: str, haystack: str) -> bool:
@@ -102,7 +107,8 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no person-typed messages before this compaction")
     region = case.region("user_messages")
     if region is None:
-        return _section_missing(case, "user_messages", 6, f"the {len(people)} person-typed messages")
+        return _section_missing(case, "user_messages", 6, f"the {len(people)} person-typed messages",
+                                [p.text for p in people])
     section = case.sections.get("user_messages")
     where = f"section 6 (line {section.line})" if section else "the post-compact context"
     body = normalize_ws(region)
@@ -129,7 +135,10 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
 _NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)
 _QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.compile(r"^\s*>\s?(.{2,})$", re.MULTILINE))
-_ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.)\s*")
+# Elisions split a quote into parts that must each be verbatim. The media markers count as
+# elisions too: the summariser is shown [image] / [document] where the person pasted one
+# (stripImagesFromMessages, 003:96-106), so a quote that keeps the marker is still verbatim.
+_ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.|\[image\]|\[document\])\s*")
 
 
 def _quotes(text: str) -> list[str]:
@@ -166,14 +175,23 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     if not people:
         return Verdict.not_applicable("no person-typed message to quote")
     last = people[-1]
-    # The most recent conversation: the last person-typed message and what the assistant said after it.
-    recent = [normalize_ws(last.text)]
+    # The most recent conversation: the last person-typed message, the ones sent right before it
+    # with no assistant message between (the API merges consecutive user turns, so "fix it" sent
+    # after an interrupt is one request with what came before), and what the assistant said after.
+    run = [last]
+    for earlier in reversed(people[:-1]):
+        if any(isinstance(m, AssistantMessage) for m in case.history[earlier.index + 1:run[0].index]):
+            break
+        run.insert(0, earlier)
+    recent = [normalize_ws(p.text) for p in run]
+    if len(run) > 1:
+        recent.append(normalize_ws(" ".join(p.text for p in run)))
     for m in case.history[last.index + 1:]:
         if isinstance(m, AssistantMessage):
             t = text_of(m.content)
             if t.strip():
                 recent.append(normalize_ws(t))
-    older = [normalize_ws(p.text) for p in people[:-1]]
+    older = [normalize_ws(p.text) for p in people[:-len(run)]]
     quotes = _quotes(body)
     min_len = 20  # a quote must be at least this long, or a whole message/reply
     if not quotes:
@@ -203,7 +221,8 @@ def files_preserved(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no file was edited or written, and no file of expect.files has come up yet")
     region = case.region("files")
     if region is None:
-        return _section_missing(case, "files", 3, f"the {len(files)} changed files")
+        return _section_missing(case, "files", 3, f"the {len(files)} changed files (latest first)",
+                                list(reversed(files)))
     where = _where(case, "files", 3)
     missing = [f for f in files if not file_mentioned(f, region, files)]
     reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where}" for f in missing]
@@ -225,7 +244,7 @@ def errors_preserved(case: CompactionCase) -> Verdict:
                                       "has come up yet")
     region = case.region("errors")
     if region is None:
-        return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines")
+        return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines", list(wanted))
     where = _where(case, "errors", 4)
     missing = [k for k in wanted if not _present(k, region)]
     reasons = [f"error line from a failing {wanted[k]} is not in {where}: \"{_short(k, 100)}\"" for k in missing]
@@ -241,7 +260,7 @@ def pending_tasks(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no open todo items, and no task of expect.pending has come up yet")
     region = case.region("pending")
     if region is None:
-        return _section_missing(case, "pending", 7, f"the {len(items)} open tasks")
+        return _section_missing(case, "pending", 7, f"the {len(items)} open tasks", items)
     where = _where(case, "pending", 7)
     missing = [i for i in items if not _present(i, region)]
     reasons = [f"open task not in {where}: \"{_short(i)}\"" for i in missing]
@@ -249,8 +268,8 @@ def pending_tasks(case: CompactionCase) -> Verdict:
                                  f"all {len(items)} open tasks in {where}", missing=missing)
 
 
-_NEGATION = re.compile(r"\b(not|no longer|instead of|rather than|drop(?:ped)?|abandon(?:ed)?|supersed\w*|revert\w*|"
-                       r"undo|stop(?:ped)?|don't|do not|never|scrap(?:ped)?|cancel(?:led|ed)?|"
+_NEGATION = re.compile(r"\b(not|no longer|instead of|rather than|drop(?:ped|ping|s)?|abandon(?:ed)?|supersed\w*|revert\w*|"
+                       r"undo|stop(?:ped)?|skip(?:ped|ping)?|don't|do not|never|scrap(?:ped)?|cancel(?:led|ed)?|"
                        r"replac(?:e|ed|es|ing)|remov(?:e|ed|es|ing)|without)\b|n't\b", re.IGNORECASE)
 
 

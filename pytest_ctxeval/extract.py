@@ -22,7 +22,7 @@ __all__ = [
     "EDIT_TOOLS", "PersonMessage", "FailingResult", "person_messages", "edited_files",
     "touched_files", "failing_results", "key_error_line", "open_todos", "latest_todos",
     "LONG_MESSAGE_CHARS", "LONG_MESSAGE_KEEP", "message_fragments", "contains_text", "file_mentioned",
-    "significant_tokens",
+    "significant_tokens", "memory_rules", "failed_attempts",
 ]
 
 #: Tools whose calls change files (their ``file_path`` / ``notebook_path`` is an artifact).
@@ -102,6 +102,9 @@ _EXCEPTION = re.compile(r"^\s*(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Fa
 _FAILED = re.compile(r"^\s*(?:FAILED|FAIL|ERROR)\b|\b(?:error|fatal|panic)(?:\[\w+\])?:", re.IGNORECASE)
 _PROBLEM = re.compile(r"not found|no such file|denied|cannot|can't|unable|failed|refused|timed out|"
                       r"invalid|undefined|unknown|missing", re.IGNORECASE)
+#: A failing Go test's own message (``render_test.go:31: got X, want Y``): more telling than the
+#: ``--- FAIL: TestX`` and bare ``FAIL`` lines around it.
+_GO_TEST_MESSAGE = re.compile(r"^[\w./-]+_test\.go:\d+: \S")
 _NOISE = re.compile(r"^\s*(?:exit code \d+|<\/?tool_use_error>|traceback \(most recent call last\):?)\s*$",
                     re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -111,7 +114,8 @@ _TAGS = re.compile(r"</?tool_use_error>")
 def key_error_line(text: str, limit: int = 200) -> str:
     """The line of a failing tool result that says what went wrong.
 
-    Preference: the last exception line (``ValueError: ...``); else the first ``FAILED``/``error:``
+    Preference: the last exception line (``ValueError: ...``); else a failing Go test's message
+    (``x_test.go:31: got 1, want 2``); else the first ``FAILED``/``error:``
     line; else the first line naming a problem (not found, denied, ...); else the first line that is
     not noise (``Exit code 1``). Shell prefixes (``/bin/bash: line 1:``), pytest's ``E`` margin and
     ANSI codes are removed; the line is cut at ``limit`` characters.
@@ -120,6 +124,8 @@ def key_error_line(text: str, limit: int = 200) -> str:
     'python: command not found'
     >>> key_error_line("Traceback (most recent call last):\\n  File 'a.py'\\nKeyError: 'user_id'")
     "KeyError: 'user_id'"
+    >>> key_error_line("--- FAIL: TestRender (0.00s)\\n    render_test.go:31: got 1, want 2\\nFAIL")
+    'render_test.go:31: got 1, want 2'
     """
     lines = [_PYTEST_E.sub("", _SHELL_PREFIX.sub("", _TAGS.sub("", _ANSI.sub("", l))).strip())
              for l in text.splitlines()]
@@ -131,6 +137,8 @@ def key_error_line(text: str, limit: int = 200) -> str:
         if _EXCEPTION.match(line):
             chosen = line
             break
+    if chosen is None:
+        chosen = next((l for l in lines if _GO_TEST_MESSAGE.match(l)), None)
     if chosen is None:
         chosen = next((l for l in lines if _FAILED.search(l)), None)
     if chosen is None:
@@ -215,3 +223,67 @@ def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
     if others:
         return False
     return re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w-])", text) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory files and failed attempts
+
+#: A memory file as Claude Code shows it to the model: ``Contents of <path> (...):`` inside a
+#: ``<system-reminder>`` (the claudeMd user context, or a nested CLAUDE.md met mid-session).
+_MEMORY_HEADER = re.compile(r"^Contents of (?P<path>\S*(?:CLAUDE(?:\.local)?\.md|/\.claude/\S+\.md|MEMORY\.md))"
+                            r"\b[^\n]*:\s*$", re.MULTILINE)
+_MEMORY_END = re.compile(r"^\s*(?:</system-reminder>|IMPORTANT: this context may or may not be relevant)", re.MULTILINE)
+_RULE_ITEM = re.compile(r"^\s*(?:[-*]|\d{1,2}[.)])\s+(?P<rule>\S.*)$")
+
+
+def memory_rules(messages: Iterable[Any]) -> list[str]:
+    """The rules of every memory file (CLAUDE.md) shown to the model in ``messages``: the bullet or
+    numbered lines of each ``Contents of .../CLAUDE.md ...:`` block of a ``<system-reminder>`` (its
+    other non-heading lines when it has no list), first-seen order, no repeats.
+
+    >>> memory_rules([UserMessage(uuid="m", is_meta=True, content="<system-reminder>\\nContents of "
+    ...     "/srv/CLAUDE.md (project instructions):\\n\\n# Rules\\n- Back up before editing\\n</system-reminder>")])
+    ['Back up before editing']
+    """
+    seen: dict[str, None] = {}
+    for message in messages:
+        if not isinstance(message, UserMessage):
+            continue
+        texts = [message.content] if isinstance(message.content, str) else \
+            [b.text for b in message.content if getattr(b, "type", None) == "text"]
+        for text in texts:
+            if "<system-reminder>" not in text:
+                continue
+            for header in _MEMORY_HEADER.finditer(text):
+                end = _MEMORY_END.search(text, header.end())
+                body = text[header.end(): end.start() if end else len(text)]
+                nxt = _MEMORY_HEADER.search(body)
+                if nxt:
+                    body = body[: nxt.start()]
+                lines = [l for l in body.splitlines() if l.strip()]
+                items = [m.group("rule").strip() for l in lines if (m := _RULE_ITEM.match(l))]
+                if not items:
+                    items = [l.strip() for l in lines if not l.lstrip().startswith("#")]
+                for item in items:
+                    seen.setdefault(normalize_ws(item))
+    return list(seen)
+
+
+#: How an assistant says an attempt did not work ("coupons.get(key) did not fix it", "reverting").
+FAILED_ATTEMPT = re.compile(
+    r"\b(?:did not|didn't|does not|doesn't|will not|won't) (?:work|help|fix|solve|change)\b|"
+    r"\bnot the (?:fix|cause|culprit|problem|issue|answer)\b|\bwrong (?:fix|approach|guess|lead|track|idea)\b|"
+    r"\bdead end\b|\bruled out\b|\bno effect\b|\bstill fail(?:s|ing|ed)?\b|\bmade (?:it|things) worse\b|"
+    r"\brevert(?:s|ed|ing)?\b|\brolled back\b|\bundo(?:ing)? (?:that|the|this)\b", re.IGNORECASE)
+
+
+def failed_attempts(messages: Iterable[Any], limit: int = 400) -> list[str]:
+    """What the assistant said about attempts that did not work: its text messages matching
+    :data:`FAILED_ATTEMPT`, whitespace-normalised and cut at ``limit`` characters, in order."""
+    out: dict[str, None] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            text = normalize_ws(text_of(message.content))
+            if text and FAILED_ATTEMPT.search(text):
+                out.setdefault(text if len(text) <= limit else text[: limit - 1] + "…")
+    return list(out)

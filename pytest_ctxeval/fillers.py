@@ -13,11 +13,15 @@ True
 
 from __future__ import annotations
 
+import base64
 import json
 import random
+import struct
+import zlib
 
 __all__ = ["FILLERS", "python_file", "log", "grep_hits", "test_output", "json_response",
-           "stack_trace", "lorem", "typescript_file", "todo_status"]
+           "stack_trace", "lorem", "typescript_file", "todo_status", "go_file", "javascript_file",
+           "sql_file", "api_response", "png", "pdf"]
 
 _WORDS = ("request session token user handler config cache retry payload schema migration "
           "index query record batch worker queue buffer stream parser client server route model "
@@ -121,16 +125,171 @@ def json_response(items: int = 10, seed: int | str = 0) -> str:
     return json.dumps(data, indent=2)
 
 
-def stack_trace(exc: str = "KeyError: 'user_id'", depth: int = 6, seed: int | str = 0) -> str:
-    """A Python traceback ending in ``exc``."""
-    r = _rng(seed, "trace")
-    out = ["Traceback (most recent call last):"]
-    for _ in range(depth):
-        mod = r.choice(_MODULES)
-        out += [f'  File "src/{mod}/{r.choice(_WORDS)}.py", line {r.randint(10, 600)}, in {r.choice(_WORDS)}',
-                f"    {r.choice(_WORDS)} = {r.choice(_WORDS)}[{r.choice(_WORDS)!r}]"]
-    out.append(exc)
+_TRACE_LANGS = ("python", "java", "go", "node", "rust")
+
+
+def stack_trace(exc: str = "KeyError: 'user_id'", depth: int = 6, seed: int | str = 0, lang: str = "python") -> str:
+    """A stack trace of ``depth`` frames for ``exc``, in the shape ``lang`` prints it: ``python``
+    (traceback, ``exc`` last), ``java`` (``Exception in thread "main" exc`` then ``at`` frames),
+    ``go`` (``panic: exc`` and goroutine frames), ``node`` (``exc`` then ``at`` frames) or ``rust``
+    (``thread 'main' panicked at``)."""
+    if lang not in _TRACE_LANGS:
+        raise ValueError(f"stack_trace: lang must be one of {', '.join(_TRACE_LANGS)}, not {lang!r}")
+    r = _rng(seed, f"trace-{lang}" if lang != "python" else "trace")
+    frames = [(r.choice(_MODULES), r.choice(_WORDS), r.choice(_WORDS), r.randint(10, 600)) for _ in range(depth)]
+    if lang == "python":
+        out = ["Traceback (most recent call last):"]
+        for mod, file, fn, line in frames:
+            out += [f'  File "src/{mod}/{file}.py", line {line}, in {fn}',
+                    f"    {r.choice(_WORDS)} = {r.choice(_WORDS)}[{r.choice(_WORDS)!r}]"]
+        out.append(exc)
+    elif lang == "java":
+        out = [f'Exception in thread "main" {exc}']
+        out += [f"\tat com.acme.{mod}.{file.capitalize()}Service.{fn}({file.capitalize()}Service.java:{line})"
+                for mod, file, fn, line in frames]
+    elif lang == "go":
+        out = [f"panic: {exc}", "", f"goroutine {r.randint(1, 99)} [running]:"]
+        for mod, file, fn, line in frames:
+            out += [f"github.com/acme/app/internal/{mod}.{fn.capitalize()}(0x{r.randint(0, 2**32):x})",
+                    f"\t/src/app/internal/{mod}/{file}.go:{line} +0x{r.randint(16, 4095):x}"]
+        out.append("exit status 2")
+    elif lang == "node":
+        out = [exc]
+        out += [f"    at {fn}{mod.capitalize()} (/srv/app/src/{mod}/{file}.js:{line}:{r.randint(1, 80)})"
+                for mod, file, fn, line in frames]
+        out.append("    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)")
+    else:
+        out = [f"thread 'main' panicked at src/{frames[0][0]}/{frames[0][1]}.rs:{frames[0][3]}:{r.randint(1, 60)}:",
+               exc, "stack backtrace:"]
+        out += [f"  {i}: app::{mod}::{fn}\n             at ./src/{mod}/{file}.rs:{line}:{r.randint(1, 60)}"
+                for i, (mod, file, fn, line) in enumerate(frames)]
+        out.append("note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.")
     return "\n".join(out)
+
+
+def go_file(lines: int = 200, seed: int | str = 0, name: str = "service") -> str:
+    """A plausible Go source file (package ``name``) of exactly ``lines`` lines."""
+    r = _rng(seed, "go")
+    pkg = "".join(c for c in name.lower() if c.isalnum()) or "service"
+    out = [f"// Package {pkg}: {lorem(8, seed)}", f"package {pkg}", "", "import (", '\t"context"', '\t"errors"',
+           '\t"fmt"', ")", ""]
+    n = 0
+    while len(out) < lines:
+        n += 1
+        typ = f"{r.choice(_WORDS).capitalize()}{r.choice(_WORDS).capitalize()}"
+        out += ["", f"// {typ}{n} {lorem(r.randint(4, 9), f'{seed}-go-{n}').lower()}",
+                f"func {typ}{n}(ctx context.Context, {r.choice(_WORDS)} string) (int, error) {{"]
+        for k in range(r.randint(2, 6)):
+            out.append(f"\t{r.choice(_WORDS)}{k} := len({r.choice(_WORDS)}) * {r.randint(1, 99)}")
+        out += [f'\tif {r.choice(_WORDS)} == "" {{', f'\t\treturn 0, errors.New("{r.choice(_WORDS)} is empty")',
+                "\t}", f'\treturn 0, fmt.Errorf("{r.choice(_WORDS)}: %w", ctx.Err())', "}"]
+    return "\n".join(out[:lines])
+
+
+def javascript_file(lines: int = 200, seed: int | str = 0, name: str = "module") -> str:
+    """A plausible JavaScript (ES module) file of exactly ``lines`` lines."""
+    r = _rng(seed, "js")
+    out = [f"// {name}: {lorem(8, seed)}", "import express from 'express';", "", "const router = express.Router();",
+           ""]
+    n = 0
+    while len(out) < lines:
+        n += 1
+        route = f"/{r.choice(_WORDS)}s/:{r.choice(_WORDS)}Id"
+        out += ["", f"router.{r.choice(('get', 'post', 'put', 'delete'))}('{route}', async (req, res) => {{"]
+        for k in range(r.randint(2, 5)):
+            out.append(f"  const {r.choice(_WORDS)}{k} = await req.app.locals.{r.choice(_WORDS)}.find({r.randint(1, 99)});")
+        out += [f"  res.status({r.choice((200, 201, 204))}).json({{ ok: true }});", "});"]
+    out.append("export default router;")
+    return "\n".join(out[:lines])
+
+
+def sql_file(lines: int = 60, seed: int | str = 0, table: str = "records") -> str:
+    """A plausible SQL migration of exactly ``lines`` lines creating and altering ``table``."""
+    r = _rng(seed, "sql")
+    out = [f"-- migration: {lorem(6, seed).lower()}", "BEGIN;", "", f"CREATE TABLE IF NOT EXISTS {table} (",
+           "    id BIGSERIAL PRIMARY KEY,"]
+    types = ("TEXT NOT NULL", "INTEGER NOT NULL DEFAULT 0", "TIMESTAMPTZ NOT NULL DEFAULT now()", "JSONB",
+             "BOOLEAN NOT NULL DEFAULT false", "NUMERIC(12, 2)")
+    for k in range(r.randint(4, 9)):
+        out.append(f"    {r.choice(_WORDS)}_{k} {r.choice(types)},")
+    out += ["    created_at TIMESTAMPTZ NOT NULL DEFAULT now()", ");", ""]
+    n = 0
+    while len(out) < lines - 1:
+        n += 1
+        col = f"{r.choice(_WORDS)}_{r.choice(_WORDS)}_{n}"
+        out.append(r.choice((
+            f"CREATE INDEX IF NOT EXISTS idx_{table}_{col} ON {table} ({col});",
+            f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {col} {r.choice(types)};",
+            f"UPDATE {table} SET {col} = {r.randint(0, 99)} WHERE {col} IS NULL;",
+            f"COMMENT ON COLUMN {table}.{col} IS '{lorem(5, f'{seed}-{n}').lower()}';")))
+    out.append("COMMIT;")
+    return "\n".join(out[:lines])
+
+
+def api_response(resource: str = "users", items: int = 5, seed: int | str = 0, status: int = 200,
+                 error: str | None = None) -> str:
+    """An HTTP JSON API response (``curl -i`` style: status line, headers, body): ``items`` records
+    of ``resource`` with pagination, or, with ``error`` (or a 4xx/5xx ``status``), an error body."""
+    r = _rng(seed, f"api-{resource}")
+    reason = {200: "OK", 201: "Created", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+              404: "Not Found", 409: "Conflict", 422: "Unprocessable Entity", 429: "Too Many Requests",
+              500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}.get(status, "")
+    request_id = f"req_{r.getrandbits(64):016x}"
+    if error is not None or status >= 400:
+        body: dict = {"error": {"type": reason.lower().replace(" ", "_") or "error", "status": status,
+                                "message": error or reason, "request_id": request_id}}
+    else:
+        body = {"data": [{"id": f"{resource[:3]}_{r.getrandbits(40):010x}", "type": resource.rstrip("s"),
+                          "attributes": {"name": f"{r.choice(_WORDS)}-{i}", "status": r.choice(("active", "pending", "disabled")),
+                                         "created_at": f"2026-01-{r.randint(1, 28):02d}T{r.randint(0, 23):02d}:"
+                                                       f"{r.randint(0, 59):02d}:00Z",
+                                         "score": r.randint(0, 1000)}} for i in range(items)],
+                "meta": {"page": 1, "per_page": items, "total": items + r.randint(0, 500)},
+                "links": {"next": f"/v1/{resource}?cursor={r.getrandbits(48):012x}"}}
+    head = [f"HTTP/1.1 {status} {reason}".rstrip(), "content-type: application/json", f"x-request-id: {request_id}", ""]
+    return "\n".join(head) + "\n" + json.dumps(body, indent=2)
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def png(seed: int | str = 0, width: int = 16, height: int = 12) -> str:
+    """A small valid PNG (RGB, seeded pixels), base64-encoded for an ``image`` block's ``source.data``."""
+    if not (1 <= width <= 512 and 1 <= height <= 512):
+        raise ValueError("png: width and height must be between 1 and 512")
+    r = _rng(seed, "png")
+    rows = b"".join(b"\x00" + bytes(r.randrange(256) for _ in range(width * 3)) for _ in range(height))
+    data = (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + _png_chunk(b"IDAT", zlib.compress(rows, 9)) + _png_chunk(b"IEND", b""))
+    return base64.b64encode(data).decode("ascii")
+
+
+def pdf(seed: int | str = 0, text: str | None = None, pages: int = 1) -> str:
+    """A small valid PDF (``pages`` pages, each showing one line: ``text`` or seeded words),
+    base64-encoded for a ``document`` block's ``source.data``."""
+    if not 1 <= pages <= 20:
+        raise ValueError("pdf: pages must be between 1 and 20")
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>",
+               "<< /Type /Pages /Kids [" + " ".join(f"{3 + 2 * i} 0 R" for i in range(pages)) + f"] /Count {pages} >>"]
+    font = 3 + 2 * pages
+    for i in range(pages):
+        line = (text if text is not None else lorem(8, f"{seed}-{i}")).replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        stream = f"BT /F1 12 Tf 72 720 Td ({line}) Tj ET"
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
+                       f"/Resources << /Font << /F1 {font} 0 R >> >> >>")
+        objects.append(f"<< /Length {len(stream.encode('latin-1', 'replace'))} >>\nstream\n{stream}\nendstream")
+    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for n, obj in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{n} 0 obj\n{obj}\nendobj\n".encode("latin-1", "replace")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return base64.b64encode(out).decode("ascii")
 
 
 def todo_status(position: int, done: int) -> str:
@@ -146,5 +305,6 @@ def todo_status(position: int, done: int) -> str:
 
 
 #: The helpers scenario templates can call.
-FILLERS = {f.__name__: f for f in (lorem, python_file, typescript_file, log, grep_hits, test_output,
-                                    json_response, stack_trace, todo_status)}
+FILLERS = {f.__name__: f for f in (lorem, python_file, typescript_file, go_file, javascript_file, sql_file, log,
+                                    grep_hits, test_output, json_response, api_response, stack_trace,
+                                    todo_status, png, pdf)}

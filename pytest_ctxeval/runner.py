@@ -9,7 +9,8 @@ For each step of the expanded scenario:
   the tools would return them (Read limits, unchanged-file stubs) in one user message answering
   every parallel call, as the API requires;
 * a gap moves the clock (idle time matters to time-based microcompact);
-* a compact step is a manual ``/compact``;
+* a compact step is a manual ``/compact``; after an ``in_flight`` assistant turn it runs while that
+  turn's calls are still executing, and their results arrive right after it;
 * a recorded compaction (imported sessions) installs Claude Code's own summary, no model call.
 
 The clock starts at the scenario's ``start`` and advances by fixed steps, or to a step's ``at``
@@ -29,6 +30,7 @@ from .config import EngineConfig
 from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event, ToolOutcome
 from .engine.prompt import PromptSet
 from .ids import IdFactory
+from .errors import ScenarioError, UsageError
 from .llm import LLM, make_llm
 from .messages import (
     AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, Usage,
@@ -39,7 +41,7 @@ from .scenarios import (
 from .tokens import estimate_message
 from .transcript import TranscriptWriter
 
-__all__ = ["RunResult", "run_scenario", "USER_STEP", "ASSISTANT_STEP", "TOOL_STEP"]
+__all__ = ["RunResult", "run_scenario", "fresh_folder", "check_unique_names", "USER_STEP", "ASSISTANT_STEP", "TOOL_STEP"]
 
 #: Clock advance per step (a person types, a model answers, a tool runs).
 USER_STEP = timedelta(seconds=20)
@@ -70,6 +72,37 @@ class RunResult:
         return [(c.result.pre_tokens, c.result.post_tokens) for c in self.compactions]
 
 
+def fresh_folder(parent: Path, name: str) -> Path:
+    """A new, empty folder ``parent/name``, or ``name-2``, ``name-3``... when that one is taken
+    (created exclusively, so concurrent runs never share one).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> [fresh_folder(d, "s").name for _ in range(3)]
+    ['s', 's-2', 's-3']
+    """
+    parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        folder = parent / (name if n == 1 else f"{name}-{n}")
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            continue
+    raise UsageError(f"{parent}: more than 10,000 runs of {name}; use another session folder")
+
+
+def check_unique_names(scenarios: list[Scenario]) -> None:
+    """Two scenarios of one run may not share a name: their sessions, results and baseline rows are
+    keyed by it."""
+    seen: dict[str, Scenario] = {}
+    for s in scenarios:
+        other = seen.setdefault(s.display_name, s)
+        if other is not s:
+            raise ScenarioError(f"{s.path}: the name {s.display_name!r} is also the name of {other.path}; "
+                                "scenario names must be unique within a run (change 'name:')")
+
+
 def run_scenario(
     scenario: Scenario | str | Path,
     *,
@@ -85,7 +118,9 @@ def run_scenario(
 
     ``context_window`` overrides the scenario's window; ``compact_at_end`` adds a manual
     compaction after the last step so the end state can always be graded; ``session_dir`` is where
-    the transcript (and persisted tool results) go, a temporary directory by default.
+    the transcript (and persisted tool results) go, a temporary directory by default. The
+    scenario's ``faults:`` apply to the LLM the runner makes; an ``llm`` passed in is used as it is
+    (make it with ``make_llm(..., faults=scenario.faults)`` to play them).
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
@@ -93,13 +128,15 @@ def run_scenario(
     config = scenario.engine_config(context_window)
     if llm is None:
         llm = make_llm(backend, model or scenario.model, faults=scenario.faults or None)
-    elif scenario.faults and hasattr(llm, "reference"):
-        for task, plan in scenario.faults.items():
-            llm.reference.add_faults(task, plan)  # type: ignore[attr-defined]
+    # An ``llm`` given by the caller carries its own fault plan: the CLI and the plugin make it with
+    # the scenario's ``faults:`` (adding them again here played every fault twice).
     name = scenario.display_name
     base = Path(session_dir) if session_dir else Path(tempfile.mkdtemp(prefix="ctxeval-"))
     ids = IdFactory(name)
     session_id = ids.uuid()
+    if (base / f"{session_id}.jsonl").exists():
+        raise UsageError(f"{base}: already holds a run of {name} ({session_id}.jsonl); give each run an empty "
+                         "session folder (a second run would mix its records and tool results with the first)")
     transcript = TranscriptWriter(base / f"{session_id}.jsonl", session_id=session_id)
     cm = ContextManager(config=config, llm=llm, transcript=transcript, prompts=prompts, ids=ids,
                         system_prompt=scenario.system or DEFAULT_SYSTEM_PROMPT, model=model or scenario.model)
@@ -107,6 +144,15 @@ def run_scenario(
 
     def tick(at: datetime | None, step: timedelta) -> datetime:
         return max(at, clock) if at is not None else clock + step
+
+    in_flight: tuple[list[Any], list[Any]] | None = None  # (tool_use blocks, their scripted steps)
+
+    def deliver(uses: list[Any], tools: list[Any]) -> None:
+        nonlocal clock
+        clock += TOOL_STEP
+        results = cm.tool_results([ToolOutcome(u, t.result, t.is_error, t.max_result_chars)
+                                   for u, t in zip(uses, tools)])
+        cm.append(UserMessage(uuid=ids.uuid(), timestamp=clock, content=results))
 
     try:
         for step in expanded.steps:
@@ -129,16 +175,18 @@ def run_scenario(
                 reply.usage = Usage(input_tokens=cm.input_tokens(prepared), output_tokens=estimate_message(reply, config))
                 cm.append(reply)
                 cm.after_response(clock)
-                if step.tools:
-                    clock += TOOL_STEP
-                    results = cm.tool_results([ToolOutcome(u, t.result, t.is_error, t.max_result_chars)
-                                               for u, t in zip(uses, step.tools)])
-                    cm.append(UserMessage(uuid=ids.uuid(), timestamp=clock, content=results))
+                if step.tools and step.in_flight:
+                    in_flight = (uses, step.tools)  # the results arrive after the next compaction
+                elif step.tools:
+                    deliver(uses, step.tools)
             elif isinstance(step, GapStep):
                 clock += timedelta(seconds=step.seconds)
             elif isinstance(step, CompactStep):
                 clock = tick(step.at, USER_STEP)
                 cm.compact(clock, instructions=step.instructions, partial=step.partial, messages=step.messages)
+                if in_flight is not None:
+                    deliver(*in_flight)
+                    in_flight = None
             elif isinstance(step, RecordedCompactionStep):
                 clock = tick(step.at, USER_STEP)
                 cm.install_recorded(clock, trigger=step.trigger, pre_tokens=step.pre_tokens, summary=step.summary)

@@ -22,6 +22,11 @@ A scenario is a scripted agent session::
       files: [src/auth.py]
       superseded: ["use JWT"]
 
+An assistant turn with ``in_flight: true`` has calls still running when the next step — a
+``compact:`` step — runs; their results arrive after that compaction. ``expect:`` may also list
+``constraints`` (rules the user or a memory file set) and ``failed_approaches`` (attempts the session
+proved wrong), for the intent graders.
+
 Imported sessions (``ctxeval import``, :mod:`pytest_ctxeval.importer`) add ``provenance:``, an
 absolute ``at:`` time on turns (the replay clock moves there, so idle gaps are real),
 ``recorded_compaction:`` turns (Claude Code's own summary installed as it happened, no model call)
@@ -38,6 +43,7 @@ to ``MAX_TOTAL_CHARS`` and ``MAX_STEPS`` steps.
 
 from __future__ import annotations
 
+import difflib
 import operator
 import re
 from dataclasses import dataclass, field
@@ -69,9 +75,11 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_FIELD_CHARS = 16 * 1024 * 1024
 MAX_TOTAL_CHARS = 256 * 1024 * 1024
 MAX_STEPS = 200_000
+MAX_GAP_SECONDS = 3650 * 86400  # ten years: the replay clock must stay a valid datetime
 DEFAULT_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-_TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: A tool id a scenario may name (and an import may keep): the API's tool_use id alphabet.
+TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|d)?\s*$")
 
 
@@ -100,6 +108,8 @@ def parse_duration(value: str | int | float) -> timedelta:
         seconds = float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
     if seconds < 0:
         raise ValueError("a duration cannot be negative")
+    if not seconds <= MAX_GAP_SECONDS:  # also catches inf and nan
+        raise ValueError(f"a duration is at most {MAX_GAP_SECONDS // 86400} days")
     return timedelta(seconds=seconds)
 
 
@@ -116,7 +126,7 @@ class ToolCall(_Strict):
     @field_validator("id")
     @classmethod
     def _safe_id(cls, v: str | None) -> str | None:
-        if v is not None and not _TOOL_ID.match(v):
+        if v is not None and not TOOL_ID.match(v):
             raise ValueError("a tool id may hold only letters, digits, '_' and '-' (at most 64)")
         return v
 
@@ -146,6 +156,9 @@ class AssistantTurn(_Strict):
     thinking: str | None = None
     tools: list[ToolCall] = Field(default_factory=list)
     at: datetime | None = None
+    #: The calls are still running when the next step (a ``compact:`` step) runs: their results
+    #: arrive after that compaction (risk: compaction with tool calls in flight).
+    in_flight: bool = False
 
     _at = field_validator("at")(_aware_or_none)
 
@@ -153,6 +166,8 @@ class AssistantTurn(_Strict):
     def _not_empty(self) -> "AssistantTurn":
         if not self.assistant and not self.tools and not self.thinking:
             raise ValueError("an assistant turn needs text, thinking or tools")
+        if self.in_flight and not self.tools:
+            raise ValueError("'in_flight: true' needs tool calls (their results are what arrive late)")
         return self
 
 
@@ -185,7 +200,16 @@ class CompactSpec(_Strict):
 
 
 class CompactTurn(_Strict):
-    compact: Literal[True] | CompactSpec
+    compact: CompactSpec
+
+    @field_validator("compact", mode="before")
+    @classmethod
+    def _true_or_mapping(cls, v: Any) -> Any:
+        if v is True:
+            return {}
+        if not isinstance(v, (dict, CompactSpec)):
+            raise ValueError("write 'compact: true' or a mapping such as 'compact: {instructions: ...}'")
+        return v
 
 
 class RecordedCompaction(_Strict):
@@ -255,6 +279,10 @@ class Expectations(_Strict):
     errors: list[str] = Field(default_factory=list)
     pending: list[str] = Field(default_factory=list)
     superseded: list[str] = Field(default_factory=list)
+    #: Rules the user or a memory file (CLAUDE.md) set that must keep holding after compaction.
+    constraints: list[str] = Field(default_factory=list)
+    #: Approaches the session proved wrong: a summary must record them as failed.
+    failed_approaches: list[str] = Field(default_factory=list)
     probes: list[Probe] = Field(default_factory=list)
 
 
@@ -317,7 +345,12 @@ class Scenario(_Strict):
 
     @property
     def display_name(self) -> str:
-        return self.name or (self.path.stem if self.path else "scenario")
+        """The name, else the file's stem made safe to use as a folder name (``...yaml`` has the
+        stem ``..``: it must not name the parent folder)."""
+        if self.name:
+            return self.name
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.path.stem if self.path else "").strip(".") or "scenario"
+        return stem if _SAFE_NAME.match(stem) else f"s{stem}"
 
     def window(self) -> int:
         return self.context_window or resolve_context_window(self.model)
@@ -342,6 +375,12 @@ class Scenario(_Strict):
 
 # ---------------------------------------------------------------------------------------------
 # Loading
+
+
+#: Every field name of the schema, for "did you mean" hints.
+_KNOWN_FIELDS = sorted({name for model in (ToolCall, UserTurn, AssistantTurn, GapTurn, CompactSpec, RecordedCompaction,
+                                           RepeatTurn, Probe, Expectations, Provenance, Scenario)
+                        for name in model.model_fields if name not in ("path", "lines")})
 
 
 def _node_lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
@@ -390,7 +429,14 @@ def format_path(path: tuple[Any, ...]) -> str:
 def _describe_error(err: dict[str, Any]) -> str:
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
-        return "unknown field (check the spelling; see the scenario schema in the README)"
+        close = difflib.get_close_matches(str(err["loc"][-1]), _KNOWN_FIELDS, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        return f"unknown field ({hint}check the spelling; see the scenario schema in the README)"
+    if err["type"] == "turn_kind" and isinstance(err.get("input"), dict):
+        for key in err["input"]:
+            close = difflib.get_close_matches(str(key), _TURN_KEYS, n=1)
+            if close and key not in _TURN_KEYS:
+                return f"{msg}; did you mean '{close[0]}' for '{key}'?"
     if err["type"] == "missing":
         return "required field is missing"
     return msg[len("Value error, "):] if msg.startswith("Value error, ") else msg
@@ -501,6 +547,7 @@ class AssistantStep:
     tools: list[ToolStep] = field(default_factory=list)
     where: str = ""
     at: datetime | None = None
+    in_flight: bool = False
 
 
 @dataclass
@@ -564,6 +611,7 @@ class _Expander:
         self.env.globals.update(scenario.vars)
         self.cache: dict[str, jinja2.Template] = {}
         self.chars = 0
+        self.gaps = 0.0
         self.steps: list[Step] = []
 
     def render(self, value: Any, loc: tuple[Any, ...], ctx: dict[str, Any]) -> Any:
@@ -647,11 +695,16 @@ class _Expander:
                 self.add(AssistantStep(
                     self.render_str(turn.assistant, tloc + ("assistant",), ctx),
                     self.render_str(turn.thinking, tloc + ("thinking",), ctx) if turn.thinking else None,
-                    tools, where, turn.at), tloc)
+                    tools, where, turn.at, turn.in_flight), tloc)
             elif isinstance(turn, GapTurn):
-                self.add(GapStep(parse_duration(turn.after).total_seconds(), where), tloc)
+                seconds = parse_duration(turn.after).total_seconds()
+                self.gaps += seconds
+                if self.gaps > MAX_GAP_SECONDS:
+                    raise ScenarioError(f"{where}: {format_path(tloc)}: the idle gaps add up to more than "
+                                        f"{MAX_GAP_SECONDS // 86400} days; shorten them or their repeats")
+                self.add(GapStep(seconds, where), tloc)
             elif isinstance(turn, CompactTurn):
-                instructions, spec = None, turn.compact if isinstance(turn.compact, CompactSpec) else CompactSpec()
+                instructions, spec = None, turn.compact
                 if spec.instructions:
                     instructions = self.render_str(spec.instructions, tloc + ("compact", "instructions"), ctx)
                 self.add(CompactStep(instructions, where, spec.partial, spec.messages, spec.at), tloc)
@@ -667,7 +720,46 @@ class _Expander:
 def _render_block(ex: _Expander, block: Any, loc: tuple[Any, ...], ctx: dict[str, Any]) -> Any:
     if getattr(block, "type", None) == "text":
         return block.model_copy(update={"text": ex.render_str(block.text, loc + ("text",), ctx)})
+    if getattr(block, "type", None) in ("image", "document") and isinstance(block.source, dict):
+        # A pasted screenshot or PDF: its base64 ``data`` may come from a filler ({{ png(seed=1) }}).
+        source = {k: ex.render_str(v, loc + ("source", k), ctx) if isinstance(v, str) else v
+                  for k, v in block.source.items()}
+        return block.model_copy(update={"source": source})
     return block
+
+
+def _check_in_flight(scenario: Scenario, steps: list[Step]) -> None:
+    """An ``in_flight`` assistant turn must be followed by a ``compact:`` step (idle gaps may sit
+    between): the compaction is what happens while its calls run."""
+    for i, step in enumerate(steps):
+        if not (isinstance(step, AssistantStep) and step.in_flight):
+            continue
+        nxt = next((s for s in steps[i + 1:] if not isinstance(s, GapStep)), None)
+        if not isinstance(nxt, CompactStep):
+            got = type(nxt).__name__.replace("Step", "").lower() if nxt is not None else "the end of the script"
+            raise ScenarioError(f"{step.where}: in_flight: an assistant turn with calls in flight must be followed "
+                                f"by a 'compact:' step (its results arrive after the compaction); got {got}")
+
+
+def _check_api_shape(steps: list[Step]) -> None:
+    """What the Messages API would reject, refused at load time with the step's line: a
+    conversation that opens with the assistant, a user turn with no content, a tool id used twice."""
+    first = next((s for s in steps if isinstance(s, (UserStep, AssistantStep))), None)
+    if isinstance(first, AssistantStep):
+        raise ScenarioError(f"{first.where}: the conversation opens with an assistant turn; the API needs a user "
+                            "message first (add '- user: ...' before it)")
+    seen: dict[str, str] = {}
+    for step in steps:
+        if isinstance(step, UserStep) and isinstance(step.content, list) and not step.content:
+            raise ScenarioError(f"{step.where}: a user turn with an empty block list; give it text or blocks")
+        if isinstance(step, AssistantStep):
+            for call in step.tools:
+                if call.id is None:
+                    continue
+                if call.id in seen:
+                    raise ScenarioError(f"{step.where}: tool id {call.id!r} is already used at {seen[call.id]}; "
+                                        "ids must be unique (leave 'id:' out to have one made)")
+                seen[call.id] = step.where
 
 
 _BLOCKS = TypeAdapter(list[ContentBlock])
@@ -677,4 +769,6 @@ def expand(scenario: Scenario) -> ExpandedScenario:
     """The scenario's turns as a flat list of steps, templates rendered."""
     ex = _Expander(scenario)
     ex.turns(scenario.turns, ("turns",), {})
+    _check_in_flight(scenario, ex.steps)
+    _check_api_shape(ex.steps)
     return ExpandedScenario(scenario, ex.steps, ex.chars)

@@ -41,6 +41,8 @@ __all__ = [
     "apply_budget", "safe_file_stem", "BudgetDecision", "TRUNCATION_MARKER", "read_limit_error", "read_line_cap",
 ]
 
+# A file-name check, not the scenario id rule: ids from any transcript reach here, and a longer safe
+# id may keep its name (128 keeps well under every file system's 255-byte limit with ".txt").
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 TRUNCATION_MARKER = "\n[ctxeval: output truncated at {limit} bytes; {dropped} bytes not kept]\n"
 
@@ -67,6 +69,7 @@ class PersistedResult:
     preview: str
     created: bool        # False when the file already existed (not rewritten)
     truncated: bool
+    shown: str = ""      # the path the model is told (see ToolResultStore); the real one if empty
 
 
 def _human(size: int) -> str:
@@ -80,18 +83,23 @@ def _human(size: int) -> str:
 def large_result_message(result: PersistedResult) -> str:
     """What the model sees instead of a persisted result (003:62-68, 004:149)."""
     return ("<persisted-output>\n"
-            f"Output too large ({_human(result.size)}). Full output saved to: {result.path}\n"
+            f"Output too large ({_human(result.size)}). Full output saved to: {result.shown or result.path}\n"
             f"Preview (first {len(result.preview)} chars):\n{result.preview}\n"
             "[Use the Read tool to see the full output]\n"
             "</persisted-output>")
 
 
 class ToolResultStore:
-    """``<session dir>/tool-results/``: exclusive-create files, never overwritten."""
+    """``<session dir>/tool-results/``: exclusive-create files, never overwritten.
 
-    def __init__(self, session_dir: str | Path, config: EngineConfig):
+    ``shown_root`` is the folder named to the model in place of the real one, so what the model
+    reads (and the token counts, summaries and cassette keys that follow from it) does not depend
+    on where the session folder happens to be on disk."""
+
+    def __init__(self, session_dir: str | Path, config: EngineConfig, shown_root: str | None = None):
         self.root = Path(session_dir) / "tool-results"
         self.config = config
+        self.shown_root = shown_root
 
     def persist(self, tool_use_id: str, content: str) -> PersistedResult:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -113,7 +121,8 @@ class ToolResultStore:
         except FileExistsError:
             created = False  # already persisted (an earlier request or run): preview only
         preview = content[: self.config.preview_chars]
-        return PersistedResult(tool_use_id, path, len(content), preview, created, truncated)
+        shown = f"{self.shown_root}/{path.name}" if self.shown_root else str(path)
+        return PersistedResult(tool_use_id, path, len(content), preview, created, truncated, shown)
 
 
 @dataclass

@@ -84,6 +84,9 @@ class CompactionResult:
     kept_before: bool = False              # partial "from": kept messages come before the boundary
     sent: list[Any] = field(default_factory=list)  # what the summariser was shown (budget/microcompact view)
     notes: list[str] = field(default_factory=list)
+    #: An assistant message whose tool calls were still running when the compaction ran: not
+    #: summarised, kept last so the results that arrive next answer it (see ContextManager.compact).
+    in_flight: list[Any] = field(default_factory=list)
 
     @property
     def ptl_retries(self) -> int:
@@ -92,8 +95,8 @@ class CompactionResult:
     @property
     def post_messages(self) -> list[Any]:
         if self.kept_before:
-            return [*self.kept, self.boundary, self.summary_message, *self.attachments]
-        return [self.boundary, self.summary_message, *self.kept, *self.attachments]
+            return [*self.kept, self.boundary, self.summary_message, *self.attachments, *self.in_flight]
+        return [self.boundary, self.summary_message, *self.kept, *self.attachments, *self.in_flight]
 
 
 def summarise(
@@ -251,7 +254,12 @@ def partial_compact(
     if not summarised:
         raise CompactionFailed(f"partial compaction '{direction}' at message {pivot} leaves nothing to summarise")
     prompt = prompts.render_partial(direction, custom_instructions)
-    text, usage, request, steps = summarise(summarised, prompt, llm=llm, config=config,
+    # "from" keeps the older messages to keep the prompt cache (003:337): the request is the whole
+    # conversation, whose prefix is what the cache holds, and the prompt asks for the recent part
+    # only. Sending the recent part alone would also open the request with whatever message the
+    # pivot lands on, often an assistant's, which the API rejects.
+    sent = summarised if direction == "up_to" else [m for m in view if not isinstance(m, CompactBoundary)]
+    text, usage, request, steps = summarise(sent, prompt, llm=llm, config=config,
                                             system=prompts.system_compact, ids=ids)
     summary = _finish(text, request, steps)
     boundary = CompactBoundary(uuid=ids.uuid(), timestamp=now, trigger="manual", pre_tokens=pre_tokens,

@@ -45,7 +45,7 @@ from .microcompact import (
 from .prompt import PromptSet
 from .session_memory import SessionMemoryState, extraction_request, session_memory_compact, should_extract
 
-__all__ = ["Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
+__all__ = ["shown_transcript_path", "SHOWN_PROJECT_DIR", "Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
            "ToolOutcome"]
 
 
@@ -61,6 +61,19 @@ DEFAULT_SYSTEM_PROMPT = ("You are an interactive coding agent. Use the tools ava
                          "with software engineering tasks.")
 #: Output budget of the main agent requests the pipeline prepares (not sent offline).
 MAIN_MAX_TOKENS = 8_192
+#: Where the model is told the session's files are: Claude Code's layout
+#: ``~/.claude/projects/<project>/<session>.jsonl`` and ``<session>/tool-results/<id>.txt``
+#: (004:95-99, 004:119) under a fixed project name.
+SHOWN_PROJECT_DIR = "~/.claude/projects/ctxeval"
+
+
+def shown_transcript_path(session_id: str) -> str:
+    """The transcript path a session's continuation messages name (see ``SHOWN_PROJECT_DIR``).
+
+    >>> shown_transcript_path("abc")
+    '~/.claude/projects/ctxeval/abc.jsonl'
+    """
+    return f"{SHOWN_PROJECT_DIR}/{session_id}.jsonl"
 
 
 @dataclass
@@ -148,6 +161,12 @@ class ContextManager:
         self.model = model or llm.model
         # <project>/<session>.jsonl and <project>/<session>/{tool-results,session-memory} (004:95-99)
         self.session_dir = Path(session_dir) if session_dir else transcript.path.parent / transcript.session_id
+        # The paths the model is told (continuation messages, persisted results) are Claude Code's
+        # layout under a fixed project, not the real folders: a run's requests, token counts and
+        # summaries are then the same on every machine and in every temp folder, and recorded
+        # cassettes replay anywhere. The real files are at transcript.path and session_dir.
+        self.shown_transcript_path = shown_transcript_path(transcript.session_id)
+        shown = self.shown_transcript_path.removesuffix(".jsonl")
         self.messages: list[Any] = []
         self.history: list[Any] = []
         self.events: list[Event] = []
@@ -157,7 +176,7 @@ class ContextManager:
         self.turn = 0
         # tier state
         self.replacements = ContentReplacementState()
-        self.store = ToolResultStore(self.session_dir, config)
+        self.store = ToolResultStore(self.session_dir, config, shown_root=f"{shown}/tool-results")
         self.reads = FileReadState()
         self.micro = MicrocompactState()
         self.memory = SessionMemoryState(path=self.session_dir / "session-memory" / "summary.md")
@@ -341,7 +360,7 @@ class ContextManager:
         if self.config.session_memory_enabled:
             result = session_memory_compact(
                 self.messages, view, self.memory, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
-                transcript_path=str(self.transcript.path), pre_tokens=tokens)
+                transcript_path=self.shown_transcript_path, pre_tokens=tokens)
             if result is not None:
                 result.attachments = self._attachments(now, result.kept)
                 result.post_tokens = estimate_messages(result.post_messages, self.config)
@@ -354,39 +373,62 @@ class ContextManager:
                                  f"above the threshold {self.config.autocompact_threshold}")
         return self._full(now, view, tokens, "auto", None, history_before)
 
+    def _in_flight(self, view: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+        """``(messages, view, in_flight)``: the context split from a trailing assistant message whose
+        tool calls have no results yet (results always come in the next message).
+
+        Assumed, as no seed describes it: Claude Code's loop compacts between API rounds, so every
+        call is normally answered when it compacts. When a compaction runs while calls are in flight
+        (a scripted ``in_flight`` turn: ``/compact`` while a long tool runs), the engine treats the
+        unanswered message as session-memory compaction treats a tool pair (never split, 004:400-450):
+        it is not summarised — a request ending in an unanswered ``tool_use`` is API-invalid — but kept
+        verbatim at the end of the post-compact context, so the results that arrive next answer it.
+        """
+        if self.messages and isinstance(self.messages[-1], AssistantMessage) and tool_uses(self.messages[-1]):
+            return self.messages[:-1], view[:-1], [self.messages[-1]]
+        return self.messages, view, []
+
     def compact(self, now: datetime, *, instructions: str | None = None, partial: str | None = None,
                 messages: int | None = None) -> CompactionResult | None:
         """A manual ``/compact`` (optionally with instructions), or a partial compaction
         (``partial`` = ``up_to``: summarise all but the last ``messages`` messages; ``from``:
         summarise the last ``messages`` messages). Manual failures are reported as events but do not
-        count toward the auto-compaction circuit breaker."""
+        count toward the auto-compaction circuit breaker. An assistant message whose calls are still
+        in flight is kept, unsummarised, at the end (:meth:`_in_flight`)."""
         self.turn += 1
         view, tokens, _ = self._apply_tiers(now)
         history_before = list(self.history)
+        context, view, in_flight = self._in_flight(view)
+        if in_flight:
+            self.emit("compact", "in_flight_kept", ids=[u.id for u in tool_uses(in_flight[0])],
+                      detail=f"{len(tool_uses(in_flight[0]))} tool calls still running: their message is kept "
+                             "after the summary, unsummarised")
         if partial is None and instructions is None and self.config.session_memory_enabled:
             # /compact without instructions tries session memory first; with instructions it goes
             # straight to full compaction (004:453).
             result = session_memory_compact(
-                self.messages, view, self.memory, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
-                transcript_path=str(self.transcript.path), pre_tokens=tokens, trigger="manual")
+                context, view, self.memory, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
+                transcript_path=self.shown_transcript_path, pre_tokens=tokens, trigger="manual")
             if result is not None:
                 result.attachments = self._attachments(now, result.kept)
+                result.in_flight = in_flight
                 result.post_tokens = estimate_messages(result.post_messages, self.config)
                 self._install(result, history_before, tokens)
                 return result
         if partial is None:
-            return self._full(now, view, tokens, "manual", instructions, history_before)
-        pivot = len(self.messages) - (messages or 0)
+            return self._full(now, view, tokens, "manual", instructions, history_before, in_flight)
+        pivot = len(context) - (messages or 0)
         try:
-            result = partial_compact(self.messages, view, pivot, partial, llm=self.llm, config=self.config,
+            result = partial_compact(context, view, pivot, partial, llm=self.llm, config=self.config,
                                      prompts=self.prompts, ids=self.ids, now=now,
-                                     transcript_path=str(self.transcript.path), pre_tokens=tokens,
+                                     transcript_path=self.shown_transcript_path, pre_tokens=tokens,
                                      custom_instructions=instructions)
         except CompactionFailed as exc:
             self._failed(exc, "manual", tokens)
             return None
         # Partial compaction re-injects attachments too (004:567, 004:574).
         result.attachments = self._attachments(now, result.kept)
+        result.in_flight = in_flight
         result.post_tokens = estimate_messages(result.post_messages, self.config)
         self._install(result, history_before, tokens)
         return result
@@ -414,17 +456,20 @@ class ContextManager:
         return result
 
     def _full(self, now: datetime, view: list[Any], tokens: int, trigger: str, instructions: str | None,
-              history_before: list[Any]) -> CompactionResult | None:
+              history_before: list[Any], in_flight: list[Any] = ()) -> CompactionResult | None:
         try:
             result = compact_conversation(
                 view, llm=self.llm, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
-                transcript_path=str(self.transcript.path), pre_tokens=tokens, trigger=trigger,
+                transcript_path=self.shown_transcript_path, pre_tokens=tokens, trigger=trigger,
                 custom_instructions=instructions, attachments=self._attachments(now))
         except CompactionFailed as exc:
             self._failed(exc, trigger, tokens)
             return None
         if trigger == "auto":
             self.tracking.record_success()
+        if in_flight:
+            result.in_flight = list(in_flight)
+            result.post_tokens = estimate_messages(result.post_messages, self.config)
         self._install(result, history_before, tokens)
         return result
 

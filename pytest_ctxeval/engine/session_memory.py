@@ -25,6 +25,8 @@ last message's (004:406).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,17 +136,21 @@ def calculate_keep_index(messages: list[Any], last_summarized_index: int, config
     ``sm_keep_min_tokens`` tokens or fewer than ``sm_keep_min_text_messages`` messages with text,
     stopping once it reaches ``sm_keep_max_tokens``; never below ``floor`` (the message after the
     last compact boundary); then keep API invariants (which may pass the maximum to keep a pair).
+    The kept part is measured as :func:`~pytest_ctxeval.tokens.estimate_messages` measures it, with
+    the 4/3 margin of ``estimateMessageTokens`` (003:351-354), the estimate the seed says runs
+    through the whole system.
     """
     start = min(max(last_summarized_index + 1, floor), len(messages))
-    tokens = sum(estimate_message(m, config) for m in messages[start:])
+    raw = sum(estimate_message(m, config) for m in messages[start:])
     texts = sum(has_text_block(m) for m in messages[start:])
     while start > floor:
+        tokens = math.ceil(raw * config.estimate_margin)  # = estimate_messages(messages[start:])
         if tokens >= config.sm_keep_max_tokens:
             break
         if tokens >= config.sm_keep_min_tokens and texts >= config.sm_keep_min_text_messages:
             break
         start -= 1
-        tokens += estimate_message(messages[start], config)
+        raw += estimate_message(messages[start], config)
         texts += has_text_block(messages[start])
     return adjust_index_to_preserve_invariants(messages, start, floor)
 

@@ -13,8 +13,15 @@ that adds, drops or reorders sections; it cannot show a change in tone or emphas
 ``anthropic`` backend (or cassettes) for that.
 
 Earlier summaries in the conversation (the ``This session is being continued...`` message) are read
-back and their user messages, files, errors and pending tasks carried forward, so what the
-session's first request said survives the third compaction, as a real summariser is asked to do.
+back and their user messages, files, errors, pending tasks, findings, rules and failed attempts
+carried forward, so what the session's first request said survives the third compaction, as a real
+summariser is asked to do.
+
+Two facts a good summary keeps that are not user messages: the rules of memory files shown to the
+model (``Contents of .../CLAUDE.md ...`` inside a ``<system-reminder>``), quoted in the request
+section under :data:`RULES_HEADER`; and what the assistant said did not work ("coupons.get(key) did
+not fix it... Reverting"), listed in the problem-solving section under :data:`FAILED_HEADER` so the
+agent does not retry a dead end.
 """
 
 from __future__ import annotations
@@ -25,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..extract import (
-    EDIT_TOOLS, failing_results, latest_todos, message_fragments, open_todos, person_messages,
-    touched_files,
+    EDIT_TOOLS, failed_attempts, failing_results, latest_todos, memory_rules, message_fragments, open_todos,
+    person_messages, touched_files,
 )
 from ..messages import (
     AssistantMessage, TextBlock, UserMessage, from_api, text_of, tool_uses,
@@ -102,11 +109,14 @@ class _Carry:
     errors: list[str] = field(default_factory=list)
     pending: list[str] | None = None
     concepts: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
 
 
 _ITEM = re.compile(r"^- ", re.MULTILINE)
 #: How many of the assistant's findings the reference summary keeps (section 5).
-_MAX_FINDINGS = 12
+_MAX_FINDINGS = 16
 
 
 def _items(body: str) -> list[str]:
@@ -116,6 +126,37 @@ def _items(body: str) -> list[str]:
         text = chunk.rstrip()
         items.append(text)
     return [i for i in items if i.strip()]
+
+
+#: Sub-list headers the reference writes (and reads back from an earlier summary).
+RULES_HEADER = "Rules from memory files (CLAUDE.md), still in force:"
+FAILED_HEADER = "Approaches that did not work (do not retry them):"
+FINDINGS_HEADER = "Findings along the way (the assistant's own words):"
+
+
+def _sublist(body: str, header: str) -> list[str]:
+    """The ``- `` items right under the line ``header`` of a section body (continuation lines joined)."""
+    lines = body.split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if line.strip() != header:
+            continue
+        for item in lines[i + 1:]:
+            if item.startswith("- "):
+                out.append(item[2:].strip())
+            elif item.startswith("  ") and out:
+                out[-1] += " " + item.strip()
+            else:
+                break
+    return out
+
+
+def _merge_texts(*lists: list[str]) -> list[str]:
+    seen: dict[str, str] = {}
+    for items in lists:
+        for item in items:
+            seen.setdefault(normalize_ws(item), item)
+    return list(seen.values())
 
 
 def _unquote(item: str) -> str:
@@ -134,10 +175,19 @@ def _read_carry(texts: list[str]) -> _Carry:
             carry.user_messages += [_unquote(i) for i in _items(notes_section(text, "task specification") or "")
                                     if i.strip().startswith('"')]
             carry.files += [i.strip() for i in _items(notes_section(text, "files and functions") or "")]
-            carry.errors += [i.strip() for i in _items(notes_section(text, "errors & corrections") or "")]
+            corrections = [i.strip() for i in _items(notes_section(text, "errors & corrections") or "")]
+            carry.errors += [i for i in corrections if not i.startswith("Failed approach: ")]
+            carry.failed += [i[len("Failed approach: "):] for i in corrections if i.startswith("Failed approach: ")]
+            carry.rules += [i[len("Rule: "):] for i in _items(notes_section(text, "task specification") or "")
+                            if i.strip().startswith("Rule: ")]
             state = _items(notes_section(text, "current state") or "")
             carry.pending = [i.strip() for i in state if not i.startswith("Latest request:")]
             continue
+        if (s := parsed.get("request")) is not None:
+            carry.rules += _sublist(s.body, RULES_HEADER)
+        if (s := parsed.get("problem")) is not None:
+            carry.failed += _sublist(s.body, FAILED_HEADER)
+            carry.findings += _sublist(s.body, FINDINGS_HEADER)
         if (s := parsed.get("user_messages")) is not None:
             carry.user_messages += [_unquote(i) for i in _items(s.body)]
         if (s := parsed.get("files")) is not None:
@@ -219,6 +269,11 @@ class _Facts:
         self.all_people = carry.user_messages + self.people
         self.failures = failing_results(history)
         self.tool_calls = sum(len(tool_uses(m)) for m in history)
+        # Standing rules of memory files (CLAUDE.md) and what the assistant found did not work:
+        # both are carried from summary to summary, so a rule followed before a compaction is still
+        # followed after it and a dead end is not tried again.
+        self.rules = _merge_texts(carry.rules, memory_rules(history))
+        self.failed = _merge_texts(carry.failed, failed_attempts(history))
 
     # -- sections ----------------------------------------------------------------------------
     def section(self, kind: str) -> str:
@@ -226,9 +281,15 @@ class _Facts:
 
     def _s_request(self) -> str:
         if not self.all_people:
+            if self.rules:
+                return "\n".join(["No request from the user in this part of the conversation.", RULES_HEADER,
+                                  *[f"- {r}" for r in self.rules]])
             return "No request from the user in this part of the conversation."
         first = self.all_people[0]
         lines = [f"The user's first request: {_quote(first)}"]
+        if self.rules:
+            lines.append(RULES_HEADER)
+            lines += [f"- {r}" for r in self.rules]
         later = self.all_people[1:]
         if later:
             # Every later message may correct or narrow the request: the prompt asks for all of them.
@@ -284,7 +345,7 @@ class _Facts:
         return "\n".join(f"- {l}" for l in lines) or "- None."
 
     def _s_problem(self) -> str:
-        if not self.tool_calls and not self.findings:
+        if not self.tool_calls and not self.findings and not self.failed:
             return "No tool work in this part of the conversation."
         text = f"Ran {self.tool_calls} tool calls; {len(self.failures)} failed."
         if self.failures:
@@ -292,22 +353,26 @@ class _Facts:
             later_ok = any(m for m in self.history[last.index + 1:] if tool_uses(m))
             text += (f" The last failure was {last.tool}: {last.key_line}"
                      + (" — work continued after it." if later_ok else " — not resolved yet."))
+        if self.failed:
+            text += "\n" + FAILED_HEADER + "\n" + "\n".join(f"- {f}" for f in self.failed)
         if self.findings:
-            text += "\nFindings along the way (the assistant's own words):\n" + "\n".join(
-                f"- {f}" for f in self.findings)
+            text += "\n" + FINDINGS_HEADER + "\n" + "\n".join(f"- {f}" for f in self.findings)
         return text
 
     @property
     def findings(self) -> list[str]:
         """What the assistant concluded: its substantive text messages (not one-line narration
-        such as "Reading the module."), the most recent first kept, oldest first shown."""
-        out = []
+        such as "Reading the module."), earlier summaries' findings first, the most recent
+        ``_MAX_FINDINGS`` kept, oldest first shown; those already listed as failed attempts are not
+        repeated."""
+        out = list(self.carry.findings)
         for m in self.history:
             if isinstance(m, AssistantMessage):
                 text = normalize_ws(text_of(m.content))
                 if len(text) >= 60 or any(c.isdigit() for c in text) and len(text) >= 30:
                     out.append(text if len(text) <= 400 else text[:399] + "…")
-        return out[-_MAX_FINDINGS:]
+        failed = {normalize_ws(f) for f in self.failed}
+        return [f for f in _merge_texts(out) if normalize_ws(f) not in failed][-_MAX_FINDINGS:]
 
     def _s_user_messages(self) -> str:
         if not self.all_people:
@@ -423,13 +488,14 @@ def write_session_notes(messages: list[dict[str, Any]]) -> str:
             state = [f"Latest request: {_quote(facts.all_people[-1])}"] if facts.all_people else []
             return state + [p[2:] if p.startswith("- ") else p for p in pending]
         if "task" in h:
-            return _merge([i for i in prior if i.startswith('"')], people)
+            rules = [f"Rule: {r}" for r in facts.rules]
+            return _merge([i for i in prior if i.startswith('"') or i.startswith("Rule: ")], rules + people)
         if "file" in h:
             return _merge(prior, [f for f in files if f != "None."])
         if "workflow" in h:
             return _merge(prior, list(dict.fromkeys(commands))[-12:])
         if "error" in h:
-            return _merge(prior, [e for e in errors if e != "None."])
+            return _merge(prior, [e for e in errors if e != "None."] + [f"Failed approach: {f}" for f in facts.failed])
         if "codebase" in h or "documentation" in h:
             return [facts._s_concepts().lstrip("- ")]
         if "learning" in h:

@@ -47,7 +47,9 @@ def test_full_compaction_layout_and_event(session):
     assert isinstance(summary, UserMessage) and summary.is_compact_summary
     assert summary.content.startswith("This session is being continued from a previous conversation")
     assert "<analysis>" not in summary.content and result.summary in summary.content
-    assert str(s.transcript.path) in summary.content
+    # the path the model is told is Claude Code's layout, the same on every machine
+    assert f"~/.claude/projects/ctxeval/{s.transcript.session_id}.jsonl" in summary.content
+    assert str(s.transcript.path) not in summary.content
     assert CONTINUE not in summary.content  # manual: no continuation instruction
     assert result.kind == "full" and result.kept == []
     [event] = s.events("compact", "full_compaction")
@@ -133,6 +135,13 @@ def test_partial_from_keeps_the_older_before_boundary_and_summary(session, n):
     assert "covers the recent portion" in summary.content
     assert validate_api(to_api(s.cm.messages)) == []
     assert validate_api(s.prepare().body["messages"]) == []
+    # the request is the whole conversation (the cached prefix) and opens with the user, wherever
+    # the pivot falls; the prompt asks for the recent portion only
+    sent = result.request["messages"]
+    assert validate_api(sent) == [] and sent[0]["role"] == "user"
+    whole = to_api(before)
+    assert sent[:len(whole) - 1] == whole[:-1] and len(sent) >= len(whole)  # the prompt may merge into the last
+    assert "RECENT portion" in str(sent[-1]["content"])
 
 
 @pytest.mark.parametrize("direction", ["up_to", "from"])

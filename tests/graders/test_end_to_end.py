@@ -44,6 +44,7 @@ SCENARIO = textwrap.dedent("""\
           - name: Bash
             input: {command: "pytest tests/test_session.py"}
             error: "{{ stack_trace(exc=\\"KeyError: 'user_id'\\", depth=2) }}"
+      - assistant: "Rerunning the tests unchanged did not help: the KeyError comes from the session loader."
       - repeat: 25
         turns:
           - assistant: "Reading part {{ i }}."
@@ -71,13 +72,16 @@ SCENARIO = textwrap.dedent("""\
       errors: ["KeyError: 'user_id'"]
       pending: ["Add token revocation table"]
       superseded: ["use JWT"]
+      constraints: ["opaque tokens stored server-side"]
+      failed_approaches: ["Rerunning the tests unchanged"]
     """)
 
 BAD_PROMPT = ("Summarise the conversation so far in at most three short lines of plain prose.\n"
               "Do not use numbered sections, headings or lists. Reply with <summary>...</summary> only.\n")
 
 ALL = {"tool_pairing", "nine_sections", "analysis_stripped", "continuation", "verbatim_user_messages",
-       "next_step_quote", "files_preserved", "errors_preserved", "pending_tasks", "no_superseded_work"}
+       "next_step_quote", "files_preserved", "errors_preserved", "pending_tasks", "no_superseded_work",
+       "last_request_intact", "constraints_preserved", "failed_approaches_preserved"}
 
 
 @pytest.fixture
@@ -129,7 +133,8 @@ def test_a_three_line_prompt_fails_the_structure_and_verbatim_graders(registry, 
         assert verbatim.status == "fail" and verbatim.score < 1
         assert verbatim.reasons[0].startswith("section 6 'All user messages' is missing")
         assert "person-typed messages cannot survive" in verbatim.reasons[0]
-        for name in ("next_step_quote", "files_preserved", "errors_preserved", "pending_tasks"):
+        for name in ("next_step_quote", "files_preserved", "errors_preserved", "pending_tasks",
+                     "constraints_preserved", "failed_approaches_preserved"):
             assert verdicts[name].status in ("fail", "n/a"), (name, verdicts[name].reasons)
         # Structure of the post-compact context does not depend on the prompt's wording.
         for name in ("tool_pairing", "analysis_stripped", "continuation"):
@@ -138,3 +143,8 @@ def test_a_three_line_prompt_fails_the_structure_and_verbatim_graders(registry, 
     assert first["files_preserved"].status == "fail"
     assert first["errors_preserved"].status == "fail"
     assert first["pending_tasks"].status == "fail"
+    assert "constraint lost: \"opaque tokens stored server-side\" (set by the user in message 2)" in \
+        first["constraints_preserved"].reasons[0]
+    assert first["failed_approaches_preserved"].status == "fail"
+    # A prose summary still quotes the latest request: that invariant holds.
+    assert all(v["last_request_intact"].status == "pass" for _, v in graded)

@@ -194,6 +194,18 @@ def test_next_step_quote_of_an_older_message_is_drift(grade, kit, session):
     assert session.last in reason  # names what it should have quoted
 
 
+def test_next_step_quote_of_consecutive_messages_counts_as_the_most_recent(grade, kit, session):
+    # Two messages in a row (e.g. typed after an interrupt): the API merges them into one request.
+    first, second = "stop, rename the loader module to claims.py first", "and keep the old name as an alias"
+    messages = [*session.messages, kit.user(first), kit.user(second)]
+    for quote in (first, second, f"{first} {second}"):
+        verdict = grade("next_step_quote", kit.case(messages, _s9(kit, f'Do as asked: "{quote}"')))
+        assert verdict.status == "pass", (quote, verdict.reasons)
+    # the request before them was answered by the assistant: not part of that run
+    older = grade("next_step_quote", kit.case(messages, _s9(kit, f'Continue: "{session.last}"')))
+    assert older.status == "fail" and "quotes an older message" in older.reasons[0], older.reasons
+
+
 def test_next_step_proposing_a_step_without_a_quote_fails(grade, kit, session):
     verdict = grade("next_step_quote", kit.case(session.messages, _s9(kit, "Fix the loader and rerun the tests.")))
     assert verdict.status == "fail"
@@ -237,6 +249,22 @@ def test_next_step_elided_long_quote_passes(grade, kit, session):
     head, tail = message_fragments(long)
     verdict = grade("next_step_quote", kit.case(messages, _s9(kit, f'Find the root cause: "{head} […] {tail}"')))
     assert verdict.status == "pass", verdict.reasons
+
+
+def test_next_step_quote_keeping_a_media_marker_is_verbatim(grade, kit, session):
+    """The summariser is shown [image] / [document] where the person pasted one
+    (stripImagesFromMessages): a quote that keeps the marker still quotes the message."""
+    from pytest_ctxeval.messages import ImageBlock, TextBlock
+
+    pasted = kit.user([TextBlock(text="Staging now shows this, is that expected?"),
+                       ImageBlock(source={"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="})])
+    messages = session.messages + [pasted]
+    verdict = grade("next_step_quote", kit.case(messages, _s9(kit, 'Answer: "Staging now shows this, is that '
+                                                                  'expected? [image]"')))
+    assert verdict.status == "pass", verdict.reasons
+    wrong = grade("next_step_quote", kit.case(messages, _s9(kit, 'Answer: "Staging now shows this [image] and '
+                                                                 'deploy it to production"')))
+    assert wrong.status == "fail"
 
 
 def test_next_step_elision_does_not_hide_a_wrong_part(grade, kit, session):
@@ -520,6 +548,8 @@ def test_superseded_score_counts_distinct_intents(grade, kit, session):
     ("JWT tokens", "Issue opaque session tokens instead of JWT tokens."),
     ("JWT tokens", "Keep opaque tokens rather than JWT tokens."),
     ("use JWT", "We no longer use JWT; finish the loader."),
+    ("CSV export", "Change of plan: skip the CSV export entirely; add the region table."),
+    ("CSV export", "Dropping the CSV export, adding the region breakdown."),
 ])
 def test_superseded_phrase_after_a_negation_passes(grade, kit, session, intent, body):
     bodies = {**session.bodies, "next": body}

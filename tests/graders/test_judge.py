@@ -197,7 +197,7 @@ def test_a_judge_that_never_answers_leaves_the_verdict_ungraded(registry, tmp_pa
 def test_offline_judge_verdicts_on_the_builtin_scenarios_are_the_expected_ones(registry, tmp_path: Path) -> None:
     """The offline heuristic judge passes every built-in scenario except the declared known
     failures, and gives the same scores twice."""
-    expected_failures = {("compaction_overflow", "intent_preservation"), ("compaction_overflow", "drift")}
+    expected_failures = {("compaction_overflow", "drift")}
     scores = []
     for attempt in range(2):
         got = {}

@@ -1,0 +1,234 @@
+"""Intent graders: what the user asked for, the rules they set and the dead ends already explored.
+
+* ``last_request_intact``: the most recent person-typed message is in full, verbatim, somewhere in
+  the post-compact context (section 6, the next-step quote, kept messages, ...). A multi-part
+  request ("do X, then Y, then Z") arriving just as compaction triggers must survive whole; a reason
+  names the parts that are missing.
+* ``constraints_preserved``: every ``expect.constraints`` rule (set by the user or by a memory file
+  such as CLAUDE.md) is in the post-compact context, so the agent keeps following it.
+* ``failed_approaches_preserved``: every ``expect.failed_approaches`` entry is recorded *as failed*
+  (next to words such as "did not work", "reverted", "not the fix") and not proposed again in
+  sections 7-9, so the agent does not retry it after compaction.
+
+Where they look: the whole post-compact context the model sees — the summary message and what the
+compaction kept (messages, attachments) — for every kind of compaction (full, partial, session
+memory, a real transcript's). Expectations are required once the session has reached them, as for
+the fidelity graders.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_ctxeval.extract import (
+    LONG_MESSAGE_KEEP, contains_text, message_fragments, person_messages, significant_tokens,
+)
+from pytest_ctxeval.grading import CompactionCase, Verdict, grader
+from pytest_ctxeval.messages import AssistantMessage, UserMessage, plain_text
+from pytest_ctxeval.summary import normalize_ws
+
+#: A constraint or approach counts as present when this share of its significant tokens is in one item.
+TOKEN_OVERLAP = 0.8
+
+
+def _short(text: str, n: int = 80) -> str:
+    text = normalize_ws(text)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _context(case: CompactionCase) -> str:
+    """The post-compact context as text: the summary message (or the summary) and what was kept."""
+    text = case.summary_message or case.summary
+    return text + ("\n" + case.kept_text if case.kept_text else "")
+
+
+def _context_name(case: CompactionCase) -> str:
+    if case.kind == "session_memory":
+        return "the post-compact context (session notes and kept messages)"
+    return "the post-compact context (summary" + (" and kept messages)" if case.kept_text else ")")
+
+
+def _history_text(case: CompactionCase) -> str:
+    cached = case.__dict__.get("_intent_history_text")
+    if cached is None:
+        cached = case.__dict__["_intent_history_text"] = normalize_ws(plain_text(case.history)).lower()
+    return cached
+
+
+def _reached(case: CompactionCase, items: list[str]) -> list[str]:
+    text = _history_text(case)
+    return [i for i in items if normalize_ws(i).lower() in text]
+
+
+_ITEM_SPLIT = re.compile(r"\n(?=\s{0,6}(?:[-*]|\d+[.)])\s)|\n\s*\n")
+
+
+def _items(text: str) -> list[str]:
+    """List items (with their continuation lines) and paragraphs of ``text``."""
+    return [i for i in _ITEM_SPLIT.split(text) if i.strip()]
+
+
+def _present(needle: str, item: str) -> bool:
+    """Verbatim (whitespace- and case-insensitive), or most of its significant tokens in ``item``."""
+    if contains_text(item.lower(), needle.lower()):
+        return True
+    tokens = significant_tokens(needle)
+    if not tokens:
+        return False
+    have = set(significant_tokens(item))
+    return sum(t in have for t in tokens) / len(tokens) >= TOKEN_OVERLAP
+
+
+# ---------------------------------------------------------------------------------------------
+# last_request_intact
+
+_PART_SPLIT = re.compile(r"(?<=[.!?;:])\s+|\n+|,?\s+(?:and\s+)?(?=(?:then|finally|after that|also)\b)",
+                         re.IGNORECASE)
+
+
+def _parts(text: str) -> list[str]:
+    """The parts of a request, split at sentence ends, line breaks and "then"/"finally"."""
+    parts = [normalize_ws(p) for p in _PART_SPLIT.split(text) if p and normalize_ws(p)]
+    return [p for p in parts if len(p) >= 3] or [normalize_ws(text)]
+
+
+def _where_found(case: CompactionCase, fragments: list[str]) -> str:
+    for kind, label in (("user_messages", "section 6"), ("next", "the next-step quote (section 9)")):
+        section = case.sections.get(kind)
+        if section is not None and all(f in normalize_ws(section.body) for f in fragments):
+            return label
+    if case.kept_text and all(f in normalize_ws(case.kept_text) for f in fragments):
+        return "the kept messages"
+    return "the summary" if case.kind != "session_memory" else "the session notes"
+
+
+@grader("last_request_intact", kind="rule")
+def last_request_intact(case: CompactionCase) -> Verdict:
+    """The most recent person-typed message is in full, verbatim, in the post-compact context."""
+    people = person_messages(case.history)
+    if not people:
+        return Verdict.not_applicable("no person-typed message before this compaction")
+    last = people[-1]
+    body = normalize_ws(_context(case))
+    fragments = message_fragments(last.text)
+    label = f"the most recent request (user message {len(people)} of {len(people)})"
+    if all(f in body for f in fragments):
+        return Verdict.passed_(f"{label} is verbatim in {_where_found(case, fragments)}: \"{_short(last.text)}\"")
+    where = _context_name(case)
+    if len(fragments) == 2:
+        lost = [name for name, f in zip(("first", "last"), fragments) if f not in body]
+        return Verdict.failed(f"{label} is not in full in {where}: its {' and '.join(lost)} {LONG_MESSAGE_KEEP} "
+                              f"characters are missing (long-message policy): \"{_short(last.text)}\"",
+                              expected=last.text)
+    parts = _parts(last.text)
+    missing = [p for p in parts if p not in body]
+    kept = len(parts) - len(missing)
+    if missing and kept:
+        reason = (f"{label} is not in full in {where}: {len(missing)} of its {len(parts)} parts are missing: "
+                  + "; ".join(f"\"{_short(p, 60)}\"" for p in missing[:4]))
+        score = kept / len(parts)
+    elif not missing:
+        reason = (f"{label} is not verbatim in {where}: its {len(parts)} parts appear, but not together as the "
+                  f"user wrote them: \"{_short(last.text, 120)}\"")
+        score = 0.5
+    else:
+        reason = f"{label} is not verbatim in {where}: \"{_short(last.text, 120)}\""
+        score = 0.0
+    return Verdict.failed(reason, score=round(score, 4), expected=last.text, missing_parts=missing)
+
+
+# ---------------------------------------------------------------------------------------------
+# constraints_preserved
+
+
+def _origin(case: CompactionCase, needle: str) -> str:
+    """Who set ``needle``: the user (which message), a memory file, or something else."""
+    low = normalize_ws(needle).lower()
+    n_person = 0
+    for message in case.history:
+        if not isinstance(message, (UserMessage, AssistantMessage)):
+            continue
+        people = person_messages([message])
+        if people:
+            n_person += 1
+        if low not in normalize_ws(plain_text([message])).lower():
+            continue
+        if people:
+            return f"set by the user in message {n_person}"
+        if isinstance(message, UserMessage) and "<system-reminder>" in plain_text([message]):
+            return "set by a memory file (CLAUDE.md) shown to the agent"
+        return "set in the session"
+    return "set in the session"
+
+
+@grader("constraints_preserved", kind="rule")
+def constraints_preserved(case: CompactionCase) -> Verdict:
+    """Every rule in expect.constraints (from the user or a memory file) is in the post-compact context."""
+    constraints = _reached(case, list(case.expect.constraints))
+    if not case.expect.constraints:
+        return Verdict.not_applicable("expect.constraints is empty")
+    if not constraints:
+        return Verdict.not_applicable("no constraint of expect.constraints has come up yet")
+    items = _items(_context(case))
+    where = _context_name(case)
+    missing = [c for c in constraints if not any(_present(c, i) for i in items)]
+    reasons = [f"constraint lost: \"{_short(c, 100)}\" ({_origin(case, c)}) is not in {where}, so the agent "
+               "may break it after this compaction" for c in missing]
+    return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,
+                                 f"all {len(constraints)} constraints in {where}", missing=missing)
+
+
+# ---------------------------------------------------------------------------------------------
+# failed_approaches_preserved
+
+#: Words that mark an attempt as failed in a summary item.
+_FAILED_MARK = re.compile(
+    r"\b(?:fail(?:s|ed|ing|ure)?|did not|didn't|does not|doesn't|not (?:the )?(?:fix|cause|solution|answer)|"
+    r"wrong|revert(?:s|ed|ing)?|rolled back|undone|undid|dead end|ruled out|no effect|did nothing|"
+    r"abandon(?:ed)?|reject(?:ed)?|do not retry|don't retry|not work|broke|worse|hid(?:es|ing)?|masked?)\b",
+    re.IGNORECASE)
+_NEGATION = re.compile(r"\b(not|no longer|instead of|rather than|don't|do not|never|avoid|without|skip\w*|"
+                       r"revert\w*|undo|abandon\w*|drop(?:ped|ping|s)?|instead)\b|n't\b", re.IGNORECASE)
+
+
+@grader("failed_approaches_preserved", kind="rule")
+def failed_approaches_preserved(case: CompactionCase) -> Verdict:
+    """Approaches the session proved wrong (expect.failed_approaches) are recorded as failed and
+    not proposed again in sections 7-9."""
+    if not case.expect.failed_approaches:
+        return Verdict.not_applicable("expect.failed_approaches is empty")
+    approaches = _reached(case, list(case.expect.failed_approaches))
+    if not approaches:
+        return Verdict.not_applicable("no approach of expect.failed_approaches has come up yet")
+    items = _items(_context(case))
+    where = _context_name(case)
+    reasons, missing = [], []
+    for approach in approaches:
+        hits = [i for i in items if _present(approach, i)]
+        if not any(_FAILED_MARK.search(i) for i in hits):
+            missing.append(approach)
+            if hits:
+                reasons.append(f"failed approach \"{_short(approach, 80)}\" is mentioned in {where} but never as "
+                               f"failed (e.g. \"{_short(hits[0], 100)}\"): after compaction it reads like work to "
+                               "keep or redo")
+            else:
+                reasons.append(f"failed approach \"{_short(approach, 80)}\" is not recorded in {where}: the agent "
+                               "may try it again after this compaction (sections 4-5 are where a dead end belongs)")
+    for kind, number in (("pending", 7), ("current", 8), ("next", 9)):
+        section = case.sections.get(kind)
+        if section is None:
+            continue
+        for item in _items(section.body):
+            for approach in approaches:
+                if approach in missing or not _present(approach, item):
+                    continue
+                low, needle = normalize_ws(item).lower(), normalize_ws(approach).lower()
+                at = low.find(needle)
+                before = low[max(0, at - 80): at] if at >= 0 else low
+                if not _NEGATION.search(before) and not _FAILED_MARK.search(item):
+                    missing.append(approach)
+                    reasons.append(f"section {number} '{section.title}' (line {section.line}) proposes the failed "
+                                   f"approach \"{_short(approach, 80)}\" again: \"{_short(item, 100)}\"")
+    return Verdict.from_fraction(len(approaches) - len(set(missing)), len(approaches), reasons,
+                                 f"all {len(approaches)} failed approaches recorded as failed in {where}",
+                                 missing=list(dict.fromkeys(missing)))
