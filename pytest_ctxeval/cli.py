@@ -4,6 +4,9 @@
     ctxeval grade TRANSCRIPT.jsonl [--summary FILE] [--expect FILE.yaml] [--graders a,b] [--json OUT]
     ctxeval import TRANSCRIPT.jsonl -o scenarios/NAME.yaml [--all | --until-first-compaction] [--no-redact]
     ctxeval compare-real TRANSCRIPT.jsonl [--acompact FILE] [--backend anthropic] [--json OUT] [--html OUT]
+    ctxeval lint [PATHS]                      # every problem of the scenario files, as file:line: field: message
+    ctxeval diff BASELINE.json RESULTS.json [--tolerance 0.05] [--json OUT]   # exit 1 on regressions
+    ctxeval report RESULTS.json -o report.html [-o report.md] [--baseline BASELINE.json]
 
 Exit codes: 0 every applicable verdict passed, 1 some verdict failed (or a scenario could not run),
 2 usage or input error.
@@ -12,6 +15,7 @@ Exit codes: 0 every applicable verdict passed, 1 some verdict failed (or a scena
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -27,7 +31,7 @@ from .evaluation import (
 )
 from .grading import GraderRegistry, load_graders
 from .options import RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, positive_int
-from .runner import run_scenario
+from .runner import check_unique_names, fresh_folder, run_scenario
 from .scenarios import Expectations, find_scenarios, format_path, load_scenario
 from .table import ScenarioRow, format_table
 from .transcript import read_transcript
@@ -85,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--strict", action="store_true",
                        help="a malformed transcript line is an error (exit 2) instead of being reported and skipped")
     _add_import_commands(sub)
+    _add_lint_command(sub)
+    _add_report_commands(sub)
     return parser
 
 
@@ -144,6 +150,110 @@ def _add_import_commands(sub: Any) -> None:
     cmp.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
 
 
+def _add_lint_command(sub: Any) -> None:
+    """``ctxeval lint``: check scenario files without running them."""
+    lint = sub.add_parser(
+        "lint", help="check scenario files: schema, templates, tool calls, expectations, probes",
+        description="Check scenario files without running them and print every problem as file:line: field: "
+                    "message (schema errors, templates that fail, tool calls without a result or with inputs their "
+                    "tool cannot take, results that name another file, Reads over the window's limit, expectations "
+                    "the script never reaches, probes without an answer). Exit 0 when clean, 1 when a problem is "
+                    "found, 2 on bad input.")
+    lint.add_argument("paths", nargs="*", metavar="PATH",
+                      help="scenario files or folders (default: ./scenarios, else the built-in library)")
+    lint.add_argument("--graders-dir", action="append", default=None, metavar="DIR",
+                      help="a folder of your own graders, so known_failures may name them (repeatable)")
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    from .lint import lint_paths
+
+    registry = load_graders([Path(d) for d in (args.graders_dir or [])])
+    paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
+    problems = lint_paths(paths, graders=registry.names)
+    for problem in problems:
+        print(problem)
+    files = len(find_scenarios(paths))
+    if problems:
+        print(f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in "
+              f"{len({p.path for p in problems})} of {files} scenario file{'s' if files > 1 else ''}")
+        return EXIT_FAIL
+    print(f"{files} scenario file{'s' if files > 1 else ''}: no problems")
+    return EXIT_OK
+
+
+def _tolerance(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {value!r}") from None
+    if not 0 <= x <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}")
+    return x
+
+
+def _add_report_commands(sub: Any) -> None:
+    """``ctxeval diff`` (baselines) and ``ctxeval report`` (HTML/Markdown/JSON from a results file)."""
+    diff = sub.add_parser(
+        "diff", help="compare a results file against a baseline: regressions, improvements, changes",
+        description="Compare RESULTS.json (from pytest --ctxeval-report, --ctxeval-save-baseline or ctxeval run "
+                    "--json) against BASELINE.json, per scenario x compaction x grader. A grader that starts "
+                    "failing, or a score that drops by more than the tolerance, is a regression. Exit 0 when "
+                    "nothing regressed, 1 on a regression, 2 on bad input.")
+    diff.add_argument("baseline", metavar="BASELINE.json")
+    diff.add_argument("results", metavar="RESULTS.json")
+    diff.add_argument("--tolerance", type=_tolerance, default=None, metavar="X",
+                      help="how much a score may drop before it is a regression (default 0.05)")
+    diff.add_argument("--json", dest="json_out", metavar="OUT", help="write the comparison as JSON here")
+    rep = sub.add_parser(
+        "report", help="render a results file as a self-contained HTML page, a Markdown summary or JSON",
+        description="Render RESULTS.json as a report; the output's suffix says which: .html (run table, "
+                    "compaction timelines, summaries by section, verdicts, what each compaction lost), .md "
+                    "(a short summary for a CI job summary or a pull-request comment) or .json. With "
+                    "--baseline, the report shows the regressions and each summary next to the baseline's. "
+                    "Exit 0 on success, 2 on bad input.")
+    rep.add_argument("results", metavar="RESULTS.json")
+    rep.add_argument("-o", "--output", dest="outputs", action="append", required=True, metavar="OUT",
+                     help="the report to write: OUT.html, OUT.md or OUT.json (repeatable)")
+    rep.add_argument("--baseline", metavar="BASELINE.json", help="compare against this baseline in the report")
+    rep.add_argument("--tolerance", type=_tolerance, default=None, metavar="X",
+                     help="score tolerance for --baseline (default 0.05)")
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from .baseline import DEFAULT_TOLERANCE, compare, format_comparison, load_document
+
+    baseline, results = load_document(args.baseline), load_document(args.results)
+    cmp = compare(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
+                  name=str(args.baseline))
+    for line in format_comparison(cmp):
+        print(line)
+    if args.json_out:
+        print(f"comparison written to {write_results(args.json_out, cmp.as_dict())}")
+    return EXIT_FAIL if cmp.failed else EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .baseline import DEFAULT_TOLERANCE, RESULTS_FORMAT, compare, load_document
+    from .report import write_report
+
+    doc = load_document(args.results)
+    if doc.get("format") != RESULTS_FORMAT:
+        raise UsageError(f"{args.results}: a baseline holds no events or verdict reasons; render a results file "
+                         "(pytest --ctxeval-report OUT.json, or ctxeval run --json OUT.json)")
+    baseline = load_document(args.baseline) if args.baseline else None
+    if baseline is not None:
+        doc = dict(doc)
+        doc["comparison"] = compare(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
+                                    else args.tolerance, name=str(args.baseline)).as_dict()
+    for out in args.outputs:
+        if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):
+            raise UsageError(f"{out}: the suffix says which report: .html, .md or .json")
+    for out in args.outputs:
+        print(f"report written to {write_report(out, doc, baseline=baseline)}")
+    return EXIT_OK
+
+
 def _grader_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graders", type=_grader_names, metavar="a,b",
                    help="run only these graders (default: all); see the README for the list")
@@ -173,6 +283,9 @@ def _print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
             print(f"note: {o.source}: {note}")
         if o.error:
             print(f"\n{o.name}: ERROR: {o.error}")
+            continue
+        if not o.cases and o.graders:  # nothing to grade: say why once, not once per grader
+            print(f"\n{o.name}: FAIL: {o.grader_verdict(o.graders[0]).reasons[0]}")
             continue
         for case, verdicts in zip(o.cases, o.verdicts):
             shown = [v for v in verdicts if verbose or v.status in ("fail", "ungraded")
@@ -228,6 +341,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not files:
         raise UsageError(f"no scenario files (*.yaml) under {', '.join(map(str, paths))}")
     scenarios = [load_scenario(f) for f in files]  # all input errors before any run
+    check_unique_names(scenarios)
+    if args.json_out:
+        _check_writable(Path(args.json_out))  # before the run, which may be a paid one
+    if args.session_dir:
+        _check_writable(Path(args.session_dir) / "probe")
     wants_judge = any(s.kind == "llm" for s in specs)
     judge = options.make_judge() if wants_judge else None
     regen = options.make_llm() if wants_judge else None
@@ -236,16 +354,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     usages: list[dict[str, Any]] = []
 
     def one(scenario: Any) -> Outcome:
-        session_dir = Path(args.session_dir) / scenario.display_name if args.session_dir else None
         try:
+            session_dir = fresh_folder(Path(args.session_dir), scenario.display_name) if args.session_dir else None
             run = run_scenario(scenario, llm=options.make_llm(scenario.faults or None),
                                context_window=options.context_window, compact_at_end=options.compact_at_end,
                                session_dir=session_dir, prompts=prompts)
         except CtxEvalError as exc:
             return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
                            error=str(exc), graders=[s.name for s in specs])
+        except OSError as exc:  # a full disk, a folder that went away: this scenario fails, the rest run
+            return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
+                           error=f"cannot write the session files: {exc.filename or ''} {exc.strerror or exc}".strip(),
+                           graders=[s.name for s in specs])
         usages.append(run.usage)
-        return evaluate_run(run, registry, specs, judge=judge, recompact=recompact)
+        own = None
+        if judge is not None and {"judge", "probe"} & set(scenario.faults):
+            # A scenario that scripts judge failures gets its own judge, so the plan cannot leak.
+            own = options.make_judge(scenario.faults)
+        outcome = evaluate_run(run, registry, specs, judge=own or judge, recompact=recompact)
+        if own is not None:
+            usages.append(own.llm.usage.as_dict())
+        return outcome
 
     # Scenarios are independent: run them on a bounded pool (results in file order).
     from concurrent.futures import ThreadPoolExecutor
@@ -297,7 +426,8 @@ def load_expectations(path: str | Path) -> Expectations:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = format_path(tuple(err["loc"]))
-        msg = "unknown key (allowed: intent, files, errors, pending, superseded, probes)" \
+        msg = "unknown key (allowed: intent, files, errors, pending, superseded, constraints, failed_approaches, " \
+              "probes)" \
             if err["type"] == "extra_forbidden" else err["msg"]
         raise UsageError(f"{p}: {field}: {msg}") from None
 
@@ -380,6 +510,17 @@ def _cmd_compare_real(args: argparse.Namespace) -> int:
     return EXIT_FAIL if comparison.failed else EXIT_OK
 
 
+def _check_writable(path: Path) -> None:
+    """Refuse an output path whose folder cannot be created or written, before any work."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot create the output folder ({exc.strerror or exc})") from None
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{folder}: the output folder is not writable")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -387,7 +528,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        commands = {"run": _cmd_run, "grade": _cmd_grade, "import": _cmd_import, "compare-real": _cmd_compare_real}
+        commands = {"run": _cmd_run, "grade": _cmd_grade, "import": _cmd_import, "compare-real": _cmd_compare_real,
+                    "lint": _cmd_lint, "diff": _cmd_diff, "report": _cmd_report}
         return commands[args.command](args)
     except CtxEvalError as exc:
         print(f"ctxeval: error: {exc}", file=sys.stderr)

@@ -23,6 +23,14 @@ Results JSON (``format: pytest-ctxeval/results``, ``version: 1``)::
 ``kind`` is ``scenario`` or ``transcript``; ``status`` is one of ``pass``, ``fail``, ``n/a``,
 ``ungraded``. ``graders`` holds each grader's status aggregated over the compactions (any fail is a
 fail). The version changes only when a field changes meaning or disappears.
+
+Added in version 1 without changing a meaning: a verdict's ``missing`` (the facts a rule grader
+found missing) and ``superseded``; per compaction ``lost`` (what the compaction lost, by kind:
+``user_messages``, ``files``, ``errors``, ``todos``, ``identifiers`` with ``identifiers_total``;
+each fact ``{"text", "message"}`` where ``message`` is its 1-based position in the session
+history, see :mod:`pytest_ctxeval.lost`); per scenario ``description`` and ``messages`` (role and
+excerpt of each message a lost fact points at). ``pytest --ctxeval-report OUT.json`` adds
+``comparison`` (against ``--ctxeval-baseline``) and ``ab`` (``--ctxeval-compare-prompt``).
 """
 
 from __future__ import annotations
@@ -37,11 +45,14 @@ from .errors import CtxEvalError, GraderError
 from .grading import (
     CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
 )
+from .lost import lost_facts, message_ref
 from .messages import text_of
+from .redact import scrub_output
 from .runner import RunResult
 
 __all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "results_document",
-           "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage", "make_recompact", "usage_lines"]
+           "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage", "make_recompact", "usage_lines",
+           "outcome_entry"]
 
 RESULTS_FORMAT = "pytest-ctxeval/results"
 RESULTS_VERSION = 1
@@ -97,7 +108,17 @@ class Outcome:
 
 
 def _no_compaction(outcome: Outcome) -> str:
+    """Why there is nothing to grade: the compactions that were tried and failed, if any (with the
+    engine's reason), else how to make one happen."""
     window = f" (context window {outcome.context_window})" if outcome.context_window else ""
+    events = outcome.run.events if outcome.run is not None else []
+    tried = [e for e in events if e.action in ("failed", "circuit_breaker_tripped", "skipped")
+             and e.tier in ("autocompact", "compact", "ptl")]
+    if tried:
+        details = "; ".join(f"{e.tier} {e.action}" + (f" at turn {e.turn}" if getattr(e, "turn", None) else "")
+                            + (f": {e.detail}" if e.detail else "") for e in tried[:3])
+        more = f" (+{len(tried) - 3} more)" if len(tried) > 3 else ""
+        return f"no compaction succeeded in {outcome.name}{window}: {details}{more}"
     return (f"no compaction happened in {outcome.name}{window}: lower context_window, add a "
             "'- compact: true' step, or run with --compact-at-end")
 
@@ -224,13 +245,16 @@ def usage_lines(usage: dict[str, Any], backend: str) -> list[str]:
     return lines
 
 
-def _outcome_entry(o: Outcome) -> dict[str, Any]:
+def outcome_entry(o: Outcome) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": o.name, "source": o.source, "kind": o.kind,
                              "context_window": o.context_window, "error": o.error}
+    if o.run is not None and o.run.scenario is not None and o.run.scenario.description:
+        entry["description"] = o.run.scenario.description
     if o.run is not None:
         entry["steps"] = o.run.steps
         entry["requests"] = len(o.run.requests)
-        entry["events"] = [e.as_dict() for e in o.run.events]
+        shown = _shown_paths(o.run)
+        entry["events"] = [{**e.as_dict(), "detail": shown(e.detail)} for e in o.run.events]
     if o.notes:
         entry["notes"] = list(o.notes)
     entry["graders"] = {}
@@ -240,16 +264,44 @@ def _outcome_entry(o: Outcome) -> dict[str, Any]:
             row["known_failure"] = o.known_failures[name]
             row["expectation"] = o.expectation(name)
         entry["graders"][name] = row
-    entry["compactions"] = [
-        {"index": c.index, "kind": c.kind, "trigger": c.trigger, "turn": c.turn, "line": c.line,
-         "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens, "summary": c.summary,
-         "verdicts": [_verdict_entry(v) for v in vs]}
-        for c, vs in zip(o.cases, o.verdicts)]
+    entry["compactions"] = []
+    refs: dict[int, dict[str, Any]] = {}
+    for c, vs in zip(o.cases, o.verdicts):
+        lost = lost_facts(c.summarized, c.post_messages, c.history)
+        for pos in lost.messages:
+            refs.setdefault(pos, message_ref(c.history[pos - 1]))
+        entry["compactions"].append(
+            {"index": c.index, "kind": c.kind, "trigger": c.trigger, "turn": c.turn, "line": c.line,
+             "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens, "summary": c.summary,
+             "verdicts": [_verdict_entry(v) for v in vs], "lost": lost.as_dict()})
+    # The history messages the lost facts point at ("message": N), for the report's links.
+    entry["messages"] = {str(k): refs[k] for k in sorted(refs)}
     return entry
+
+
+def _shown_paths(run: RunResult) -> Callable[[str], str]:
+    """Event details name files by their real paths (a temporary folder of this run): write them as
+    the engine shows them to the model (Claude Code's layout under a fixed project), so the results
+    hold nothing run-dependent."""
+    try:
+        from .engine.pipeline import SHOWN_PROJECT_DIR as shown
+    except ImportError:  # pragma: no cover - an engine without shown paths
+        shown = "<session>"
+    base = str(Path(run.transcript_path).parent)
+    return lambda text: text.replace(base, shown) if base and base != "." else text
+
+
+#: Evidence keys a rule verdict carries into the results when they hold a list of strings: the
+#: facts it found missing (user messages, files, error lines, tasks) or superseded intents revived.
+FACT_KEYS = ("missing", "superseded")
 
 
 def _verdict_entry(v: Verdict) -> dict[str, Any]:
     entry = v.as_dict()
+    for key in FACT_KEYS:
+        value = v.evidence.get(key)
+        if isinstance(value, list) and value and all(isinstance(x, str) for x in value):
+            entry[key] = list(value)
     if v.kind == "llm":  # what a judge-based verdict rests on
         for key in ("votes", "spread", "unstable", "by_kind"):
             if key in v.evidence:
@@ -264,16 +316,18 @@ def _verdict_entry(v: Verdict) -> dict[str, Any]:
 def results_document(outcomes: Iterable[Outcome], *, usage: dict[str, Any], backend: str, model: str | None,
                      prompt: dict[str, Any] | None = None, judge: str | None = None) -> dict[str, Any]:
     return {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "backend": backend, "model": model,
-            "judge": judge, "prompt": prompt, "scenarios": [_outcome_entry(o) for o in outcomes], "usage": usage}
+            "judge": judge, "prompt": prompt, "scenarios": [outcome_entry(o) for o in outcomes], "usage": usage}
 
 
 def write_results(path: str | os.PathLike[str], document: dict[str, Any]) -> Path:
-    """Write the results JSON (atomically: a reader never sees half a file)."""
+    """Write the results JSON (atomically: a reader never sees half a file), with the API key and
+    key-shaped strings scrubbed (:func:`~pytest_ctxeval.redact.scrub_output`)."""
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        text = scrub_output(json.dumps(document, indent=2, ensure_ascii=False))
+        tmp.write_text(text + "\n", encoding="utf-8")
         tmp.replace(p)
     except OSError as exc:
         raise CtxEvalError(f"{p}: cannot write results ({exc.strerror or exc})") from None

@@ -39,7 +39,7 @@ def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
                    "ANTHROPIC_API_KEY), 'record' (the real API, cassettes rewritten) or 'replay' "
                    "(cassettes only, never the network)")
     addoption(f"{prefix}model", dest="ctxeval_model", default=None, metavar="NAME",
-              help="summariser model for the real API (default: claude-sonnet-4-5)")
+              help="summariser model for the real API (default: claude-sonnet-5-5)")
     addoption(f"{prefix}judge-model", dest="ctxeval_judge_model", default=None, metavar="NAME",
               help="model for the LLM graders' judge and probe answers (default: the summariser model)")
     addoption(f"{prefix}judge-votes", dest="ctxeval_judge_votes", type=positive_int, default=None, metavar="N",
@@ -67,6 +67,8 @@ def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
     addoption(f"{prefix}prompt", dest="ctxeval_prompt", default=None, metavar="PATH",
               help="a jinja2 compaction prompt to use instead of the built-in one (it may include "
                    "_no_tools_preamble.j2, _sections.j2 and _no_tools_trailer.j2)")
+    addoption(f"{prefix}session-memory-prompt", dest="ctxeval_session_memory_prompt", default=None, metavar="PATH",
+              help="a jinja2 session-memory notes template to use instead of the built-in ten-section one")
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class RunOptions:
     context_window: int | None = None
     compact_at_end: bool = False
     prompt: Path | None = None
+    session_memory_prompt: Path | None = None
     graders_dirs: tuple[Path, ...] = field(default_factory=tuple)
     judge_model: str | None = None
     judge_votes: int = 1
@@ -93,6 +96,8 @@ class RunOptions:
             raise UsageError(f"context window must be a positive integer. Current input: {self.context_window!r}")
         if self.prompt is not None and not Path(self.prompt).is_file():
             raise UsageError(f"compaction prompt {self.prompt}: no such file")
+        if self.session_memory_prompt is not None and not Path(self.session_memory_prompt).is_file():
+            raise UsageError(f"session-memory template {self.session_memory_prompt}: no such file")
         for d in self.graders_dirs:
             if not Path(d).is_dir():
                 raise UsageError(f"graders folder {d}: no such directory")
@@ -114,8 +119,10 @@ class RunOptions:
             return default if value in (None, "") else value
 
         prompt, cassettes, prices = get("prompt"), get("cassettes"), get("prices")
+        sm_prompt = get("session_memory_prompt")
         return cls(backend=get("backend", "offline"), model=get("model"), context_window=get("context_window"),
                    compact_at_end=bool(get("compact_at_end", False)), prompt=Path(prompt) if prompt else None,
+                   session_memory_prompt=Path(sm_prompt) if sm_prompt else None,
                    graders_dirs=graders_dirs, judge_model=get("judge_model"), judge_votes=int(get("judge_votes", 1)),
                    cassettes=Path(cassettes) if cassettes else None, concurrency=int(get("concurrency", 8)),
                    batch=bool(get("batch", False)), prices=Path(prices) if prices else None)
@@ -132,16 +139,19 @@ class RunOptions:
         return make_llm(self.backend, self.model, faults=faults, cassettes=self.cassettes,
                         concurrency=self.concurrency)
 
-    def make_judge(self) -> Any:
-        """The judge for the LLM graders: same backend, the judge model, its own usage totals."""
+    def make_judge(self, faults: dict[str, list[str]] | None = None) -> Any:
+        """The judge for the LLM graders: same backend, the judge model, its own usage totals.
+        ``faults`` (offline only) scripts failures of its ``judge``/``probe`` calls."""
         from .judging import Judge
 
+        plan = {k: v for k, v in (faults or {}).items() if k in ("judge", "probe")} or None
         llm = make_llm(self.backend, self.judge_model or self.model, cassettes=self.cassettes,
-                       concurrency=self.concurrency)
+                       concurrency=self.concurrency, faults=plan)
         return Judge(llm, votes=self.judge_votes, batch=self.batch)
 
-    def prompts(self) -> PromptSet:
-        return PromptSet(self.prompt)
+    def prompts(self, compact: Path | None = None) -> PromptSet:
+        """The run's templates (``compact`` replaces the compaction prompt, for an A/B run)."""
+        return PromptSet(compact or self.prompt, session_memory_template=self.session_memory_prompt)
 
 
 def builtin_scenarios_dir() -> Path:

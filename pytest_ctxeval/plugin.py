@@ -7,20 +7,36 @@
   Without ``--ctxeval`` scenario files are not collected and marked tests are skipped.
 * The terminal summary lists per scenario: compactions, tokens before → after, graders
   passed/failed. Its data travels in each item's report, so it is also right under pytest-xdist.
+* Results, reports, baselines and A/B: each item's report carries its grader's verdicts
+  (``ctxeval_item``), and the first item of a scenario a process runs carries the scenario's data
+  once (``ctxeval_scenario``: compactions, summaries, events, what was lost, usage). The controller
+  (or the single process) assembles the results document from reports only, so a serial run and
+  ``-n auto`` write the same results; both payloads are taken off the report before junitxml and
+  other reporters see it.
+* Each scenario run writes its transcript and persisted results in a fresh folder under pytest's
+  basetemp; the paths the engine names to the model are fixed (Claude Code's layout under
+  ``~/.claude/projects/ctxeval/``), so tokens, summaries and requests (hence cassettes) do not
+  depend on where or how pytest runs.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 
+from .baseline import (
+    DEFAULT_TOLERANCE, Comparison, ab_table, compare, format_ab, format_comparison, load_document, write_baseline,
+)
 from .errors import CtxEvalError, UsageError
-from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, usage_lines
+from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, outcome_entry, results_document, usage_lines
 from .grading import GraderRegistry, GraderSpec, Verdict, cases_from_run, load_graders
 from .options import RunOptions, add_run_options, builtin_scenarios_dir
+from .report import write_report
 from .runner import RunResult, run_scenario as _run_scenario
 from .scenarios import Scenario, load_scenario
 from .table import ScenarioRow, format_table
@@ -29,6 +45,11 @@ __all__ = ["CtxEvalSession", "ScenarioFile", "GraderItem"]
 
 SESSION = pytest.StashKey["CtxEvalSession"]()
 _PROPERTY = "ctxeval_row"
+_ITEM = "ctxeval_item"           # one grader's verdicts (per item)
+_SCENARIO = "ctxeval_scenario"   # a scenario's data (once per scenario and process)
+_PAYLOADS = (_ITEM, _SCENARIO)
+MAIN, COMPARE = "main", "compare"
+REPORT_SUFFIXES = (".html", ".htm", ".json", ".md")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,6 +60,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_run_options(group.addoption, "--ctxeval-")
     group.addoption("--ctxeval-graders", dest="ctxeval_graders", action="append", default=None, metavar="DIR",
                     help="a folder of your own graders (repeatable); the built-in graders always load")
+    group.addoption("--ctxeval-save-baseline", dest="ctxeval_save_baseline", default=None, metavar="PATH",
+                    help="write this run's verdicts (per scenario x compaction x grader: status, score, the facts "
+                         "found missing, the summary) as stable, sorted JSON meant to be committed")
+    group.addoption("--ctxeval-baseline", dest="ctxeval_baseline", default=None, metavar="PATH",
+                    help="compare this run against a saved baseline: a grader that starts failing or a score "
+                         "that drops by more than the tolerance is a regression and fails the session")
+    group.addoption("--ctxeval-tolerance", dest="ctxeval_tolerance", type=_tolerance, default=None, metavar="X",
+                    help="how much a score may drop against the baseline before it is a regression "
+                         "(default 0.05)")
+    group.addoption("--ctxeval-compare-prompt", dest="ctxeval_compare_prompt", default=None, metavar="OLD.j2",
+                    help="also run every scenario under this compaction prompt and report, per grader, the pass "
+                         "rate and mean score under each prompt and the scenarios that flipped (A/B)")
+    group.addoption("--ctxeval-report", dest="ctxeval_report", action="append", default=None, metavar="PATH",
+                    help="write a report (repeatable): PATH.html (self-contained page: run table, compaction "
+                         "timelines, summaries, verdicts, what each compaction lost), PATH.json (the results), "
+                         "PATH.md (a short Markdown summary for a CI job summary or a pull-request comment)")
     parser.addini("ctxeval_scenarios", type="paths", default=[],
                   help="scenario files or folders collected under --ctxeval (default: scenarios/, else the "
                        "built-in library)")
@@ -46,11 +83,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ctxeval_backend", default="offline", help="model backend: offline or anthropic")
     parser.addini("ctxeval_model", default="", help="summariser model for the anthropic backend")
     parser.addini("ctxeval_prompt", type="paths", default=[], help="compaction prompt template to test")
+    parser.addini("ctxeval_session_memory_prompt", type="paths", default=[],
+                  help="session-memory notes template to test")
     parser.addini("ctxeval_judge_model", default="", help="model for the LLM graders' judge")
     parser.addini("ctxeval_cassettes", type="paths", default=[], help="cassette folder for the real API")
 
 
-_INI = ("backend", "model", "judge_model", "prompt", "cassettes")
+_INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "cassettes")
+
+
+def _tolerance(value: str) -> float:
+    import argparse
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {value!r}") from None
+    if not 0 <= x <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}")
+    return x
 
 
 def _options(config: pytest.Config) -> RunOptions:
@@ -77,6 +127,10 @@ def _scenario_paths(config: pytest.Config) -> list[Path]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "ctxeval: a compaction-quality test; runs only under --ctxeval")
+    config.addinivalue_line("markers", "ctxeval_rule: a scenario item graded by a rule grader (select with "
+                                       "-m ctxeval_rule)")
+    config.addinivalue_line("markers", "ctxeval_llm: a scenario item graded by an LLM grader (judge); "
+                                       "-m 'not ctxeval_llm' leaves them out")
     if not config.getoption("ctxeval"):
         return
     try:
@@ -118,11 +172,40 @@ class CtxEvalSession:
         self.options.check_key()
         self.registry: GraderRegistry = load_graders(self.options.graders_dirs)
         self.prompts = self.options.prompts()
+        compare = config.getoption("ctxeval_compare_prompt")
+        if compare and not Path(compare).is_file():
+            raise UsageError(f"compare prompt {compare}: no such file")
+        self.compare_path = Path(compare) if compare else None
+        self.compare_prompts = self.options.prompts(self.compare_path) if self.compare_path else None
+        for prompts in (self.prompts, self.compare_prompts):
+            if prompts is not None:  # render once now: a template error is a usage error, not 90 failures
+                prompts.fingerprint
+                prompts.session_memory_template()
         self.scenario_paths = _scenario_paths(config)
-        self.outcomes: dict[Path, Outcome] = {}
+        self.tolerance = config.getoption("ctxeval_tolerance")
+        self.tolerance = DEFAULT_TOLERANCE if self.tolerance is None else self.tolerance
+        self.baseline_path = config.getoption("ctxeval_baseline")
+        self.baseline = load_document(self.baseline_path) if self.baseline_path else None
+        self.save_baseline = _out_path(config.getoption("ctxeval_save_baseline"))
+        self.reports = [_out_path(p) for p in (config.getoption("ctxeval_report") or [])]
+        for p in self.reports:
+            if p.suffix.lower() not in REPORT_SUFFIXES:
+                raise UsageError(f"--ctxeval-report {p}: the suffix says which report: .html, .json or .md")
+        self.is_worker = hasattr(config, "workerinput")
+        # Worker side (or the single process): runs, graded outcomes, their results entries.
+        self.outcomes: dict[tuple[str, Path], Outcome] = {}
+        self.entries: dict[tuple[str, Path], dict[str, Any]] = {}
+        self.sent: set[tuple[str, str]] = set()
+        # Controller side (or the single process): what the reports carried.
         self.rows: dict[str, ScenarioRow] = {}
-        self.usage: list[dict[str, Any]] = []
+        self.scenarios: dict[tuple[str, str], dict[str, Any]] = {}
+        self.items: dict[tuple[str, str], dict[str, Any]] = {}
+        self.document: dict[str, Any] | None = None
+        self.comparison: Comparison | None = None
+        self.written: list[Path] = []
+        self.written_error: str | None = None
         self.tmp_root: Path | None = None
+        self.names: dict[str, Path] = {}  # scenario name -> its file: names key results and baselines
         self._judge: Any = None
         self._regen: Any = None
 
@@ -148,54 +231,176 @@ class CtxEvalSession:
         return None
 
     # -- running -----------------------------------------------------------------------------
-    def outcome(self, path: Path) -> Outcome:
-        """The graded run of one scenario, computed once per session."""
-        if path not in self.outcomes:
-            self.outcomes[path] = self._evaluate(path)
-        return self.outcomes[path]
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return (MAIN, COMPARE) if self.compare_prompts is not None else (MAIN,)
 
-    def _session_dir(self, name: str) -> Path:
+    def outcome(self, path: Path, variant: str = MAIN) -> Outcome:
+        """The graded run of one scenario under one prompt, computed once per process."""
+        key = (variant, path)
+        if key not in self.outcomes:
+            self.outcomes[key], usage = self._evaluate(path, variant)
+            o = self.outcomes[key]
+            entry = outcome_entry(o)
+            entry["usage"] = usage
+            entry["model"] = o.run.requests[0].get("model") if o.run is not None and o.run.requests else None
+            self.entries[key] = entry
+        return self.outcomes[key]
+
+    def _session_dir(self, variant: str, name: str) -> Path:
+        """A fresh folder for one run's transcript and persisted results, under pytest's basetemp.
+        Its path never reaches the results: the engine names Claude Code's layout under a fixed
+        project to the model (``~/.claude/projects/ctxeval/<session>.jsonl``), whatever the folder."""
         if self.tmp_root is None:
             factory = getattr(self.config, "_tmp_path_factory", None)
-            import tempfile
             self.tmp_root = factory.mktemp("ctxeval", numbered=True) if factory else Path(tempfile.mkdtemp(prefix="ctxeval-"))
-        d = self.tmp_root / name
-        d.mkdir(parents=True, exist_ok=True)
-        return d
+        parent = self.tmp_root / variant
+        parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=parent))
 
-    def _evaluate(self, path: Path) -> Outcome:
+    def _evaluate(self, path: Path, variant: str) -> tuple[Outcome, dict[str, Any]]:
         path = _display_path(self.config, path)
+        prompts = self.prompts if variant == MAIN else self.compare_prompts
         try:
             scenario = load_scenario(path)
         except CtxEvalError as exc:
             return Outcome(name=path.stem, source=str(path), kind="scenario", error=str(exc),
-                           graders=self.registry.names)
+                           graders=self.registry.names), merge_usage([])
+        other = self.names.setdefault(scenario.display_name, path)
+        if other != path:
+            return Outcome(name=f"{scenario.display_name} ({path})", source=str(path), kind="scenario",
+                           error=f"{path}: the name {scenario.display_name!r} is also the name of {other}; "
+                                 "scenario names must be unique within a run (change 'name:')",
+                           graders=self.registry.names), merge_usage([])
         try:
             llm = self.options.make_llm(scenario.faults or None)
             run = _run_scenario(scenario, llm=llm, context_window=self.options.context_window,
                                 compact_at_end=self.options.compact_at_end,
-                                session_dir=self._session_dir(scenario.display_name), prompts=self.prompts)
+                                session_dir=self._session_dir(variant, scenario.display_name), prompts=prompts)
         except CtxEvalError as exc:
             return Outcome(name=scenario.display_name, source=str(path), kind="scenario", error=str(exc),
-                           graders=self.registry.names)
-        self.usage.append(run.usage)
+                           graders=self.registry.names), merge_usage([])
         judge = self.judge() if any(spec.kind == "llm" for spec in self.registry) else None
-        return evaluate_run(run, self.registry, judge=judge,
-                            recompact=make_recompact(self._regen, self.prompts) if judge else None)
+        extra = [getattr(judge, "llm", None), self._regen] if judge is not None else []
+        before = [llm_.usage.as_dict() for llm_ in extra if llm_ is not None]
+        outcome = evaluate_run(run, self.registry, judge=judge,
+                               recompact=make_recompact(self._regen, prompts) if judge else None)
+        after = [llm_.usage.as_dict() for llm_ in extra if llm_ is not None]
+        # This scenario's model use: its run, and what the judge and re-compactions spent on it.
+        usage = merge_usage([run.usage] + [_usage_delta(b, a) for b, a in zip(before, after)])
+        return outcome, usage
+
+    def payloads(self, item: "GraderItem") -> list[tuple[str, str]]:
+        """The user properties an item's report carries to the controller (see the module doc)."""
+        props = []
+        data: dict[str, Any] = {"grader": item.spec.name}
+        for variant in self.variants:
+            self.outcome(item.path, variant)
+            entry = self.entries[(variant, item.path)]
+            key = entry["source"]
+            data.setdefault("source", key)
+            data.setdefault("name", entry["name"])
+            data[variant] = {
+                "aggregate": entry["graders"].get(item.spec.name),
+                "compactions": {str(c["index"]): v for c in entry["compactions"]
+                                for v in c["verdicts"] if v["grader"] == item.spec.name}}
+            if (variant, key) not in self.sent:
+                self.sent.add((variant, key))
+                scenario = copy.deepcopy(entry)
+                scenario["graders"] = {}
+                for c in scenario["compactions"]:
+                    c["verdicts"] = []
+                scenario["judge"] = getattr(self._judge, "label", None)
+                props.append((_SCENARIO, json.dumps({"variant": variant, "entry": scenario}, ensure_ascii=False)))
+        props.append((_ITEM, json.dumps(data, ensure_ascii=False)))
+        return props
 
     # -- reporting ---------------------------------------------------------------------------
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call":
+        props = getattr(report, "user_properties", None) or []
+        if report.when == "call":
+            for key, value in props:
+                if key == _PROPERTY:
+                    row = ScenarioRow.from_dict(json.loads(value))
+                    old = self.rows.get(row.name)
+                    if old is not None:
+                        for status in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass"):
+                            row.counts[status] = row.counts.get(status, 0) + old.counts.get(status, 0)
+                    self.rows[row.name] = row
+                elif key == _SCENARIO and not self.is_worker:
+                    data = json.loads(value)
+                    self.scenarios.setdefault((data["variant"], data["entry"]["source"]), data["entry"])
+                elif key == _ITEM and not self.is_worker:
+                    data = json.loads(value)
+                    self.items[(data["source"], data["grader"])] = data
+        if not self.is_worker and any(k in _PAYLOADS for k, _ in props):
+            # The controller has what it needs: keep junitxml and other reporters lean.
+            report.user_properties = [(k, v) for k, v in props if k not in _PAYLOADS]
+
+    def results(self, variant: str = MAIN) -> dict[str, Any]:
+        """The results document of this session under one prompt, from the reports alone."""
+        order = {name: i for i, name in enumerate(self.registry.names)}
+        sources = sorted({src for src, _ in self.items})
+        entries, usages = [], []
+        for source in sources:
+            items = sorted((d for (src, _), d in self.items.items() if src == source),
+                           key=lambda d: (order.get(d["grader"], len(order)), d["grader"]))
+            base = self.scenarios.get((variant, source))
+            entry = copy.deepcopy(base) if base is not None else {
+                "name": items[0]["name"], "source": source, "kind": "scenario", "context_window": None,
+                "error": "no scenario data reached the controller (a worker crashed?)", "graders": {},
+                "compactions": [], "messages": {}}
+            usages.append(entry.pop("usage", None) or {})
+            entry.pop("judge", None)
+            entry.pop("model", None)
+            for d in items:
+                part = d.get(variant) or {}
+                if part.get("aggregate") is not None:
+                    entry["graders"][d["grader"]] = part["aggregate"]
+                for c in entry["compactions"]:
+                    v = part.get("compactions", {}).get(str(c["index"]))
+                    if v is not None:
+                        c["verdicts"].append(v)
+            entries.append(entry)
+        entries.sort(key=lambda e: (e["name"], e["source"]))
+        prompts = self.prompts if variant == MAIN else self.compare_prompts
+        meta = [s for (v, _), s in sorted(self.scenarios.items()) if v == variant]
+        model = next((s.get("model") for s in meta if s.get("model")), None) or self.options.model
+        judge = next((s.get("judge") for s in meta if s.get("judge")), None)
+        doc = results_document([], usage=merge_usage(usages), backend=self.options.backend, model=model,
+                               prompt={"path": _prompt_label(self.config, prompts.compact_path),
+                                       "fingerprint": prompts.fingerprint}, judge=judge)
+        doc["scenarios"] = entries
+        return doc
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.is_worker or not self.items:
             return
-        for key, value in getattr(report, "user_properties", []):
-            if key == _PROPERTY:
-                row = ScenarioRow.from_dict(json.loads(value))
-                old = self.rows.get(row.name)
-                if old is not None:
-                    for status in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass"):
-                        row.counts[status] = row.counts.get(status, 0) + old.counts.get(status, 0)
-                self.rows[row.name] = row
+        doc = self.results(MAIN)
+        if self.compare_prompts is not None:
+            other = self.results(COMPARE)
+            a_label = f"{Path(other['prompt']['path']).name} ({other['prompt']['fingerprint']})"
+            b_label = f"{Path(doc['prompt']['path']).name} ({doc['prompt']['fingerprint']})"
+            doc["ab"] = {"prompt": other["prompt"], "table": ab_table(other, doc, a_label=a_label, b_label=b_label),
+                         "scenarios": other["scenarios"], "usage": other["usage"]}
+        if self.baseline is not None:
+            self.comparison = compare(self.baseline, doc, tolerance=self.tolerance,
+                                      name=_shown(self.config, self.baseline_path))
+            doc["comparison"] = self.comparison.as_dict()
+            if self.comparison.failed and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.document = doc
+        try:
+            if self.save_baseline is not None:
+                self.written.append(write_baseline(self.save_baseline, doc))
+            for path in self.reports:
+                self.written.append(write_report(path, doc, baseline=self.baseline))
+        except Exception as exc:  # noqa: BLE001 - reported in the summary, and the run fails
+            self.written_error = str(exc) if isinstance(exc, CtxEvalError) else f"{type(exc).__name__}: {exc}"
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -203,26 +408,76 @@ class CtxEvalSession:
             return
         rows = [self.rows[k] for k in sorted(self.rows)]
         tr = terminalreporter
+        doc = self.document
         if config.getoption("verbose") < 0:
             fails = sum(r.counts.get("fail", 0) for r in rows)
             tr.write_line(f"ctxeval: {len(rows)} scenarios, {sum(r.compactions for r in rows)} compactions, "
                           f"{fails} grader failures")
-            return
-        tr.write_sep("=", "ctxeval summary")
-        for line in format_table(rows):
-            tr.write_line(line)
-        for line in usage_lines(self.total_usage(), self.options.backend):
-            tr.write_line(line)
-
-    def total_usage(self) -> dict[str, Any]:
-        extra = [llm.usage.as_dict() for llm in (getattr(self._judge, "llm", None), self._regen) if llm is not None]
-        return merge_usage(self.usage + extra)
+        else:
+            tr.write_sep("=", "ctxeval summary")
+            for line in format_table(rows):
+                tr.write_line(line)
+            if doc is not None:
+                usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
+                for line in usage_lines(usage, self.options.backend):
+                    tr.write_line(line)
+        if doc is not None and "ab" in doc:
+            tr.write_sep("-", "ctxeval A/B: prompt A vs prompt B")
+            for line in format_ab(doc["ab"]["table"]):
+                tr.write_line(line)
+        if self.comparison is not None:
+            cmp = self.comparison
+            tr.write_sep("-", "ctxeval baseline", red=cmp.failed, green=not cmp.failed)
+            for line in format_comparison(cmp):
+                tr.write_line(line, red=line.lstrip().startswith("REGRESSED"))
+        for path in self.written:
+            tr.write_line(f"ctxeval: wrote {_shown(config, path)}")
+        if self.written_error:
+            tr.write_line(f"ctxeval: error: {self.written_error}", red=True)
 
 
 class _GraderFailed(Exception):
     def __init__(self, verdict: Verdict):
         super().__init__("; ".join(verdict.reasons))
         self.verdict = verdict
+
+
+def _out_path(value: str | None) -> Path | None:
+    return Path(value).absolute() if value else None
+
+
+def _shown(config: pytest.Config, path: str | Path) -> str:
+    """A path as the user would type it: relative to where pytest was invoked, when below it."""
+    p = Path(path).absolute()
+    try:
+        return str(p.relative_to(config.invocation_params.dir))
+    except ValueError:
+        return str(p)
+
+
+def _prompt_label(config: pytest.Config, path: Path) -> str:
+    """The prompt's path for the results: relative to the invocation folder, ``<builtin>/NAME``
+    for a built-in prompt (never a machine-dependent site-packages path)."""
+    from .engine.prompt import BUILTIN_PROMPTS
+
+    p = Path(path).absolute()
+    if p.parent == BUILTIN_PROMPTS:
+        return f"<builtin>/{p.name}"
+    return _shown(config, p)
+
+
+def _usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """``after - before`` for usage dicts (totals and per model)."""
+    keys = ("api_calls", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    out: dict[str, Any] = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in keys}
+    models = {}
+    for model, row in (after.get("by_model") or {}).items():
+        old = (before.get("by_model") or {}).get(model, {})
+        delta = {k: int(row.get(k, 0)) - int(old.get(k, 0)) for k in keys}
+        if any(delta.values()):
+            models[model] = delta
+    out["by_model"] = models
+    return out
 
 
 def _display_path(config: pytest.Config, path: Path) -> Path:
@@ -258,6 +513,8 @@ class GraderItem(pytest.Item):
         super().__init__(**kwargs)
         self.spec = spec
         self.add_marker(pytest.mark.ctxeval)
+        # -m selects by grader kind: -m ctxeval_rule, -m "not ctxeval_llm" (-k selects by name).
+        self.add_marker(pytest.mark.ctxeval_llm if spec.kind == "llm" else pytest.mark.ctxeval_rule)
         if known_failure is not None:
             self.add_marker(pytest.mark.xfail(reason=f"known failure: {known_failure}", strict=True,
                                               raises=_GraderFailed))
@@ -275,6 +532,7 @@ class GraderItem(pytest.Item):
                       for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass")}
         self.user_properties.append((_PROPERTY, json.dumps(row.as_dict())))
         self.user_properties.append(("ctxeval_verdict", json.dumps(verdict.as_dict())))
+        self.user_properties.extend(session.payloads(self))
         if verdict.status == "fail":
             raise _GraderFailed(verdict)
         if verdict.status in ("n/a", "ungraded"):

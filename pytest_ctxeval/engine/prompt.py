@@ -70,7 +70,7 @@ class PromptSet:
         try:
             return tpl.render(**variables).strip()
         except jinja2.TemplateError as exc:
-            lineno = getattr(exc, "lineno", None)
+            lineno = getattr(exc, "lineno", None) or _template_line(exc, tpl)
             raise UsageError(f"{path}{':' + str(lineno) if lineno else ''}: template error: {exc}") from None
 
     def render_compact(self, custom_instructions: str | None = None) -> str:
@@ -95,3 +95,13 @@ class PromptSet:
     def fingerprint(self) -> str:
         """A short hash of the rendered compaction prompt (to tell prompt versions apart)."""
         return hashlib.sha256(self.render_compact().encode()).hexdigest()[:12]
+
+
+def _template_line(exc: BaseException, tpl: jinja2.Template) -> int | None:
+    """The template line a render-time error came from: jinja2 rewrites the traceback so the
+    template's own frames carry its file name and line numbers."""
+    import traceback
+
+    names = {tpl.filename or "<template>", "<template>"}
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename in names]
+    return lines[-1] if lines else None
