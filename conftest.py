@@ -3,12 +3,17 @@
 ``ci`` (selected when the ``CI`` environment variable is set, as ``.ci/run`` does): derandomised,
 so a CI failure reproduces, more examples, no deadline (shared machines are noisy), no example
 database written. ``dev`` otherwise: random, fewer examples, the local database in .hypothesis/
-(ignored by git).
+(ignored by git). ``soak`` for a long fuzzing session by hand:
+``pytest tests/test_fuzz.py --hypothesis-profile soak --hypothesis-show-statistics``.
 """
 
 import os
+from pathlib import Path
 
+from _pytest.doctest import DoctestModule
 from hypothesis import HealthCheck, settings
+
+PACKAGE = Path(__file__).parent / "pytest_ctxeval"
 
 pytest_plugins = ["pytester"]
 
@@ -17,4 +22,15 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile("soak", max_examples=5_000, deadline=None, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_collect_file(file_path: Path, parent):  # noqa: ANN001, ANN201
+    """The package's docstring examples run as tests (``>>>`` lines in pytest_ctxeval/*.py).
+    ``--doctest-modules`` would also import every test file as a module, and two ``conftest.py``
+    under tests/ clash by name; collecting the package only avoids both."""
+    if file_path.suffix == ".py" and PACKAGE in file_path.parents and file_path.name != "__main__.py":
+        return DoctestModule.from_parent(parent, path=file_path)
+    return None

@@ -208,22 +208,27 @@ class EngineConfig(BaseModel):
         return self.effective_window - self.blocking_buffer_tokens
 
     def max_result_chars(self, tool_name: str, declared: int | None = None) -> float:
-        """Persistence threshold for one tool's result (004:117, 003:410-416).
+        """Persistence threshold for one tool's result (004:117, 003:408-416).
 
-        Priority: a per-tool entry in ``tool_result_chars``; the tool's own declared limit; the
-        default. Read declares no limit (``Infinity``, 003:416): it is never persisted.
+        The seed's tiers are remote per-tool config, then the tool's own declared
+        ``maxResultSizeChars``, then the 50,000 default (003:410-414). ``tool_result_chars`` holds
+        the built-in tools' declarations (004:117: Bash 30,000, Grep 20,000, ...); a scenario's
+        ``max_result_chars`` on a call is that call's declaration and wins over it (the remote tier
+        is not modelled). A declared limit is capped at ``max_tool_result_tokens`` (003:39, "100K
+        tokens ≈ 400KB") at ``bytes_per_token``: our reading of how the token cap applies, which the
+        seed does not spell out. Read declares ``Infinity`` (003:416): it is never persisted.
         """
         if tool_name == "Read":
             return float("inf")
-        if tool_name in self.tool_result_chars:
-            return self.tool_result_chars[tool_name]
-        if declared is not None:
-            return declared
-        return self.default_max_result_chars
+        if declared is None:
+            declared = self.tool_result_chars.get(tool_name)
+        if declared is None:
+            return self.default_max_result_chars
+        return min(declared, self.max_tool_result_tokens * self.bytes_per_token)
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
-    def for_window(cls, context_window: int = REFERENCE_WINDOW, **overrides: Any) -> "EngineConfig":
+    def for_window(cls, context_window: int = REFERENCE_WINDOW, /, **overrides: Any) -> "EngineConfig":
         """The seed constants scaled to ``context_window`` (see the module docstring), then
         ``overrides`` applied unscaled. Unknown or invalid overrides raise :class:`UsageError`
         naming the field."""
@@ -238,6 +243,9 @@ class EngineConfig(BaseModel):
                 values[name] = {k: max(1, round(v * scale)) for k, v in value.items()}
             else:
                 values[name] = max(1, round(value * scale)) if value else 0
+        if "context_window" in overrides:
+            raise UsageError("config.context_window: the window is not a config override; set "
+                             "'context_window:' at the top level of the scenario (or --ctxeval-context-window)")
         values.update(overrides)
         try:
             return cls(**values)
@@ -267,9 +275,12 @@ SCALED_FIELDS: tuple[str, ...] = (
 def _describe(exc: ValidationError, prefix: str) -> str:
     parts = []
     for err in exc.errors():
+        msg = err["msg"].removeprefix("Value error, ")
+        if not err["loc"]:  # a rule across fields: its message names them; the input is the whole config
+            parts.append(f"{prefix}: {msg}")
+            continue
         loc = ".".join(str(p) for p in err["loc"])
-        value = err.get("input")
-        parts.append(f"{prefix}.{loc}: {err['msg']} (got {value!r})")
+        parts.append(f"{prefix}.{loc}: {msg} (got {err.get('input')!r})")
     return "; ".join(parts)
 
 

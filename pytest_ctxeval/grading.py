@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Literal
 
 from .errors import GraderError
+from .redact import scrub_output
 from .extract import person_messages
 from .messages import CompactBoundary, UserMessage, plain_text, text_of
 from .scenarios import Expectations
@@ -57,6 +58,11 @@ class Verdict:
     evidence: dict[str, Any] = field(default_factory=dict)
     grader: str = ""
     kind: str = "rule"
+
+    def __post_init__(self) -> None:
+        # Reasons are printed, written to JSON and shown by pytest: a key a judge echoed (or a person
+        # pasted) must not travel with them.
+        self.reasons = [scrub_output(r) for r in self.reasons]
 
     @property
     def passed(self) -> bool:
@@ -115,7 +121,7 @@ class CompactionCase:
     raw_reply: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     compaction_request: dict[str, Any] | None = None
-    transcript_path: str | None = None
+    transcript_path: str | None = None          # the transcript path the model was told
     pre_tokens: int = 0
     post_tokens: int = 0
     turn: int | None = None
@@ -309,6 +315,8 @@ def load_graders(extra_dirs: Iterable[str | Path] = (), *, builtins: bool = True
 
 def cases_from_run(run: Any) -> list[CompactionCase]:
     """One case per compaction of a :class:`~pytest_ctxeval.runner.RunResult`."""
+    from .engine.pipeline import shown_transcript_path
+
     expect = run.scenario.expect if run.scenario is not None else Expectations()
     out = []
     for rec in run.compactions:
@@ -319,7 +327,7 @@ def cases_from_run(run: Any) -> list[CompactionCase]:
             history=rec.history, post_messages=res.post_messages, expect=expect, raw_reply=res.raw_reply,
             requests=rec.requests_after, compaction_request=res.request,
             # A recorded compaction's summary names the original session's transcript, not the replay's.
-            transcript_path=None if res.kind == "transcript" else str(run.transcript_path),
+            transcript_path=None if res.kind == "transcript" else shown_transcript_path(run.transcript_path.stem),
             pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
             turn=rec.turn, origin="engine", config=run.config))
     _link(out)

@@ -48,7 +48,7 @@ from .messages import (
     TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, result_text, text_of,
 )
 from .redact import merge_counts, redact_tree
-from .scenarios import MAX_FILE_BYTES, Scenario, format_path
+from .scenarios import MAX_FILE_BYTES, TOOL_ID, Scenario, format_path
 from .transcript import Problem, Transcript, read_transcript
 
 __all__ = ["ImportResult", "import_transcript", "write_scenario", "scenario_yaml", "compact_instructions",
@@ -59,7 +59,6 @@ NO_RESULT = "[no tool result in the transcript: the session ended or was interru
 _CLIENT_MARKERS = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
                    "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
                    "<bash-stderr>", "<user-memory-input>")
-_TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 _COMPACT_ARGS = re.compile(r"<command-name>\s*/compact\s*</command-name>[\s\S]*?<command-args>([\s\S]*?)</command-args>")
 _SUMMARY_REQUEST = "Your task is to create a detailed summary of the conversation"
@@ -268,7 +267,7 @@ class _Converter:
             if not isinstance(b, ToolUseBlock):
                 continue
             call: dict[str, Any] = {"name": b.name or "unknown", "input": dict(b.input)}
-            if _TOOL_ID.match(b.id) and b.id not in self.ids:
+            if TOOL_ID.match(b.id) and b.id not in self.ids:
                 call["id"] = b.id
                 self.ids.add(b.id)
             self.calls[b.id] = call
@@ -534,15 +533,28 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _comment(value: Any) -> str:
+    r"""A transcript value made safe inside a ``#`` comment line: a newline or other control
+    character in it would end the comment and let the transcript write YAML keys.
+
+    >>> _comment("2.0.1\nknown_failures: {drift: x}")
+    "'2.0.1\\nknown_failures: {drift: x}'"
+    """
+    text = str(value)
+    if any(c < " " or c in "\x7f\x85\u2028\u2029" for c in text):
+        return repr(text)[:200]
+    return text[:200]
+
+
 def scenario_yaml(result: ImportResult) -> str:
     """The scenario file's text: the document with comments saying where it came from and what is
     left to fill in."""
     doc = _clean(result.document)
     prov = doc["provenance"]
     head = [
-        f"# Imported by `ctxeval import` from {prov['source']}",
-        f"# (Claude Code {prov.get('version') or '?'}, session {prov.get('session_id') or '?'}).",
-        f"# Conversation: {result.cut}.",
+        f"# Imported by `ctxeval import` from {_comment(prov['source'])}",
+        f"# (Claude Code {_comment(prov.get('version') or '?')}, session {_comment(prov.get('session_id') or '?')}).",
+        f"# Conversation: {_comment(result.cut)}.",
         "# templates: false - the content below is replayed exactly as written, never rendered.",
         "# Replay and grade it:  ctxeval run THIS_FILE",
     ]

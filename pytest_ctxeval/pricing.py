@@ -18,9 +18,26 @@ from .errors import UsageError
 
 __all__ = ["DEFAULT_PRICES", "cost_of", "load_prices", "set_prices", "price_for"]
 
-#: USD per million tokens: Anthropic's list prices for these model families as known when this
-#: table was written. Check the current price list and override (see the module docstring).
+#: USD per million tokens (5-minute cache writes), Anthropic's list prices as of 2026-11
+#: (platform.claude.com/docs/en/about-claude/pricing and the model overview pages). Prefixes: the
+#: longest one that starts a model name wins. Haiku 5.5 is billed in two bands by prompt length; the
+#: entry is the band up to 100k tokens. Check the current list and override (module docstring).
 DEFAULT_PRICES: dict[str, dict[str, float]] = {
+    "claude-fable-5": {"input": 10.0, "output": 50.0, "cache_write": 12.50, "cache_read": 1.00},
+    "claude-fable-5-1": {"input": 10.0, "output": 50.0, "cache_write": 12.50, "cache_read": 0.25},
+    "claude-opus-5": {"input": 5.0, "output": 25.0, "cache_write": 6.25, "cache_read": 0.50},
+    "claude-opus-5-5": {"input": 4.0, "output": 20.0, "cache_write": 5.00, "cache_read": 0.20},
+    "claude-opus-4": {"input": 15.0, "output": 75.0, "cache_write": 18.75, "cache_read": 1.50},
+    **{f"claude-opus-4-{minor}": {"input": 5.0, "output": 25.0, "cache_write": 6.25, "cache_read": 0.50}
+       for minor in (5, 6, 7, 8)},
+    "claude-sonnet-5": {"input": 2.0, "output": 10.0, "cache_write": 2.50, "cache_read": 0.20},
+    "claude-sonnet-5-5": {"input": 2.0, "output": 10.0, "cache_write": 2.50, "cache_read": 0.10},
+    "claude-sonnet-4": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.30},
+    "claude-haiku-5-5": {"input": 0.10, "output": 0.50, "cache_write": 0.125, "cache_read": 0.01},
+    "claude-haiku-4": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_read": 0.10},
+    "ctxeval-reference": {"input": 0.0, "output": 0.0, "cache_write": 0.0, "cache_read": 0.0},
+}
+_PRICES: dict[str, dict[str, float]] = {
     "claude-opus-4": {"input": 15.0, "output": 75.0, "cache_write": 18.75, "cache_read": 1.50},
     "claude-opus-4-5": {"input": 5.0, "output": 25.0, "cache_write": 6.25, "cache_read": 0.50},
     "claude-sonnet-4": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.30},
@@ -31,8 +48,8 @@ _PRICES: dict[str, dict[str, float]] = dict(DEFAULT_PRICES)
 
 
 def price_for(model: str) -> dict[str, float] | None:
-    """The entry whose name is the longest prefix of ``model`` (``claude-sonnet-4-5`` ->
-    ``claude-sonnet-4``), or None."""
+    """The entry whose name is the longest prefix of ``model`` (``claude-sonnet-4-6`` ->
+    ``claude-sonnet-4``, ``claude-sonnet-5-5-20261001`` -> ``claude-sonnet-5-5``), or None."""
     best = None
     for name in _PRICES:
         if model.startswith(name) and (best is None or len(name) > len(best)):

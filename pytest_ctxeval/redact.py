@@ -29,10 +29,11 @@ expression over the text.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
-__all__ = ["redact", "redact_tree", "KINDS", "merge_counts"]
+__all__ = ["redact", "redact_tree", "scrub_output", "scrub_logs", "KINDS", "merge_counts"]
 
 _PATTERNS: list[tuple[str, str]] = [
     ("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -84,6 +85,47 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
 
     out = _RE.sub(replace, text)
     return out, counts
+
+
+def scrub_output(text: str) -> str:
+    """``text`` as it may be written to a results file, report, cassette or log: the API key in
+    use (``ANTHROPIC_API_KEY``, whatever its shape) and every key-shaped string replaced.
+
+    A key reaches our outputs only by echo (a person pasted it, a judge quoted it); this is the last
+    guard before disk or terminal, not a reason to skip the first ones.
+
+    >>> scrub_output("key sk-ant-api03-" + "b" * 30)
+    'key [REDACTED:anthropic]'
+    """
+    import os
+
+    key = os.environ.get("ANTHROPIC_API_KEY", "")
+    if len(key) >= 8 and key in text:
+        text = text.replace(key, "[REDACTED:anthropic]")
+    return redact(text)[0]
+
+
+class _ScrubFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        scrubbed = scrub_output(message)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, None
+        return True
+
+
+_SCRUBBED_LOGGERS = ("anthropic._base_client", "anthropic._response", "httpx2", "pytest_ctxeval")
+
+
+def scrub_logs() -> None:
+    """Scrub the records of the SDK's and our loggers with :func:`scrub_output` (idempotent).
+
+    At DEBUG the SDK logs every request body; a key a person pasted into a session would be in it.
+    The filter sits on the loggers that emit, so it holds for any handler the user attaches."""
+    for name in _SCRUBBED_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _ScrubFilter) for f in logger.filters):
+            logger.addFilter(_ScrubFilter())
 
 
 def merge_counts(into: dict[str, int], more: dict[str, int]) -> dict[str, int]:

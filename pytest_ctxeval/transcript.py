@@ -165,6 +165,9 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
     records) are read too, into :attr:`Transcript.sidechains`.
     """
     p = Path(path)
+    if p.is_dir():
+        raise TranscriptError(f"{p}: is a folder; give one session's .jsonl file (Claude Code keeps them in "
+                              "~/.claude/projects/<project>/<session>.jsonl)")
     if not p.is_file():
         raise TranscriptError(f"{p}: no such transcript file")
     problems: list[Problem] = []

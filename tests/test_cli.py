@@ -206,3 +206,55 @@ def test_console_script_is_installed() -> None:
     exe = shutil.which("ctxeval") or str(Path(sys.executable).parent / "ctxeval")
     proc = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("ctxeval ")
+
+
+# --- session folders and outputs ------------------------------------------------------------------
+
+def test_a_second_run_into_the_same_session_folder_gets_its_own(tiny: Path, tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    for _ in range(2):
+        assert main(["run", str(tiny), "--session-dir", str(sessions)]) in (0, 1)
+    first, second = sorted(p for p in sessions.iterdir())
+    assert (first.name, second.name) == ("tiny", "tiny-2")
+    for folder in (first, second):
+        [transcript] = folder.glob("*.jsonl")
+        uuids = [json.loads(line)["uuid"] for line in transcript.read_text().splitlines()]
+        assert len(uuids) == len(set(uuids))  # one run per transcript: no duplicated records
+
+
+def test_the_runner_refuses_a_folder_that_holds_a_run(tiny: Path, tmp_path: Path) -> None:
+    from pytest_ctxeval.errors import UsageError
+    from pytest_ctxeval.runner import run_scenario
+
+    run_scenario(tiny, session_dir=tmp_path / "s")
+    with pytest.raises(UsageError, match="already holds a run of tiny"):
+        run_scenario(tiny, session_dir=tmp_path / "s")
+
+
+def test_two_scenarios_with_one_name_are_an_input_error(tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tiny.parent / "copy.yaml").write_text(TINY)
+    assert main(["run", str(tiny.parent)]) == 2
+    err = capsys.readouterr().err
+    assert "the name 'tiny' is also the name of" in err and "copy.yaml" in err and "tiny.yaml" in err
+
+
+def test_an_unwritable_json_path_fails_before_the_run(tiny: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    sessions = tmp_path / "sessions"
+    assert main(["run", str(tiny), "--json", str(blocker / "r.json"), "--session-dir", str(sessions)]) == 2
+    assert "cannot create the output folder" in capsys.readouterr().err
+    assert not sessions.exists() or not any(sessions.iterdir())  # nothing ran
+
+
+def test_a_run_with_no_compaction_says_why_once(tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tiny.write_text(TINY.replace("context_window: 12000", "context_window: 200000")
+                    + "  - compact: true\nfaults: {compact: [empty]}\n")
+    assert main(["run", str(tiny)]) == 1
+    out = capsys.readouterr().out
+    assert out.count("FAIL: no compaction succeeded in tiny") == 1
+    assert "compact failed" in out and "the summariser returned no text" in out
+    tiny.write_text(TINY.replace("context_window: 12000", "context_window: 200000"))
+    assert main(["run", str(tiny)]) == 1
+    assert "FAIL: no compaction happened in tiny (context window 200000): lower context_window" in capsys.readouterr().out

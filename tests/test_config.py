@@ -254,11 +254,13 @@ def test_microcompact_profiles():
     ("Read", None, math.inf),
     ("Read", 10, math.inf),
     ("Bash", None, 30_000),
-    ("Bash", 5, 30_000),  # the per-tool entry beats a declared limit
+    ("Bash", 5, 5),  # a call's own declaration beats the built-in table
+    ("Bash", 1_000_000, 400_000),  # capped at MAX_TOOL_RESULT_TOKENS (100K) x 4 bytes
     ("PowerShell", None, 30_000),
     ("Grep", None, 20_000),
     ("McpAuth", None, 10_000),
     ("mcp__thing__tool", 12_345, 12_345),
+    ("mcp__thing__tool", 10**9, 400_000),
     ("Glob", None, 50_000),
     ("WebFetch", None, 50_000),
 ])

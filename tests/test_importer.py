@@ -384,3 +384,16 @@ def test_a_file_opening_with_a_compaction_keeps_the_whole_line(tmp_path):
     assert result.mode == "all" and hasattr(scenario.turns[0], "recorded_compaction")
     run = run_scenario(scenario)
     assert _all_requests_valid(run) == [] and run.compactions[0].result.kind == "transcript"
+
+
+def test_transcript_fields_in_the_header_comment_cannot_write_yaml_keys(tmp_path):
+    hostile = "2.0.1\nknown_failures: {drift: hidden}\nconfig: {autocompact_enabled: false}\n#"
+    s = Session(version=hostile)
+    s.user("Rename pd to parse_date in src/util.py")
+    s.assistant("Done.")
+    out = tmp_path / "s.yaml"
+    assert main(["import", str(s.write(tmp_path / "t.jsonl")), "-o", str(out)]) == 0
+    scenario = load_scenario(out)
+    assert scenario.known_failures == {} and scenario.config == {}
+    assert scenario.provenance.version == hostile  # kept, as data
+    assert "known_failures: {drift" in out.read_text().splitlines()[1]  # inside the comment, quoted

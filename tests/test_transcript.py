@@ -323,8 +323,9 @@ def test_file_without_conversation_raises_with_path(tmp_path, body):
 
 
 def test_directory_is_not_a_transcript(tmp_path):
-    with pytest.raises(TranscriptError, match=str(tmp_path)):
+    with pytest.raises(TranscriptError, match=str(tmp_path)) as info:
         read_transcript(tmp_path)
+    assert "is a folder; give one session's .jsonl file" in str(info.value)
 
 
 def test_progress_records_between_messages_are_walked_through(tmp_path):

@@ -19,6 +19,7 @@ import anthropic
 import httpx2
 
 from ..errors import UsageError
+from ..redact import scrub_logs
 from .base import LLM, ModelReply, UsageTotals, parse_prompt_too_long
 from .cassettes import CassetteStore, CassetteTransport, TransportStats
 from .offline import FAULTS, REFERENCE_MODEL_NAME, ReferenceModel
@@ -28,7 +29,7 @@ __all__ = ["LLM", "ModelReply", "UsageTotals", "ReferenceModel", "make_llm", "BA
 
 BACKENDS = ("offline", "anthropic", "record", "replay")
 #: Summariser model for the real API when none is given (an option, never logic).
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 #: Where the anthropic backend caches replies and replay looks, unless a folder is given.
 DEFAULT_CASSETTES = Path(".ctxeval") / "cassettes"
 #: SDK retries for 429/5xx/connection errors; the SDK's own backoff honours retry-after.
@@ -89,6 +90,7 @@ def make_llm(
     if not key:
         raise UsageError(f"the {backend} backend needs ANTHROPIC_API_KEY in the environment "
                          "(or use --ctxeval-backend offline, the default, or replay with recorded cassettes)")
+    scrub_logs()  # the SDK logs request bodies at DEBUG; a pasted key would be in them
     mode = "record" if backend == "record" else "cache"
     sync = CassetteTransport(store, mode, inner=network or httpx2.HTTPTransport(), secret=key, stats=stats)
     kwargs = {"max_retries": max_retries, "timeout": timeout}

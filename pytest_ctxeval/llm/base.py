@@ -268,8 +268,23 @@ def _message_from(payload: dict[str, Any]) -> Any:
     return Message.model_validate(payload)
 
 
+def _scrub_key(text: str) -> str:
+    """An error message never carries the API key, even if a server echoed it back."""
+    from ..redact import scrub_output
+
+    return scrub_output(text)
+
+
 def _model_error(task: str, exc: Exception, retries: int) -> ModelError:
     """The SDK's error as ours: prompt-too-long keeps its numbers for the PTL path."""
+    err = _model_error_raw(task, exc, retries)
+    scrubbed = _scrub_key(str(err))
+    if scrubbed != str(err):
+        err.args = (scrubbed,)
+    return err
+
+
+def _model_error_raw(task: str, exc: Exception, retries: int) -> ModelError:
     if isinstance(exc, anthropic.BadRequestError):
         message = _error_message(exc)
         ptl = parse_prompt_too_long(message)

@@ -14,7 +14,10 @@ the SDK's own. Three modes:
 The key covers what determines the reply: model, system, messages, tools, tool_choice, max_tokens,
 output_config, context_management, metadata and the task header. Headers are never stored, so API
 keys and auth headers cannot reach disk; as a second guard every stored string is scanned for the
-key in use and for key-shaped strings, which are replaced by ``[REDACTED]``.
+key in use and for key- or token-shaped strings (every shape :mod:`pytest_ctxeval.redact` knows:
+Anthropic, OpenAI, AWS, GitHub, GitLab, Slack, Google, Stripe, JWT, bearer tokens, private keys),
+which are replaced by ``[REDACTED:<kind>]``. The request key is computed before scrubbing, so a
+replay still finds the cassette.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import threading
 from pathlib import Path
 from typing import Any
 
 import httpx2
+
+from ..redact import redact
 
 __all__ = ["request_key", "CassetteStore", "CassetteTransport", "TransportStats", "MODES", "KEY_FIELDS"]
 
@@ -52,7 +56,6 @@ class TransportStats:
 MODES = ("cache", "record", "replay")
 KEY_FIELDS = ("model", "system", "messages", "tools", "tool_choice", "max_tokens", "output_config",
               "context_management", "metadata", "stop_sequences", "thinking")
-_KEY_SHAPES = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9]{20,}")
 
 
 def request_key(body: dict[str, Any], task: str | None = None) -> str:
@@ -70,8 +73,8 @@ def request_key(body: dict[str, Any], task: str | None = None) -> str:
 def _scrub(value: Any, secret: str | None) -> Any:
     if isinstance(value, str):
         if secret and secret in value:
-            value = value.replace(secret, "[REDACTED]")
-        return _KEY_SHAPES.sub("[REDACTED]", value)
+            value = value.replace(secret, "[REDACTED:anthropic]")
+        return redact(value)[0]
     if isinstance(value, list):
         return [_scrub(v, secret) for v in value]
     if isinstance(value, dict):
@@ -142,12 +145,27 @@ def _short(value: Any, n: int = 80) -> str:
     return repr(text if len(text) <= n else text[: n - 1] + "…")
 
 
+def _changed(old: Any, new: Any, n: int = 80) -> str:
+    """``'old' -> 'new'``; two long strings are shown from a little before their first difference,
+    so a changed word deep in a prompt is visible.
+
+    >>> _changed("x" * 200 + "old tail", "x" * 200 + "new tail")
+    "'…xxxxxxxxxxxxxxxxxxxxold tail' -> '…xxxxxxxxxxxxxxxxxxxxnew tail'"
+    """
+    if not (isinstance(old, str) and isinstance(new, str)):
+        return f"{_short(old, n)} -> {_short(new, n)}"
+    at = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    start = max(0, at - 20)
+    lead = "…" if start else ""
+    return f"{_short(lead + old[start:], n)} -> {_short(lead + new[start:], n)}"
+
+
 def _describe_diff(diff: Any) -> str:
     lines = []
     for kind, changes in (diff or {}).items():
         if kind == "values_changed":
             for path, ch in changes.items():
-                lines.append(f"{path.replace('root', 'request', 1)}: {_short(ch['old_value'])} -> {_short(ch['new_value'])}")
+                lines.append(f"{path.replace('root', 'request', 1)}: {_changed(ch['old_value'], ch['new_value'])}")
         elif kind in ("dictionary_item_added", "iterable_item_added"):
             for path in changes:
                 lines.append(f"{str(path).replace('root', 'request', 1)}: added")

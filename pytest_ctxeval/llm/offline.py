@@ -96,8 +96,10 @@ class ReferenceModel:
             window = DEFAULT_WINDOW
         with self._lock:
             self.requests.append(body)
-        fault = self._next_fault(task)
         input_tokens = estimate_api_request(body)
+        if input_tokens > window:  # rejected before any generation: no scripted fault is used up
+            return _error(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {window} maximum")
+        fault = self._next_fault(task)
         if fault == "overloaded":
             return _error(529, "overloaded_error", "Overloaded", _RETRY_FAST)
         if fault == "rate_limit":
@@ -109,8 +111,8 @@ class ReferenceModel:
             raise httpx2.ConnectError("Connection reset by peer", request=request)
         if fault == "timeout":
             raise httpx2.ReadTimeout("Read timed out", request=request)
-        if fault == "ptl" or input_tokens > window:
-            actual = max(input_tokens, window + 1) if fault == "ptl" else input_tokens
+        if fault == "ptl":
+            actual = max(input_tokens, window + 1)
             return _error(400, "invalid_request_error", f"prompt is too long: {actual} tokens > {window} maximum")
         if fault == "ptl_no_gap":
             return _error(400, "invalid_request_error", "prompt is too long")

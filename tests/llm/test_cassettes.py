@@ -119,14 +119,17 @@ def test_the_key_never_reaches_disk(tmp_path: Path, key: str) -> None:
     api = FakeAPI()
     llm = make_llm("anthropic", "claude-test", cassettes=tmp_path, network=httpx2.MockTransport(api))
     # even when the content itself carries the key, or a key-shaped string
-    ask(llm, f"my key is {KEY} and another sk-ant-api03-{'x' * 30}")
+    github, aws = "ghp_" + "A1b2C3d4" * 5, "AKIA" + "ABCDEFGHIJKLMNOP"
+    ask(llm, f"my key is {KEY} and another sk-ant-api03-{'x' * 30}; token {github}, aws {aws}")
     assert api.requests[0].headers.get("authorization") or api.requests[0].headers.get("x-api-key")
     for path in tmp_path.rglob("*"):
         if path.is_file():
             text = path.read_text()
             assert KEY not in text and "sk-ant-api03-x" not in text
+            assert github not in text and aws not in text  # every shape redact.py knows, not only Anthropic's
             assert "authorization" not in text.lower() and "x-api-key" not in text.lower()
-    assert "[REDACTED]" in next(tmp_path.rglob("*.json")).read_text()
+    stored = next(tmp_path.rglob("*.json")).read_text()
+    assert "[REDACTED:anthropic]" in stored and "[REDACTED:github]" in stored and "[REDACTED:aws-access-key]" in stored
 
 
 @pytest.mark.parametrize("plan", [[529], [429], [529, 429]], ids=["overloaded", "rate-limited", "both"])
@@ -154,3 +157,26 @@ def test_store_nearest_diff_prefers_the_same_task(tmp_path: Path) -> None:
               {"status": 200, "json": {}}, None)
     diff = store.nearest_diff("judge", {"model": "m", "messages": [{"role": "user", "content": "judge that"}]})
     assert "'judge this' -> 'judge that'" in diff
+
+
+def test_a_recording_replays_from_any_session_folder(tmp_path: Path, key: str) -> None:
+    """The paths the model is told do not depend on where the session folder is, so a scenario
+    recorded in one folder replays in another (longer) one: every compaction, no miss, and the
+    same token counts (they would shift with the path's length otherwise)."""
+    from pytest_ctxeval.llm.offline import ReferenceModel
+    from pytest_ctxeval.runner import run_scenario
+    from pytest_ctxeval.scenarios import load_scenario
+
+    scenario = load_scenario(Path(__file__).resolve().parents[2] / "scenarios" / "long_migration.yaml")
+    cassettes = tmp_path / "cassettes"
+    recorder = make_llm("record", cassettes=cassettes, network=httpx2.MockTransport(ReferenceModel()))
+    recorded = run_scenario(scenario, llm=recorder, session_dir=tmp_path / "a")
+    replayer = make_llm("replay", cassettes=cassettes)
+    replayed = run_scenario(scenario, llm=replayer, session_dir=tmp_path / ("b" * 80) / "deeper")
+    assert len(recorded.compactions) >= 3
+    assert [c.result.summary for c in replayed.compactions] == [c.result.summary for c in recorded.compactions]
+    assert [(c.result.pre_tokens, c.result.post_tokens) for c in replayed.compactions] == \
+        [(c.result.pre_tokens, c.result.post_tokens) for c in recorded.compactions]
+    assert not [e for e in replayed.events if e.action == "failed"]
+    assert replayer.stats.hits == recorder.stats.forwarded > 0
+    assert str(tmp_path) not in json.dumps(replayed.requests)
