@@ -32,9 +32,9 @@ import yaml
 from pydantic import ValidationError
 
 from .errors import CtxEvalError, ScenarioError, UsageError
+from .expansion import AssistantStep, UserStep, _check_in_flight, _Expander
 from .scenarios import (
-    MAX_FILE_BYTES, AssistantStep, Scenario, UserStep, _data_path, _describe_error, _Expander, _node_lines,
-    _SAFE_LOADER, _check_in_flight, find_scenarios, format_path,
+    MAX_FILE_BYTES, Scenario, _data_path, _describe_error, _node_lines, _SAFE_LOADER, find_scenarios, format_path,
 )
 from .summary import normalize_ws
 

@@ -35,9 +35,8 @@ from .llm import LLM, make_llm
 from .messages import (
     AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, Usage,
 )
-from .scenarios import (
-    AssistantStep, CompactStep, GapStep, RecordedCompactionStep, Scenario, UserStep, expand, load_scenario,
-)
+from .expansion import AssistantStep, CompactStep, GapStep, RecordedCompactionStep, UserStep, expand
+from .scenarios import Scenario, load_scenario
 from .tokens import estimate_message
 from .transcript import TranscriptWriter
 

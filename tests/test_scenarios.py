@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ctxeval import expansion as ex
 from pytest_ctxeval import scenarios as sc
 from pytest_ctxeval.errors import ScenarioError
 from pytest_ctxeval.scenarios import (
@@ -239,7 +240,7 @@ def test_a_huge_power_is_stopped(tmp_path: Path) -> None:
 
 def test_a_loop_that_expands_past_the_field_limit_names_the_template(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sc, "MAX_FIELD_CHARS", 10_000)
+    monkeypatch.setattr(ex, "MAX_FIELD_CHARS", 10_000)
     message = error_of(tmp_path, """\
         turns:
           - user: hi
@@ -249,7 +250,7 @@ def test_a_loop_that_expands_past_the_field_limit_names_the_template(tmp_path: P
 
 
 def test_repeats_past_the_total_limit_are_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sc, "MAX_TOTAL_CHARS", 50_000)
+    monkeypatch.setattr(ex, "MAX_TOTAL_CHARS", 50_000)
     message = error_of(tmp_path, """\
         turns:
           - repeat: 1000
@@ -260,7 +261,7 @@ def test_repeats_past_the_total_limit_are_stopped(tmp_path: Path, monkeypatch: p
 
 
 def test_nested_repeats_past_the_step_limit_are_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sc, "MAX_STEPS", 500)
+    monkeypatch.setattr(ex, "MAX_STEPS", 500)
     message = error_of(tmp_path, """\
         turns:
           - repeat: 100
