@@ -30,7 +30,9 @@ from .evaluation import (
     write_results,
 )
 from .grading import GraderRegistry, load_graders
-from .options import RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, positive_int
+from .options import (
+    RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, positive_int, tolerance,
+)
 from .runner import check_unique_names, fresh_folder, run_scenario
 from .scenarios import Expectations, find_scenarios, format_path, load_scenario
 from .table import ScenarioRow, format_table
@@ -182,16 +184,6 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _tolerance(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {value!r}") from None
-    if not 0 <= x <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}")
-    return x
-
-
 def _add_report_commands(sub: Any) -> None:
     """``ctxeval diff`` (baselines) and ``ctxeval report`` (HTML/Markdown/JSON from a results file)."""
     diff = sub.add_parser(
@@ -202,7 +194,7 @@ def _add_report_commands(sub: Any) -> None:
                     "nothing regressed, 1 on a regression, 2 on bad input.")
     diff.add_argument("baseline", metavar="BASELINE.json")
     diff.add_argument("results", metavar="RESULTS.json")
-    diff.add_argument("--tolerance", type=_tolerance, default=None, metavar="X",
+    diff.add_argument("--tolerance", type=tolerance, default=None, metavar="X",
                       help="how much a score may drop before it is a regression (default 0.05)")
     diff.add_argument("--json", dest="json_out", metavar="OUT", help="write the comparison as JSON here")
     rep = sub.add_parser(
@@ -216,7 +208,7 @@ def _add_report_commands(sub: Any) -> None:
     rep.add_argument("-o", "--output", dest="outputs", action="append", required=True, metavar="OUT",
                      help="the report to write: OUT.html, OUT.md or OUT.json (repeatable)")
     rep.add_argument("--baseline", metavar="BASELINE.json", help="compare against this baseline in the report")
-    rep.add_argument("--tolerance", type=_tolerance, default=None, metavar="X",
+    rep.add_argument("--tolerance", type=tolerance, default=None, metavar="X",
                      help="score tolerance for --baseline (default 0.05)")
 
 

@@ -31,6 +31,18 @@ def positive_int(value: str) -> int:
     return n
 
 
+def tolerance(value: str) -> float:
+    """argparse type for ``--tolerance`` / ``--ctxeval-tolerance``: a score difference in [0, 1]."""
+    import argparse
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {value!r}") from None
+    if not 0 <= x <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}")
+    return x
+
+
 def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
     """Options that choose and configure the models (summariser, judge): ``run`` and ``grade``."""
     addoption(f"{prefix}backend", dest="ctxeval_backend", choices=BACKENDS, default=None,

@@ -35,7 +35,7 @@ from .baseline import (
 from .errors import CtxEvalError, UsageError
 from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, outcome_entry, results_document, usage_lines
 from .grading import GraderRegistry, GraderSpec, Verdict, cases_from_run, load_graders
-from .options import RunOptions, add_run_options, builtin_scenarios_dir
+from .options import RunOptions, add_run_options, builtin_scenarios_dir, tolerance
 from .report import write_report
 from .runner import RunResult, run_scenario as _run_scenario
 from .scenarios import Scenario, load_scenario
@@ -66,7 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ctxeval-baseline", dest="ctxeval_baseline", default=None, metavar="PATH",
                     help="compare this run against a saved baseline: a grader that starts failing or a score "
                          "that drops by more than the tolerance is a regression and fails the session")
-    group.addoption("--ctxeval-tolerance", dest="ctxeval_tolerance", type=_tolerance, default=None, metavar="X",
+    group.addoption("--ctxeval-tolerance", dest="ctxeval_tolerance", type=tolerance, default=None, metavar="X",
                     help="how much a score may drop against the baseline before it is a regression "
                          "(default 0.05)")
     group.addoption("--ctxeval-compare-prompt", dest="ctxeval_compare_prompt", default=None, metavar="OLD.j2",
@@ -90,17 +90,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 _INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "cassettes")
-
-
-def _tolerance(value: str) -> float:
-    import argparse
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {value!r}") from None
-    if not 0 <= x <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}")
-    return x
 
 
 def _options(config: pytest.Config) -> RunOptions:
