@@ -33,8 +33,14 @@ nasty_text = st.one_of(
     st.text(max_size=40),
     st.sampled_from(["{{ 7*7 }}", "{% for x in range(10**9) %}x{% endfor %}", "{{ ''.__class__.__mro__ }}",
                      "{{ undefined_helper() }}", "{{ 'x' * 10**12 }}", "\x00", "\ud800", "../../etc/passwd",
-                     "-1", "1e400", "!!python/object:os.system", "&a", "*a", "null", "~", "[", "{", "\u202e"]),
+                     "-1", "1e400", "!!python/object:os.system", "&a", "*a", "null", "~", "[", "{", "\u202e",
+                     "99999999999999d", "1e308h", "nan"]),
 )
+# Keys that mean something where they land (a config override, a turn kind, a tool field), so an
+# inserted key reaches validation paths, not only "unknown field".
+schema_keys = st.sampled_from(["context_window", "microcompact_profile", "session_memory_enabled", "sm_keep_min_tokens",
+                               "tool_result_chars", "user", "assistant", "after", "compact", "repeat", "in_flight",
+                               "id", "max_result_chars", "partial", "messages", "at", "meta", "templates"])
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | nasty_text,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(nasty_text, children, max_size=4),
@@ -74,7 +80,7 @@ def mutated_scenarios(draw):  # noqa: ANN001, ANN201
             elif action == "delete":
                 del parent[last]
             elif action == "insert" and isinstance(parent, dict):
-                parent[draw(nasty_text)] = draw(json_values)
+                parent[draw(st.one_of(nasty_text, schema_keys))] = draw(json_values)
             elif action == "nest":
                 node = parent[last]
                 for _ in range(draw(st.integers(1, 60))):
