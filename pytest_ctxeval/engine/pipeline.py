@@ -384,8 +384,13 @@ class ContextManager:
         it is not summarised — a request ending in an unanswered ``tool_use`` is API-invalid — but kept
         verbatim at the end of the post-compact context, so the results that arrive next answer it.
         """
-        if self.messages and isinstance(self.messages[-1], AssistantMessage) and tool_uses(self.messages[-1]):
-            return self.messages[:-1], view[:-1], [self.messages[-1]]
+        # One response may be several records (Claude Code writes a record per content block, all
+        # with the response's message id): the whole trailing run of assistant records is in flight.
+        start = len(self.messages)
+        while start > 0 and isinstance(self.messages[start - 1], AssistantMessage):
+            start -= 1
+        if any(tool_uses(m) for m in self.messages[start:]):
+            return self.messages[:start], view[:start], self.messages[start:]
         return self.messages, view, []
 
     def compact(self, now: datetime, *, instructions: str | None = None, partial: str | None = None,
@@ -400,8 +405,9 @@ class ContextManager:
         history_before = list(self.history)
         context, view, in_flight = self._in_flight(view)
         if in_flight:
-            self.emit("compact", "in_flight_kept", ids=[u.id for u in tool_uses(in_flight[0])],
-                      detail=f"{len(tool_uses(in_flight[0]))} tool calls still running: their message is kept "
+            running = [u.id for m in in_flight for u in tool_uses(m)]
+            self.emit("compact", "in_flight_kept", ids=running,
+                      detail=f"{len(running)} tool calls still running: their message is kept "
                              "after the summary, unsummarised")
         if partial is None and instructions is None and self.config.session_memory_enabled:
             # /compact without instructions tries session memory first; with instructions it goes

@@ -1,0 +1,45 @@
+"""The README's worked example for ``pytest_ctxeval.strategies`` is a test: this module runs the
+exact code of the first ``python`` block of the README section ``## Hypothesis strategies``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+HEADING = "## Hypothesis strategies"
+
+
+def readme_example() -> str:
+    text = README.read_text(encoding="utf-8")
+    if HEADING not in text:
+        pytest.fail(f"README.md has no {HEADING!r} section")
+    section = re.split(r"\n## ", text.split(HEADING, 1)[1], maxsplit=1)[0]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match, f"the {HEADING!r} section of README.md has no python example"
+    return match.group(1)
+
+
+def load_example() -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": "readme_example"}
+    exec(compile(readme_example(), f"{README}:{HEADING}", "exec"), namespace)
+    return namespace
+
+
+def test_the_readme_example_passes():
+    namespace = load_example()
+    tests = [f for name, f in namespace.items() if name.startswith("test_") and callable(f)]
+    assert len(tests) == 1
+    tests[0]()
+
+
+def test_the_readme_example_catches_the_naive_truncation():
+    """What the README says about ``messages[-keep:]``: the example's test fails on it."""
+    namespace = load_example()
+    namespace["truncate"] = lambda messages, keep: messages[-keep:]
+    test = next(f for name, f in namespace.items() if name.startswith("test_"))
+    with pytest.raises(AssertionError):
+        test()
