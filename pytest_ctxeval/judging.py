@@ -123,7 +123,7 @@ class Judge:
 
     def __init__(self, llm: LLM, *, model: str | None = None, votes: int = 1, bar: int = 3,
                  unstable_spread: int = 2, rubrics: str | Path | None = None, structured: bool | None = None,
-                 max_tokens: int = 1_024, batch: bool = False, poll_seconds: float | None = None):
+                 max_tokens: int = 8_192, batch: bool = False, poll_seconds: float | None = None):
         if votes < 1:
             raise GraderError(f"judge votes must be at least 1. Current input: {votes!r}")
         self.llm = llm
@@ -233,6 +233,10 @@ class Judge:
             return f"the judge call failed: {reply}"
         raw.append(reply.text)
         data = extract_json(reply.text)
+        if data is None and reply.stop_reason == "max_tokens":
+            # Current models think by default, and thinking counts toward max_tokens.
+            return (f"the reply stopped at max_tokens before its JSON ({reply.text[:80]!r}); thinking counts "
+                    "toward max_tokens: raise Judge(max_tokens=...), 8,192 by default")
         if data is None:
             return f"no JSON object in the reply ({reply.text[:80]!r})"
         try:

@@ -80,6 +80,22 @@ def test_json_with_prose_around_it_is_accepted() -> None:
     assert judge.judge("probe", kind="recall", question="q", expected="e", answer="a").score == 5.0
 
 
+def test_a_reply_that_thought_until_max_tokens_says_so() -> None:
+    """Current models think by default and thinking counts toward max_tokens: a reply that ran out
+    before its text is ungraded with that reason, not a bare "no JSON"."""
+    def thinking_only(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        return httpx2.Response(200, json={
+            "id": "msg_t", "type": "message", "role": "assistant", "model": body["model"],
+            "content": [{"type": "thinking", "thinking": "Let me weigh each section...", "signature": "sig"}],
+            "stop_reason": "max_tokens", "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 64}})
+
+    judge = Judge(make_llm("offline", reference=thinking_only), max_tokens=64)
+    j = judge.judge("probe", kind="recall", question="q", expected="e", answer="a")
+    assert j.ungraded and "stopped at max_tokens before its JSON" in j.error and "Judge(max_tokens=...)" in j.error
+    assert Judge(make_llm("offline")).max_tokens == 8_192
+
+
 @pytest.mark.parametrize("status", [529, 429])
 def test_overload_and_rate_limit_are_retried_by_the_sdk(status: int) -> None:
     judge, handler = judge_with([status, verdict(3)])
