@@ -140,7 +140,6 @@ class _Expander:
         if not self.scenario.templates or ("{{" not in text and "{%" not in text and "{#" not in text):
             self._count(len(text), loc)
             return text
-        where = f"{self.scenario.where(loc)}: {format_path(loc)}"
         try:
             template = self.cache.get(text)
             if template is None:
@@ -150,25 +149,34 @@ class _Expander:
             for chunk in template.generate(**ctx):
                 size += len(chunk)
                 if size > MAX_FIELD_CHARS:
-                    raise ScenarioError(f"{where}: the template expands to more than {MAX_FIELD_CHARS} "
+                    raise ScenarioError(f"{self._where(loc)}: the template expands to more than {MAX_FIELD_CHARS} "
                                         "characters; make it smaller")
                 out.append(chunk)
         except ScenarioError as exc:
+            where = self._where(loc)
             msg = str(exc)
             raise ScenarioError(msg if msg.startswith(where) else f"{where}: {msg}") from None
         except jinja2.TemplateSyntaxError as exc:
+            where = self._where(loc)
             raise ScenarioError(f"{where}: template syntax error (template line {exc.lineno}): {exc.message}") from None
         except jinja2.UndefinedError as exc:
+            where = self._where(loc)
             raise ScenarioError(f"{where}: template error: {exc.message} (helpers: "
                                 f"{', '.join(sorted(FILLERS))}; define values under 'vars:')") from None
         except jinja2.exceptions.SecurityError as exc:
+            where = self._where(loc)
             raise ScenarioError(f"{where}: template refused by the sandbox: {exc}") from None
         except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError, RecursionError,
                 MemoryError, OverflowError) as exc:
+            where = self._where(loc)
             raise ScenarioError(f"{where}: template error: {type(exc).__name__}: {exc}") from None
         rendered = "".join(out)
         self._count(len(rendered), loc)
         return rendered
+
+    def _where(self, loc: tuple[Any, ...]) -> str:
+        """``file:line: path.to.field`` of ``loc``, for an error (computed only when one happens)."""
+        return f"{self.scenario.where(loc)}: {format_path(loc)}"
 
     def _count(self, n: int, loc: tuple[Any, ...]) -> None:
         self.chars += n

@@ -14,10 +14,13 @@ True
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import operator
 import random
 import struct
 import zlib
+from typing import Any, Callable
 
 __all__ = ["FILLERS", "python_file", "log", "grep_hits", "test_output", "json_response",
            "stack_trace", "lorem", "typescript_file", "todo_status", "go_file", "javascript_file",
@@ -29,8 +32,35 @@ _WORDS = ("request session token user handler config cache retry payload schema 
 _MODULES = ("auth", "billing", "sessions", "users", "orders", "api", "storage", "search", "jobs", "events")
 
 
+class _Random(random.Random):
+    """``random.Random`` whose ``choice`` and ``randint`` give the same values as the standard
+    ones (the same ``getrandbits`` rejection sampling, CPython 3.11-3.13 ``_randbelow``) with fewer
+    Python calls: fillers draw millions of them in a long scenario. ``tests/test_fillers.py``
+    checks that both draw the same sequences, so filler output does not depend on this class."""
+
+    def choice(self, seq: Any) -> Any:
+        n = len(seq)
+        if not n:
+            raise IndexError("Cannot choose from an empty sequence")
+        k = n.bit_length()
+        r = self.getrandbits(k)
+        while r >= n:
+            r = self.getrandbits(k)
+        return seq[r]
+
+    def randint(self, a: int, b: int) -> int:
+        a, n = operator.index(a), operator.index(b) + 1 - operator.index(a)
+        if n <= 0:
+            raise ValueError(f"empty range for randint({a}, {b})")
+        k = n.bit_length()
+        r = self.getrandbits(k)
+        while r >= n:
+            r = self.getrandbits(k)
+        return a + r
+
+
 def _rng(seed: int | str, salt: str) -> random.Random:
-    return random.Random(f"{salt}:{seed}")
+    return _Random(f"{salt}:{seed}")
 
 
 def lorem(words: int = 50, seed: int | str = 0) -> str:
@@ -305,6 +335,35 @@ def todo_status(position: int, done: int) -> str:
 
 
 #: The helpers scenario templates can call.
-FILLERS = {f.__name__: f for f in (lorem, python_file, typescript_file, go_file, javascript_file, sql_file, log,
-                                    grep_hits, test_output, json_response, api_response, stack_trace,
-                                    todo_status, png, pdf)}
+def _memo(f: Callable[..., str]) -> Callable[..., str]:
+    """``f`` remembering its recent small results: templates call a filler with the same arguments
+    again and again (``grep_hits(seed=k)`` in a ``repeat``), and the same arguments give the same
+    bytes anyway. At most :data:`_MEMO_ENTRIES` results of up to :data:`_MEMO_CHARS` chars each
+    (oldest dropped first); calls with unhashable arguments (a list) are not remembered."""
+    memo: dict[Any, str] = {}
+
+    @functools.wraps(f)
+    def filler(*args: Any, **kwargs: Any) -> str:
+        try:
+            key = (args, tuple(sorted(kwargs.items())))
+            hit = memo.get(key)
+        except TypeError:  # an unhashable argument
+            return f(*args, **kwargs)
+        if hit is None:
+            hit = f(*args, **kwargs)
+            if len(hit) <= _MEMO_CHARS:
+                if len(memo) >= _MEMO_ENTRIES:
+                    del memo[next(iter(memo))]
+                memo[key] = hit
+        return hit
+
+    return filler
+
+
+_MEMO_ENTRIES = 2_048
+_MEMO_CHARS = 32_000
+
+#: The fillers as scenario templates see them (remembering recent results, see :func:`_memo`).
+FILLERS = {f.__name__: _memo(f) for f in (lorem, python_file, typescript_file, go_file, javascript_file, sql_file,
+                                          log, grep_hits, test_output, json_response, api_response, stack_trace,
+                                          todo_status, png, pdf)}

@@ -17,13 +17,13 @@ import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, Iterable, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
     "TextBlock", "ImageBlock", "DocumentBlock", "ThinkingBlock", "RedactedThinkingBlock",
     "ToolUseBlock", "ToolResultBlock", "ContentBlock",
     "Usage", "UserMessage", "AssistantMessage", "CompactBoundary", "AttachmentMessage", "Message",
-    "to_api", "from_api", "validate_api", "person_text", "is_person_typed", "text_of",
+    "to_api", "from_api", "validate_api", "RequestValidator", "person_text", "is_person_typed", "text_of",
     "tool_uses", "tool_results", "result_text", "plain_text", "utcnow",
 ]
 
@@ -315,15 +315,20 @@ def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def from_api(messages: list[dict[str, Any]], *, uuid_prefix: str = "api") -> list[Any]:
     """Engine messages for a Messages-API ``messages`` list (inverse of :func:`to_api` up to merging)."""
-    out: list[Any] = []
+    items: list[dict[str, Any]] = []
     for i, item in enumerate(messages):
-        uid = f"{uuid_prefix}-{i}"
+        uid, content = f"{uuid_prefix}-{i}", item["content"]
         if item["role"] == "user":
-            out.append(UserMessage(uuid=uid, content=item["content"]))
+            items.append({"kind": "user", "uuid": uid, "content": content})
         else:
-            content = item["content"]
-            out.append(AssistantMessage(uuid=uid, content=_as_blocks(content) if isinstance(content, str) else content))
-    return out
+            items.append({"kind": "assistant", "uuid": uid,
+                          "content": _as_blocks(content) if isinstance(content, str) else content})
+    # One validation for the whole list: ~10x faster than a model per message (the offline
+    # model reads every summarisation request this way; benchmarks/long_session.py).
+    return _MESSAGE_LIST.validate_python(items)
+
+
+_MESSAGE_LIST: TypeAdapter[list[Any]] = TypeAdapter(list[Message])
 
 
 def validate_api(messages: list[dict[str, Any]], *, allow_pending_tool_use: bool = False) -> list[str]:
@@ -334,59 +339,116 @@ def validate_api(messages: list[dict[str, Any]], *, allow_pending_tool_use: bool
     blocks; every tool_use is answered in the next message (the last assistant message may have
     calls in flight when ``allow_pending_tool_use``); tool_use ids are unique.
     Each problem names the message index: ``messages[4]: tool_result toolu_9 answers no tool_use
-    in messages[3]``.
+    in messages[3]``. :class:`RequestValidator` gives the same for a sequence of requests, checking
+    again only what changed from one request to the next.
     """
-    problems: list[str] = []
     if not messages:
         return ["messages: empty (a request needs at least one user message)"]
-    if messages[0].get("role") != "user":
-        problems.append(f"messages[0]: starts with role {messages[0].get('role')!r}, must be 'user'")
+    problems: list[str] = []
     seen_ids: dict[str, int] = {}
-    for i, msg in enumerate(messages):
-        role = msg.get("role")
-        if role not in ("user", "assistant"):
-            problems.append(f"messages[{i}]: unknown role {role!r}")
-            continue
-        if i and messages[i - 1].get("role") == role:
-            problems.append(f"messages[{i}]: two {role} messages in a row (roles must alternate)")
-        blocks = _as_blocks(msg.get("content", ""))
-        if not blocks or all(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
-            problems.append(f"messages[{i}]: empty content")
-        for b in blocks:
-            if b.get("type") == "text" and not b.get("text"):
-                problems.append(f"messages[{i}]: empty text block")
-        if role == "assistant":
-            uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-            for uid in uses:
-                if uid in seen_ids:
-                    problems.append(f"messages[{i}]: duplicate tool_use id {uid} (first in messages[{seen_ids[uid]}])")
-                seen_ids.setdefault(uid, i)
-            if uses:
-                nxt = messages[i + 1] if i + 1 < len(messages) else None
-                if nxt is None:
-                    if not allow_pending_tool_use:
-                        problems.append(f"messages[{i}]: tool_use {', '.join(uses)} never answered (last message)")
-                    continue
-                answered = {b.get("tool_use_id") for b in _as_blocks(nxt.get("content", ""))
-                            if b.get("type") == "tool_result"}
-                missing = [u for u in uses if u not in answered]
-                if missing:
-                    problems.append(f"messages[{i}]: tool_use {', '.join(missing)} not answered in messages[{i + 1}]")
-        else:
-            prev_uses = set()
-            if i and messages[i - 1].get("role") == "assistant":
-                prev_uses = {b.get("id") for b in _as_blocks(messages[i - 1].get("content", ""))
-                             if b.get("type") == "tool_use"}
-            seen_other = False
-            for b in blocks:
-                if b.get("type") == "tool_result":
-                    if seen_other:
-                        problems.append(f"messages[{i}]: tool_result {b.get('tool_use_id')} after other content "
-                                        "(tool_result blocks must come first)")
-                    if b.get("tool_use_id") not in prev_uses:
-                        problems.append(f"messages[{i}]: tool_result {b.get('tool_use_id')} answers no tool_use "
-                                        f"in messages[{i - 1}]" if i else
-                                        f"messages[{i}]: tool_result {b.get('tool_use_id')} with no assistant message before it")
-                else:
-                    seen_other = True
+    for i in range(len(messages)):
+        problems += _problems_at(messages, i, seen_ids, allow_pending_tool_use)
     return problems
+
+
+def _problems_at(messages: list[dict[str, Any]], i: int, seen_ids: dict[str, int],
+                 allow_pending_tool_use: bool) -> list[str]:
+    """:func:`validate_api`'s problems of ``messages[i]``: they depend on it, the messages right
+    before and after it, whether it is the last, and the tool_use ids before it (``seen_ids``: id ->
+    first index, updated with this message's)."""
+    problems: list[str] = []
+    msg = messages[i]
+    if i == 0 and msg.get("role") != "user":
+        problems.append(f"messages[0]: starts with role {msg.get('role')!r}, must be 'user'")
+    role = msg.get("role")
+    if role not in ("user", "assistant"):
+        problems.append(f"messages[{i}]: unknown role {role!r}")
+        return problems
+    if i and messages[i - 1].get("role") == role:
+        problems.append(f"messages[{i}]: two {role} messages in a row (roles must alternate)")
+    blocks = _as_blocks(msg.get("content", ""))
+    if not blocks or all(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
+        problems.append(f"messages[{i}]: empty content")
+    for b in blocks:
+        if b.get("type") == "text" and not b.get("text"):
+            problems.append(f"messages[{i}]: empty text block")
+    if role == "assistant":
+        uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        for uid in uses:
+            if uid in seen_ids:
+                problems.append(f"messages[{i}]: duplicate tool_use id {uid} (first in messages[{seen_ids[uid]}])")
+            seen_ids.setdefault(uid, i)
+        if uses:
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            if nxt is None:
+                if not allow_pending_tool_use:
+                    problems.append(f"messages[{i}]: tool_use {', '.join(uses)} never answered (last message)")
+                return problems
+            answered = {b.get("tool_use_id") for b in _as_blocks(nxt.get("content", ""))
+                        if b.get("type") == "tool_result"}
+            missing = [u for u in uses if u not in answered]
+            if missing:
+                problems.append(f"messages[{i}]: tool_use {', '.join(missing)} not answered in messages[{i + 1}]")
+    else:
+        prev_uses = set()
+        if i and messages[i - 1].get("role") == "assistant":
+            prev_uses = {b.get("id") for b in _as_blocks(messages[i - 1].get("content", ""))
+                         if b.get("type") == "tool_use"}
+        seen_other = False
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                if seen_other:
+                    problems.append(f"messages[{i}]: tool_result {b.get('tool_use_id')} after other content "
+                                    "(tool_result blocks must come first)")
+                if b.get("tool_use_id") not in prev_uses:
+                    problems.append(f"messages[{i}]: tool_result {b.get('tool_use_id')} answers no tool_use "
+                                    f"in messages[{i - 1}]" if i else
+                                    f"messages[{i}]: tool_result {b.get('tool_use_id')} with no assistant message before it")
+            else:
+                seen_other = True
+    return problems
+
+
+class RequestValidator:
+    """:func:`validate_api` for each request of a sequence, at the cost of what changed.
+
+    Consecutive requests of one session share most of their messages; the engine's bodies share
+    the very dicts (``engine/incremental.py``). A message's problems depend only on it, its
+    neighbours, whether it is last and the tool_use ids before it, so from one call to the next
+    only the messages from the first one that is not the same object as before are checked again
+    (finding it is one identity comparison per message). Lists must not be changed in place
+    after they were checked (request bodies are read-only).
+
+    >>> check = RequestValidator()
+    >>> first = [{"role": "user", "content": "hi"}]
+    >>> check(first), check(first + [{"role": "user", "content": "again"}])
+    ([], ['messages[1]: two user messages in a row (roles must alternate)'])
+    """
+
+    def __init__(self, *, allow_pending_tool_use: bool = False):
+        self.allow_pending_tool_use = allow_pending_tool_use
+        self._last: list[dict[str, Any]] = []
+        self._problems: list[list[str]] = []   # per message of the last list
+        self._count = 0                        # how many problems in all
+        self._seen: dict[str, int] = {}        # tool_use id -> first index (inserted in index order)
+
+    def __call__(self, messages: list[dict[str, Any]]) -> list[str]:
+        if not messages:
+            self._last, self._problems, self._count, self._seen = [], [], 0, {}
+            return validate_api(messages, allow_pending_tool_use=self.allow_pending_tool_use)
+        last, same = self._last, 0
+        limit = min(len(last), len(messages))
+        while same < limit and messages[same] is last[same]:
+            same += 1
+        # Message i's problems stand while i + 1 is unchanged too (it reads its successor).
+        start = max(0, same - 1)
+        while self._seen and next(reversed(self._seen.values())) >= start:
+            self._seen.popitem()
+        self._count -= sum(len(per) for per in self._problems[start:])
+        del self._problems[start:]
+        for i in range(start, len(messages)):
+            per = _problems_at(messages, i, self._seen, self.allow_pending_tool_use)
+            self._problems.append(per)
+            self._count += len(per)
+        self._last = messages
+        return [p for per in self._problems for p in per] if self._count else []

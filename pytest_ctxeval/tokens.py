@@ -20,11 +20,11 @@ from typing import Any, Iterable
 from .config import EngineConfig
 from .messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, DocumentBlock, ImageBlock,
-    RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage,
+    RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, _attachment_text,
 )
 
-__all__ = ["estimate_text", "estimate_block", "estimate_message", "estimate_messages",
-           "estimate_api_request", "count_tokens"]
+__all__ = ["estimate_text", "estimate_block", "estimate_message", "estimate_api_message", "estimate_messages", "with_margin",
+           "estimate_api_request", "count_tokens", "anchor_tokens"]
 
 _DEFAULT = EngineConfig()
 
@@ -40,8 +40,10 @@ def estimate_text(text: str, config: EngineConfig = _DEFAULT) -> int:
     if not text:
         return 0
     bpt = config.json_bytes_per_token if text.lstrip().startswith("{") else config.bytes_per_token
+    # ASCII text is one byte a character (isascii is a flag check: no copy of a large result).
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
     # Math.round in the seed rounds halves up; Python's round() would round them to even.
-    return math.floor(len(text.encode("utf-8", "surrogatepass")) / bpt + 0.5)
+    return math.floor(size / bpt + 0.5)
 
 
 def estimate_block(block: Any, config: EngineConfig = _DEFAULT) -> int:
@@ -102,9 +104,31 @@ def estimate_message(message: Any, config: EngineConfig = _DEFAULT) -> int:
     raise TypeError(f"not a message: {message!r}")
 
 
+def estimate_api_message(message: Any, config: EngineConfig = _DEFAULT) -> int:
+    """What :func:`estimate_api_request` counts for ``message`` once ``to_api`` has sent it: a
+    boundary is not sent, an attachment is sent as its ``<system-reminder>`` text, any other message
+    as its content (the API dict's blocks estimate as the blocks do). Merging consecutive same-role
+    messages concatenates their blocks, so a merged API message counts the sum of its members'.
+    """
+    if isinstance(message, CompactBoundary):
+        return 0
+    if isinstance(message, AttachmentMessage):
+        return estimate_text(_attachment_text(message), config)
+    return estimate_message(message, config)
+
+
 def estimate_messages(messages: Iterable[Any], config: EngineConfig = _DEFAULT) -> int:
     """Conservative estimate: ``ceil(sum * 4/3)`` (003:351-353)."""
-    raw = sum(estimate_message(m, config) for m in messages)
+    return with_margin(sum(estimate_message(m, config) for m in messages), config)
+
+
+def with_margin(raw: int, config: EngineConfig = _DEFAULT) -> int:
+    """``ceil(raw * 4/3)`` (003:353): the margin on a sum of :func:`estimate_message` values. A
+    running sum kept as messages arrive gives the same count as :func:`estimate_messages`.
+
+    >>> with_margin(3)
+    4
+    """
     return math.ceil(raw * config.estimate_margin)
 
 
@@ -132,9 +156,15 @@ def count_tokens(messages: list[Any], config: EngineConfig = _DEFAULT) -> int:
     conservative estimate of everything.
     """
     for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, AssistantMessage) and message.usage is not None:
-            anchor = message.usage.context_tokens
-            if anchor:
-                return anchor + estimate_messages(messages[index + 1:], config)
+        anchor = anchor_tokens(messages[index])
+        if anchor:
+            return anchor + estimate_messages(messages[index + 1:], config)
     return estimate_messages(messages, config)
+
+
+def anchor_tokens(message: Any) -> int:
+    """The context size ``message`` anchors the count on: an assistant message's API usage, else 0
+    (no usage, or a usage of 0, is no anchor)."""
+    if isinstance(message, AssistantMessage) and message.usage is not None:
+        return message.usage.context_tokens
+    return 0

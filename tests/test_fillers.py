@@ -166,3 +166,40 @@ def test_media_fillers_render_inside_image_and_document_blocks(tmp_path) -> None
 
 def test_the_module_lists_what_it_exports() -> None:
     assert set(fillers.__all__) >= set(FILLERS) | {"FILLERS"}
+
+
+@pytest.mark.parametrize("seed", ["py:0", "log:7", "grep:auth-3", "json:41"])
+def test_the_fast_random_draws_what_random_random_draws(seed: str) -> None:
+    """Filler bytes must not depend on the faster ``choice``/``randint``: over thousands of mixed
+    draws (sequence lengths and ranges that are and are not powers of two, so rejection happens),
+    both generators give the same values and end in the same state."""
+    fast, std = fillers._Random(seed), __import__("random").Random(seed)
+    words = tuple("abcdefghijklmnopq")
+    for i in range(5_000):
+        n = 1 + i % 37
+        assert fast.choice(words[: 1 + i % 17]) == std.choice(words[: 1 + i % 17])
+        assert fast.randint(i % 5, i % 5 + n) == std.randint(i % 5, i % 5 + n)
+        assert fast.randint(1000, 99999) == std.randint(1000, 99999)
+    assert fast.getstate() == std.getstate()
+    with pytest.raises(IndexError):
+        fast.choice(())
+    with pytest.raises(ValueError, match="empty range"):
+        fast.randint(3, 2)
+    with pytest.raises(TypeError):
+        fast.randint(1.5, 3)
+
+
+def test_fillers_remember_small_results_but_not_large_or_unhashable_ones() -> None:
+    """Templates call a filler with the same arguments many times: the same string comes back
+    (not recomputed); a large result or a call with a list argument is computed each time, with
+    the same bytes."""
+    grep = FILLERS["grep_hits"]
+    assert grep(n=5, seed="memo") is grep(n=5, seed="memo")
+    assert grep(n=5, seed="memo") == fillers.grep_hits(n=5, seed="memo")
+    big = FILLERS["log"](lines=2_000, seed="memo")
+    assert len(big) > fillers._MEMO_CHARS
+    assert FILLERS["log"](lines=2_000, seed="memo") is not big and FILLERS["log"](lines=2_000, seed="memo") == big
+    failed = ["tests/test_a.py::test_b"]
+    assert FILLERS["test_output"](failed=failed) == fillers.test_output(failed=failed)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        grep(n=5, colour="red")

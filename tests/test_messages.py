@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from pytest_ctxeval.engine.dedupe import strip_media
+from pytest_ctxeval.strategies import conversations
 
 from shared_paths import CORPUS
 from pydantic import TypeAdapter, ValidationError
@@ -13,7 +15,7 @@ from pytest_ctxeval.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, ContentBlock, DocumentBlock, ImageBlock,
     Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, from_api,
     is_person_typed, person_text, result_text, text_of, to_api, tool_results, tool_uses,
-    validate_api,
+    RequestValidator, validate_api,
 )
 
 MESSAGE = TypeAdapter(Message)
@@ -402,3 +404,74 @@ def test_person_text_real_record_with_pasted_image():
     assert person_text(message) == "what's this an image of?"
     stripped = strip_media(blocks)
     assert stripped[1] == TextBlock(text="[image]")
+
+
+# --- RequestValidator: validate_api over a sequence of requests -------------------------------
+
+_ODD = [  # messages that break one rule each
+    {"role": "system", "content": "x"}, {"role": "user", "content": "  "}, {"role": "assistant", "content": []},
+    {"role": "user", "content": [{"type": "text", "text": ""}, {"type": "text", "text": "a"}]},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {}}]},
+    {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "tool_result", "tool_use_id": "toolu_01"}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope"}]},
+]
+
+
+@st.composite
+def _request_sequences(draw):
+    """Requests that share message objects the way a session's do: the next one extends, replaces,
+    drops from, cuts or repeats the last (valid conversations and messages breaking every rule)."""
+    pool = draw(conversations(max_turns=4, as_api=True)) + _ODD
+    current = list(draw(st.lists(st.sampled_from(pool), max_size=6)))
+    out = [current]
+    for _ in range(draw(st.integers(1, 8))):
+        op = draw(st.sampled_from(["append", "replace", "drop", "cut", "same", "copy"]))
+        nxt = list(current)
+        if op == "append":
+            nxt += draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
+        elif op == "replace" and nxt:
+            nxt[draw(st.integers(0, len(nxt) - 1))] = dict(draw(st.sampled_from(pool)))
+        elif op == "drop" and nxt:
+            del nxt[draw(st.integers(0, len(nxt) - 1))]
+        elif op == "cut":
+            nxt = nxt[:draw(st.integers(0, len(nxt)))]
+        elif op == "copy":
+            nxt = [dict(m) for m in nxt]  # equal, not the same objects
+        out.append(current if op == "same" else nxt)
+        current = out[-1]
+    return out
+
+
+@given(_request_sequences(), st.booleans())
+def test_request_validator_agrees_with_validate_api(requests, pending):
+    """Whatever changes between requests, each request gets exactly validate_api's problems."""
+    check = RequestValidator(allow_pending_tool_use=pending)
+    for request in requests:
+        assert check(request) == validate_api(request, allow_pending_tool_use=pending)
+
+
+def test_request_validator_checks_only_what_changed(monkeypatch):
+    """A growing conversation: each request is checked from the last message it shares with the
+    one before (which reads its new successor), not from the start. The control, a sequence of
+    equal copies, is checked whole every time."""
+    import pytest_ctxeval.messages as messages
+
+    calls = [0]
+    real = messages._problems_at
+
+    def counted(*a, **kw):
+        calls[0] += 1
+        return real(*a, **kw)
+
+    monkeypatch.setattr(messages, "_problems_at", counted)
+    turn = [{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+    check, body, per_request = RequestValidator(), [], []
+    for _ in range(200):
+        body = body + [dict(m) for m in turn]
+        calls[0] = 0
+        assert check(body) == []
+        per_request.append(calls[0])
+    assert max(per_request[1:]) == 3, "the shared last message and the two new ones"
+    calls[0] = 0
+    assert check([dict(m) for m in body]) == []
+    assert calls[0] == len(body), "control: a list of copies is checked whole"

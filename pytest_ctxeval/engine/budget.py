@@ -38,7 +38,7 @@ from ..messages import ImageBlock, DocumentBlock, TextBlock, ToolResultBlock, Us
 
 __all__ = [
     "ContentReplacementState", "PersistedResult", "ToolResultStore", "large_result_message",
-    "apply_budget", "safe_file_stem", "BudgetDecision", "TRUNCATION_MARKER", "read_limit_error", "read_line_cap",
+    "apply_budget", "budget_message", "safe_file_stem", "BudgetDecision", "TRUNCATION_MARKER", "read_limit_error", "read_line_cap",
 ]
 
 # A file-name check, not the scenario id rule: ids from any transcript reach here, and a longer safe
@@ -141,6 +141,11 @@ class BudgetDecision:
     size: int
     path: Path
 
+    @property
+    def detail(self) -> str:
+        """The ``persisted`` event's detail: ``tool_threshold: 58,000 chars -> <path>``."""
+        return f"{self.reason}: {self.size:,} chars -> {self.path}"
+
 
 def _size(block: ToolResultBlock) -> int:
     if isinstance(block.content, str):
@@ -164,63 +169,80 @@ def apply_budget(
 ) -> tuple[list[Any], list[BudgetDecision]]:
     """The request view of ``messages`` under the budget, and the new decisions taken.
 
-    ``tool_name(tool_use_id)`` gives the tool's name and declared limit (or None).
+    ``tool_name(tool_use_id)`` gives the tool's name and declared limit (or None). This is the
+    straightforward form (every message, every request); the incremental pipeline calls
+    :func:`budget_message` once per message instead, which gives the same view because decisions
+    are frozen: once a message has been through the budget all its ids are seen, so later passes
+    take no decision on it and apply the same replacements (see ``engine/incremental.py``).
     """
     decisions: list[BudgetDecision] = []
     out: list[Any] = []
     for message in messages:
-        if not isinstance(message, UserMessage) or isinstance(message.content, str):
-            out.append(message)
-            continue
-        results = [b for b in message.content if isinstance(b, ToolResultBlock)]
-        if not results:
-            out.append(message)
-            continue
-        fresh = [b for b in results if b.tool_use_id not in state.seen_ids]
-        fresh_ids = {b.tool_use_id for b in fresh}
-        new: dict[str, str] = {}
-        # Level 1: per-tool thresholds, fresh results only.
-        for block in fresh:
-            name, declared = tool_name(block.tool_use_id)
-            size = _size(block)
-            if _persistable(block) and size > config.max_result_chars(name, declared):
-                saved = store.persist(block.tool_use_id, result_text(block))
-                new[block.tool_use_id] = large_result_message(saved)
-                decisions.append(BudgetDecision(block.tool_use_id, "tool_threshold", size, saved.path))
-        # Level 2: the message aggregate; persist the largest, then newest, fresh results.
-        def current_size(b: ToolResultBlock) -> int:
-            rid = b.tool_use_id
-            if rid in state.replacements:
-                return len(state.replacements[rid])
-            if rid in new:
-                return len(new[rid])
-            return _size(b)
-
-        total = sum(current_size(b) for b in results)
-        if total > config.per_message_result_chars:
-            order = sorted(
-                ((i, b) for i, b in enumerate(results) if b.tool_use_id in fresh_ids and b.tool_use_id not in new
-                 and _persistable(b) and tool_name(b.tool_use_id)[0] != "Read"),
-                key=lambda ib: (-_size(ib[1]), -ib[0]))
-            for _, block in order:
-                if total <= config.per_message_result_chars:
-                    break
-                saved = store.persist(block.tool_use_id, result_text(block))
-                replacement = large_result_message(saved)
-                total -= _size(block) - len(replacement)
-                new[block.tool_use_id] = replacement
-                decisions.append(BudgetDecision(block.tool_use_id, "message_budget", _size(block), saved.path))
-        for block in fresh:
-            state.seen_ids.add(block.tool_use_id)
-        state.replacements.update(new)
-        if not any(b.tool_use_id in state.replacements for b in results):
-            out.append(message)
-            continue
-        content = [b.model_copy(update={"content": state.replacements[b.tool_use_id]})
-                   if isinstance(b, ToolResultBlock) and b.tool_use_id in state.replacements else b
-                   for b in message.content]
-        out.append(message.model_copy(update={"content": content}))
+        view, taken = budget_message(message, config=config, state=state, store=store, tool_name=tool_name)
+        out.append(view)
+        decisions += taken
     return out, decisions
+
+
+def budget_message(
+    message: Any,
+    *,
+    config: EngineConfig,
+    state: ContentReplacementState,
+    store: ToolResultStore,
+    tool_name: Callable[[str], tuple[str, int | None]],
+) -> tuple[Any, list[BudgetDecision]]:
+    """One message through the budget: its request view (the message itself when nothing in it is
+    replaced) and the decisions taken on its fresh results, in the order taken."""
+    decisions: list[BudgetDecision] = []
+    if not isinstance(message, UserMessage) or isinstance(message.content, str):
+        return message, decisions
+    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+    if not results:
+        return message, decisions
+    fresh = [b for b in results if b.tool_use_id not in state.seen_ids]
+    fresh_ids = {b.tool_use_id for b in fresh}
+    new: dict[str, str] = {}
+    # Level 1: per-tool thresholds, fresh results only.
+    for block in fresh:
+        name, declared = tool_name(block.tool_use_id)
+        size = _size(block)
+        if _persistable(block) and size > config.max_result_chars(name, declared):
+            saved = store.persist(block.tool_use_id, result_text(block))
+            new[block.tool_use_id] = large_result_message(saved)
+            decisions.append(BudgetDecision(block.tool_use_id, "tool_threshold", size, saved.path))
+    # Level 2: the message aggregate; persist the largest, then newest, fresh results.
+    def current_size(b: ToolResultBlock) -> int:
+        rid = b.tool_use_id
+        if rid in state.replacements:
+            return len(state.replacements[rid])
+        if rid in new:
+            return len(new[rid])
+        return _size(b)
+
+    total = sum(current_size(b) for b in results)
+    if total > config.per_message_result_chars:
+        order = sorted(
+            ((i, b) for i, b in enumerate(results) if b.tool_use_id in fresh_ids and b.tool_use_id not in new
+             and _persistable(b) and tool_name(b.tool_use_id)[0] != "Read"),
+            key=lambda ib: (-_size(ib[1]), -ib[0]))
+        for _, block in order:
+            if total <= config.per_message_result_chars:
+                break
+            saved = store.persist(block.tool_use_id, result_text(block))
+            replacement = large_result_message(saved)
+            total -= _size(block) - len(replacement)
+            new[block.tool_use_id] = replacement
+            decisions.append(BudgetDecision(block.tool_use_id, "message_budget", _size(block), saved.path))
+    for block in fresh:
+        state.seen_ids.add(block.tool_use_id)
+    state.replacements.update(new)
+    if not any(b.tool_use_id in state.replacements for b in results):
+        return message, decisions
+    content = [b.model_copy(update={"content": state.replacements[b.tool_use_id]})
+               if isinstance(b, ToolResultBlock) and b.tool_use_id in state.replacements else b
+               for b in message.content]
+    return message.model_copy(update={"content": content}), decisions
 
 
 def read_limit_error(content: str, config: EngineConfig) -> str | None:

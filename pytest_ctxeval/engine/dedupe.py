@@ -82,6 +82,8 @@ class FileReadState:
 
     def forget(self, tool_use_ids: set[str]) -> None:
         """Drop reads whose results left the context (compacted or cleared)."""
+        if not tool_use_ids:
+            return  # the common case, every request: no copy of the read state
         self.reads = {k: r for k, r in self.reads.items() if r.tool_use_id not in tool_use_ids}
 
     def recent_files(self) -> list[ReadRecord]:

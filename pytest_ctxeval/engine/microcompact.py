@@ -23,6 +23,11 @@ Clearing is frozen like the budget: once cleared, a result stays cleared in ever
 (the engine's context and transcript keep the original). Tokens freed are subtracted before the
 auto-compact threshold check (``snipTokensFreed``, 003:526-532).
 
+The functions over a message list (:func:`compactable_results`, :func:`time_based_clear`,
+:func:`cached_edits`) are the straightforward form: they re-scan the context on every request.
+:class:`CandidateIndex` gives the same lists from an index kept as messages arrive, so a request
+costs what arrived since the last one plus what it clears (the incremental pipeline).
+
 :func:`context_management` builds the API-side config (``apiMicrocompact.ts``, 000:113-124):
 ``clear_tool_uses_20250919`` triggering above 180,000 input tokens and clearing down to the last
 40,000, and ``clear_thinking_20251015``, in the shape the anthropic SDK's beta types accept.
@@ -40,8 +45,9 @@ from ..config import EngineConfig
 from ..messages import AssistantMessage, ToolResultBlock, UserMessage
 from ..tokens import estimate_block
 
-__all__ = ["CLEARED", "MicrocompactState", "compactable_results", "time_based_due", "time_based_clear",
-           "apply_cleared", "cached_edits", "context_management"]
+__all__ = ["CLEARED", "MicrocompactState", "compactable_results", "time_based_due", "minutes_due", "time_based_clear",
+           "apply_cleared", "cached_edits", "context_management", "freed_tokens", "message_freed_tokens",
+           "cleared_marker_tokens", "CandidateIndex"]
 
 #: 000:109, 004:214.
 CLEARED = "[Old tool result content cleared]"
@@ -59,11 +65,16 @@ def compactable_results(messages: list[Any], config: EngineConfig,
     allowed = set(config.compactable_tools)
     out = []
     for message in messages:
-        if isinstance(message, UserMessage) and not isinstance(message.content, str):
-            for block in message.content:
-                if isinstance(block, ToolResultBlock) and tool_name(block.tool_use_id) in allowed:
-                    out.append((block.tool_use_id, block))
+        out += _compactable_in(message, allowed, tool_name)
     return out
+
+
+def _compactable_in(message: Any, allowed: set[str] | frozenset[str],
+                    tool_name: Callable[[str], str]) -> list[tuple[str, ToolResultBlock]]:
+    if isinstance(message, UserMessage) and not isinstance(message.content, str):
+        return [(block.tool_use_id, block) for block in message.content
+                if isinstance(block, ToolResultBlock) and tool_name(block.tool_use_id) in allowed]
+    return []
 
 
 def _last_assistant_time(messages: list[Any]) -> datetime | None:
@@ -75,10 +86,15 @@ def _last_assistant_time(messages: list[Any]) -> datetime | None:
 
 def time_based_due(messages: list[Any], now: datetime, config: EngineConfig) -> float | None:
     """Minutes since the last assistant message when they reach the threshold, else None."""
-    last = _last_assistant_time(messages)
-    if last is None:
+    return minutes_due(_last_assistant_time(messages), now, config)
+
+
+def minutes_due(last_response: datetime | None, now: datetime, config: EngineConfig) -> float | None:
+    """Minutes since ``last_response`` (the last assistant message's time) when they reach the
+    threshold (``gapThresholdMinutes``, 004:197), else None."""
+    if last_response is None:
         return None
-    minutes = (now - last).total_seconds() / 60
+    minutes = (now - last_response).total_seconds() / 60
     return minutes if minutes >= config.microcompact_gap_minutes else None
 
 
@@ -114,13 +130,22 @@ def freed_tokens(messages: list[Any], ids: set[str], config: EngineConfig) -> in
     """Tokens the results ``ids`` take in ``messages`` beyond the cleared marker."""
     if not ids:
         return 0
-    marker = estimate_block(ToolResultBlock(tool_use_id="x", content=CLEARED), config)
+    marker = cleared_marker_tokens(config)
+    return sum(message_freed_tokens(message, ids, config, marker) for message in messages)
+
+
+def cleared_marker_tokens(config: EngineConfig) -> int:
+    """The estimate of a result whose content is :data:`CLEARED`."""
+    return estimate_block(ToolResultBlock(tool_use_id="x", content=CLEARED), config)
+
+
+def message_freed_tokens(message: Any, ids: set[str], config: EngineConfig, marker: int) -> int:
+    """:func:`freed_tokens` of one message (``marker``: :func:`cleared_marker_tokens`)."""
     total = 0
-    for message in messages:
-        if isinstance(message, UserMessage) and not isinstance(message.content, str):
-            for block in message.content:
-                if isinstance(block, ToolResultBlock) and block.tool_use_id in ids:
-                    total += max(0, estimate_block(block, config) - marker)
+    if isinstance(message, UserMessage) and not isinstance(message.content, str):
+        for block in message.content:
+            if isinstance(block, ToolResultBlock) and block.tool_use_id in ids:
+                total += max(0, estimate_block(block, config) - marker)
     return total
 
 
@@ -137,6 +162,64 @@ def cached_edits(messages: list[Any], config: EngineConfig, state: MicrocompactS
     return [{"type": "delete", "tool_use_id": rid} for rid in doomed]
 
 
+class CandidateIndex:
+    """The compactable results of a context, oldest first, kept as messages arrive: what
+    :func:`time_based_clear` and :func:`cached_edits` compute by re-scanning, at the cost of what
+    arrived and what is cleared.
+
+    ``cleared_upto``: every candidate before it is in ``cleared_ids``; ``live_from``: every
+    candidate before it is cleared or cache-deleted. The state sets only grow (decisions are
+    frozen), so what lies before those marks can be skipped: the whole-context functions would
+    filter it out. A candidate's tool is the one known when its message arrived; the pipeline
+    rebuilds the index if a tool_use id already in the context is later given another tool.
+
+    >>> from pytest_ctxeval.messages import ToolResultBlock, UserMessage
+    >>> cfg, state = EngineConfig(microcompact_keep_recent=1), MicrocompactState()
+    >>> msgs = [UserMessage(uuid=f"r{i}", content=[ToolResultBlock(tool_use_id=f"t{i}", content="x")]) for i in range(3)]
+    >>> index = CandidateIndex(cfg, lambda _id: "Read")
+    >>> for m in msgs:
+    ...     index.add(m)
+    >>> index.time_based_clear(state) == time_based_clear(msgs, cfg, MicrocompactState(), lambda _id: "Read")
+    True
+    """
+
+    def __init__(self, config: EngineConfig, tool_name: Callable[[str], str]):
+        self.config = config
+        self.tool_name = tool_name
+        self.allowed = frozenset(config.compactable_tools)
+        self.ids: list[str] = []
+        self.cleared_upto = 0
+        self.live_from = 0
+
+    def add(self, message: Any) -> None:
+        """A message entered the context (in order)."""
+        self.ids += [rid for rid, _ in _compactable_in(message, self.allowed, self.tool_name)]
+
+    def time_based_clear(self, state: MicrocompactState) -> list[str]:
+        """:func:`time_based_clear` over the context indexed so far."""
+        keep = self.config.microcompact_keep_recent
+        end = len(self.ids) - keep if keep else len(self.ids)
+        new = [rid for rid in self.ids[self.cleared_upto:max(end, 0)] if rid not in state.cleared_ids]
+        state.cleared_ids.update(new)
+        self.cleared_upto = max(self.cleared_upto, end)
+        return new
+
+    def cached_edits(self, state: MicrocompactState) -> list[dict[str, str]]:
+        """:func:`cached_edits` over the context indexed so far."""
+        gone = (state.cache_deleted_ids, state.cleared_ids)
+        start = self.live_from
+        while start < len(self.ids) and any(self.ids[start] in s for s in gone):
+            start += 1
+        self.live_from = start
+        live = [rid for rid in self.ids[start:] if rid not in gone[0] and rid not in gone[1]]
+        if len(live) <= self.config.cache_edits_trigger_results:
+            return []
+        keep = self.config.cache_edits_keep_recent
+        doomed = live[:-keep] if keep else live
+        state.cache_deleted_ids.update(doomed)
+        return [{"type": "delete", "tool_use_id": rid} for rid in doomed]
+
+
 try:  # the SDK's own type, so a config it would reject fails here
     from anthropic.types.beta import BetaContextManagementConfigParam
     _CM_ADAPTER: TypeAdapter[Any] | None = TypeAdapter(BetaContextManagementConfigParam)
@@ -149,7 +232,7 @@ def context_management(config: EngineConfig) -> dict[str, Any]:
 
     "Keep the last 40K tokens" (000:120) is expressed as ``clear_at_least`` = trigger − target,
     so a prompt past 180,000 tokens is cut back to about 40,000 of tool results. Thinking blocks
-    of all but the last assistant turn are cleared.
+    of all but the last assistant turn are cleared. Checked against the SDK's type.
     """
     cfg = {"edits": [
         {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}},

@@ -15,6 +15,11 @@ transcript keep every original byte while the model sees exactly what Claude Cod
 Tool-time tiers run when a tool result arrives (:meth:`ContextManager.tool_results`): the Read
 tool's own limits and the unchanged-file stub (tier 2). The session-memory extraction is a
 post-sampling hook (:meth:`ContextManager.after_response`).
+
+The view is kept incrementally (:mod:`.incremental`): preparing a request costs the messages that
+arrived since the last one, not the whole history; compaction rebuilds it. ``naive=True`` re-derives
+it from the whole context on every request instead (:mod:`.naive`, the reference the incremental
+form is tested against): same requests, events and counts, O(history) per request.
 """
 
 from __future__ import annotations
@@ -29,33 +34,23 @@ from ..ids import IdFactory
 from ..llm import LLM
 from ..errors import ModelError
 from ..messages import (
-    AssistantMessage, CompactBoundary, ToolResultBlock, ToolUseBlock, UserMessage, Usage, result_text, to_api,
-    tool_results, tool_uses,
+    AssistantMessage, CompactBoundary, ToolResultBlock, ToolUseBlock, UserMessage, Usage, tool_results, tool_uses,
 )
-from ..tokens import count_tokens, estimate_messages
+from ..tokens import estimate_messages
 from ..transcript import TranscriptWriter
 from .autocompact import AutoCompactTracking, TokenWarningState, should_autocompact, token_warning_state
-from .budget import ContentReplacementState, ToolResultStore, apply_budget, read_limit_error, read_line_cap
+from .budget import ContentReplacementState, ToolResultStore, read_limit_error, read_line_cap
 from .compact import CompactionFailed, CompactionResult, build_attachments, compact_conversation, partial_compact
 from .dedupe import FILE_UNCHANGED_STUB, FileReadState
-from .microcompact import (
-    MicrocompactState, apply_cleared, cached_edits, context_management, freed_tokens, time_based_clear,
-    time_based_due,
-)
+from .incremental import IncrementalView
+from .microcompact import MicrocompactState, context_management
+from .naive import NaiveView
 from .prompt import PromptSet
 from .session_memory import SessionMemoryState, extraction_request, session_memory_compact, should_extract
 
 __all__ = ["shown_transcript_path", "SHOWN_PROJECT_DIR", "Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
            "ToolOutcome"]
 
-
-def _anchor_index(messages: list[Any]) -> int:
-    """Index of the last assistant message carrying API usage (the count's anchor), or -1."""
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, AssistantMessage) and m.usage is not None and m.usage.context_tokens:
-            return i
-    return -1
 
 DEFAULT_SYSTEM_PROMPT = ("You are an interactive coding agent. Use the tools available to help the user "
                          "with software engineering tasks.")
@@ -151,6 +146,7 @@ class ContextManager:
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         model: str | None = None,
         session_dir: str | Path | None = None,
+        naive: bool = False,
     ):
         self.config = config
         self.llm = llm
@@ -183,6 +179,11 @@ class ContextManager:
         self._tools: dict[str, tuple[str, int | None]] = {}
         self.skills: list[tuple[str, str]] = []
         self.plan: str | None = None
+        #: The request view (tiers 1 and 3, the count, the body): kept as the context grows, or
+        #: re-derived from the whole context on every request with ``naive=True``.
+        self.naive = naive
+        self._tiers: NaiveView | IncrementalView = NaiveView(self) if naive else IncrementalView(self)
+        self._context_management: tuple[EngineConfig | None, dict[str, Any]] = (None, {})
 
     # -- building the history ------------------------------------------------------------------
     def append(self, message: Any) -> None:
@@ -191,7 +192,13 @@ class ContextManager:
         self.messages.append(message)
         self.history.append(message)
         for use in tool_uses(message):
-            self._tools.setdefault(use.id, (use.name, None))
+            if use.id not in self._tools:
+                self._set_tool(use.id, use.name, None)
+
+    def _set_tool(self, tool_use_id: str, name: str, declared_limit: int | None) -> None:
+        if self._tools.get(tool_use_id, ("", None))[0] != name:
+            self._tiers.tool_renamed(tool_use_id)
+        self._tools[tool_use_id] = (name, declared_limit)
 
     def emit(self, tier: str, action: str, **kw: Any) -> Event:
         event = Event(tier, action, self.turn, **kw)
@@ -211,10 +218,10 @@ class ContextManager:
         Read applies its own limits (never persisted, 003:416); a Read that repeats an unchanged
         earlier read returns the unchanged-file stub (tier 2); edit tools move the file version on.
         """
-        in_context = {b.tool_use_id for m in self.messages for b in tool_results(m)}
+        in_context = self._tiers.results_in_context()
         blocks = []
         for o in outcomes:
-            self._tools[o.use.id] = (o.use.name, o.declared_limit)
+            self._set_tool(o.use.id, o.use.name, o.declared_limit)
             content, is_error = o.content, o.is_error
             if o.use.name == "Read" and not is_error and isinstance(content, str):
                 error = read_limit_error(content, self.config)
@@ -247,10 +254,10 @@ class ContextManager:
         if not isinstance(last, AssistantMessage):
             return
         calls = self.memory.note_response(last)
-        view = self._view()
-        tokens = count_tokens(view, self.config)
+        tokens = self._tiers.context_tokens()
         if not should_extract(self.memory, tokens, calls, self.config):
             return
+        view = self._tiers.current()
         prompt = self.prompts.render_session_memory_update(self.memory.content)
         try:
             reply = self.llm.complete(task="session_memory", messages=extraction_request(view, self.memory.content, prompt),
@@ -269,15 +276,10 @@ class ContextManager:
 
     # -- the request view (tiers 1 and 3) -------------------------------------------------------
     def _budget_view(self) -> list[Any]:
-        view, decisions = apply_budget(self.messages, config=self.config, state=self.replacements,
-                                       store=self.store, tool_name=self.tool_name)
-        for d in decisions:
-            self.emit("budget", "persisted", ids=[d.tool_use_id],
-                      detail=f"{d.reason}: {d.size:,} chars -> {d.path}")
-        return view
+        return self._tiers.budget_view()
 
     def _view(self) -> list[Any]:
-        return apply_cleared(self._budget_view(), self.micro.cleared_ids)
+        return self._tiers.view()
 
     def _apply_tiers(self, now: datetime) -> tuple[list[Any], int, list[dict[str, str]]]:
         """The request view, the context's token count, and this request's cache edits.
@@ -286,60 +288,39 @@ class ContextManager:
         only for results behind the usage anchor, which counted them; results after the anchor are
         estimated from the cleared view already.
         """
-        view = self._budget_view()
-        edits: list[dict[str, str]] = []
-        new: list[str] = []
-        minutes = time_based_due(view, now, self.config)
-        if minutes is not None:
-            new = time_based_clear(view, self.config, self.micro, self._name)
-        elif self.config.cached_microcompact:
-            edits = cached_edits(view, self.config, self.micro, self._name)
-            new = [e["tool_use_id"] for e in edits]
-        new_ids = set(new)
-        self.reads.forget(new_ids)  # the model can no longer see those results
-        anchor = _anchor_index(view)
-        freed = freed_tokens(view[: anchor + 1], new_ids, self.config) if anchor >= 0 else 0
-        cleared = apply_cleared(view, self.micro.cleared_ids)
-        tokens = max(0, count_tokens(cleared, self.config) - freed)
-        if minutes is not None and new_ids:
-            self.emit("microcompact", "time_based_clear", tokens_before=tokens + freed_tokens(view, new_ids, self.config),
-                      tokens_after=tokens, ids=new,
-                      detail=f"{minutes:.0f} min since the last response; {len(new_ids)} old results cleared")
-        elif edits:
-            self.emit("microcompact", "cache_edits", tokens_before=tokens + freed_tokens(view, new_ids, self.config),
-                      tokens_after=tokens, ids=new,
-                      detail=f"{len(edits)} old results deleted server-side; local messages unchanged")
-        return cleared, tokens, edits
+        tokens, edits = self._tiers.apply(now)
+        return self._tiers.current(), tokens, edits
 
     def input_tokens(self, prepared: PreparedRequest) -> int:
         """What the API would report as ``input_tokens`` for ``prepared``: its size, less the results
         that ``cache_edits`` deleted server-side (the local messages still hold them)."""
-        from ..tokens import estimate_api_request
-
-        total = estimate_api_request(prepared.body, self.config)
-        if self.micro.cache_deleted_ids:
-            total -= freed_tokens(self._view(), self.micro.cache_deleted_ids, self.config)
-        return max(0, total)
+        return self._tiers.input_tokens(prepared.body)
 
     # -- the pipeline ----------------------------------------------------------------------------
     def prepare(self, now: datetime) -> PreparedRequest:
-        """Prepare the next model request: run the tiers, auto-compact when due, build the body."""
+        """Prepare the next model request: run the tiers, auto-compact when due, build the body.
+
+        The view is materialised as a list only when a compaction needs it; the body's ``messages``
+        come from the request view (:mod:`.incremental`: the groups kept, shared with earlier bodies).
+        """
         self.turn += 1
         first_event = len(self.events)
-        view, tokens, edits = self._apply_tiers(now)
+        tokens, edits = self._tiers.apply(now)
         compaction = None
         if should_autocompact(tokens, self.config, self.tracking):
-            compaction = self._autocompact(now, view, tokens)
+            compaction = self._autocompact(now, self._tiers.current(), tokens)
             if compaction is not None:
-                view, tokens, edits = self._apply_tiers(now)
+                tokens, edits = self._tiers.apply(now)
         warning = token_warning_state(tokens, self.config)
         if warning.at_blocking_limit:
             self.emit("autocompact", "blocking_limit", tokens_before=tokens,
                       detail=f"context at {tokens} tokens, blocking limit {self.config.blocking_limit}")
         body: dict[str, Any] = {"model": self.model, "max_tokens": MAIN_MAX_TOKENS, "system": self.system_prompt,
-                                "messages": to_api(view)}
+                                "messages": self._tiers.api_messages()}
         if self.config.api_context_management:
-            body["context_management"] = context_management(self.config)
+            if self._context_management[0] is not self.config:  # built and checked once per config
+                self._context_management = (self.config, context_management(self.config))
+            body["context_management"] = self._context_management[1]  # shared, like the messages
         if edits:
             body["cache_edits"] = edits  # Claude Code's cached-microcompact directives
         self.requests.append(body)
@@ -536,3 +517,33 @@ class ContextManager:
     @property
     def boundaries(self) -> list[CompactBoundary]:
         return [m for m in self.history if isinstance(m, CompactBoundary)]
+
+    def compact_with(self, now: datetime, compactor: Any, *, trigger: str = "auto") -> CompactionResult | None:
+        """Let an outside compactor decide and compact before the next request, instead of tier 4.
+
+        ``compactor(messages, view, tokens)`` gets the context (original content), its request view
+        (tiers 1-3 applied, as :meth:`prepare` computes it) and its token count, and returns a
+        :class:`CompactionResult` to install (transcript, history, record and event, like any
+        compaction) or None to leave the context as it is. A :class:`CompactionFailed` it raises is
+        reported as a failed compaction (an ``auto`` one counts toward the circuit breaker in
+        ``self.tracking``). Used by the compaction strategies of :mod:`pytest_ctxeval.compaction`,
+        with auto-compaction off in the config. Call it right before :meth:`prepare`: what it does
+        is numbered with the turn of the request prepared next.
+        """
+        self.turn += 1
+        try:
+            view, tokens, _ = self._apply_tiers(now)
+            history_before = list(self.history)
+            try:
+                result = compactor(list(self.messages), view, tokens)
+            except CompactionFailed as exc:
+                self._failed(exc, trigger, tokens)
+                return None
+            if result is None:
+                return None
+            if trigger == "auto":
+                self.tracking.record_success()
+            self._install(result, history_before, tokens)
+            return result
+        finally:
+            self.turn -= 1
