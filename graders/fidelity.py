@@ -15,6 +15,11 @@
 Expectations (``expect.files``, ``expect.errors``, ``expect.pending``) are required of a compaction
 once the session has reached them: an entry that first comes up after a compaction is not held
 against that compaction's summary.
+
+Other strategies (:mod:`pytest_ctxeval.compaction`): a fact is looked for in the section of its kind
+when the strategy's summary format has one (opencode's "Relevant Files" for files), else in the
+whole post-compact context (Codex keeps user messages as messages). ``next_step_quote`` checks
+Claude Code's section 9 rule and is ``n/a`` for other strategies.
 """
 
 from __future__ import annotations
@@ -57,6 +62,11 @@ def _reached(case: CompactionCase, items: list[str]) -> list[str]:
 def _where(case: CompactionCase, kind: str, number: int) -> str:
     """How a reason names the place it looked: ``section 3 'Files and Code Sections' (line 12)``."""
     section = case.sections.get(kind)
+    if case.summary_format is not None:  # another strategy's format
+        if section is None:
+            return "the post-compact context (summary and kept messages)"
+        kept = " or the kept messages" if case.kept_text else ""
+        return f"the '{section.title}' section (line {section.line}){kept}"
     if case.kind == "session_memory" or section is None:
         return "the post-compact context (session notes and kept messages)"
     kept = " or the kept messages" if case.kept_text else ""
@@ -69,6 +79,11 @@ def _section_missing(case: CompactionCase, kind: str, number: int, what: str, it
     if items:
         shown = "; ".join(f"\"{_short(i, 60)}\"" for i in items[:3])
         lost = f": {shown}" + (f" (+{len(items) - 3} more)" if len(items) > 3 else "")
+    fmt = case.summary_format
+    if fmt is not None:
+        return Verdict.failed(f"the '{fmt.title_for(kind)}' section of the {fmt.name} is missing, so {what} cannot "
+                              f"survive{lost} (sections found: "
+                              f"{', '.join(s.title for s in case.sections.sections) or 'none'})", missing=list(items))
     return Verdict.failed(f"section {number} '{SECTION_TITLES[kind]}' is missing, so {what} cannot survive{lost} "
                           f"(sections found: {', '.join(case.sections.kinds) or 'none'})", missing=list(items))
 
@@ -162,7 +177,7 @@ def _quote_in(quote: str, texts: list[str], min_len: int) -> bool:
     return True
 
 
-@grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"))
+@grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), strategies=("claude_code",))
 def next_step_quote(case: CompactionCase) -> Verdict:
     """Section 9 quotes the most recent conversation verbatim when it proposes a step."""
     section = case.sections.get("next")
@@ -279,6 +294,17 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     dropped = list(case.expect.superseded)
     if not dropped:
         return Verdict.not_applicable("expect.superseded is empty")
+    # An intent the latest todo list of the summarised span still holds open was not superseded
+    # within that span: the change of plan comes later (after this compaction, or in the messages a
+    # strategy keeps verbatim after its summary, as Gemini CLI and opencode keep a tail), and the
+    # summary rightly lists the plan as it stood. Strategies that compact early or keep a tail meet
+    # this; Claude Code's full compaction summarises up to the request, so it rarely does.
+    still_open = [normalize_ws(t).lower() for t in open_todos(case.summarized)]
+    waiting = [i for i in dropped if any(normalize_ws(i).lower() in t for t in still_open)]
+    dropped = [i for i in dropped if i not in waiting]
+    if not dropped:
+        return Verdict.not_applicable(f"the {len(waiting)} superseded intent(s) are still open items of the latest todo "
+                                      "list in the summarised span: the change of plan comes after it")
     hits = []
     places = [(kind, number, case.sections.get(kind)) for kind, number in (("pending", 7), ("current", 8), ("next", 9))]
     if case.kind == "session_memory":  # the notes' "Current State" is where next steps live
@@ -300,8 +326,14 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
                     break
                 start = low.find(needle, start + 1)
     if hits:
-        reasons = [f"section {n} '{s.title}' (line {s.line}) proposes superseded work \"{i}\": "
+        reasons = [f"{_label(case, n, s)} (line {s.line}) proposes superseded work \"{i}\": "
                    f"…{ctx}…" for i, n, s, ctx in hits]
         return Verdict.failed(*reasons, score=round(1 - len({h[0] for h in hits}) / len(dropped), 4),
                               superseded=[h[0] for h in hits])
-    return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in sections 7-9")
+    where = "sections 7-9" if case.summary_format is None else "its next-step and pending sections"
+    return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in {where}")
+
+
+def _label(case: CompactionCase, number: int, section: Section) -> str:
+    """``section 7 'Pending Tasks'``, or ``the 'Work State' section`` in another strategy's format."""
+    return f"section {number} '{section.title}'" if case.summary_format is None else f"the '{section.title}' section"

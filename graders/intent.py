@@ -96,7 +96,7 @@ def _where_found(case: CompactionCase, fragments: list[str]) -> str:
     for kind, label in (("user_messages", "section 6"), ("next", "the next-step quote (section 9)")):
         section = case.sections.get(kind)
         if section is not None and all(f in normalize_ws(section.body) for f in fragments):
-            return label
+            return label if case.summary_format is None else f"the '{section.title}' section"
     if case.kept_text and all(f in normalize_ws(case.kept_text) for f in fragments):
         return "the kept messages"
     return "the summary" if case.kind != "session_memory" else "the session notes"
@@ -227,7 +227,9 @@ def failed_approaches_preserved(case: CompactionCase) -> Verdict:
                 before = low[max(0, at - 80): at] if at >= 0 else low
                 if not _NEGATION.search(before) and not _FAILED_MARK.search(item):
                     missing.append(approach)
-                    reasons.append(f"section {number} '{section.title}' (line {section.line}) proposes the failed "
+                    where = (f"section {number} '{section.title}'" if case.summary_format is None
+                             else f"the '{section.title}' section")
+                    reasons.append(f"{where} (line {section.line}) proposes the failed "
                                    f"approach \"{_short(approach, 80)}\" again: \"{_short(item, 100)}\"")
     return Verdict.from_fraction(len(approaches) - len(set(missing)), len(approaches), reasons,
                                  f"all {len(approaches)} failed approaches recorded as failed in {where}",

@@ -149,6 +149,9 @@ def drift(case: CompactionCase) -> Verdict:
         return _no_judge()
     if not case.is_last:
         return Verdict.not_applicable("drift is judged once, over all generations, at the last compaction")
+    if case.summary_format is not None and not case.summary_format.summary:
+        return Verdict.not_applicable(f"the {case.strategy} strategy writes no summary: there are no generations "
+                                      "of a request and a next step to hold to the original intent")
     intent = _intent(case)
     if not intent:
         return Verdict.not_applicable("no person-typed message and no expect.intent to hold the generations to")

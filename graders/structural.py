@@ -6,6 +6,13 @@
 * ``analysis_stripped``: the ``<analysis>`` scratchpad is gone and the ``<summary>`` tags removed.
 * ``continuation``: the summary message carries the transcript path and, for an automatic
   compaction, the instruction to continue without recapping.
+* ``format_sections``: another strategy's summary has the sections of its format, in order, none
+  empty (the nine sections' counterpart for Codex, Gemini CLI, opencode or your own format).
+* ``fits_window``: every request sent after the compaction (until the next one) fits the context
+  window: a strategy that cannot shrink what it keeps runs into the API's "prompt is too long".
+
+``nine_sections``, ``analysis_stripped`` and ``continuation`` check Claude Code's format: other
+strategies get ``n/a`` (``strategies=("claude_code",)``).
 """
 
 from __future__ import annotations
@@ -13,7 +20,8 @@ from __future__ import annotations
 import re
 
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import to_api, validate_api
+from pytest_ctxeval.messages import RequestValidator, to_api, validate_api
+from pytest_ctxeval.tokens import estimate_api_request
 from pytest_ctxeval.summary import SECTION_KINDS, SECTION_TITLES, analysis_span
 
 
@@ -26,8 +34,9 @@ def tool_pairing(case: CompactionCase) -> Verdict:
                        validate_api(to_api(case.post_messages), allow_pending_tool_use=True)))
     if case.compaction_request:
         checks.append(("compaction request", validate_api(case.compaction_request["messages"])))
+    check = RequestValidator()  # consecutive requests share their messages: checked once each
     for i, request in enumerate(case.requests, start=1):
-        checks.append((f"request {i} after the compaction", validate_api(request["messages"])))
+        checks.append((f"request {i} after the compaction", check(request["messages"])))
     if not checks:
         return Verdict.not_applicable("no post-compact context or request to check")
     bad = [(where, problems) for where, problems in checks if problems]
@@ -39,7 +48,7 @@ def tool_pairing(case: CompactionCase) -> Verdict:
                           problems={where: problems for where, problems in bad})
 
 
-@grader("nine_sections", kind="rule", applies_to=("full", "partial", "transcript"))
+@grader("nine_sections", kind="rule", applies_to=("full", "partial", "transcript"), strategies=("claude_code",))
 def nine_sections(case: CompactionCase) -> Verdict:
     """All nine summary sections are present, in order, and none is empty."""
     parsed = case.sections
@@ -66,7 +75,7 @@ def nine_sections(case: CompactionCase) -> Verdict:
     return Verdict.passed_("all nine sections present, in order, none empty", found=order)
 
 
-@grader("analysis_stripped", kind="rule")
+@grader("analysis_stripped", kind="rule", strategies=("claude_code",))
 def analysis_stripped(case: CompactionCase) -> Verdict:
     """The analysis scratchpad is not in what the model sees, and the summary tags are removed."""
     text = case.summary_message or case.summary
@@ -93,7 +102,7 @@ _PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:[ \t]*\n?[ \t]*(\S
 _CONTINUE = re.compile(r"continue\s+the\s+conversation\s+from\s+where\s+(?:it|we|you)\s+left\s+off", re.IGNORECASE)
 
 
-@grader("continuation", kind="rule")
+@grader("continuation", kind="rule", strategies=("claude_code",))
 def continuation(case: CompactionCase) -> Verdict:
     """The summary message points at the full transcript and (auto) says to continue directly."""
     text = case.summary_message
@@ -112,3 +121,58 @@ def continuation(case: CompactionCase) -> Verdict:
         return Verdict.failed(*reasons, score=0.5 if len(reasons) == 1 else 0.0)
     what = "transcript path" + (" and continuation instruction" if case.trigger == "auto" else "")
     return Verdict.passed_(f"{what} present")
+
+
+@grader("format_sections", kind="rule")
+def format_sections(case: CompactionCase) -> Verdict:
+    """Another strategy's summary has its format's sections, in order, none empty."""
+    fmt = case.summary_format
+    if fmt is None:
+        return Verdict.not_applicable(f"the {case.strategy} strategy writes Claude Code's nine sections "
+                                      "(nine_sections checks them)")
+    if not fmt.sections:
+        what = fmt.name if fmt.name.startswith("no ") else f"a {fmt.name}"
+        return Verdict.not_applicable(f"the {case.strategy} strategy writes {what}: no sections to check")
+    found = case.sections.sections
+    titles = [s.title for s in found]
+    reasons = []
+    missing = [t for t in fmt.titles if t not in titles]
+    if missing:
+        reasons.append(f"the {fmt.name} lacks {', '.join(repr(t) for t in missing)} "
+                       f"(found: {', '.join(repr(t) for t in titles) or 'no section'})")
+    order = [t for t in fmt.titles if t in titles]
+    if titles != order:
+        reasons.append(f"sections out of order: {', '.join(titles)} (the format's order: {', '.join(order)})")
+    for sec in found:
+        if not sec.body.strip():
+            reasons.append(f"section '{sec.title}' (line {sec.line}) is empty")
+    problems = len(missing) + sum(1 for s in found if not s.body.strip()) + (1 if titles != order else 0)
+    score = max(0.0, (len(fmt.titles) - problems) / len(fmt.titles))
+    if reasons:
+        return Verdict.failed(*reasons, score=round(score, 4), found=titles, missing=missing)
+    return Verdict.passed_(f"all {len(fmt.titles)} sections of the {fmt.name} present, in order, none empty",
+                           found=titles)
+
+
+@grader("fits_window", kind="rule")
+def fits_window(case: CompactionCase) -> Verdict:
+    """Every request sent after the compaction (until the next one) fits the context window."""
+    if case.config is None:
+        return Verdict.not_applicable("no engine run (a real transcript): the window and the requests after the "
+                                      "compaction are unknown")
+    window = case.config.context_window
+    if case.requests:
+        sizes = [(f"request {i} after the compaction", estimate_api_request(r, case.config))
+                 for i, r in enumerate(case.requests, start=1)]
+    else:  # the run ended with this compaction: the context it leaves is the next request
+        sizes = [("the post-compact context", estimate_api_request({"messages": to_api(case.post_messages)},
+                                                                   case.config) if case.post_messages else 0)]
+    over = [(where, n) for where, n in sizes if n > window]
+    if over:
+        where, n = over[0]
+        return Verdict.failed(f"{len(over)} of {len(sizes)} exceed the {window:,}-token window ({where}: {n:,} tokens); "
+                              "the API would answer 'prompt is too long'",
+                              score=round(1 - len(over) / len(sizes), 4), over=[w for w, _ in over])
+    peak = max(n for _, n in sizes)
+    return Verdict.passed_(f"the {len(sizes)} request(s) after it peak at {peak:,} of the {window:,}-token window",
+                           peak=peak)

@@ -7,6 +7,7 @@
     ctxeval lint [PATHS]                      # every problem of the scenario files, as file:line: field: message
     ctxeval diff BASELINE.json RESULTS.json [--tolerance 0.05] [--json OUT]   # exit 1 on regressions
     ctxeval report RESULTS.json -o report.html [-o report.md] [--baseline BASELINE.json]
+    ctxeval compare --strategies claude_code,codex,gemini_cli,opencode,observation_masking scenarios/ [--json OUT] [--html OUT]
 
 Exit codes: 0 every applicable verdict passed, 1 some verdict failed (or a scenario could not run),
 2 usage or input error.
@@ -29,6 +30,7 @@ from .evaluation import (
     Outcome, evaluate_run, evaluate_transcript, make_recompact, merge_usage, results_document, usage_lines,
     write_results,
 )
+from .compaction import StrategyUnavailable
 from .grading import GraderRegistry, load_graders
 from .options import (
     RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, positive_int, tolerance,
@@ -93,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_import_commands(sub)
     _add_lint_command(sub)
     _add_report_commands(sub)
+    _add_compare_command(sub)
     return parser
 
 
@@ -273,6 +276,9 @@ def _print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
     for o in outcomes:
         for note in o.notes:
             print(f"note: {o.source}: {note}")
+        if o.skipped:
+            print(f"\n{o.name}: SKIPPED: {o.skipped}")
+            continue
         if o.error:
             print(f"\n{o.name}: ERROR: {o.error}")
             continue
@@ -341,7 +347,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     wants_judge = any(s.kind == "llm" for s in specs)
     judge = options.make_judge() if wants_judge else None
     regen = options.make_llm() if wants_judge else None
-    recompact = make_recompact(regen, prompts) if regen is not None else None
+    strategy = options.make_strategy()
+    recompact = None
+    if regen is not None:
+        from .compaction.driver import strategy_recompact
+
+        recompact = (strategy_recompact(strategy, regen) if strategy is not None and not getattr(strategy, "native", False)
+                     else make_recompact(regen, prompts))
     progress = _Progress(len(scenarios), [getattr(judge, "llm", None), regen])
     usages: list[dict[str, Any]] = []
 
@@ -350,7 +362,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             session_dir = fresh_folder(Path(args.session_dir), scenario.display_name) if args.session_dir else None
             run = run_scenario(scenario, llm=options.make_llm(scenario.faults or None),
                                context_window=options.context_window, compact_at_end=options.compact_at_end,
-                               session_dir=session_dir, prompts=prompts)
+                               session_dir=session_dir, prompts=prompts, strategy=strategy)
+        except StrategyUnavailable as exc:
+            return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
+                           skipped=str(exc), graders=[s.name for s in specs], strategy=strategy.name)
         except CtxEvalError as exc:
             return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
                            error=str(exc), graders=[s.name for s in specs])
@@ -389,7 +404,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         model = next((o.run.requests[0]["model"] for o in outcomes if o.run and o.run.requests), options.model)
         doc = results_document(outcomes, usage=usage, backend=options.backend, model=model,
                                prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint},
-                               judge=judge.label if judge else None)
+                               judge=judge.label if judge else None,
+                               strategy=strategy.name if strategy is not None else None)
         print(f"results written to {write_results(args.json_out, doc)}")
     return _exit_code(outcomes)
 
@@ -502,6 +518,89 @@ def _cmd_compare_real(args: argparse.Namespace) -> int:
     return EXIT_FAIL if comparison.failed else EXIT_OK
 
 
+def _add_compare_command(sub: Any) -> None:
+    """``ctxeval compare``: the scenarios under several compaction strategies, one table."""
+    from .compaction import DEFAULT_COMPARE
+
+    cmp = sub.add_parser(
+        "compare", help="run the scenarios under several compaction strategies and compare them",
+        description="Run every scenario under each compaction strategy (Claude Code's reference engine and the "
+                    "peers modelled from their source: codex, gemini_cli, opencode, observation_masking; "
+                    "anthropic_server on the real API; or your own as package.module:Name) and grade every "
+                    "compaction with the same graders. Prints per strategy the pass rate of each grader, probe "
+                    "scores by kind, tokens after compaction, compactions, model calls and cost, and per scenario "
+                    "which strategy failed which grader and why. Offline the summaries come from the reference "
+                    "model, so it measures structure (what is kept, pairing, budgets); with --backend anthropic it "
+                    "measures summary quality too. Exit 0 when every scenario ran under every strategy (the "
+                    "verdicts are the comparison, not errors), 1 when one could not run, 2 on bad input.")
+    cmp.add_argument("paths", nargs="*", metavar="PATH",
+                     help="scenario files or folders (default: ./scenarios, else the built-in library)")
+    cmp.add_argument("--strategies", dest="strategies", default=",".join(DEFAULT_COMPARE), metavar="a,b,...",
+                     help="the strategies to compare, comma-separated, options in parentheses "
+                          f"(default: {','.join(DEFAULT_COMPARE)})")
+    cmp.add_argument("--json", dest="json_out", metavar="OUT", help="write the comparison (table and every "
+                     "strategy's results) as JSON here")
+    cmp.add_argument("--html", dest="html_out", metavar="OUT", help="write an HTML report here: the strategies "
+                     "section, then the first strategy's scenarios in full")
+    add_run_options(cmp.add_argument, "--")
+    _grader_args(cmp)
+    cmp.add_argument("--session-dir", metavar="DIR",
+                     help="where transcripts and persisted tool results go, one folder per strategy (default: "
+                          "temporary folders)")
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compaction import split_specs
+    from .compaction.compare import comparison_document, format_strategy_table, run_strategies
+
+    if args.ctxeval_strategy:
+        raise UsageError("ctxeval compare: --strategy picks one strategy for run; compare takes --strategies a,b,...")
+    options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
+    options.check_key()
+    specs = split_specs(args.strategies or "")
+    if not specs:
+        raise UsageError("--strategies: name at least one strategy, e.g. --strategies claude_code,codex")
+    for spec in specs:
+        options.make_strategy(spec)  # every spec checked before any run
+    registry, graders = _registry(args)
+    paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
+    files = find_scenarios(paths)
+    if not files:
+        raise UsageError(f"no scenario files (*.yaml) under {', '.join(map(str, paths))}")
+    scenarios = [load_scenario(f) for f in files]
+    check_unique_names(scenarios)
+    for out in (args.json_out, args.html_out):
+        if out:
+            _check_writable(Path(out))
+    progress = _Progress(len(scenarios) * len(specs), [])
+    results = run_strategies(scenarios, specs, options=options, registry=registry, graders=graders,
+                             session_root=Path(args.session_dir) if args.session_dir else None,
+                             on_done=lambda strategy, name: progress.step(f"{strategy}: {name}", []))
+    progress.close()
+    from .llm import DEFAULT_MODEL
+
+    price = DEFAULT_MODEL if options.backend == "offline" else None
+    doc = comparison_document(results, backend=options.backend, model=options.model, price_model=price)
+    print(f"ctxeval compare: {len(specs)} strategies x {len(scenarios)} scenarios ({options.backend})")
+    for line in format_strategy_table(doc["table"]):
+        print(line)
+    print()
+    for line in usage_lines(doc["usage"], options.backend):
+        print(line)
+    if args.json_out:
+        print(f"comparison written to {write_results(args.json_out, doc)}")
+    if args.html_out:
+        from .report import write_report
+
+        page = dict(results[0].doc)
+        page["strategies"] = doc["table"]
+        print(f"HTML written to {write_report(args.html_out, page)}")
+    errors = [(r.name, o.name, o.error) for r in results for o in r.outcomes if o.error]
+    for name, scenario, error in errors:
+        print(f"ctxeval compare: {scenario} could not run under {name}: {error}", file=sys.stderr)
+    return EXIT_FAIL if errors else EXIT_OK
+
+
 def _check_writable(path: Path) -> None:
     """Refuse an output path whose folder cannot be created or written, before any work."""
     folder = path.parent
@@ -521,6 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         commands = {"run": _cmd_run, "grade": _cmd_grade, "import": _cmd_import, "compare-real": _cmd_compare_real,
+                    "compare": _cmd_compare,
                     "lint": _cmd_lint, "diff": _cmd_diff, "report": _cmd_report}
         return commands[args.command](args)
     except CtxEvalError as exc:

@@ -73,12 +73,18 @@ class Outcome:
     context_window: int | None = None
     notes: list[str] = field(default_factory=list)
     known_failures: dict[str, str] = field(default_factory=dict)
+    #: Why the scenario was not run (a compaction strategy that needs another backend): every grader
+    #: is n/a with this reason, and the outcome neither passes nor fails.
+    skipped: str | None = None
+    strategy: str = "claude_code"
 
     def for_grader(self, name: str) -> list[tuple[CompactionCase, Verdict]]:
         return [(case, v) for case, vs in zip(self.cases, self.verdicts) for v in vs if v.grader == name]
 
     def grader_verdict(self, name: str) -> Verdict:
         """The grader's verdict over all compactions (see :func:`aggregate`)."""
+        if self.skipped is not None:
+            return Verdict("n/a", 1.0, [f"skipped: {self.skipped}"], grader=name)
         if self.error is not None:
             return Verdict("fail", 0.0, [self.error], grader=name)
         if not self.cases:
@@ -182,14 +188,16 @@ def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[Grade
     cases = cases_from_run(run)
     for case in cases:
         case.judge, case.recompact = judge, recompact
-    known = dict(run.scenario.known_failures) if run.scenario is not None else {}
+    # known_failures describe the reference engine (claude_code); another strategy is graded as it is.
+    strategy = getattr(run, "strategy", "claude_code")
+    known = dict(run.scenario.known_failures) if run.scenario is not None and strategy == "claude_code" else {}
     unknown = sorted(set(known) - set(registry.names))
     if unknown:
         raise GraderError(f"{run.source}: known_failures names unknown grader {unknown[0]!r}; "
                           f"known graders: {', '.join(registry.names)}")
     return Outcome(name=run.name, source=run.source, kind="scenario", cases=cases,
                    verdicts=[registry.run(c, specs) for c in cases], graders=[s.name for s in specs],
-                   run=run, context_window=run.config.context_window, known_failures=known)
+                   run=run, context_window=run.config.context_window, known_failures=known, strategy=strategy)
 
 
 def evaluate_transcript(transcript: Any, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None,
@@ -248,6 +256,10 @@ def usage_lines(usage: dict[str, Any], backend: str) -> list[str]:
 def outcome_entry(o: Outcome) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": o.name, "source": o.source, "kind": o.kind,
                              "context_window": o.context_window, "error": o.error}
+    if o.strategy != "claude_code":
+        entry["strategy"] = o.strategy
+    if o.skipped is not None:
+        entry["skipped"] = o.skipped
     if o.run is not None and o.run.scenario is not None and o.run.scenario.description:
         entry["description"] = o.run.scenario.description
     if o.run is not None:
@@ -314,9 +326,15 @@ def _verdict_entry(v: Verdict) -> dict[str, Any]:
 
 
 def results_document(outcomes: Iterable[Outcome], *, usage: dict[str, Any], backend: str, model: str | None,
-                     prompt: dict[str, Any] | None = None, judge: str | None = None) -> dict[str, Any]:
-    return {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "backend": backend, "model": model,
-            "judge": judge, "prompt": prompt, "scenarios": [outcome_entry(o) for o in outcomes], "usage": usage}
+                     prompt: dict[str, Any] | None = None, judge: str | None = None,
+                     strategy: str | None = None) -> dict[str, Any]:
+    """The results JSON of ``outcomes``; ``strategy`` names the compaction strategy when it is not
+    the reference engine's (``claude_code``)."""
+    doc = {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "backend": backend, "model": model,
+           "judge": judge, "prompt": prompt, "scenarios": [outcome_entry(o) for o in outcomes], "usage": usage}
+    if strategy is not None and strategy != "claude_code":
+        doc["strategy"] = strategy
+    return doc
 
 
 def write_results(path: str | os.PathLike[str], document: dict[str, Any]) -> Path:

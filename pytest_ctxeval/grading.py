@@ -133,9 +133,15 @@ class CompactionCase:
     judge: Any = field(default=None, repr=False)        # a pytest_ctxeval.judging.Judge for llm graders
     recompact: Any = field(default=None, repr=False)    # case -> case: compact the post-compact context again
     final_context: list[Any] = field(default_factory=list, repr=False)  # the run's context at its end (last case)
+    #: The compaction strategy that made this compaction (pytest_ctxeval.compaction), and its summary
+    #: format (a SummaryFormat; None: Claude Code's nine sections).
+    strategy: str = "claude_code"
+    summary_format: Any = field(default=None, repr=False)
 
     @cached_property
     def sections(self) -> ParsedSummary:
+        if self.summary_format is not None:
+            return self.summary_format.parse(self.summary)
         return parse_summary(self.summary)
 
     @cached_property
@@ -152,10 +158,14 @@ class CompactionCase:
         For a nine-section summary: the section's body, plus whatever the compaction kept verbatim
         (a user message kept as a message counts as much as one quoted in section 6). For a
         session-memory compaction (the notes have their own ten sections): the whole post-compact
-        context.
+        context. For another strategy's summary format: the section of that kind when the format has
+        one (None when the summary lacks it), else the whole post-compact context — a format without
+        a user-messages section (Codex keeps them as messages) is searched everywhere.
         """
         if self.kind == "session_memory":
             return self.summary + "\n" + self.kept_text
+        if self.summary_format is not None and kind not in self.summary_format.kinds:
+            return "\n".join(t for t in (self.summary, self.kept_text) if t)
         section = self.sections.get(kind)
         if section is None:
             return None
@@ -179,20 +189,28 @@ class GraderSpec:
     origin: str
     description: str = ""
     applies_to: tuple[str, ...] | None = None   # compaction kinds; None = all
+    strategies: tuple[str, ...] | None = None   # compaction strategies whose format it checks; None = all
 
 
 _MARK = "__ctxeval_grader__"
 
 
-def grader(name: str, kind: str = "rule", *, applies_to: Iterable[str] | None = None) -> Callable[[Callable], Callable]:
-    """Mark a function as a grader named ``name`` (``kind`` is ``rule`` or ``llm``)."""
+def grader(name: str, kind: str = "rule", *, applies_to: Iterable[str] | None = None,
+           strategies: Iterable[str] | None = None) -> Callable[[Callable], Callable]:
+    """Mark a function as a grader named ``name`` (``kind`` is ``rule`` or ``llm``).
+
+    ``applies_to`` names the compaction kinds it grades (``full``, ``partial``, ``session_memory``,
+    ``transcript``); ``strategies`` the compaction strategies whose summary format it checks
+    (``("claude_code",)`` for the nine sections). Any other compaction gets ``n/a`` with the reason.
+    """
     if not name or not name.replace("_", "").isalnum():
         raise GraderError(f"grader name must be letters, digits and '_'; got {name!r}")
     if kind not in ("rule", "llm"):
         raise GraderError(f"grader {name!r}: kind must be 'rule' or 'llm', got {kind!r}")
 
     def mark(func: Callable) -> Callable:
-        setattr(func, _MARK, (name, kind, tuple(applies_to) if applies_to else None))
+        setattr(func, _MARK, (name, kind, tuple(applies_to) if applies_to else None,
+                              tuple(strategies) if strategies else None))
         return func
 
     return mark
@@ -221,9 +239,10 @@ class GraderRegistry:
             for attr in vars(module).values():
                 mark = getattr(attr, _MARK, None)
                 if mark and callable(attr):
-                    name, kind, applies = mark
+                    name, kind, applies, strategies = (*mark, None)[:4]
                     doc = (attr.__doc__ or "").strip().split("\n")[0]
-                    self.add(GraderSpec(name, kind, attr, f"{path}:{attr.__code__.co_firstlineno}", doc, applies))
+                    self.add(GraderSpec(name, kind, attr, f"{path}:{attr.__code__.co_firstlineno}", doc, applies,
+                                        strategies))
 
     @property
     def names(self) -> list[str]:
@@ -253,7 +272,11 @@ class GraderRegistry:
         with the error (a bug in a grader must not pass or fail a summary silently)."""
         out = []
         for spec in (specs if specs is not None else list(self)):
-            if spec.applies_to is not None and case.kind not in spec.applies_to:
+            if spec.strategies is not None and case.strategy not in spec.strategies:
+                fmt = getattr(case.summary_format, "name", None) or "its own format"
+                verdict = Verdict.not_applicable(f"{spec.name} checks the format of the {', '.join(spec.strategies)} "
+                                                 f"strategy; the {case.strategy} strategy writes {_article(fmt)}")
+            elif spec.applies_to is not None and case.kind not in spec.applies_to:
                 verdict = Verdict.not_applicable(f"{spec.name} applies to {', '.join(spec.applies_to)} "
                                                  f"compactions, not {case.kind}")
             else:
@@ -269,6 +292,10 @@ class GraderRegistry:
             verdict.kind = spec.kind
             out.append(verdict)
         return out
+
+
+def _article(text: str) -> str:
+    return text if text.startswith(("no ", "a ", "an ")) else ("an " if text[:1].lower() in "aeiou" else "a ") + text
 
 
 def _import_path(path: Path) -> Any:
@@ -323,13 +350,15 @@ def cases_from_run(run: Any) -> list[CompactionCase]:
         res = rec.result
         out.append(CompactionCase(
             source=run.source, index=rec.index, kind=res.kind, trigger=res.trigger, summary=res.summary,
-            summary_message=text_of(res.summary_message.content), summarized=res.summarized,
+            summary_message=text_of(res.summary_message.content) if res.summary_message is not None else "",
+            summarized=res.summarized,
             history=rec.history, post_messages=res.post_messages, expect=expect, raw_reply=res.raw_reply,
             requests=rec.requests_after, compaction_request=res.request,
             # A recorded compaction's summary names the original session's transcript, not the replay's.
             transcript_path=None if res.kind == "transcript" else shown_transcript_path(run.transcript_path.stem),
             pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
-            turn=rec.turn, origin="engine", config=run.config))
+            turn=rec.turn, origin="engine", config=run.config,
+            strategy=getattr(run, "strategy", "claude_code"), summary_format=getattr(run, "summary_format", None)))
     _link(out)
     if out:
         out[-1].final_context = list(run.final_messages)

@@ -81,6 +81,10 @@ def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
                    "_no_tools_preamble.j2, _sections.j2 and _no_tools_trailer.j2)")
     addoption(f"{prefix}session-memory-prompt", dest="ctxeval_session_memory_prompt", default=None, metavar="PATH",
               help="a jinja2 session-memory notes template to use instead of the built-in ten-section one")
+    addoption(f"{prefix}strategy", dest="ctxeval_strategy", default=None, metavar="SPEC",
+              help="the compaction strategy to run the scenarios under: claude_code (default, the reference "
+                   "engine), codex, gemini_cli, opencode, observation_masking, anthropic_server (real API only), "
+                   "or your own as package.module:Name; options in parentheses: 'observation_masking(keep=5)'")
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,7 @@ class RunOptions:
     concurrency: int = 8
     batch: bool = False
     prices: Path | None = None
+    strategy: str | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -118,6 +123,8 @@ class RunOptions:
         if self.prices is not None:
             from .pricing import load_prices, set_prices
             set_prices(load_prices(self.prices))
+        if self.strategy is not None:
+            self.make_strategy()  # a bad spec is a usage error now, not one failure per scenario
 
     @classmethod
     def from_namespace(cls, ns: Any, *, ini: Callable[[str], Any] | None = None,
@@ -137,7 +144,8 @@ class RunOptions:
                    session_memory_prompt=Path(sm_prompt) if sm_prompt else None,
                    graders_dirs=graders_dirs, judge_model=get("judge_model"), judge_votes=int(get("judge_votes", 1)),
                    cassettes=Path(cassettes) if cassettes else None, concurrency=int(get("concurrency", 8)),
-                   batch=bool(get("batch", False)), prices=Path(prices) if prices else None)
+                   batch=bool(get("batch", False)), prices=Path(prices) if prices else None,
+                   strategy=get("strategy"))
 
     def check_key(self) -> None:
         """Fail early, with the fix, when the real API is asked for without a key."""
@@ -160,6 +168,14 @@ class RunOptions:
         llm = make_llm(self.backend, self.judge_model or self.model, cassettes=self.cassettes,
                        concurrency=self.concurrency, faults=plan)
         return Judge(llm, votes=self.judge_votes, batch=self.batch)
+
+    def make_strategy(self, spec: str | None = None) -> Any:
+        """The compaction strategy ``spec`` (default: the run's) names, or None for the reference
+        engine; a bad spec is a :class:`UsageError` naming it and the fix."""
+        from .compaction import load_strategy
+
+        spec = spec if spec is not None else self.strategy
+        return load_strategy(spec) if spec else None
 
     def prompts(self, compact: Path | None = None) -> PromptSet:
         """The run's templates (``compact`` replaces the compaction prompt, for an A/B run)."""

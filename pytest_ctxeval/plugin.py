@@ -13,6 +13,10 @@
   (or the single process) assembles the results document from reports only, so a serial run and
   ``-n auto`` write the same results; both payloads are taken off the report before junitxml and
   other reporters see it.
+* Compaction strategies (:mod:`pytest_ctxeval.compaction`): ``--ctxeval-strategy`` picks the one the
+  items grade (default ``claude_code``, the reference engine; a scenario's ``known_failures`` apply
+  to it only); ``--ctxeval-compare-strategies`` runs every scenario under more strategies as extra
+  variants, like the A/B prompt, and the controller builds the strategies table from the reports.
 * Each scenario run writes its transcript and persisted results in a fresh folder under pytest's
   basetemp; the paths the engine names to the model are fixed (Claude Code's layout under
   ``~/.claude/projects/ctxeval/``), so tokens, summaries and requests (hence cassettes) do not
@@ -34,6 +38,8 @@ from .baseline import (
 )
 from .errors import CtxEvalError, UsageError
 from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, outcome_entry, results_document, usage_lines
+from .compaction import StrategyUnavailable
+from .compaction.driver import strategy_recompact
 from .grading import GraderRegistry, GraderSpec, Verdict, cases_from_run, load_graders
 from .options import RunOptions, add_run_options, builtin_scenarios_dir, tolerance
 from .report import write_report
@@ -49,6 +55,7 @@ _ITEM = "ctxeval_item"           # one grader's verdicts (per item)
 _SCENARIO = "ctxeval_scenario"   # a scenario's data (once per scenario and process)
 _PAYLOADS = (_ITEM, _SCENARIO)
 MAIN, COMPARE = "main", "compare"
+STRATEGY = "strategy:"  # + a strategy's name: the variant running it (--ctxeval-compare-strategies)
 REPORT_SUFFIXES = (".html", ".htm", ".json", ".md")
 
 
@@ -72,6 +79,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ctxeval-compare-prompt", dest="ctxeval_compare_prompt", default=None, metavar="OLD.j2",
                     help="also run every scenario under this compaction prompt and report, per grader, the pass "
                          "rate and mean score under each prompt and the scenarios that flipped (A/B)")
+    group.addoption("--ctxeval-compare-strategies", dest="ctxeval_compare_strategies", default=None, metavar="a,b,...",
+                    help="also run every scenario under these compaction strategies (comma-separated: codex, "
+                         "gemini_cli, opencode, observation_masking, anthropic_server, package.module:Name) and report "
+                         "per strategy the pass rate of each grader, probe scores, tokens after compaction, "
+                         "compactions, model calls and cost, and which strategy failed which grader where; the items "
+                         "stay those of --ctxeval-strategy")
     group.addoption("--ctxeval-report", dest="ctxeval_report", action="append", default=None, metavar="PATH",
                     help="write a report (repeatable): PATH.html (self-contained page: run table, compaction "
                          "timelines, summaries, verdicts, what each compaction lost), PATH.json (the results), "
@@ -87,9 +100,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="session-memory notes template to test")
     parser.addini("ctxeval_judge_model", default="", help="model for the LLM graders' judge")
     parser.addini("ctxeval_cassettes", type="paths", default=[], help="cassette folder for the real API")
+    parser.addini("ctxeval_strategy", default="", help="compaction strategy (default claude_code, the reference engine)")
 
 
-_INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "cassettes")
+_INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "cassettes", "strategy")
 
 
 def _options(config: pytest.Config) -> RunOptions:
@@ -166,6 +180,17 @@ class CtxEvalSession:
             raise UsageError(f"compare prompt {compare}: no such file")
         self.compare_path = Path(compare) if compare else None
         self.compare_prompts = self.options.prompts(self.compare_path) if self.compare_path else None
+        # The strategy the items grade (--ctxeval-strategy, default the reference engine) and the ones
+        # compared with it (--ctxeval-compare-strategies): every spec is checked now.
+        self.strategy = self.options.make_strategy()
+        self.strategy_name = self.strategy.name if self.strategy is not None else "claude_code"
+        self.compared: dict[str, Any] = {}
+        from .compaction import split_specs
+
+        for spec in split_specs(config.getoption("ctxeval_compare_strategies") or ""):
+            other = self.options.make_strategy(spec)
+            if other.name != self.strategy_name:
+                self.compared.setdefault(other.name, other)
         for prompts in (self.prompts, self.compare_prompts):
             if prompts is not None:  # render once now: a template error is a usage error, not 90 failures
                 prompts.fingerprint
@@ -222,7 +247,12 @@ class CtxEvalSession:
     # -- running -----------------------------------------------------------------------------
     @property
     def variants(self) -> tuple[str, ...]:
-        return (MAIN, COMPARE) if self.compare_prompts is not None else (MAIN,)
+        prompts = (MAIN, COMPARE) if self.compare_prompts is not None else (MAIN,)
+        return prompts + tuple(STRATEGY + name for name in self.compared)
+
+    def strategy_of(self, variant: str) -> Any:
+        """The strategy a variant runs under (None: the reference engine)."""
+        return self.compared[variant[len(STRATEGY):]] if variant.startswith(STRATEGY) else self.strategy
 
     def outcome(self, path: Path, variant: str = MAIN) -> Outcome:
         """The graded run of one scenario under one prompt, computed once per process."""
@@ -232,6 +262,7 @@ class CtxEvalSession:
             o = self.outcomes[key]
             entry = outcome_entry(o)
             entry["usage"] = usage
+            entry["run_usage"] = merge_usage([o.run.usage]) if o.run is not None else merge_usage([])
             entry["model"] = o.run.requests[0].get("model") if o.run is not None and o.run.requests else None
             self.entries[key] = entry
         return self.outcomes[key]
@@ -249,7 +280,8 @@ class CtxEvalSession:
 
     def _evaluate(self, path: Path, variant: str) -> tuple[Outcome, dict[str, Any]]:
         path = _display_path(self.config, path)
-        prompts = self.prompts if variant == MAIN else self.compare_prompts
+        prompts = self.compare_prompts if variant == COMPARE else self.prompts
+        strategy = self.strategy_of(variant)
         try:
             scenario = load_scenario(path)
         except CtxEvalError as exc:
@@ -265,15 +297,22 @@ class CtxEvalSession:
             llm = self.options.make_llm(scenario.faults or None)
             run = _run_scenario(scenario, llm=llm, context_window=self.options.context_window,
                                 compact_at_end=self.options.compact_at_end,
-                                session_dir=self._session_dir(variant, scenario.display_name), prompts=prompts)
+                                session_dir=self._session_dir(variant, scenario.display_name), prompts=prompts,
+                                strategy=strategy)
+        except StrategyUnavailable as exc:
+            return Outcome(name=scenario.display_name, source=str(path), kind="scenario", skipped=str(exc),
+                           graders=self.registry.names, strategy=strategy.name), merge_usage([])
         except CtxEvalError as exc:
             return Outcome(name=scenario.display_name, source=str(path), kind="scenario", error=str(exc),
                            graders=self.registry.names), merge_usage([])
         judge = self.judge() if any(spec.kind == "llm" for spec in self.registry) else None
         extra = [getattr(judge, "llm", None), self._regen] if judge is not None else []
         before = [llm_.usage.as_dict() for llm_ in extra if llm_ is not None]
-        outcome = evaluate_run(run, self.registry, judge=judge,
-                               recompact=make_recompact(self._regen, prompts) if judge else None)
+        recompact = None
+        if judge is not None:
+            recompact = (strategy_recompact(strategy, self._regen) if strategy is not None
+                         and not getattr(strategy, "native", False) else make_recompact(self._regen, prompts))
+        outcome = evaluate_run(run, self.registry, judge=judge, recompact=recompact)
         after = [llm_.usage.as_dict() for llm_ in extra if llm_ is not None]
         # This scenario's model use: its run, and what the judge and re-compactions spent on it.
         usage = merge_usage([run.usage] + [_usage_delta(b, a) for b, a in zip(before, after)])
@@ -331,7 +370,7 @@ class CtxEvalSession:
         """The results document of this session under one prompt, from the reports alone."""
         order = {name: i for i, name in enumerate(self.registry.names)}
         sources = sorted({src for src, _ in self.items})
-        entries, usages = [], []
+        entries, usages, run_usages = [], [], []
         for source in sources:
             items = sorted((d for (src, _), d in self.items.items() if src == source),
                            key=lambda d: (order.get(d["grader"], len(order)), d["grader"]))
@@ -341,6 +380,7 @@ class CtxEvalSession:
                 "error": "no scenario data reached the controller (a worker crashed?)", "graders": {},
                 "compactions": [], "messages": {}}
             usages.append(entry.pop("usage", None) or {})
+            run_usages.append(entry.pop("run_usage", None) or {})
             entry.pop("judge", None)
             entry.pop("model", None)
             for d in items:
@@ -353,13 +393,16 @@ class CtxEvalSession:
                         c["verdicts"].append(v)
             entries.append(entry)
         entries.sort(key=lambda e: (e["name"], e["source"]))
-        prompts = self.prompts if variant == MAIN else self.compare_prompts
+        prompts = self.compare_prompts if variant == COMPARE else self.prompts
         meta = [s for (v, _), s in sorted(self.scenarios.items()) if v == variant]
         model = next((s.get("model") for s in meta if s.get("model")), None) or self.options.model
         judge = next((s.get("judge") for s in meta if s.get("judge")), None)
         doc = results_document([], usage=merge_usage(usages), backend=self.options.backend, model=model,
                                prompt={"path": _prompt_label(self.config, prompts.compact_path),
-                                       "fingerprint": prompts.fingerprint}, judge=judge)
+                                       "fingerprint": prompts.fingerprint}, judge=judge,
+                               strategy=getattr(self.strategy_of(variant), "name", None))
+        if self.compared:  # the strategies' own model calls, for the strategies table
+            doc["run_usage"] = merge_usage(run_usages)
         doc["scenarios"] = entries
         return doc
 
@@ -374,6 +417,15 @@ class CtxEvalSession:
             b_label = f"{Path(doc['prompt']['path']).name} ({doc['prompt']['fingerprint']})"
             doc["ab"] = {"prompt": other["prompt"], "table": ab_table(other, doc, a_label=a_label, b_label=b_label),
                          "scenarios": other["scenarios"], "usage": other["usage"]}
+        if self.compared:
+            from .compaction.compare import strategy_table
+            from .llm import DEFAULT_MODEL
+
+            docs = {self.strategy_name: doc, **{name: self.results(STRATEGY + name) for name in self.compared}}
+            table = strategy_table(docs, backend=self.options.backend, model=self.options.model,
+                                   price_model=DEFAULT_MODEL if self.options.backend == "offline" else None)
+            table["results"] = {name: d["scenarios"] for name, d in docs.items() if name != self.strategy_name}
+            doc["strategies"] = table
         if self.baseline is not None:
             self.comparison = compare(self.baseline, doc, tolerance=self.tolerance,
                                       name=_shown(self.config, self.baseline_path))
@@ -410,6 +462,12 @@ class CtxEvalSession:
                 usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
                 for line in usage_lines(usage, self.options.backend):
                     tr.write_line(line)
+        if doc is not None and "strategies" in doc:
+            from .compaction.compare import format_strategy_table
+
+            tr.write_sep("-", f"ctxeval strategies: {', '.join(doc['strategies']['strategies'])}")
+            for line in format_strategy_table(doc["strategies"]):
+                tr.write_line(line)
         if doc is not None and "ab" in doc:
             tr.write_sep("-", "ctxeval A/B: prompt A vs prompt B")
             for line in format_ab(doc["ab"]["table"]):
@@ -491,8 +549,9 @@ class ScenarioFile(pytest.File):
             raise self.CollectError(f"{scenario.where(('known_failures',))}: known_failures names unknown grader "
                                     f"{unknown[0]!r}; known graders: {', '.join(session.registry.names)}")
         for spec in session.registry:
-            yield GraderItem.from_parent(self, name=spec.name, spec=spec,
-                                         known_failure=scenario.known_failures.get(spec.name))
+            # known_failures describe the reference engine: under another strategy items are graded as they are.
+            known = scenario.known_failures.get(spec.name) if session.strategy_name == "claude_code" else None
+            yield GraderItem.from_parent(self, name=spec.name, spec=spec, known_failure=known)
 
 
 class GraderItem(pytest.Item):
@@ -588,6 +647,7 @@ def run_scenario(ctxeval_config: RunOptions, tmp_path: Path) -> Callable[..., Ru
             "compact_at_end": overrides.pop("compact_at_end", ctxeval_config.compact_at_end),
             "prompts": overrides.pop("prompts", None) or ctxeval_config.prompts(),
             "session_dir": overrides.pop("session_dir", None) or tmp_path / f"session-{next(counter)}",
+            "strategy": overrides.pop("strategy", None) or ctxeval_config.strategy,
         }
         if overrides:
             raise UsageError(f"run_scenario() got unknown options: {', '.join(sorted(overrides))}")

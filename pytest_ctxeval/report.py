@@ -68,9 +68,19 @@ class _Slugs:
         return slug
 
 
-def _sections(summary: str, kind: str) -> tuple[list[dict[str, Any]], list[str]]:
+def _sections(summary: str, kind: str, strategy: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     if kind == "session_memory":
         return [], []
+    if strategy not in (None, "claude_code"):  # another strategy's format (a built-in one is known)
+        from .compaction.loader import BUILTIN, _builtin
+
+        fmt = getattr(_builtin(strategy), "summary_format", None) if strategy in BUILTIN else None
+        if fmt is None or not fmt.sections:
+            return [], []
+        parsed = fmt.parse(summary or "")
+        found = [{"number": s.number, "title": s.title, "body": s.body, "kind": s.kind} for s in parsed.sections]
+        titles = [s.title for s in parsed.sections]
+        return found, [t for t in fmt.titles if t not in titles]
     parsed = parse_summary(summary or "")
     found = [{"number": s.number, "title": s.title, "body": s.body, "kind": s.kind} for s in parsed.sections]
     missing = [f"{i}. {SECTION_TITLES[k]}" for i, k in enumerate(SECTION_TITLES, start=1) if k not in parsed.kinds]
@@ -141,7 +151,7 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
         compactions = []
         messages = e.get("messages", {})
         for c in comps:
-            sections, missing_sections = _sections(c.get("summary", ""), c.get("kind", ""))
+            sections, missing_sections = _sections(c.get("summary", ""), c.get("kind", ""), e.get("strategy"))
             lost = c.get("lost") or {}
             lost_groups = []
             for cat in CATEGORIES:
@@ -210,9 +220,37 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
     meta = {"backend": doc.get("backend") or "-", "model": doc.get("model"), "judge": doc.get("judge"),
             "prompt": prompt.get("path"), "fingerprint": prompt.get("fingerprint")}
     return {"meta": meta, "rows": rows, "scenarios": scenarios, "totals": totals, "changes": changes, "ab": ab_view,
+            "strategies": _strategies_view(doc.get("strategies"), ids), "strategy": doc.get("strategy"),
             "usage": usage, "prompt": {"path": prompt.get("path"), "fingerprint": prompt.get("fingerprint")},
             "compaction_count": sum(r["compactions"] for r in rows),
             "failed": any(r["bad"] for r in rows) or bool(comparison and comparison.failed)}
+
+
+def _strategies_view(table: dict[str, Any] | None, ids: dict[str, str]) -> dict[str, Any] | None:
+    """The strategies comparison (:func:`pytest_ctxeval.compaction.compare.strategy_table`) for the
+    template: one row per strategy, pass rates by grader, probes by kind, failures by scenario."""
+    if not table:
+        return None
+    rows = table["rows"]
+    names = [r["strategy"] for r in rows]
+
+    def rate(r: dict[str, Any], g: str) -> dict[str, Any]:
+        x = r["graders"].get(g) or {"pass_rate": None, "na": 0, "passed": 0, "graded": 0}
+        label = "n/a" if x["pass_rate"] is None and x.get("na") else (
+            "-" if x["pass_rate"] is None else f"{x['pass_rate']:.0%} ({x['passed']}/{x['graded']})")
+        return {"label": label, "state": "muted" if x["pass_rate"] is None else
+                ("pass" if x["pass_rate"] == 1 else "fail")}
+
+    kinds = sorted({k for r in rows for k in r.get("probes", {})})
+    return {
+        "note": table.get("note", ""), "names": names, "price_model": table.get("price_model"),
+        "rows": [{**r, "cost": r.get("usd_at", r.get("usd", 0.0)),
+                  "other": sum(r["verdicts"].get(k, 0) for k in ("n/a", "ungraded", "xfail"))} for r in rows],
+        "graders": [{"name": g, "cells": [rate(r, g) for r in rows]} for g in table.get("graders", [])],
+        "probes": [{"kind": k, "cells": [r["probes"].get(k) for r in rows]} for k in kinds],
+        "failures": [{**f, "id": ids.get(f["scenario"]) if f["strategy"] == names[0] else None}
+                     for f in table.get("failures", [])],
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,6 +347,20 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
             flips = ", ".join(f"{md(f['scenario'])} {md(f['a'])} → {md(f['b'])}" for f in r["flips"]) or "-"
             lines.append(f"| {md(r['grader'])} | {_pct(r['a'])} | {_mean(r['a'])} | {_pct(r['b'])} | "
                          f"{_mean(r['b'])} | {flips} |")
+    st = ctx["strategies"]
+    if st is not None:
+        lines += ["", f"#### Compaction strategies: {md(', '.join(st['names']))}", "", md(st["note"], 600), "",
+                  "| strategy | compactions | tokens before → after (mean) | model calls | passed | failed |",
+                  "|---|---:|---|---:|---:|---:|"]
+        for r in st["rows"]:
+            if r["skipped"] and not r["ran"]:
+                lines.append(f"| {md(r['strategy'])} | skipped: {md(r['skipped'], 120)} | | | | |")
+                continue
+            tokens = f"{r['tokens_before']:,} → {r['tokens_after']:,}" if r["compactions"] else "-"
+            lines.append(f"| {md(r['strategy'])} | {r['compactions']} | {tokens} | {r['model_calls']} | "
+                         f"{r['verdicts'].get('pass', 0)} | {r['verdicts'].get('fail', 0)} |")
+        for f in st["failures"][:max_items]:
+            lines.append(f"- **{md(f['scenario'])}** · {md(f['strategy'])} · {md(f['grader'])}: {md(f['reason'])}")
     lost = [(s, c) for s in ctx["scenarios"] for c in s["compactions"] if c["lost_count"]]
     if lost:
         lines += ["", "#### What compactions lost", ""]

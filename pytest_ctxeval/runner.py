@@ -65,6 +65,10 @@ class RunResult:
     steps: int
     scenario: Scenario | None = None
     notes: list[str] = field(default_factory=list)
+    #: The compaction strategy the run used (pytest_ctxeval.compaction) and its summary format
+    #: (None: Claude Code's nine sections).
+    strategy: str = "claude_code"
+    summary_format: Any = None
 
     @property
     def tokens_before_after(self) -> list[tuple[int, int]]:
@@ -112,6 +116,7 @@ def run_scenario(
     compact_at_end: bool = False,
     session_dir: str | Path | None = None,
     prompts: PromptSet | None = None,
+    strategy: Any = None,
 ) -> RunResult:
     """Run ``scenario`` (a :class:`Scenario` or a path) and return the :class:`RunResult`.
 
@@ -119,7 +124,10 @@ def run_scenario(
     compaction after the last step so the end state can always be graded; ``session_dir`` is where
     the transcript (and persisted tool results) go, a temporary directory by default. The
     scenario's ``faults:`` apply to the LLM the runner makes; an ``llm`` passed in is used as it is
-    (make it with ``make_llm(..., faults=scenario.faults)`` to play them).
+    (make it with ``make_llm(..., faults=scenario.faults)`` to play them). ``strategy`` (a
+    :mod:`pytest_ctxeval.compaction` strategy or its spec, e.g. ``"codex"``) decides when to compact
+    and what the model sees afterwards; None runs the reference engine (``claude_code``). A strategy
+    that cannot run on the backend raises :class:`~pytest_ctxeval.compaction.StrategyUnavailable`.
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
@@ -127,6 +135,14 @@ def run_scenario(
     config = scenario.engine_config(context_window)
     if llm is None:
         llm = make_llm(backend, model or scenario.model, faults=scenario.faults or None)
+    driver = None
+    if strategy is not None:
+        from .compaction.driver import StrategyDriver, configure, summary_format_of
+        from .compaction.loader import load_strategy
+
+        strategy = load_strategy(strategy)
+        driver = StrategyDriver(strategy, llm)
+        config = configure(strategy, config)
     # An ``llm`` given by the caller carries its own fault plan: the CLI and the plugin make it with
     # the scenario's ``faults:`` (adding them again here played every fault twice).
     name = scenario.display_name
@@ -139,6 +155,8 @@ def run_scenario(
     transcript = TranscriptWriter(base / f"{session_id}.jsonl", session_id=session_id)
     cm = ContextManager(config=config, llm=llm, transcript=transcript, prompts=prompts, ids=ids,
                         system_prompt=scenario.system or DEFAULT_SYSTEM_PROMPT, model=model or scenario.model)
+    if driver is not None:
+        driver.attach(cm)
     clock: datetime = scenario.start
 
     def tick(at: datetime | None, step: timedelta) -> datetime:
@@ -160,6 +178,8 @@ def run_scenario(
                 cm.append(UserMessage(uuid=ids.uuid(), timestamp=clock, content=step.content, is_meta=step.meta))
             elif isinstance(step, AssistantStep):
                 clock = tick(step.at, ASSISTANT_STEP)
+                if driver is not None:
+                    driver.before_request(clock)
                 prepared = cm.prepare(clock)
                 blocks: list[Any] = []
                 if step.thinking:
@@ -182,7 +202,10 @@ def run_scenario(
                 clock += timedelta(seconds=step.seconds)
             elif isinstance(step, CompactStep):
                 clock = tick(step.at, USER_STEP)
-                cm.compact(clock, instructions=step.instructions, partial=step.partial, messages=step.messages)
+                if driver is not None:
+                    driver.manual(clock, instructions=step.instructions, partial=step.partial, messages=step.messages)
+                else:
+                    cm.compact(clock, instructions=step.instructions, partial=step.partial, messages=step.messages)
                 if in_flight is not None:
                     deliver(*in_flight)
                     in_flight = None
@@ -191,11 +214,16 @@ def run_scenario(
                 cm.install_recorded(clock, trigger=step.trigger, pre_tokens=step.pre_tokens, summary=step.summary)
         if compact_at_end:
             clock += USER_STEP
-            cm.compact(clock)
+            if driver is not None:
+                driver.manual(clock)
+            else:
+                cm.compact(clock)
     finally:
         transcript.close()
     return RunResult(
         name=name, source=str(scenario.path) if scenario.path else name, config=config, events=cm.events,
         compactions=cm.compactions, requests=cm.requests, usage=llm.usage.as_dict(),
         transcript_path=transcript.path, history=cm.history, final_messages=list(cm.messages),
-        steps=len(expanded.steps), scenario=scenario)
+        steps=len(expanded.steps), scenario=scenario,
+        strategy=driver.name if driver is not None else "claude_code",
+        summary_format=summary_format_of(driver.strategy) if driver is not None else None)

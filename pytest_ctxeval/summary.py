@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 __all__ = [
     "SECTION_KINDS", "SECTION_TITLES", "Section", "ParsedSummary", "section_kind",
@@ -181,13 +182,15 @@ def _title_key(title: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^a-z ]", "", title.lower())).strip()
 
 
-def parse_summary(text: str) -> ParsedSummary:
+def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None) -> ParsedSummary:
     """Split a summary into sections by numbered, known headers.
 
     Only the part after ``Summary:`` (or inside ``<summary>``) is searched when there is one, so
     numbered lines in an analysis part are not taken for sections. A header whose title is a
     canonical section title wins over a looser vocabulary match of the same kind (so an item such
     as ``2. Added error handling:`` inside another section is not taken for section 4).
+    ``kind_of`` replaces :func:`section_kind` for titles that are not canonical (the offline
+    reference model reads other strategies' summaries with a wider vocabulary).
     """
     part, offset = _summary_part(text)
     candidates: list[tuple[int, int, bool, Section]] = []
@@ -195,7 +198,7 @@ def parse_summary(text: str) -> ParsedSummary:
         title = m.group("title").strip()
         key = _title_key(title)
         strong_kind = _STRONG_TITLES.get(key)
-        kind = strong_kind or (section_kind(title) if len(key.split()) <= 5 else None)
+        kind = strong_kind or ((kind_of or section_kind)(title) if len(key.split()) <= 5 else None)
         if kind is None:
             continue
         line = offset + part[: m.start()].count("\n") + 1

@@ -75,7 +75,7 @@ def test_ctxeval_runs_only_ctxeval_items(project: pytest.Pytester) -> None:
             raise AssertionError("deselected under --ctxeval")
     """)
     result = project.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "marked or continuation")
-    result.assert_outcomes(passed=2, deselected=16)
+    result.assert_outcomes(passed=2, deselected=18)
 
 
 def test_ctxeval_collects_scenario_times_grader_items(project: pytest.Pytester) -> None:
@@ -89,7 +89,7 @@ def test_ctxeval_collects_scenario_times_grader_items(project: pytest.Pytester) 
     ])
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) == 0
-    assert outcomes["passed"] + outcomes.get("skipped", 0) == 16  # 13 rule + 3 llm graders
+    assert outcomes["passed"] + outcomes.get("skipped", 0) == 18  # 15 rule + 3 llm graders
 
 
 def test_a_weak_prompt_fails_graders_with_reasons(project: pytest.Pytester) -> None:
@@ -116,17 +116,17 @@ def test_scenario_without_compaction_fails_with_advice(pytester: pytest.Pytester
     pytester.makefile(".yaml", **{"scenarios/short": "context_window: 200000\nturns:\n  - user: hi\n  - assistant: hello\n"})
     result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "nine_sections")
     result.stdout.fnmatch_lines(["*no compaction happened in short*--compact-at-end*"])
-    result.assert_outcomes(failed=1, deselected=15)
+    result.assert_outcomes(failed=1, deselected=17)
     # ... and --ctxeval-compact-at-end makes the end state gradable.
     result = pytester.runpytest("--ctxeval", "--ctxeval-compact-at-end", "-p", "no:cacheprovider", "-k", "nine_sections")
-    result.assert_outcomes(passed=1, deselected=15)
+    result.assert_outcomes(passed=1, deselected=17)
 
 
 def test_two_scenarios_with_one_name_fail_the_second_with_the_reason(project: pytest.Pytester) -> None:
     project.makefile(".yaml", **{"scenarios/copy": TINY})
     result = project.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "nine_sections")
     result.stdout.fnmatch_lines(["*the name 'tiny' is also the name of scenarios/*.yaml*names must be unique*"])
-    result.assert_outcomes(passed=1, failed=1, deselected=30)
+    result.assert_outcomes(passed=1, failed=1, deselected=34)
 
 
 def test_user_graders_folder_adds_items(project: pytest.Pytester) -> None:

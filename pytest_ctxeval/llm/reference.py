@@ -17,6 +17,11 @@ back and their user messages, files, errors, pending tasks, findings, rules and 
 carried forward, so what the session's first request said survives the third compaction, as a real
 summariser is asked to do.
 
+**Other strategies' prompts** (:mod:`pytest_ctxeval.compaction`) get the same treatment through
+:mod:`.formats` (their section titles, Gemini CLI's XML snapshot, opencode's text-line
+conversation), and the openings of every strategy's summary message (:data:`SUMMARY_OPENINGS`) mark
+an earlier summary, carried forward instead of read as a request.
+
 Two facts a good summary keeps that are not user messages: the rules of memory files shown to the
 model (``Contents of .../CLAUDE.md ...`` inside a ``<system-reminder>``), quoted in the request
 section under :data:`RULES_HEADER`; and what the assistant said did not work ("coupons.get(key) did
@@ -26,6 +31,7 @@ agent does not retry a dead end.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -38,11 +44,27 @@ from ..extract import (
 from ..messages import (
     AssistantMessage, TextBlock, UserMessage, from_api, text_of, tool_uses,
 )
-from ..summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary, section_kind
+from ..summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
+from .formats import OTHER_KINDS, deserialise, other_section, read_other, reference_kind, snapshot_tags, split_merged
 
-__all__ = ["requested_sections", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request"]
+__all__ = ["requested_sections", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
+           "SUMMARY_OPENINGS"]
 
 SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+#: How each strategy's summary message starts: Claude Code's continuation, Codex's handoff note,
+#: Gemini CLI's state snapshot, opencode's summary (pytest_ctxeval/compaction; a test keeps them in
+#: step). A user text starting with one is an earlier summary, not a request.
+SUMMARY_OPENINGS = (
+    SUMMARY_PREFIX,
+    "A previous model worked on this task and handed it over with the summary below.",
+    "<state_snapshot>",
+    "The older part of this session was compacted into the summary below;",
+)
+
+
+def _is_summary(text: str) -> bool:
+    return text.lstrip().startswith(SUMMARY_OPENINGS)
+
 
 _NUMBERED = re.compile(
     r"^[ \t]*(?:\d{1,2}[.)][ \t]+)(?:\*\*)?(?P<title>[A-Za-z][^:\n*.]{2,60}?)(?:\*\*)?[ \t]*(?::|$)",
@@ -74,7 +96,7 @@ def _match_titles(prompt: str, patterns: tuple[re.Pattern[str], ...]) -> list[tu
     for _, title in hits:
         if len(title.split()) > 6:
             continue
-        kind = section_kind(title)
+        kind = reference_kind(title)
         if kind and kind not in seen:
             seen.add(kind)
             out.append((kind, title))
@@ -112,6 +134,9 @@ class _Carry:
     rules: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    #: Set when an earlier summary was another strategy's (its user messages are quoted in its goal
+    #: section, and the context may also keep them as messages: count each once).
+    dedupe: bool = False
 
 
 _ITEM = re.compile(r"^- ", re.MULTILINE)
@@ -169,6 +194,9 @@ def _unquote(item: str) -> str:
 def _read_carry(texts: list[str]) -> _Carry:
     carry = _Carry()
     for text in texts:
+        if not text.lstrip().startswith(SUMMARY_PREFIX):  # another strategy's summary
+            read_other(text, carry)
+            continue
         parsed = parse_summary(text)
         if not parsed.sections and notes_section(text, "task specification") is not None:
             # Session notes (a session-memory compaction): the ten-section template.
@@ -223,9 +251,11 @@ def _short_input(block_input: dict[str, Any]) -> str:
 
 
 def write_summary(messages: list[dict[str, Any]]) -> str:
-    """The reference reply to a compaction request: ``<analysis>`` then ``<summary>``."""
+    """The reference reply to a compaction request: ``<analysis>`` then ``<summary>`` (or the XML
+    state snapshot a prompt asks for)."""
     conversation, instruction = split_request(messages)
-    earlier: list[str] = []
+    instruction, serial, earlier = deserialise(instruction)
+    conversation = conversation + serial
     cleaned: list[dict[str, Any]] = []
     for msg in conversation:
         content = msg.get("content")
@@ -233,10 +263,13 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
             keep = []
             for b in blocks:
-                if b.get("type") == "text" and b.get("text", "").lstrip().startswith(SUMMARY_PREFIX):
+                if b.get("type") == "text" and _is_summary(b.get("text", "")):
                     earlier.append(b["text"])
                 else:
                     keep.append(b)
+            parts = split_merged(keep)
+            cleaned += [{"role": "user", "content": part} for part in parts[:-1]]
+            keep = parts[-1] if parts else []
             if keep:
                 cleaned.append({"role": "user", "content": keep})
         else:
@@ -244,21 +277,27 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
     history = from_api(cleaned, uuid_prefix="ref")
     carry = _read_carry(earlier)
     facts = _Facts(history, carry)
+    tags = snapshot_tags(instruction)
+    if tags:  # Gemini CLI's XML state snapshot
+        parts = [f"    <{tag}>\n{_indent(facts.section(kind).rstrip(), 8)}\n    </{tag}>" for tag, kind in tags]
+        return "<state_snapshot>\n" + "\n".join(parts) + "\n</state_snapshot>"
     sections = requested_sections(instruction)
+    # The <analysis>/<summary> layout is Claude Code's; a prompt that does not ask for it (another
+    # strategy's) gets its sections as plain text.
+    tagged = bool(re.search(r"<(?:analysis|summary)>", instruction))
     analysis = (f"<analysis>\nRead {len(history)} messages: {len(facts.people)} from the user, "
                 f"{facts.tool_calls} tool calls ({len(facts.failures)} failed)"
                 f"{', and ' + str(len(earlier)) + ' earlier summary' if earlier else ''}.\n</analysis>")
     if not sections:
-        return f"{analysis}\n\n<summary>\n{facts.generic()}\n</summary>"
-    parts = []
-    for number, (kind, title) in enumerate(sections, start=1):
-        body = facts.section(kind).rstrip()
-        parts.append(f"{number}. {title}:\n{_indent(body)}")
-    return f"{analysis}\n\n<summary>\n" + "\n\n".join(parts) + "\n</summary>"
+        body = facts.generic()
+    else:
+        body = "\n\n".join(f"{number}. {title}:\n{_indent(facts.section(kind).rstrip())}"
+                            for number, (kind, title) in enumerate(sections, start=1))
+    return f"{analysis}\n\n<summary>\n{body}\n</summary>" if tagged or not sections else body
 
 
-def _indent(body: str) -> str:
-    return "\n".join(("   " + line) if line.strip() else "" for line in body.split("\n"))
+def _indent(body: str, width: int = 3) -> str:
+    return "\n".join((" " * width + line) if line.strip() else "" for line in body.split("\n"))
 
 
 class _Facts:
@@ -266,7 +305,10 @@ class _Facts:
         self.history = history
         self.carry = carry
         self.people = [p.text for p in person_messages(history)]
-        self.all_people = carry.user_messages + self.people
+        if carry.dedupe:  # another strategy kept some messages whose quotes its summary carries too
+            self.all_people = _merge_texts(carry.user_messages, self.people)
+        else:
+            self.all_people = carry.user_messages + self.people
         self.failures = failing_results(history)
         self.tool_calls = sum(len(tool_uses(m)) for m in history)
         # Standing rules of memory files (CLAUDE.md) and what the assistant found did not work:
@@ -277,6 +319,8 @@ class _Facts:
 
     # -- sections ----------------------------------------------------------------------------
     def section(self, kind: str) -> str:
+        if kind in OTHER_KINDS:  # another strategy's section (see .formats)
+            return other_section(self, kind)
         return getattr(self, f"_s_{kind}")()
 
     def _s_request(self) -> str:
@@ -359,7 +403,7 @@ class _Facts:
             text += "\n" + FINDINGS_HEADER + "\n" + "\n".join(f"- {f}" for f in self.findings)
         return text
 
-    @property
+    @functools.cached_property
     def findings(self) -> list[str]:
         """What the assistant concluded: its substantive text messages (not one-line narration
         such as "Reading the module."), earlier summaries' findings first, the most recent

@@ -81,7 +81,9 @@ BAD_PROMPT = ("Summarise the conversation so far in at most three short lines of
 
 ALL = {"tool_pairing", "nine_sections", "analysis_stripped", "continuation", "verbatim_user_messages",
        "next_step_quote", "files_preserved", "errors_preserved", "pending_tasks", "no_superseded_work",
-       "last_request_intact", "constraints_preserved", "failed_approaches_preserved"}
+       "last_request_intact", "constraints_preserved", "failed_approaches_preserved", "fits_window"}
+#: Checks another strategy's summary format: n/a on the engine's own compactions (tests/compaction).
+OTHER_FORMATS = {"format_sections"}
 
 
 @pytest.fixture
@@ -103,7 +105,7 @@ def _graded(registry, path, tmp_path, prompts=None, label="good"):
 
 def test_reference_summaries_pass_every_grader(registry, scenario_path, tmp_path):
     run, graded = _graded(registry, scenario_path, tmp_path)
-    assert {s.name for s in registry.select(kinds=["rule"])} == ALL
+    assert {s.name for s in registry.select(kinds=["rule"])} == ALL | OTHER_FORMATS
     passed_somewhere = set()
     for case, verdicts in graded:
         bad = {n: (v.status, v.reasons) for n, v in verdicts.items() if v.status not in ("pass", "n/a")}

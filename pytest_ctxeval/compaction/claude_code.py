@@ -1,0 +1,55 @@
+"""``claude_code``: the reference engine, unchanged (PEERS.md lines 6-12; the seeds).
+
+Auto-compaction at ``effective window - 13,000`` tokens (167,000 of 200,000), session memory first
+when it is on, else a nine-section summary after an ``<analysis>`` scratchpad, prompt-too-long
+retries, a circuit breaker after 3 failures, partial compaction, re-injected files: all of it is
+the engine's (:mod:`pytest_ctxeval.engine`), run as it runs without a strategy. ``native = True``
+tells the runner to leave tier 4-5 to the engine; :meth:`ClaudeCode.should_compact` and
+:meth:`ClaudeCode.compact` give the same decision and the same full compaction through the
+:class:`~pytest_ctxeval.compaction.base.Strategy` protocol, for a subclass that sets ``native =
+False`` to change one of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.autocompact import AutoCompactTracking, should_autocompact
+from ..engine.compact import compact_conversation
+from ..engine.pipeline import shown_transcript_path
+from ..engine.prompt import PromptSet
+from ..messages import CompactBoundary
+from .base import BaseStrategy, CompactionState, Compacted
+
+__all__ = ["ClaudeCode"]
+
+
+class ClaudeCode(BaseStrategy):
+    """Claude Code's compaction: the reference engine."""
+
+    name = "claude_code"
+    description = "Claude Code: nine-section summary after an <analysis> scratchpad at 83.5 % of the window (the engine)"
+    summary_format = None  # the nine sections, read by pytest_ctxeval.summary
+    native = True
+
+    def __init__(self, *, tiers: str = "all", prompt: str | None = None, **options: Any):
+        super().__init__(tiers=tiers, **options)
+        self.prompts = PromptSet(prompt) if prompt else PromptSet()
+
+    def configure(self, config: Any) -> Any:
+        return config if self.native else super().configure(config)
+
+    def should_compact(self, state: CompactionState) -> bool:
+        """``shouldAutoCompact`` (004:240-266): at or above ``autocompact_threshold``."""
+        enabled = state.config.replace(autocompact_enabled=True)
+        return should_autocompact(state.tokens, enabled, AutoCompactTracking())
+
+    def compact(self, state: CompactionState) -> Compacted:
+        """A full compaction (003:177-277) of the view: the nine-section summary replaces it."""
+        context = [m for m in state.view if not isinstance(m, CompactBoundary)]
+        result = compact_conversation(context, llm=state.llm, config=state.config, prompts=self.prompts,
+                                      ids=state.ids, now=state.now, transcript_path=shown_transcript_path("session"),
+                                      pre_tokens=state.tokens, trigger=state.trigger,
+                                      custom_instructions=state.instructions)
+        return Compacted(messages=[result.summary_message], summary=result.summary, raw_reply=result.raw_reply,
+                         request=result.request, usage=result.usage, kind="full")

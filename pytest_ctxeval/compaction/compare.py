@@ -1,0 +1,251 @@
+"""Every scenario under several strategies, graded by the same graders, in one table.
+
+Used by ``ctxeval compare`` and by ``pytest --ctxeval --ctxeval-compare-strategies``. The table
+(:func:`strategy_table`) is computed from one results document per strategy, so the CLI and the
+plugin (whose results travel in pytest reports, also under xdist) build it the same way:
+
+* per strategy: scenarios run (or skipped, and why), compactions, mean tokens before and after a
+  compaction, the strategy's own model calls (summaries, verify passes) with their tokens and
+  cost, and the graders' pass / fail / n/a counts;
+* per grader: the pass rate under each strategy (over the scenarios where it passed or failed);
+* probe scores by kind (recall, artifact, continuation, decision; mean of 0-5);
+* per scenario: which strategy failed which grader, and the first reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import mean
+from typing import Any, Callable
+
+from ..errors import CtxEvalError
+from ..evaluation import Outcome, evaluate_run, make_recompact, merge_usage, results_document
+from ..pricing import cost_of
+from .base import StrategyUnavailable
+from .driver import strategy_recompact
+
+__all__ = ["StrategyResults", "run_strategies", "strategy_table", "format_strategy_table", "comparison_document",
+           "note_for", "COMPARE_FORMAT"]
+
+COMPARE_FORMAT = "pytest-ctxeval/strategies"
+
+OFFLINE_NOTE = ("Offline, every strategy's summaries come from the reference model, which writes the sections each "
+                "strategy's prompt asks for from facts it reads off the conversation: the comparison measures "
+                "structure (what each strategy keeps, tool pairing, token budgets), not how well a model "
+                "summarises. With the anthropic backend (or replay) the summaries are a real model's, and the "
+                "comparison measures summary quality too.")
+
+
+def note_for(backend: str, model: str | None = None) -> str:
+    """What a comparison on ``backend`` measures (the header of every strategies table)."""
+    if backend == "offline":
+        return OFFLINE_NOTE
+    return (f"Summaries come from {model or 'the configured model'} on the {backend} backend: the comparison measures "
+            "summary quality as well as structure (what is kept, pairing, budgets).")
+
+
+@dataclass
+class StrategyResults:
+    """One strategy's run over the scenarios."""
+
+    name: str
+    spec: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    run_usage: dict[str, Any] = field(default_factory=dict)     # the strategy's own model calls
+    judge_usage: dict[str, Any] = field(default_factory=dict)   # grading it (judge, probes, drift)
+    doc: dict[str, Any] = field(default_factory=dict)
+
+
+def run_strategies(scenarios: list[Any], specs: list[str], *, options: Any, registry: Any, graders: list[Any],
+                   session_root: Path | None = None, on_done: Callable[[str, str], None] | None = None) -> list[StrategyResults]:
+    """Run every scenario under every strategy of ``specs`` and grade it with ``graders``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..runner import fresh_folder, run_scenario
+
+    strategies = [options.make_strategy(spec) for spec in specs]
+    names = [s.name for s in strategies]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise CtxEvalError(f"--strategies names {dupes[0]!r} twice; each strategy in a comparison needs its own name")
+    prompts = options.prompts()
+    wants_judge = any(s.kind == "llm" for s in graders)
+    results = [StrategyResults(name=s.name, spec=spec) for s, spec in zip(strategies, specs)]
+
+    def one(k: int, scenario: Any) -> tuple[Outcome, dict[str, Any], dict[str, Any]]:
+        strategy, name = strategies[k], names[k]
+        try:
+            folder = fresh_folder(session_root / name, scenario.display_name) if session_root else None
+            run = run_scenario(scenario, llm=options.make_llm(scenario.faults or None),
+                               context_window=options.context_window, compact_at_end=options.compact_at_end,
+                               session_dir=folder, prompts=prompts, strategy=strategy)
+        except StrategyUnavailable as exc:
+            return (Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario", skipped=str(exc),
+                            graders=[g.name for g in graders], strategy=name), {}, {})
+        except CtxEvalError as exc:
+            return (Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario", error=str(exc),
+                            graders=[g.name for g in graders], strategy=name), {}, {})
+        judge = options.make_judge(scenario.faults) if wants_judge else None
+        regen = options.make_llm() if wants_judge else None
+        recompact = None
+        if regen is not None:
+            recompact = make_recompact(regen, prompts) if getattr(strategy, "native", False) else \
+                strategy_recompact(strategy, regen)
+        outcome = evaluate_run(run, registry, graders, judge=judge, recompact=recompact)
+        graded = merge_usage([llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm is not None])
+        return outcome, run.usage, graded
+
+    jobs = [(k, sc) for k in range(len(strategies)) for sc in scenarios]
+    with ThreadPoolExecutor(max_workers=max(1, min(options.concurrency, len(jobs)))) as pool:
+        futures = [pool.submit(one, k, sc) for k, sc in jobs]
+        done: dict[int, list[tuple[Outcome, dict[str, Any], dict[str, Any]]]] = {k: [] for k in range(len(strategies))}
+        for (k, sc), fut in zip(jobs, futures):
+            done[k].append(fut.result())
+            if on_done is not None:
+                on_done(names[k], sc.display_name)
+    model = options.model
+    for k, res in enumerate(results):
+        res.outcomes = [o for o, _, _ in done[k]]
+        res.run_usage = merge_usage([u for _, u, _ in done[k] if u])
+        res.judge_usage = merge_usage([g for _, _, g in done[k] if g])
+        res.doc = results_document(res.outcomes, usage=merge_usage([res.run_usage, res.judge_usage]),
+                                   backend=options.backend, model=model,
+                                   prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint}
+                                   if res.name == "claude_code" else None, strategy=res.name)
+        res.doc["run_usage"] = res.run_usage
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+def _rate(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    graded = [r for r in rows if r.get("status") in ("pass", "fail")]
+    passed = sum(1 for r in graded if r["status"] == "pass")
+    return {"passed": passed, "graded": len(graded),
+            "na": sum(1 for r in rows if r.get("status") == "n/a"),
+            "ungraded": sum(1 for r in rows if r.get("status") == "ungraded"),
+            "pass_rate": round(passed / len(graded), 4) if graded else None,
+            "mean_score": round(mean(r.get("score", 0.0) for r in graded), 4) if graded else None}
+
+
+def _estimate_usd(usage: dict[str, Any], model: str) -> float:
+    return round(sum(cost_of(model, row) for row in (usage.get("by_model") or {}).values()), 6)
+
+
+def strategy_table(docs: dict[str, dict[str, Any]], *, backend: str = "offline", model: str | None = None,
+                   price_model: str | None = None) -> dict[str, Any]:
+    """The comparison of one results document per strategy (name -> document; see the module
+    docstring). ``price_model`` prices the strategies' model calls as if made by that model (offline
+    runs are free; this says what they would cost)."""
+    strategies = list(docs)
+    graders: list[str] = []
+    for doc in docs.values():
+        for entry in doc.get("scenarios", []):
+            graders += [g for g in entry.get("graders", {}) if g not in graders]
+    rows, failures = [], []
+    for name, doc in docs.items():
+        entries = doc.get("scenarios", [])
+        ran = [e for e in entries if not e.get("skipped")]
+        comps = [c for e in ran for c in e.get("compactions", [])]
+        usage = doc.get("run_usage") or doc.get("usage") or {}
+        states: dict[str, int] = {"pass": 0, "fail": 0, "n/a": 0, "ungraded": 0, "xfail": 0}
+        probes: dict[str, list[float]] = {}
+        for e in ran:
+            for g, row in e.get("graders", {}).items():
+                status = row.get("status", "fail")
+                if row.get("known_failure") and status == "fail":
+                    status = "xfail"
+                states[status] = states.get(status, 0) + 1
+                if status == "fail":
+                    failures.append({"scenario": e["name"], "strategy": name, "grader": g,
+                                     "reason": (row.get("reasons") or [""])[0]})
+            if e.get("error"):
+                failures.append({"scenario": e["name"], "strategy": name, "grader": "(run)", "reason": e["error"]})
+            for c in e.get("compactions", []):
+                for v in c.get("verdicts", []):
+                    for kind, score in (v.get("by_kind") or {}).items():
+                        probes.setdefault(kind, []).append(float(score))
+        skipped = sorted({e["skipped"] for e in entries if e.get("skipped")})
+        row = {
+            "strategy": name, "scenarios": len(entries), "ran": len(ran), "skipped": skipped[0] if skipped else None,
+            "errors": sum(1 for e in ran if e.get("error")), "compactions": len(comps),
+            "tokens_before": round(mean(c.get("pre_tokens") or 0 for c in comps)) if comps else None,
+            "tokens_after": round(mean(c.get("post_tokens") or 0 for c in comps)) if comps else None,
+            "model_calls": int(usage.get("api_calls", 0)), "input_tokens": int(usage.get("input_tokens", 0)),
+            "output_tokens": int(usage.get("output_tokens", 0)), "usd": float(usage.get("usd", 0.0)),
+            "verdicts": states, "probes": {k: round(mean(v), 2) for k, v in sorted(probes.items())},
+            "graders": {g: _rate([e["graders"][g] for e in ran if g in e.get("graders", {})
+                                  and not (e["graders"][g].get("known_failure") and e["graders"][g].get("status") == "fail")])
+                        for g in graders},
+        }
+        if price_model:
+            row["usd_at"] = _estimate_usd(usage, price_model)
+        rows.append(row)
+    failures.sort(key=lambda f: (f["scenario"], strategies.index(f["strategy"]), f["grader"]))
+    return {"strategies": strategies, "graders": graders, "rows": rows, "failures": failures,
+            "backend": backend, "model": model, "price_model": price_model, "note": note_for(backend, model)}
+
+
+def _pct(rate: dict[str, Any]) -> str:
+    if rate["pass_rate"] is None:
+        return "n/a" if rate["na"] else "-"
+    return f"{rate['pass_rate']:.0%} ({rate['passed']}/{rate['graded']})"
+
+
+def _columns(header: tuple[str, ...], body: list[tuple[str, ...]], right: set[int] = frozenset()) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(header), *[line(r) for r in body]]
+
+
+def format_strategy_table(table: dict[str, Any], *, failures: int = 40) -> list[str]:
+    """The terminal form: strategies, pass rate by grader, probes by kind, failures by scenario."""
+    rows = table["rows"]
+    cost = "cost" if not table.get("price_model") else f"cost (at {table['price_model']})"
+    head = ("strategy", "scenarios", "compactions", "tokens before → after (mean)", "model calls", "input tokens",
+            "output tokens", cost, "passed", "failed", "n/a")
+    body, notes = [], []
+    for r in rows:
+        if r["skipped"]:
+            notes.append(f"{r['strategy']}: skipped on {r['scenarios'] - r['ran']} scenario(s): {r['skipped']}")
+        if r["skipped"] and not r["ran"]:
+            body.append((r["strategy"], f"0/{r['scenarios']}", *["-"] * 9))
+            continue
+        usd = r.get("usd_at", r["usd"])
+        tokens = f"{r['tokens_before']:,} → {r['tokens_after']:,}" if r["compactions"] else "-"
+        v = r["verdicts"]
+        body.append((r["strategy"], f"{r['ran']}/{r['scenarios']}", str(r["compactions"]), tokens, f"{r['model_calls']:,}",
+                     f"{r['input_tokens']:,}", f"{r['output_tokens']:,}", f"${usd:.4f}", str(v.get("pass", 0)),
+                     str(v.get("fail", 0)), str(v.get("n/a", 0) + v.get("ungraded", 0) + v.get("xfail", 0))))
+    lines = [table["note"], ""] + _columns(head, body, right={1, 2, 4, 5, 6, 7, 8, 9, 10}) + notes
+    names = [r["strategy"] for r in rows]
+    grader_body = [(g, *[_pct(r["graders"].get(g, {"pass_rate": None, "na": 0})) for r in rows]) for g in table["graders"]]
+    lines += ["", *_columns(("pass rate by grader", *names), grader_body)]
+    kinds = sorted({k for r in rows for k in r["probes"]})
+    if kinds:
+        probe_body = [(k, *[f"{r['probes'][k]:.1f}" if k in r["probes"] else "-" for r in rows]) for k in kinds]
+        lines += ["", *_columns(("probes, mean score /5", *names), probe_body)]
+    fails = table["failures"]
+    if fails:
+        lines += ["", f"failures ({len(fails)}): scenario · strategy · grader: first reason"]
+        for f in fails[:failures]:
+            reason = " ".join(f["reason"].split())
+            lines.append(f"  {f['scenario']} · {f['strategy']} · {f['grader']}: {reason[:150]}")
+        if len(fails) > failures:
+            lines.append(f"  … and {len(fails) - failures} more (see the JSON or HTML report)")
+    return lines
+
+
+def comparison_document(results: list[StrategyResults], *, backend: str, model: str | None,
+                        price_model: str | None = None) -> dict[str, Any]:
+    """``ctxeval compare --json``: the table, and each strategy's full results document."""
+    table = strategy_table({r.name: r.doc for r in results}, backend=backend, model=model, price_model=price_model)
+    return {"format": COMPARE_FORMAT, "version": 1, "backend": backend, "model": model, "table": table,
+            "results": {r.name: r.doc for r in results},
+            "usage": merge_usage([r.run_usage for r in results] + [r.judge_usage for r in results])}

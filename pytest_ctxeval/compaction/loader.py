@@ -1,0 +1,159 @@
+"""Finding a strategy by name: a built-in, or your own by dotted path, with options.
+
+A spec is one of::
+
+    codex                                   a built-in strategy
+    observation_masking(keep=5)             with options (int, float, true/false, or text)
+    gemini_cli(verify=false, tiers=none)
+    mypkg.compaction:MyStrategy             a class (instantiated with the options) or an instance
+    mypkg.compaction:make_strategy(level=2) a factory returning a strategy
+
+(quote a spec with parentheses in a shell). A bad spec is a :class:`~pytest_ctxeval.errors.UsageError`
+that names it and says how to fix it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+from ..errors import UsageError
+from .base import Strategy
+
+__all__ = ["BUILTIN", "load_strategy", "parse_spec", "split_specs"]
+
+#: Built-in strategies by name: module and class (imported on first use).
+BUILTIN: dict[str, tuple[str, str]] = {
+    "claude_code": ("claude_code", "ClaudeCode"),
+    "codex": ("codex", "Codex"),
+    "gemini_cli": ("gemini_cli", "GeminiCli"),
+    "opencode": ("opencode", "Opencode"),
+    "observation_masking": ("masking", "ObservationMasking"),
+    "anthropic_server": ("anthropic_server", "AnthropicServer"),
+}
+
+_SPEC = re.compile(r"^\s*(?P<target>[A-Za-z_][\w.]*(?::[A-Za-z_][\w.]*)?)\s*(?:\((?P<args>.*)\))?\s*$", re.DOTALL)
+_HINT = ("use a built-in name (" + ", ".join(BUILTIN) + ") or a dotted path 'package.module:Name', "
+         "optionally with options: 'observation_masking(keep=5)'")
+
+
+def split_specs(text: str) -> list[str]:
+    """Comma-separated specs, commas inside parentheses kept.
+
+    >>> split_specs("codex, observation_masking(keep=5, every_round=true),gemini_cli")
+    ['codex', 'observation_masking(keep=5, every_round=true)', 'gemini_cli']
+    """
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur += ch
+    out.append(cur.strip())
+    return [s for s in out if s]
+
+
+def _value(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text.strip())
+        except ValueError:
+            pass
+    return text.strip().strip("'\"")
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``(target, options)`` of a spec.
+
+    >>> parse_spec("observation_masking(keep=5, every_round=true)")
+    ('observation_masking', {'keep': 5, 'every_round': True})
+    """
+    match = _SPEC.match(spec or "")
+    if not match:
+        raise UsageError(f"strategy {spec!r}: not a strategy spec; {_HINT}")
+    options: dict[str, Any] = {}
+    args = match.group("args")
+    if args is not None and args.strip():
+        for part in split_specs(args):
+            key, eq, value = part.partition("=")
+            if not eq or not key.strip().isidentifier():
+                raise UsageError(f"strategy {spec!r}: option {part!r} is not name=value "
+                                 "(e.g. 'observation_masking(keep=5)')")
+            options[key.strip()] = _value(value)
+    return match.group("target"), options
+
+
+def _builtin(name: str) -> Any:
+    module, cls = BUILTIN[name]
+    return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
+
+
+def _import(target: str, spec: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    if not attr:
+        near = [n for n in BUILTIN if n.startswith(target[:3])]
+        raise UsageError(f"strategy {spec!r}: unknown strategy {target!r}"
+                         + (f" (did you mean {near[0]!r}?)" if near else "") + f"; {_HINT}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"strategy {spec!r}: cannot import module {module_name!r} ({exc}); is it installed or on "
+                         "sys.path (e.g. run from the folder that holds it)?") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed to import: say so, with the cause
+        raise UsageError(f"strategy {spec!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            names = sorted(n for n in vars(module) if not n.startswith("_"))[:12]
+            raise UsageError(f"strategy {spec!r}: module {module_name!r} has no attribute {attr!r} "
+                             f"(it defines: {', '.join(names) or 'nothing public'})")
+        obj = getattr(obj, part)
+    return obj
+
+
+def load_strategy(spec: str | Any) -> Any:
+    """The strategy a spec names (see the module docstring); a strategy object is returned as is.
+
+    >>> load_strategy("codex").name
+    'codex'
+    >>> load_strategy("observation_masking(keep=3)").keep
+    3
+    """
+    if not isinstance(spec, str):
+        _check(spec, repr(spec))
+        return spec
+    target, options = parse_spec(spec)
+    obj = _builtin(target) if target in BUILTIN else _import(target, spec)
+    if isinstance(obj, type) or callable(obj) and not isinstance(obj, Strategy):
+        try:
+            strategy = obj(**options)
+        except UsageError:
+            raise
+        except TypeError as exc:
+            raise UsageError(f"strategy {spec!r}: {exc}") from None
+    else:
+        if options:
+            raise UsageError(f"strategy {spec!r}: {target} is an instance, it takes no options")
+        strategy = obj
+    _check(strategy, spec)
+    return strategy
+
+
+def _check(strategy: Any, spec: str) -> None:
+    missing = [n for n in ("name", "should_compact", "compact") if not hasattr(strategy, n)]
+    if missing:
+        raise UsageError(f"strategy {spec!r}: {type(strategy).__name__} is not a strategy: it lacks "
+                         f"{', '.join(missing)} (see pytest_ctxeval.compaction.Strategy)")
+    name = getattr(strategy, "name")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][\w.-]*", name):
+        raise UsageError(f"strategy {spec!r}: its name must be letters, digits, '_', '.' or '-'; got {name!r}")

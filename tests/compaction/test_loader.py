@@ -1,0 +1,94 @@
+"""Strategy specs: built-in names, options, your own by dotted path, and every bad spec's message."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from pytest_ctxeval.compaction import BUILTIN_NAMES, Strategy, load_strategy, split_specs
+from pytest_ctxeval.errors import UsageError
+
+
+@pytest.mark.parametrize("name", BUILTIN_NAMES)
+def test_every_builtin_loads_and_is_a_strategy(name):
+    strategy = load_strategy(name)
+    assert strategy.name == name and isinstance(strategy, Strategy)
+
+
+def test_options_are_typed():
+    s = load_strategy("gemini_cli(threshold=0.6, verify=false, tiers=budget+microcompact)")
+    assert (s.threshold, s.verify, s.tiers) == (0.6, False, frozenset({"budget", "microcompact"}))
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "user_strats.py").write_text(textwrap.dedent('''
+        from pytest_ctxeval.compaction import BaseStrategy, Compacted
+
+        class Mine(BaseStrategy):
+            name = "mine"
+            def __init__(self, *, level=1, **kw):
+                super().__init__(**kw)
+                self.level = level
+            def should_compact(self, state):
+                return False
+            def compact(self, state):
+                return Compacted(messages=list(state.messages))
+
+        INSTANCE = Mine(level=7)
+
+        def factory(level=3):
+            return Mine(level=level)
+
+        class NotAStrategy:
+            pass
+
+        class BadName(Mine):
+            name = "has spaces"
+    '''))
+    (tmp_path / "broken_strats.py").write_text("raise RuntimeError('boom at import')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for mod in ("user_strats", "broken_strats"):
+        sys.modules.pop(mod, None)
+
+
+def test_your_own_strategy_class_instance_or_factory(user_module):
+    assert load_strategy("user_strats:Mine(level=2)").level == 2
+    assert load_strategy("user_strats:INSTANCE").level == 7
+    assert load_strategy("user_strats:factory(level=5)").level == 5
+
+
+BAD = [
+    pytest.param("codx", "unknown strategy 'codx' (did you mean 'codex'?)", id="typo"),
+    pytest.param("1codex", "not a strategy spec", id="not-a-name"),
+    pytest.param("codex(user_tokens)", "option 'user_tokens' is not name=value", id="option-without-value"),
+    pytest.param("codex(nope=1)", "strategy codex: unknown option nope; it takes tiers, fraction, user_tokens",
+                 id="unknown-option"),
+    pytest.param("codex(tiers=cache)", "unknown tier 'cache'; use all, none, or some of budget, dedupe, microcompact",
+                 id="unknown-tier"),
+    pytest.param("no_such_pkg.mod:Thing", "cannot import module 'no_such_pkg.mod'", id="missing-module"),
+    pytest.param("broken_strats:Thing", "importing 'broken_strats' failed: RuntimeError: boom at import",
+                 id="module-raises"),
+    pytest.param("user_strats:Missing", "module 'user_strats' has no attribute 'Missing' (it defines:",
+                 id="missing-attribute"),
+    pytest.param("user_strats:NotAStrategy", "NotAStrategy is not a strategy: it lacks name, should_compact, compact",
+                 id="not-a-strategy"),
+    pytest.param("user_strats:BadName", "its name must be letters, digits", id="bad-name"),
+    pytest.param("user_strats:INSTANCE(level=2)", "is an instance, it takes no options", id="options-on-instance"),
+    pytest.param("observation_masking(keep=-2)", "keep must be >= 0. Current input: -2", id="bad-option-value"),
+]
+
+
+@pytest.mark.parametrize("spec, message", BAD)
+def test_a_bad_spec_is_a_usage_error_that_names_it_and_the_fix(user_module, spec, message):
+    with pytest.raises(UsageError) as info:
+        load_strategy(spec)
+    assert message in str(info.value)
+    assert spec.split("(")[0].split(":")[0].strip() in str(info.value) or "keep" in str(info.value)
+
+
+def test_specs_split_at_commas_outside_parentheses():
+    assert split_specs("claude_code,observation_masking(keep=5, every_round=true), codex") == [
+        "claude_code", "observation_masking(keep=5, every_round=true)", "codex"]
