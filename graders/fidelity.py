@@ -32,7 +32,7 @@ from pytest_ctxeval.extract import (
     person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import AssistantMessage, plain_text, text_of
+from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
 from pytest_ctxeval.summary import SECTION_TITLES, Section, normalize_ws, notes_section
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
@@ -288,18 +288,25 @@ _NEGATION = re.compile(r"\b(not|no longer|instead of|rather than|drop(?:ped|ping
                        r"replac(?:e|ed|es|ing)|remov(?:e|ed|es|ing)|without)\b|n't\b", re.IGNORECASE)
 
 
+def _spoke_after_todos(messages: list) -> bool:
+    """Whether the person typed a message after the last TodoWrite call in ``messages``."""
+    last = max((i for i, m in enumerate(messages) if any(u.name == "TodoWrite" for u in tool_uses(m))), default=None)
+    return last is not None and any(person_text(m) is not None for m in messages[last + 1:])
+
+
 @grader("no_superseded_work", kind="rule")
 def no_superseded_work(case: CompactionCase) -> Verdict:
     """Intents listed in expect.superseded are not proposed in sections 7-9."""
     dropped = list(case.expect.superseded)
     if not dropped:
         return Verdict.not_applicable("expect.superseded is empty")
-    # An intent the latest todo list of the summarised span still holds open was not superseded
-    # within that span: the change of plan comes later (after this compaction, or in the messages a
-    # strategy keeps verbatim after its summary, as Gemini CLI and opencode keep a tail), and the
-    # summary rightly lists the plan as it stood. Strategies that compact early or keep a tail meet
-    # this; Claude Code's full compaction summarises up to the request, so it rarely does.
-    still_open = [normalize_ws(t).lower() for t in open_todos(case.summarized)]
+    # An intent the latest todo list of the summarised span still holds open, with no person-typed
+    # message after that list in the span, was not superseded within the span: the change of plan
+    # comes later (after this compaction, or in the messages a strategy keeps verbatim after its
+    # summary, as Gemini CLI and opencode keep a tail), and the summary rightly lists the plan as it
+    # stood. A user message after the list may be the correction itself: then the grader checks.
+    still_open = [] if _spoke_after_todos(case.summarized) else [
+        normalize_ws(t).lower() for t in open_todos(case.summarized)]
     waiting = [i for i in dropped if any(normalize_ws(i).lower() in t for t in still_open)]
     dropped = [i for i in dropped if i not in waiting]
     if not dropped:
@@ -320,7 +327,8 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
             start = low.find(needle)
             while start != -1:
                 before = low[max(0, start - 60): start]
-                before = re.split(r"[.;:!?\n]\s", before)[-1]  # the current sentence only
+                # the current sentence or list item only ("- Replace X - Add Y": "Replace" is X's)
+                before = re.split(r"[.;:!?\n]\s|\s[-*•]\s", before)[-1]
                 if not _NEGATION.search(before):
                     hits.append((intent, number, section, text[max(0, start - 30): start + len(needle) + 30]))
                     break

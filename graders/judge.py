@@ -166,8 +166,11 @@ def drift(case: CompactionCase) -> Verdict:
     if forced:
         note = f" ({forced} forced by re-compacting the last context)"
     if len(generations) < DRIFT_GENERATIONS:
+        why = ("a transcript cannot be re-compacted" if case.recompact is None else
+               f"compacting the last context again left it as it was: the {case.strategy} strategy found "
+               "nothing to summarise")
         return Verdict.not_applicable(f"only {len(generations)} compaction generation(s); drift needs "
-                                      f"{DRIFT_GENERATIONS} (a transcript cannot be re-compacted)")
+                                      f"{DRIFT_GENERATIONS} ({why})")
     judgements = case.judge.judge_many([
         ("drift", {"generation": n, "generations": len(generations), "intent": intent,
                    "summary": _request_and_next(g)}) for n, g in enumerate(generations, start=1)])

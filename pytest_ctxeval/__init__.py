@@ -6,17 +6,32 @@ change between minor versions.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .config import EngineConfig, resolve_context_window
-from .errors import (
-    CtxEvalError, GraderError, ModelError, PromptTooLongError, ScenarioError, TranscriptError, UsageError,
-)
-from .grading import CompactionCase, GraderRegistry, Verdict, grader, load_graders
-from .llm import LLM, make_llm
-from .runner import RunResult, run_scenario
-from .scenarios import Scenario, load_scenario
-from .transcript import read_transcript
+# The public names are imported when first used (PEP 562): pytest imports this package for the
+# plugin in every run of a project that has it installed, and most runs never need the engine.
+_EXPORTS = {
+    "EngineConfig": "config", "resolve_context_window": "config",
+    "CtxEvalError": "errors", "GraderError": "errors", "ModelError": "errors", "PromptTooLongError": "errors",
+    "ScenarioError": "errors", "TranscriptError": "errors", "UsageError": "errors",
+    "CompactionCase": "grading", "GraderRegistry": "grading", "Verdict": "grading", "grader": "grading",
+    "load_graders": "grading", "LLM": "llm", "make_llm": "llm", "RunResult": "runner", "run_scenario": "runner",
+    "Scenario": "scenarios", "load_scenario": "scenarios", "read_transcript": "transcript",
+}
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from .config import EngineConfig, resolve_context_window
+    from .errors import (
+        CtxEvalError, GraderError, ModelError, PromptTooLongError, ScenarioError, TranscriptError, UsageError,
+    )
+    from .grading import CompactionCase, GraderRegistry, Verdict, grader, load_graders
+    from .llm import LLM, make_llm
+    from .runner import RunResult, run_scenario
+    from .scenarios import Scenario, load_scenario
+    from .transcript import read_transcript
 
 __all__ = [
     "__version__", "EngineConfig", "resolve_context_window", "CtxEvalError", "GraderError", "ModelError",
@@ -24,3 +39,16 @@ __all__ = [
     "Verdict", "grader", "load_graders", "LLM", "make_llm", "RunResult", "run_scenario", "Scenario",
     "load_scenario", "read_transcript",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -345,7 +345,8 @@ def _memo(f: Callable[..., str]) -> Callable[..., str]:
     @functools.wraps(f)
     def filler(*args: Any, **kwargs: Any) -> str:
         try:
-            key = (args, tuple(sorted(kwargs.items())))
+            # Types are part of the key: 1, 1.0 and True are equal keys but seed differently.
+            key = (tuple((type(a), a) for a in args), tuple((k, type(v), v) for k, v in sorted(kwargs.items())))
             hit = memo.get(key)
         except TypeError:  # an unhashable argument
             return f(*args, **kwargs)

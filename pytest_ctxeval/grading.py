@@ -272,10 +272,11 @@ class GraderRegistry:
         with the error (a bug in a grader must not pass or fail a summary silently)."""
         out = []
         for spec in (specs if specs is not None else list(self)):
-            if spec.strategies is not None and case.strategy not in spec.strategies:
-                fmt = getattr(case.summary_format, "name", None) or "its own format"
+            if spec.strategies is not None and not _writes_format_of(case, spec.strategies):
+                fmt = getattr(case.summary_format, "name", None)
                 verdict = Verdict.not_applicable(f"{spec.name} checks the format of the {', '.join(spec.strategies)} "
-                                                 f"strategy; the {case.strategy} strategy writes {_article(fmt)}")
+                                                 f"strategy; the {case.strategy} strategy writes "
+                                                 + (_article(fmt) if fmt else "its own format"))
             elif spec.applies_to is not None and case.kind not in spec.applies_to:
                 verdict = Verdict.not_applicable(f"{spec.name} applies to {', '.join(spec.applies_to)} "
                                                  f"compactions, not {case.kind}")
@@ -292,6 +293,13 @@ class GraderRegistry:
             verdict.kind = spec.kind
             out.append(verdict)
         return out
+
+
+def _writes_format_of(case: CompactionCase, strategies: tuple[str, ...]) -> bool:
+    """Whether ``case``'s summary is in the format of one of ``strategies``: by name, or for
+    ``claude_code`` by format (no ``summary_format``: Claude Code's nine sections, as a subclass of
+    the ``claude_code`` strategy or a real transcript writes them)."""
+    return case.strategy in strategies or ("claude_code" in strategies and case.summary_format is None)
 
 
 def _article(text: str) -> str:

@@ -12,9 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .engine.prompt import PromptSet
+from typing import TYPE_CHECKING
+
 from .errors import UsageError
-from .llm import BACKENDS, LLM, make_llm
+from .llm import BACKENDS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine.prompt import PromptSet
+    from .llm import LLM
 
 __all__ = ["RunOptions", "add_run_options", "add_model_options", "builtin_scenarios_dir", "positive_int"]
 
@@ -156,6 +161,8 @@ class RunOptions:
                              "--ctxeval-backend offline, the default, or replay with recorded cassettes)")
 
     def make_llm(self, faults: dict[str, list[str]] | None = None) -> LLM:
+        from .llm import make_llm
+
         return make_llm(self.backend, self.model, faults=faults, cassettes=self.cassettes,
                         concurrency=self.concurrency)
 
@@ -163,6 +170,7 @@ class RunOptions:
         """The judge for the LLM graders: same backend, the judge model, its own usage totals.
         ``faults`` (offline only) scripts failures of its ``judge``/``probe`` calls."""
         from .judging import Judge
+        from .llm import make_llm
 
         plan = {k: v for k, v in (faults or {}).items() if k in ("judge", "probe")} or None
         llm = make_llm(self.backend, self.judge_model or self.model, cassettes=self.cassettes,
@@ -179,6 +187,8 @@ class RunOptions:
 
     def prompts(self, compact: Path | None = None) -> PromptSet:
         """The run's templates (``compact`` replaces the compaction prompt, for an A/B run)."""
+        from .engine.prompt import PromptSet
+
         return PromptSet(compact or self.prompt, session_memory_template=self.session_memory_prompt)
 
 

@@ -1,4 +1,4 @@
-"""The pytest plugin: ``pytest --ctxeval`` (hooks, options, collection, fixtures, summary only).
+"""The pytest plugin: ``pytest --ctxeval`` (options, hooks, fixtures; the session is :mod:`.session`).
 
 * ``--ctxeval`` collects scenario files (ini ``ctxeval_scenarios``, default ``scenarios/``, else the
   built-in library) as one item per scenario × grader: ``scenarios/x.yaml::verbatim_user_messages``.
@@ -7,56 +7,36 @@
   Without ``--ctxeval`` scenario files are not collected and marked tests are skipped.
 * The terminal summary lists per scenario: compactions, tokens before → after, graders
   passed/failed. Its data travels in each item's report, so it is also right under pytest-xdist.
-* Results, reports, baselines and A/B: each item's report carries its grader's verdicts
-  (``ctxeval_item``), and the first item of a scenario a process runs carries the scenario's data
-  once (``ctxeval_scenario``: compactions, summaries, events, what was lost, usage). The controller
-  (or the single process) assembles the results document from reports only, so a serial run and
-  ``-n auto`` write the same results; both payloads are taken off the report before junitxml and
-  other reporters see it.
-* Compaction strategies (:mod:`pytest_ctxeval.compaction`): ``--ctxeval-strategy`` picks the one the
-  items grade (default ``claude_code``, the reference engine; a scenario's ``known_failures`` apply
-  to it only); ``--ctxeval-compare-strategies`` runs every scenario under more strategies as extra
-  variants, like the A/B prompt, and the controller builds the strategies table from the reports.
-* Each scenario run writes its transcript and persisted results in a fresh folder under pytest's
-  basetemp; the paths the engine names to the model are fixed (Claude Code's layout under
-  ``~/.claude/projects/ctxeval/``), so tokens, summaries and requests (hence cassettes) do not
-  depend on where or how pytest runs.
+* Loading the plugin is cheap: pytest loads it in every run of a project that has it installed,
+  so this module imports only pytest and the option definitions. The engine, the graders and the
+  anthropic SDK are imported under ``--ctxeval`` (:mod:`.session`) or by a fixture that needs them.
 """
 
 from __future__ import annotations
 
-import copy
-import json
-import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
-from .baseline import (
-    DEFAULT_TOLERANCE, Comparison, ab_table, compare, format_ab, format_comparison, load_document, write_baseline,
-)
 from .errors import CtxEvalError, UsageError
-from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, outcome_entry, results_document, usage_lines
-from .compaction import StrategyUnavailable
-from .compaction.driver import strategy_recompact
-from .grading import GraderRegistry, GraderSpec, Verdict, cases_from_run, load_graders
-from .options import RunOptions, add_run_options, builtin_scenarios_dir, tolerance
-from .report import write_report
-from .runner import RunResult, run_scenario as _run_scenario
-from .scenarios import Scenario, load_scenario
-from .table import ScenarioRow, format_table
+from .options import add_run_options, tolerance
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .grading import Verdict
+    from .options import RunOptions
+    from .runner import RunResult
 
 __all__ = ["CtxEvalSession", "ScenarioFile", "GraderItem"]
 
-SESSION = pytest.StashKey["CtxEvalSession"]()
-_PROPERTY = "ctxeval_row"
-_ITEM = "ctxeval_item"           # one grader's verdicts (per item)
-_SCENARIO = "ctxeval_scenario"   # a scenario's data (once per scenario and process)
-_PAYLOADS = (_ITEM, _SCENARIO)
-MAIN, COMPARE = "main", "compare"
-STRATEGY = "strategy:"  # + a strategy's name: the variant running it (--ctxeval-compare-strategies)
-REPORT_SUFFIXES = (".html", ".htm", ".json", ".md")
+
+def __getattr__(name: str) -> Any:
+    """The session classes, still importable from here (``pytest_ctxeval.plugin.GraderItem``)."""
+    if name in __all__:
+        from . import session
+
+        return getattr(session, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -103,31 +83,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ctxeval_strategy", default="", help="compaction strategy (default claude_code, the reference engine)")
 
 
-_INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "cassettes", "strategy")
-
-
-def _options(config: pytest.Config) -> RunOptions:
-    # Precedence: command line > ini > defaults.
-    def ini(name: str) -> Any:
-        if name not in _INI:
-            return None
-        value = config.getini(f"ctxeval_{name}")
-        if isinstance(value, list):  # "paths" ini values
-            return str(value[0]) if value else None
-        return value or None
-
-    dirs = [Path(d) for d in (config.getoption("ctxeval_graders") or [])] or list(config.getini("ctxeval_graders"))
-    return RunOptions.from_namespace(config.option, ini=ini, graders_dirs=tuple(Path(d) for d in dirs))
-
-
-def _scenario_paths(config: pytest.Config) -> list[Path]:
-    configured = [Path(p) for p in config.getini("ctxeval_scenarios")]
-    if configured:
-        return [p.resolve() for p in configured]
-    default = config.rootpath / "scenarios"
-    return [default.resolve() if default.is_dir() else builtin_scenarios_dir()]
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "ctxeval: a compaction-quality test; runs only under --ctxeval")
     config.addinivalue_line("markers", "ctxeval_rule: a scenario item graded by a rule grader (select with "
@@ -136,6 +91,8 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "-m 'not ctxeval_llm' leaves them out")
     if not config.getoption("ctxeval"):
         return
+    from .session import SESSION, CtxEvalSession
+
     try:
         session = CtxEvalSession(config)
     except CtxEvalError as exc:
@@ -166,450 +123,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-class CtxEvalSession:
-    """Per-run state, registered as a plugin only under ``--ctxeval``."""
-
-    def __init__(self, config: pytest.Config):
-        self.config = config
-        self.options = _options(config)
-        self.options.check_key()
-        self.registry: GraderRegistry = load_graders(self.options.graders_dirs)
-        self.prompts = self.options.prompts()
-        compare = config.getoption("ctxeval_compare_prompt")
-        if compare and not Path(compare).is_file():
-            raise UsageError(f"compare prompt {compare}: no such file")
-        self.compare_path = Path(compare) if compare else None
-        self.compare_prompts = self.options.prompts(self.compare_path) if self.compare_path else None
-        # The strategy the items grade (--ctxeval-strategy, default the reference engine) and the ones
-        # compared with it (--ctxeval-compare-strategies): every spec is checked now.
-        self.strategy = self.options.make_strategy()
-        self.strategy_name = self.strategy.name if self.strategy is not None else "claude_code"
-        self.compared: dict[str, Any] = {}
-        from .compaction import split_specs
-
-        for spec in split_specs(config.getoption("ctxeval_compare_strategies") or ""):
-            other = self.options.make_strategy(spec)
-            if other.name != self.strategy_name:
-                self.compared.setdefault(other.name, other)
-        for prompts in (self.prompts, self.compare_prompts):
-            if prompts is not None:  # render once now: a template error is a usage error, not 90 failures
-                prompts.fingerprint
-                prompts.session_memory_template()
-        self.scenario_paths = _scenario_paths(config)
-        self.tolerance = config.getoption("ctxeval_tolerance")
-        self.tolerance = DEFAULT_TOLERANCE if self.tolerance is None else self.tolerance
-        self.baseline_path = config.getoption("ctxeval_baseline")
-        self.baseline = load_document(self.baseline_path) if self.baseline_path else None
-        self.save_baseline = _out_path(config.getoption("ctxeval_save_baseline"))
-        self.reports = [_out_path(p) for p in (config.getoption("ctxeval_report") or [])]
-        for p in self.reports:
-            if p.suffix.lower() not in REPORT_SUFFIXES:
-                raise UsageError(f"--ctxeval-report {p}: the suffix says which report: .html, .json or .md")
-        self.is_worker = hasattr(config, "workerinput")
-        # Worker side (or the single process): runs, graded outcomes, their results entries.
-        self.outcomes: dict[tuple[str, Path], Outcome] = {}
-        self.entries: dict[tuple[str, Path], dict[str, Any]] = {}
-        self.sent: set[tuple[str, str]] = set()
-        # Controller side (or the single process): what the reports carried.
-        self.rows: dict[str, ScenarioRow] = {}
-        self.scenarios: dict[tuple[str, str], dict[str, Any]] = {}
-        self.items: dict[tuple[str, str], dict[str, Any]] = {}
-        self.document: dict[str, Any] | None = None
-        self.comparison: Comparison | None = None
-        self.written: list[Path] = []
-        self.written_error: str | None = None
-        self.tmp_root: Path | None = None
-        self.names: dict[str, Path] = {}  # scenario name -> its file: names key results and baselines
-        self._judge: Any = None
-        self._regen: Any = None
-
-    def judge(self) -> Any:
-        """The session's judge (and the model that re-compacts for drift), made on first use."""
-        if self._judge is None:
-            self._judge = self.options.make_judge()
-            self._regen = self.options.make_llm()
-        return self._judge
-
-    # -- collection --------------------------------------------------------------------------
-    def is_scenario(self, path: Path) -> bool:
-        if path.suffix not in (".yaml", ".yml"):
-            return False
-        path = path.resolve()
-        return any(path == p or p in path.parents for p in self.scenario_paths) or any(
-            Path(a).resolve() == path for a in self.config.args)
-
-    @pytest.hookimpl
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-        if self.is_scenario(file_path):
-            return ScenarioFile.from_parent(parent, path=file_path)
-        return None
-
-    # -- running -----------------------------------------------------------------------------
-    @property
-    def variants(self) -> tuple[str, ...]:
-        prompts = (MAIN, COMPARE) if self.compare_prompts is not None else (MAIN,)
-        return prompts + tuple(STRATEGY + name for name in self.compared)
-
-    def strategy_of(self, variant: str) -> Any:
-        """The strategy a variant runs under (None: the reference engine)."""
-        return self.compared[variant[len(STRATEGY):]] if variant.startswith(STRATEGY) else self.strategy
-
-    def outcome(self, path: Path, variant: str = MAIN) -> Outcome:
-        """The graded run of one scenario under one prompt, computed once per process."""
-        key = (variant, path)
-        if key not in self.outcomes:
-            self.outcomes[key], usage = self._evaluate(path, variant)
-            o = self.outcomes[key]
-            entry = outcome_entry(o)
-            entry["usage"] = usage
-            entry["run_usage"] = merge_usage([o.run.usage]) if o.run is not None else merge_usage([])
-            entry["model"] = o.run.requests[0].get("model") if o.run is not None and o.run.requests else None
-            self.entries[key] = entry
-        return self.outcomes[key]
-
-    def _session_dir(self, variant: str, name: str) -> Path:
-        """A fresh folder for one run's transcript and persisted results, under pytest's basetemp.
-        Its path never reaches the results: the engine names Claude Code's layout under a fixed
-        project to the model (``~/.claude/projects/ctxeval/<session>.jsonl``), whatever the folder."""
-        if self.tmp_root is None:
-            factory = getattr(self.config, "_tmp_path_factory", None)
-            self.tmp_root = factory.mktemp("ctxeval", numbered=True) if factory else Path(tempfile.mkdtemp(prefix="ctxeval-"))
-        parent = self.tmp_root / variant
-        parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=parent))
-
-    def _evaluate(self, path: Path, variant: str) -> tuple[Outcome, dict[str, Any]]:
-        path = _display_path(self.config, path)
-        prompts = self.compare_prompts if variant == COMPARE else self.prompts
-        strategy = self.strategy_of(variant)
-        try:
-            scenario = load_scenario(path)
-        except CtxEvalError as exc:
-            return Outcome(name=path.stem, source=str(path), kind="scenario", error=str(exc),
-                           graders=self.registry.names), merge_usage([])
-        other = self.names.setdefault(scenario.display_name, path)
-        if other != path:
-            return Outcome(name=f"{scenario.display_name} ({path})", source=str(path), kind="scenario",
-                           error=f"{path}: the name {scenario.display_name!r} is also the name of {other}; "
-                                 "scenario names must be unique within a run (change 'name:')",
-                           graders=self.registry.names), merge_usage([])
-        try:
-            llm = self.options.make_llm(scenario.faults or None)
-            run = _run_scenario(scenario, llm=llm, context_window=self.options.context_window,
-                                compact_at_end=self.options.compact_at_end,
-                                session_dir=self._session_dir(variant, scenario.display_name), prompts=prompts,
-                                strategy=strategy)
-        except StrategyUnavailable as exc:
-            return Outcome(name=scenario.display_name, source=str(path), kind="scenario", skipped=str(exc),
-                           graders=self.registry.names, strategy=strategy.name), merge_usage([])
-        except CtxEvalError as exc:
-            return Outcome(name=scenario.display_name, source=str(path), kind="scenario", error=str(exc),
-                           graders=self.registry.names), merge_usage([])
-        judge = self.judge() if any(spec.kind == "llm" for spec in self.registry) else None
-        extra = [getattr(judge, "llm", None), self._regen] if judge is not None else []
-        before = [llm_.usage.as_dict() for llm_ in extra if llm_ is not None]
-        recompact = None
-        if judge is not None:
-            recompact = (strategy_recompact(strategy, self._regen) if strategy is not None
-                         and not getattr(strategy, "native", False) else make_recompact(self._regen, prompts))
-        outcome = evaluate_run(run, self.registry, judge=judge, recompact=recompact)
-        after = [llm_.usage.as_dict() for llm_ in extra if llm_ is not None]
-        # This scenario's model use: its run, and what the judge and re-compactions spent on it.
-        usage = merge_usage([run.usage] + [_usage_delta(b, a) for b, a in zip(before, after)])
-        return outcome, usage
-
-    def payloads(self, item: "GraderItem") -> list[tuple[str, str]]:
-        """The user properties an item's report carries to the controller (see the module doc)."""
-        props = []
-        data: dict[str, Any] = {"grader": item.spec.name}
-        for variant in self.variants:
-            self.outcome(item.path, variant)
-            entry = self.entries[(variant, item.path)]
-            key = entry["source"]
-            data.setdefault("source", key)
-            data.setdefault("name", entry["name"])
-            data[variant] = {
-                "aggregate": entry["graders"].get(item.spec.name),
-                "compactions": {str(c["index"]): v for c in entry["compactions"]
-                                for v in c["verdicts"] if v["grader"] == item.spec.name}}
-            if (variant, key) not in self.sent:
-                self.sent.add((variant, key))
-                scenario = copy.deepcopy(entry)
-                scenario["graders"] = {}
-                for c in scenario["compactions"]:
-                    c["verdicts"] = []
-                scenario["judge"] = getattr(self._judge, "label", None)
-                props.append((_SCENARIO, json.dumps({"variant": variant, "entry": scenario}, ensure_ascii=False)))
-        props.append((_ITEM, json.dumps(data, ensure_ascii=False)))
-        return props
-
-    # -- reporting ---------------------------------------------------------------------------
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        props = getattr(report, "user_properties", None) or []
-        if report.when == "call":
-            for key, value in props:
-                if key == _PROPERTY:
-                    row = ScenarioRow.from_dict(json.loads(value))
-                    old = self.rows.get(row.name)
-                    if old is not None:
-                        for status in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass"):
-                            row.counts[status] = row.counts.get(status, 0) + old.counts.get(status, 0)
-                    self.rows[row.name] = row
-                elif key == _SCENARIO and not self.is_worker:
-                    data = json.loads(value)
-                    self.scenarios.setdefault((data["variant"], data["entry"]["source"]), data["entry"])
-                elif key == _ITEM and not self.is_worker:
-                    data = json.loads(value)
-                    self.items[(data["source"], data["grader"])] = data
-        if not self.is_worker and any(k in _PAYLOADS for k, _ in props):
-            # The controller has what it needs: keep junitxml and other reporters lean.
-            report.user_properties = [(k, v) for k, v in props if k not in _PAYLOADS]
-
-    def results(self, variant: str = MAIN) -> dict[str, Any]:
-        """The results document of this session under one prompt, from the reports alone."""
-        order = {name: i for i, name in enumerate(self.registry.names)}
-        sources = sorted({src for src, _ in self.items})
-        entries, usages, run_usages = [], [], []
-        for source in sources:
-            items = sorted((d for (src, _), d in self.items.items() if src == source),
-                           key=lambda d: (order.get(d["grader"], len(order)), d["grader"]))
-            base = self.scenarios.get((variant, source))
-            entry = copy.deepcopy(base) if base is not None else {
-                "name": items[0]["name"], "source": source, "kind": "scenario", "context_window": None,
-                "error": "no scenario data reached the controller (a worker crashed?)", "graders": {},
-                "compactions": [], "messages": {}}
-            usages.append(entry.pop("usage", None) or {})
-            run_usages.append(entry.pop("run_usage", None) or {})
-            entry.pop("judge", None)
-            entry.pop("model", None)
-            for d in items:
-                part = d.get(variant) or {}
-                if part.get("aggregate") is not None:
-                    entry["graders"][d["grader"]] = part["aggregate"]
-                for c in entry["compactions"]:
-                    v = part.get("compactions", {}).get(str(c["index"]))
-                    if v is not None:
-                        c["verdicts"].append(v)
-            entries.append(entry)
-        entries.sort(key=lambda e: (e["name"], e["source"]))
-        prompts = self.compare_prompts if variant == COMPARE else self.prompts
-        meta = [s for (v, _), s in sorted(self.scenarios.items()) if v == variant]
-        model = next((s.get("model") for s in meta if s.get("model")), None) or self.options.model
-        judge = next((s.get("judge") for s in meta if s.get("judge")), None)
-        doc = results_document([], usage=merge_usage(usages), backend=self.options.backend, model=model,
-                               prompt={"path": _prompt_label(self.config, prompts.compact_path),
-                                       "fingerprint": prompts.fingerprint}, judge=judge,
-                               strategy=getattr(self.strategy_of(variant), "name", None))
-        if self.compared:  # the strategies' own model calls, for the strategies table
-            doc["run_usage"] = merge_usage(run_usages)
-        doc["scenarios"] = entries
-        return doc
-
-    @pytest.hookimpl
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.is_worker or not self.items:
-            return
-        doc = self.results(MAIN)
-        if self.compare_prompts is not None:
-            other = self.results(COMPARE)
-            a_label = f"{Path(other['prompt']['path']).name} ({other['prompt']['fingerprint']})"
-            b_label = f"{Path(doc['prompt']['path']).name} ({doc['prompt']['fingerprint']})"
-            doc["ab"] = {"prompt": other["prompt"], "table": ab_table(other, doc, a_label=a_label, b_label=b_label),
-                         "scenarios": other["scenarios"], "usage": other["usage"]}
-        if self.compared:
-            from .compaction.compare import strategy_table
-            from .llm import DEFAULT_MODEL
-
-            docs = {self.strategy_name: doc, **{name: self.results(STRATEGY + name) for name in self.compared}}
-            table = strategy_table(docs, backend=self.options.backend, model=self.options.model,
-                                   price_model=DEFAULT_MODEL if self.options.backend == "offline" else None)
-            table["results"] = {name: d["scenarios"] for name, d in docs.items() if name != self.strategy_name}
-            doc["strategies"] = table
-        if self.baseline is not None:
-            self.comparison = compare(self.baseline, doc, tolerance=self.tolerance,
-                                      name=_shown(self.config, self.baseline_path))
-            doc["comparison"] = self.comparison.as_dict()
-            if self.comparison.failed and session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        self.document = doc
-        try:
-            if self.save_baseline is not None:
-                self.written.append(write_baseline(self.save_baseline, doc))
-            for path in self.reports:
-                self.written.append(write_report(path, doc, baseline=self.baseline))
-        except Exception as exc:  # noqa: BLE001 - reported in the summary, and the run fails
-            self.written_error = str(exc) if isinstance(exc, CtxEvalError) else f"{type(exc).__name__}: {exc}"
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-
-    @pytest.hookimpl
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if not self.rows:
-            return
-        rows = [self.rows[k] for k in sorted(self.rows)]
-        tr = terminalreporter
-        doc = self.document
-        if config.getoption("verbose") < 0:
-            fails = sum(r.counts.get("fail", 0) for r in rows)
-            tr.write_line(f"ctxeval: {len(rows)} scenarios, {sum(r.compactions for r in rows)} compactions, "
-                          f"{fails} grader failures")
-        else:
-            tr.write_sep("=", "ctxeval summary")
-            for line in format_table(rows):
-                tr.write_line(line)
-            if doc is not None:
-                usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
-                for line in usage_lines(usage, self.options.backend):
-                    tr.write_line(line)
-        if doc is not None and "strategies" in doc:
-            from .compaction.compare import format_strategy_table
-
-            tr.write_sep("-", f"ctxeval strategies: {', '.join(doc['strategies']['strategies'])}")
-            for line in format_strategy_table(doc["strategies"]):
-                tr.write_line(line)
-        if doc is not None and "ab" in doc:
-            tr.write_sep("-", "ctxeval A/B: prompt A vs prompt B")
-            for line in format_ab(doc["ab"]["table"]):
-                tr.write_line(line)
-        if self.comparison is not None:
-            cmp = self.comparison
-            tr.write_sep("-", "ctxeval baseline", red=cmp.failed, green=not cmp.failed)
-            for line in format_comparison(cmp):
-                tr.write_line(line, red=line.lstrip().startswith("REGRESSED"))
-        for path in self.written:
-            tr.write_line(f"ctxeval: wrote {_shown(config, path)}")
-        if self.written_error:
-            tr.write_line(f"ctxeval: error: {self.written_error}", red=True)
-
-
-class _GraderFailed(Exception):
-    def __init__(self, verdict: Verdict):
-        super().__init__("; ".join(verdict.reasons))
-        self.verdict = verdict
-
-
-def _out_path(value: str | None) -> Path | None:
-    return Path(value).absolute() if value else None
-
-
-def _shown(config: pytest.Config, path: str | Path) -> str:
-    """A path as the user would type it: relative to where pytest was invoked, when below it."""
-    p = Path(path).absolute()
-    try:
-        return str(p.relative_to(config.invocation_params.dir))
-    except ValueError:
-        return str(p)
-
-
-def _prompt_label(config: pytest.Config, path: Path) -> str:
-    """The prompt's path for the results: relative to the invocation folder, ``<builtin>/NAME``
-    for a built-in prompt (never a machine-dependent site-packages path)."""
-    from .engine.prompt import BUILTIN_PROMPTS
-
-    p = Path(path).absolute()
-    if p.parent == BUILTIN_PROMPTS:
-        return f"<builtin>/{p.name}"
-    return _shown(config, p)
-
-
-def _usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """``after - before`` for usage dicts (totals and per model)."""
-    keys = ("api_calls", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    out: dict[str, Any] = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in keys}
-    models = {}
-    for model, row in (after.get("by_model") or {}).items():
-        old = (before.get("by_model") or {}).get(model, {})
-        delta = {k: int(row.get(k, 0)) - int(old.get(k, 0)) for k in keys}
-        if any(delta.values()):
-            models[model] = delta
-    out["by_model"] = models
-    return out
-
-
-def _display_path(config: pytest.Config, path: Path) -> Path:
-    """``path`` relative to where pytest was invoked, when it lies below it (for messages)."""
-    try:
-        return path.relative_to(config.invocation_params.dir)
-    except ValueError:
-        return path
-
-
-class ScenarioFile(pytest.File):
-    """A scenario YAML file: one item per grader."""
-
-    def collect(self) -> Iterator[pytest.Item]:
-        session: CtxEvalSession = self.config.stash[SESSION]
-        try:
-            scenario = load_scenario(_display_path(self.config, self.path))
-        except CtxEvalError as exc:
-            raise self.CollectError(str(exc)) from None
-        unknown = sorted(set(scenario.known_failures) - set(session.registry.names))
-        if unknown:
-            raise self.CollectError(f"{scenario.where(('known_failures',))}: known_failures names unknown grader "
-                                    f"{unknown[0]!r}; known graders: {', '.join(session.registry.names)}")
-        for spec in session.registry:
-            # known_failures describe the reference engine: under another strategy items are graded as they are.
-            known = scenario.known_failures.get(spec.name) if session.strategy_name == "claude_code" else None
-            yield GraderItem.from_parent(self, name=spec.name, spec=spec, known_failure=known)
-
-
-class GraderItem(pytest.Item):
-    """One grader over every compaction of one scenario."""
-
-    def __init__(self, *, spec: GraderSpec, known_failure: str | None = None, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.spec = spec
-        self.add_marker(pytest.mark.ctxeval)
-        # -m selects by grader kind: -m ctxeval_rule, -m "not ctxeval_llm" (-k selects by name).
-        self.add_marker(pytest.mark.ctxeval_llm if spec.kind == "llm" else pytest.mark.ctxeval_rule)
-        if known_failure is not None:
-            self.add_marker(pytest.mark.xfail(reason=f"known failure: {known_failure}", strict=True,
-                                              raises=_GraderFailed))
-
-    def runtest(self) -> None:
-        session: CtxEvalSession = self.config.stash[SESSION]
-        outcome = session.outcome(self.path)
-        verdict = outcome.grader_verdict(self.spec.name)
-        row = ScenarioRow(
-            name=outcome.name, compactions=len(outcome.cases),
-            tokens=[(c.pre_tokens, c.post_tokens) for c in outcome.cases],
-            tiers=_tier_counts(outcome.run), error=outcome.error)
-        state = outcome.expectation(self.spec.name)
-        row.counts = {s: int(state == s or (s == "pass" and state == "ok"))
-                      for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass")}
-        self.user_properties.append((_PROPERTY, json.dumps(row.as_dict())))
-        self.user_properties.append(("ctxeval_verdict", json.dumps(verdict.as_dict())))
-        self.user_properties.extend(session.payloads(self))
-        if verdict.status == "fail":
-            raise _GraderFailed(verdict)
-        if verdict.status in ("n/a", "ungraded"):
-            label = "n/a" if verdict.status == "n/a" else "UNGRADED"
-            # Report the skip at the scenario file, not at this line of the plugin.
-            raise pytest.skip.Exception(f"{label}: {'; '.join(verdict.reasons)}", _use_item_location=True)
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, _GraderFailed):
-            v = excinfo.value.verdict
-            lines = [f"{self.spec.name} failed on {self.path.name} (score {v.score:.2f}):"]
-            lines += [f"  - {r}" for r in v.reasons]
-            return "\n".join(lines)
-        return super().repr_failure(excinfo)
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        # The domain is only the grader name: pytest turns '.' into '::' in a domain that ends the
-        # node id, which would show 'tiny::yaml::grader' for 'tiny.yaml::grader'.
-        return self.path, 0, self.spec.name
-
-
-def _tier_counts(run: RunResult | None) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    if run is not None:
-        for e in run.events:
-            counts[e.tier] = counts.get(e.tier, 0) + 1
-    return counts
-
-
 # ---------------------------------------------------------------------------------------------
 # Fixtures for hand-written tests
 
@@ -618,6 +131,8 @@ def _tier_counts(run: RunResult | None) -> dict[str, int]:
 def ctxeval_config(pytestconfig: pytest.Config) -> RunOptions:
     """The resolved run options (backend, model, window override, prompt, grader folders).
     Override this fixture to change them for a test module."""
+    from .session import _options
+
     try:
         return _options(pytestconfig)
     except CtxEvalError as exc:
@@ -637,6 +152,9 @@ def run_scenario(ctxeval_config: RunOptions, tmp_path: Path) -> Callable[..., Ru
     Each call gets a fresh model client (scenario fault plans never leak between runs) and its own
     session directory under ``tmp_path``.
     """
+    from .runner import run_scenario as _run_scenario
+    from .scenarios import Scenario, load_scenario
+
     counter = iter(range(1_000_000))
 
     def run(scenario: Scenario | str | Path, **overrides: Any) -> RunResult:
@@ -660,6 +178,8 @@ def run_scenario(ctxeval_config: RunOptions, tmp_path: Path) -> Callable[..., Ru
 def grade(ctxeval_config: RunOptions) -> Callable[..., list[Verdict]]:
     """``grade(run_result, graders=["verbatim_user_messages"])`` -> one :class:`Verdict` per
     compaction × grader (``verdict.grader`` names it; ``verdict.evidence["compaction"]`` the index)."""
+    from .grading import cases_from_run, load_graders
+
     registry = load_graders(ctxeval_config.graders_dirs)
 
     def _grade(result: RunResult, graders: list[str] | None = None) -> list[Verdict]:

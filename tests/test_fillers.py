@@ -203,3 +203,15 @@ def test_fillers_remember_small_results_but_not_large_or_unhashable_ones() -> No
     assert FILLERS["test_output"](failed=failed) == fillers.test_output(failed=failed)
     with pytest.raises(TypeError, match="unexpected keyword"):
         grep(n=5, colour="red")
+
+
+def test_remembered_results_do_not_mix_equal_arguments_of_other_types() -> None:
+    """``1``, ``1.0`` and ``True`` are equal dict keys but seed differently: each gets its own
+    bytes, whatever was called first, and a float word count still fails as it would uncached."""
+    lorem = FILLERS["lorem"]
+    for seed in (1, 1.0, True):
+        assert lorem(words=5, seed=seed) == fillers.lorem(words=5, seed=seed)
+    assert lorem(words=5, seed=1) != lorem(words=5, seed=1.0)
+    lorem(words=3, seed=0)
+    with pytest.raises(TypeError):
+        lorem(words=3.0, seed=0)

@@ -245,3 +245,36 @@ def test_user_properties_hold_the_verdict(project: pytest.Pytester) -> None:
     verdicts = json.loads((project.path / "verdicts.json").read_text())
     assert {v["grader"] for v in verdicts} >= {"verbatim_user_messages", "nine_sections"}
     assert all(v["status"] in ("pass", "fail", "n/a", "ungraded") for v in verdicts)
+
+
+_HEAVY = ("anthropic", "httpx2", "jinja2", "pydantic", "yaml", "deepdiff", "pytest_ctxeval.engine",
+          "pytest_ctxeval.session", "pytest_ctxeval.runner")
+
+
+def test_loading_the_plugin_imports_only_pytest_and_the_options() -> None:
+    """pytest loads the plugin in every run of a project that has it installed: without --ctxeval
+    that must not cost the engine, the graders or the anthropic SDK (about a second to import)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pytest_ctxeval.plugin, pytest_ctxeval.options, pytest_ctxeval; "
+            f"print(sorted(m for m in sys.modules if m.startswith({_HEAVY!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
+    # ... and the public names still resolve, on first use
+    code = ("import pytest_ctxeval as p, pytest_ctxeval.plugin as pl; "
+            "print(p.make_llm('offline').backend, p.EngineConfig.__name__, pl.GraderItem.__name__, "
+            "'make_llm' in dir(p))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["offline", "EngineConfig", "GraderItem", "True"]
+
+
+def test_a_plain_run_of_a_project_with_the_plugin_does_not_load_the_engine(pytester: pytest.Pytester) -> None:
+    """The same, through pytest itself: a plain run's test sees none of the heavy modules."""
+    pytester.makepyfile(test_plain=f"""
+        import sys
+
+        def test_light():
+            assert not [m for m in sys.modules if m.startswith({_HEAVY!r})]
+    """)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)

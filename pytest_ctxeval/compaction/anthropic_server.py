@@ -29,7 +29,7 @@ import anthropic
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
 from ..messages import CompactBoundary, Usage, to_api
-from .base import BaseStrategy, CompactionState, Compacted, scaled
+from .base import BaseStrategy, Compacted, CompactionState, option, scaled
 from .formats import FREE_FORM
 
 __all__ = ["AnthropicServer", "TRIGGER_TOKENS", "BETA", "EDIT_TYPE"]
@@ -52,7 +52,8 @@ class AnthropicServer(BaseStrategy):
     def __init__(self, *, tiers: str = "all", instructions: str | None = None, trigger: int = TRIGGER_TOKENS,
                  **options: Any):
         super().__init__(tiers=tiers, **options)
-        self.instructions, self.trigger = instructions, int(trigger)
+        self.instructions = None if instructions is None else option(self.name, "instructions", instructions, str)
+        self.trigger = option(self.name, "trigger", trigger, int, low=1)
 
     @staticmethod
     def unavailable_reason(backend: str) -> str:

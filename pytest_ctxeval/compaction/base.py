@@ -24,8 +24,10 @@ Token constants of the peers (PEERS.md) are stated for a 200,000-token window an
 ``context_window / 200_000`` exactly as the engine's own budgets do
 (:meth:`pytest_ctxeval.config.EngineConfig.for_window`): :func:`scaled`. Fractions (Codex's 90 %,
 Gemini's 0.5 and 30 %), counts (keep the last 10 observations, 2 protected turns) and character
-cuts stated per item are ratios or counts and do not scale, except where a cut is a budget (see
-each strategy).
+cuts stated per item are ratios or counts and do not scale, except where a cut bounds what the
+model reads, as the engine's own 2,000-character preview does and scales: opencode's tool-result
+cut in the serialised head and Gemini CLI's preview of an old output scale too (each strategy's
+module says so).
 """
 
 from __future__ import annotations
@@ -215,13 +217,18 @@ class BaseStrategy:
         """The run's engine config: auto-compaction and session memory (Claude Code's tier 4) off,
         since this strategy decides; tiers 1-3 as ``tiers`` says."""
         changes: dict[str, Any] = {"autocompact_enabled": False, "session_memory_enabled": False}
+        return config.replace(**changes, **self.tier_changes())
+
+    def tier_changes(self) -> dict[str, Any]:
+        """The config changes that turn off the tiers ``tiers`` leaves out (dedupe is the driver's)."""
+        changes: dict[str, Any] = {}
         huge = 10 ** 12
         if "budget" not in self.tiers:
             changes.update(default_max_result_chars=huge, tool_result_chars={}, per_message_result_chars=huge)
         if "microcompact" not in self.tiers:
             changes.update(microcompact_gap_minutes=float(huge), cached_microcompact=False,
                            api_context_management=False)
-        return config.replace(**changes)
+        return changes
 
     def should_compact(self, state: CompactionState) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -231,6 +238,35 @@ class BaseStrategy:
 
     def label(self) -> str:
         return self.name
+
+
+def option(strategy: str, name: str, value: Any, kind: type, *, low: float | None = None,
+           high: float | None = None) -> Any:
+    """A strategy option checked: ``kind`` is ``int`` (a whole number, not a flag), ``float`` (any
+    number), ``bool`` (true or false only) or ``str``; ``low``/``high`` bound a number, inclusive.
+    Anything else is a :class:`UsageError` naming the option, what it takes, and the value given.
+
+    >>> option("codex", "fraction", 0.9, float, low=0, high=1)
+    0.9
+    >>> option("gemini_cli", "verify", "maybe", bool)
+    Traceback (most recent call last):
+    ...
+    pytest_ctxeval.errors.UsageError: strategy gemini_cli: verify must be true or false. Current input: 'maybe'
+    """
+    ok = {int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+          float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          bool: lambda v: isinstance(v, bool), str: lambda v: isinstance(v, str)}[kind](value)
+    what = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}[kind]
+    if ok and kind in (int, float):
+        if low is not None and value < low or high is not None and value > high:
+            ok = False
+        if low is not None and high is not None:
+            what += f" from {low:g} to {high:g}"
+        elif low is not None:
+            what += f" of at least {low:g}"
+    if not ok:
+        raise UsageError(f"strategy {strategy}: {name} must be {what}. Current input: {value!r}")
+    return float(value) if kind is float else value
 
 
 def parse_tiers(value: str, strategy: str) -> frozenset[str]:

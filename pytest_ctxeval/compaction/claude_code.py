@@ -19,7 +19,8 @@ from ..engine.compact import compact_conversation
 from ..engine.pipeline import shown_transcript_path
 from ..engine.prompt import PromptSet
 from ..messages import CompactBoundary
-from .base import BaseStrategy, CompactionState, Compacted
+from ..errors import UsageError
+from .base import BaseStrategy, CompactionState, Compacted, option
 
 __all__ = ["ClaudeCode"]
 
@@ -34,10 +35,16 @@ class ClaudeCode(BaseStrategy):
 
     def __init__(self, *, tiers: str = "all", prompt: str | None = None, **options: Any):
         super().__init__(tiers=tiers, **options)
-        self.prompts = PromptSet(prompt) if prompt else PromptSet()
+        if prompt is not None and self.native:
+            raise UsageError(f"strategy {self.name}: the prompt option is for a subclass that compacts itself "
+                             "(native = False); the engine compacts with the run's prompt: --ctxeval-prompt PATH "
+                             "(ctxeval run --prompt PATH)")
+        self.prompts = PromptSet(option(self.name, "prompt", prompt, str)) if prompt else PromptSet()
 
     def configure(self, config: Any) -> Any:
-        return config if self.native else super().configure(config)
+        """Native: the engine's config with only the tiers ``tiers`` leaves out turned off (tier 4
+        stays the engine's); otherwise as any strategy."""
+        return config.replace(**self.tier_changes()) if self.native else super().configure(config)
 
     def should_compact(self, state: CompactionState) -> bool:
         """``shouldAutoCompact`` (004:240-266): at or above ``autocompact_threshold``."""

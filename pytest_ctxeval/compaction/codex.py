@@ -31,7 +31,7 @@ from ..messages import (
     AssistantMessage, CompactBoundary, ToolResultBlock, UserMessage, Usage, tool_results, tool_uses,
 )
 from ..tokens import estimate_text
-from .base import BaseStrategy, CompactionState, Compacted, render, scaled
+from .base import BaseStrategy, Compacted, CompactionState, option, render, scaled
 from .formats import FormatSection, SummaryFormat
 
 __all__ = ["Codex", "AUTO_COMPACT_FRACTION", "USER_MESSAGES_TOKENS", "select_user_messages", "drop_oldest_item",
@@ -160,8 +160,8 @@ class Codex(BaseStrategy):
     def __init__(self, *, tiers: str = "all", fraction: float = AUTO_COMPACT_FRACTION,
                  user_tokens: int = USER_MESSAGES_TOKENS, **options: Any):
         super().__init__(tiers=tiers, **options)
-        self.fraction = float(fraction)
-        self.user_tokens = int(user_tokens)
+        self.fraction = option(self.name, "fraction", fraction, float, low=0.01, high=1)
+        self.user_tokens = option(self.name, "user_tokens", user_tokens, int, low=0)
 
     def should_compact(self, state: CompactionState) -> bool:
         return state.tokens >= self.fraction * state.config.context_window

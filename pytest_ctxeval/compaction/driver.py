@@ -32,7 +32,7 @@ from ..engine.microcompact import apply_cleared, freed_tokens
 from ..errors import PromptTooLongError
 from ..messages import AssistantMessage, CompactBoundary, UserMessage, tool_uses
 from ..tokens import estimate_messages
-from .base import BaseStrategy, CompactionState, Compacted, StrategyUnavailable, parse_tiers
+from .base import BaseStrategy, CompactionState, Compacted, StrategyUnavailable
 from .formats import FREE_FORM
 
 __all__ = ["StrategyDriver", "StrategyCompaction", "configure", "strategy_recompact", "summary_format_of"]
@@ -60,16 +60,18 @@ class _NoDedupe(FileReadState):
 def configure(strategy: Any, config: EngineConfig) -> EngineConfig:
     """The engine config of a run under ``strategy`` (its ``configure``, else the defaults of
     :class:`~pytest_ctxeval.compaction.base.BaseStrategy` with every tier on)."""
-    if getattr(strategy, "native", False):
-        return config
     hook = getattr(strategy, "configure", None)
+    if getattr(strategy, "native", False) and hook is None:
+        return config
     if hook is not None:
         return hook(config)
-    return BaseStrategy.configure(_Defaults(), config)
+    return _Defaults().configure(config)
 
 
-class _Defaults:
-    tiers = parse_tiers("all", "strategy")
+class _Defaults(BaseStrategy):
+    """A protocol-only strategy's config: :class:`BaseStrategy`'s, every tier on."""
+
+    name = "strategy"
 
 
 def summary_format_of(strategy: Any) -> Any:
@@ -78,8 +80,10 @@ def summary_format_of(strategy: Any) -> Any:
     (facts searched in the whole post-compact context)."""
     from .claude_code import ClaudeCode
 
-    if getattr(strategy, "native", False) or isinstance(strategy, ClaudeCode):
+    if getattr(strategy, "native", False):
         return None
+    if isinstance(strategy, ClaudeCode):  # a subclass may declare its own format
+        return getattr(strategy, "summary_format", None)
     return getattr(strategy, "summary_format", None) or FREE_FORM
 
 
@@ -109,7 +113,7 @@ class StrategyDriver:
     def attach(self, cm: Any) -> None:
         self.cm = cm
         tiers = getattr(self.strategy, "tiers", None)
-        if not self.native and tiers is not None and "dedupe" not in tiers:
+        if tiers is not None and "dedupe" not in tiers:
             cm.reads = _NoDedupe()
 
     # -- the loop's decision points ------------------------------------------------------------

@@ -17,10 +17,11 @@ packages/core/src/context/chatCompressionService.ts).
 * **Failure** (PEERS 36-37): an empty summary, or a new history larger than the old one, is a
   failed compression: the history is left as it was.
 
-Assumed where PEERS.md is silent: after a compression that inflated the history, automatic
-compression is not tried again in the session (a forced ``/compact`` still runs); the preview is the
-engine's ``preview_chars`` (2,000 characters, scaled); characters are counted on the API form of
-each message (JSON); a verify reply without a snapshot keeps the first snapshot.
+Assumed where PEERS.md is silent: after an automatic compression that inflated the history,
+automatic compression is not tried again in the session (a forced ``/compact`` still runs, and one
+that inflates does not turn it off); the preview is the engine's ``preview_chars`` (2,000
+characters, scaled); characters are counted on the API form of each message (JSON); a verify reply
+without a snapshot keeps the first snapshot.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ..messages import (
     tool_uses,
 )
 from ..tokens import estimate_messages, estimate_text
-from .base import BaseStrategy, CompactionState, Compacted, render, scaled
+from .base import BaseStrategy, Compacted, CompactionState, option, render, scaled
 from .formats import FormatSection, SummaryFormat
 
 __all__ = ["GeminiCli", "COMPRESSION_THRESHOLD", "PRESERVE_FRACTION", "FUNCTION_RESPONSE_TOKENS",
@@ -157,7 +158,9 @@ class GeminiCli(BaseStrategy):
     def __init__(self, *, tiers: str = "all", threshold: float = COMPRESSION_THRESHOLD,
                  preserve: float = PRESERVE_FRACTION, verify: bool = True, **options: Any):
         super().__init__(tiers=tiers, **options)
-        self.threshold, self.preserve, self.verify = float(threshold), float(preserve), bool(verify)
+        self.threshold = option(self.name, "threshold", threshold, float, low=0.01, high=1)
+        self.preserve = option(self.name, "preserve", preserve, float, low=0, high=0.99)
+        self.verify = option(self.name, "verify", verify, bool)
 
     def should_compact(self, state: CompactionState) -> bool:
         if state.store.get("gemini_failed"):
@@ -195,10 +198,11 @@ class GeminiCli(BaseStrategy):
         new = [summary_message, ack, *tail]
         before, after = estimate_messages(state.view, state.config), estimate_messages([summary_message, ack, *view[split:]], state.config)
         if after > before:
-            state.store["gemini_failed"] = True
+            if state.trigger == "auto":  # a forced /compact that inflates does not turn automatic compression off
+                state.store["gemini_failed"] = True
             raise CompactionFailed(f"compression inflated the history ({before:,} -> {after:,} tokens); the history is "
-                                   "kept as it was and automatic compression is off for the rest of the session",
-                                   request, text)
+                                   "kept as it was" + (" and automatic compression is off for the rest of the session"
+                                                       if state.trigger == "auto" else ""), request, text)
         return Compacted(messages=new, summary=snapshot, summarized=state.messages[:split], raw_reply=text,
                          request=request, usage=usage,
                          notes=[f"split at message {split} of {len(view)}; {calls} model call(s)"])

@@ -39,25 +39,50 @@ _HINT = ("use a built-in name (" + ", ".join(BUILTIN) + ") or a dotted path 'pac
 
 
 def split_specs(text: str) -> list[str]:
-    """Comma-separated specs, commas inside parentheses kept.
+    """Comma-separated specs, commas inside parentheses or quotes kept.
 
     >>> split_specs("codex, observation_masking(keep=5, every_round=true),gemini_cli")
     ['codex', 'observation_masking(keep=5, every_round=true)', 'gemini_cli']
+    >>> split_specs('instructions="keep a, b", trigger=9')
+    ['instructions="keep a, b"', 'trigger=9']
     """
-    out, depth, cur = [], 0, ""
+    out, depth, cur, quote = [], 0, "", ""
     for ch in text:
-        if ch == "," and depth == 0:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "," and depth == 0:
             out.append(cur.strip())
             cur = ""
             continue
-        depth += (ch == "(") - (ch == ")")
+        else:
+            depth += (ch == "(") - (ch == ")")
         cur += ch
     out.append(cur.strip())
     return [s for s in out if s]
 
 
+def _balanced(text: str) -> bool:
+    """Parentheses outside quotes balance, and quotes close."""
+    depth, quote = 0, ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+            if depth < 0:
+                return False
+    return depth == 0 and not quote
+
+
 def _value(text: str) -> Any:
-    low = text.strip().lower()
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]  # quoted: text as written ("5" stays text)
+    low = text.lower()
     if low in ("true", "yes", "on"):
         return True
     if low in ("false", "no", "off"):
@@ -66,10 +91,10 @@ def _value(text: str) -> Any:
         return None
     for cast in (int, float):
         try:
-            return cast(text.strip())
+            return cast(text)
         except ValueError:
             pass
-    return text.strip().strip("'\"")
+    return text
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -83,6 +108,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         raise UsageError(f"strategy {spec!r}: not a strategy spec; {_HINT}")
     options: dict[str, Any] = {}
     args = match.group("args")
+    if args is not None and not _balanced(args):
+        raise UsageError(f"strategy {spec!r}: unbalanced parentheses or quotes in its options "
+                         "(e.g. 'observation_masking(keep=5)', text in quotes: 'anthropic_server(instructions=\"a, b\")')")
     if args is not None and args.strip():
         for part in split_specs(args):
             key, eq, value = part.partition("=")
@@ -139,7 +167,7 @@ def load_strategy(spec: str | Any) -> Any:
             strategy = obj(**options)
         except UsageError:
             raise
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             raise UsageError(f"strategy {spec!r}: {exc}") from None
     else:
         if options:

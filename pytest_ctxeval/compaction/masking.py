@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..messages import ToolResultBlock, result_text, tool_results, tool_uses
-from .base import BaseStrategy, CompactionState, Compacted
+from .base import BaseStrategy, Compacted, CompactionState, option
 from .formats import NO_SUMMARY
 
 __all__ = ["ObservationMasking", "KEEP_LAST", "PLACEHOLDER", "mask_observations"]
@@ -81,10 +81,8 @@ class ObservationMasking(BaseStrategy):
 
     def __init__(self, *, tiers: str = "all", keep: int = KEEP_LAST, every_round: bool = False, **options: Any):
         super().__init__(tiers=tiers, **options)
-        if int(keep) < 0:
-            from ..errors import UsageError
-            raise UsageError(f"strategy observation_masking: keep must be >= 0. Current input: {keep!r}")
-        self.keep, self.every_round = int(keep), bool(every_round)
+        self.keep = option(self.name, "keep", keep, int, low=0)
+        self.every_round = option(self.name, "every_round", every_round, bool)
 
     def _live(self, state: CompactionState) -> int:
         return sum(1 for m in state.messages for b in tool_results(m) if not _masked(result_text(b)))

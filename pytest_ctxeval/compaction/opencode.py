@@ -40,12 +40,12 @@ from ..messages import (
     result_text, text_of, tool_results, tool_uses,
 )
 from ..tokens import estimate_message, estimate_text
-from .base import BaseStrategy, CompactionState, Compacted, render, scaled
+from .base import BaseStrategy, Compacted, CompactionState, option, render, scaled
 from .formats import FormatSection, SummaryFormat
 
 __all__ = ["Opencode", "PROTECTED_TURNS", "PRUNE_PROTECT_TOKENS", "PRUNE_MINIMUM_TOKENS", "PROTECTED_TOOLS",
            "OUTPUT_RESERVE_TOKENS", "TAIL_FRACTION", "TAIL_MIN_TOKENS", "TAIL_MAX_TOKENS", "RESULT_CHARS",
-           "prune_candidates", "usable_tokens", "select_tail", "serialise", "OPENING"]
+           "prune_candidates", "usable_tokens", "tail_budget", "select_tail", "serialise", "OPENING"]
 
 #: PEERS 41: "skip the last 2 user turns".
 PROTECTED_TURNS = 2
@@ -72,6 +72,12 @@ FORMAT = SummaryFormat("opencode summary", (
     FormatSection("Next Move", ("next",)),
     FormatSection("Relevant Files", ("files",)),
 ))
+
+
+def tail_budget(config: Any) -> int:
+    """PEERS 45: 25 % of the usable window, clamped to 2,000-15,000 tokens (both scaled)."""
+    return min(max(round(TAIL_FRACTION * usable_tokens(config)), scaled(TAIL_MIN_TOKENS, config)),
+               scaled(TAIL_MAX_TOKENS, config))
 
 
 def usable_tokens(config: Any) -> int:
@@ -178,7 +184,7 @@ class Opencode(BaseStrategy):
 
     def __init__(self, *, tiers: str = "all", prune: bool = True, **options: Any):
         super().__init__(tiers=tiers, **options)
-        self.prune_enabled = bool(prune)
+        self.prune_enabled = option(self.name, "prune", prune, bool)
 
     def prune(self, state: CompactionState) -> list[str]:
         """Results to clear when a user turn starts (the agent loop ended before it)."""
@@ -191,8 +197,7 @@ class Opencode(BaseStrategy):
 
     def compact(self, state: CompactionState) -> Compacted | None:
         config = state.config
-        budget = min(max(round(TAIL_FRACTION * usable_tokens(config)), scaled(TAIL_MIN_TOKENS, config)),
-                     scaled(TAIL_MAX_TOKENS, config))
+        budget = tail_budget(config)
         start = select_tail(state.messages, budget, config)
         head = [m for m in state.view[:start] if not isinstance(m, CompactBoundary)]
         previous = [text_of(m.content) for m in head if isinstance(m, UserMessage) and m.is_compact_summary]

@@ -15,14 +15,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anthropic
-import httpx2
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
-from ..redact import scrub_logs
-from .base import LLM, ModelReply, UsageTotals, parse_prompt_too_long
-from .cassettes import CassetteStore, CassetteTransport, TransportStats
-from .offline import FAULTS, REFERENCE_MODEL_NAME, ReferenceModel
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .base import LLM, ModelReply, UsageTotals, parse_prompt_too_long
+    from .offline import FAULTS, REFERENCE_MODEL_NAME, ReferenceModel
 
 __all__ = ["LLM", "ModelReply", "UsageTotals", "ReferenceModel", "make_llm", "BACKENDS",
            "DEFAULT_MODEL", "DEFAULT_CASSETTES", "FAULTS", "parse_prompt_too_long"]
@@ -63,6 +62,14 @@ def make_llm(
     """
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
+    import anthropic
+    import httpx2
+
+    from ..redact import scrub_logs
+    from .base import LLM
+    from .cassettes import CassetteStore, CassetteTransport, TransportStats
+    from .offline import REFERENCE_MODEL_NAME, ReferenceModel
+
     if faults and backend != "offline":
         raise UsageError("fault plans only apply to the offline backend")
     if backend == "offline":
@@ -99,3 +106,20 @@ def make_llm(
                async_transport=lambda: CassetteTransport(store, mode, ainner=network or httpx2.AsyncHTTPTransport(),
                                                          secret=key, stats=stats),
                concurrency=concurrency, stats=stats, client_kwargs=kwargs, store=store, secret=key)
+
+
+_LAZY = {"LLM": "base", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",
+         "ReferenceModel": "offline", "FAULTS": "offline", "REFERENCE_MODEL_NAME": "offline"}
+
+
+def __getattr__(name: str) -> Any:
+    """The SDK-backed names, imported when first used: the option definitions need only the
+    constants above, and pytest loads them in every run (see :mod:`pytest_ctxeval.plugin`)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -86,6 +86,47 @@ def test_tiers_are_options_of_every_strategy(tmp_path):
     assert off.config.autocompact_enabled is False and off.config.session_memory_enabled is False
 
 
+def test_tiers_are_options_of_claude_code_too(tmp_path):
+    """The engine keeps its own compaction (tier 4) and drops the tiers left out (found in review:
+    claude_code(tiers=none) used to change nothing)."""
+    on = run_scenario("scenarios/tool_result_budget.yaml", strategy="claude_code", session_dir=tmp_path / "on")
+    off = run_scenario("scenarios/tool_result_budget.yaml", strategy="claude_code(tiers=none)",
+                       session_dir=tmp_path / "off")
+    assert [e for e in on.events if e.tier == "budget"] and not [e for e in off.events if e.tier == "budget"]
+    assert off.config.autocompact_enabled and off.compactions
+    reads = run_scenario("scenarios/repeated_reads.yaml", strategy="claude_code(tiers=budget+microcompact)",
+                         session_dir=tmp_path / "r")
+    assert not [e for e in reads.events if e.tier == "dedupe"]
+
+
+SUBCLASS = textwrap.dedent('''
+    from pytest_ctxeval.compaction.claude_code import ClaudeCode
+
+    class EarlyClaude(ClaudeCode):
+        """Claude Code's own summary, asked for earlier: a subclass that compacts itself."""
+        name = "early_claude"
+        native = False
+
+        def should_compact(self, state):
+            return state.tokens >= 0.6 * state.config.context_window
+''')
+
+
+def test_a_claude_code_subclass_is_graded_on_the_nine_sections(tmp_path, monkeypatch, registry):
+    """Format graders go by the format a strategy writes, not its name (found in review: a
+    subclass used to get n/a from every format check)."""
+    (tmp_path / "earlyclaude.py").write_text(SUBCLASS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("earlyclaude", None)
+    run = run_scenario("scenarios/auth_refactor.yaml", strategy="earlyclaude:EarlyClaude",
+                       session_dir=tmp_path / "s")
+    assert run.strategy == "early_claude" and run.compactions
+    verdicts = {v.grader: v for v in registry.run(cases_from_run(run)[0]) if v.kind == "rule"}
+    assert verdicts["nine_sections"].status == "pass", verdicts["nine_sections"].reasons
+    assert verdicts["analysis_stripped"].status == "pass"
+    assert verdicts["format_sections"].status == "n/a"
+
+
 def test_session_memory_is_claude_codes_and_off_under_another_strategy(tmp_path):
     run = run_scenario("scenarios/session_memory_then_full.yaml", strategy="codex", session_dir=tmp_path)
     assert not [e for e in run.events if e.tier == "session_memory"]

@@ -116,6 +116,11 @@ def test_a_compression_that_inflates_the_history_fails_and_is_not_tried_again():
         gemini.compact(s)
     assert not gemini.should_compact(s)          # automatic compression is off for the run...
     assert GeminiCli().should_compact(state(msgs, tokens=10_000))  # ...of that run only (the state's store)
+    # a forced /compact that inflates fails the same way but leaves automatic compression on
+    manual = state([kit.user("a"), kit.say("b"), kit.user("c")], tokens=10_000, trigger="manual")
+    with pytest.raises(CompactionFailed, match="kept as it was$"):
+        gemini.compact(manual)
+    assert gemini.should_compact(manual)
 
 
 def test_the_split_keeps_calls_and_responses_together_in_a_real_scenario():

@@ -77,7 +77,19 @@ BAD = [
                  id="not-a-strategy"),
     pytest.param("user_strats:BadName", "its name must be letters, digits", id="bad-name"),
     pytest.param("user_strats:INSTANCE(level=2)", "is an instance, it takes no options", id="options-on-instance"),
-    pytest.param("observation_masking(keep=-2)", "keep must be >= 0. Current input: -2", id="bad-option-value"),
+    pytest.param("observation_masking(keep=-2)", "keep must be a whole number of at least 0. Current input: -2",
+                 id="bad-option-value"),
+    pytest.param("observation_masking(keep=abc)", "keep must be a whole number", id="text-for-a-number"),
+    pytest.param("observation_masking(keep=2.5)", "keep must be a whole number. Current input: 2.5", id="not-whole"),
+    pytest.param("codex(user_tokens=abc)", "user_tokens must be a whole number", id="text-for-tokens"),
+    pytest.param("codex(fraction=1.5)", "fraction must be a number from 0.01 to 1. Current input: 1.5",
+                 id="fraction-out-of-range"),
+    pytest.param("gemini_cli(verify=maybe)", "verify must be true or false. Current input: 'maybe'", id="not-a-flag"),
+    pytest.param("opencode(prune=2)", "prune must be true or false. Current input: 2", id="number-for-a-flag"),
+    pytest.param("codex(tiers=none)(x)", "unbalanced parentheses or quotes", id="unbalanced"),
+    pytest.param('anthropic_server(instructions="open)', "unbalanced parentheses or quotes", id="open-quote"),
+    pytest.param("claude_code(prompt=x.j2)", "the engine compacts with the run's prompt: --ctxeval-prompt",
+                 id="prompt-for-the-engine"),
 ]
 
 
@@ -86,7 +98,15 @@ def test_a_bad_spec_is_a_usage_error_that_names_it_and_the_fix(user_module, spec
     with pytest.raises(UsageError) as info:
         load_strategy(spec)
     assert message in str(info.value)
-    assert spec.split("(")[0].split(":")[0].strip() in str(info.value) or "keep" in str(info.value)
+    assert spec.split("(")[0].split(":")[0].strip() in str(info.value)
+
+
+def test_quoted_option_text_keeps_its_commas_and_stays_text():
+    strategy = load_strategy('anthropic_server(instructions="keep the file list, then the errors", trigger=90000)')
+    assert strategy.instructions == "keep the file list, then the errors" and strategy.trigger == 90_000
+    with pytest.raises(UsageError, match="instructions must be text. Current input: 5"):
+        load_strategy("anthropic_server(instructions=5)")
+    assert load_strategy("anthropic_server(instructions='5')").instructions == "5"
 
 
 def test_specs_split_at_commas_outside_parentheses():

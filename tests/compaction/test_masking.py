@@ -62,5 +62,5 @@ def test_in_a_run_every_compaction_leaves_exactly_ten_observations_and_makes_no_
 
 
 def test_keep_must_not_be_negative():
-    with pytest.raises(UsageError, match="keep must be >= 0"):
+    with pytest.raises(UsageError, match="keep must be a whole number of at least 0"):
         ObservationMasking(keep=-1)

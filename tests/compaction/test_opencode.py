@@ -6,7 +6,7 @@ import pytest
 
 from pytest_ctxeval.compaction.base import CompactionFailed
 from pytest_ctxeval.compaction.opencode import (
-    FORMAT, OPENING, Opencode, prune_candidates, select_tail, serialise, usable_tokens,
+    FORMAT, OPENING, Opencode, prune_candidates, select_tail, serialise, tail_budget, usable_tokens,
 )
 from pytest_ctxeval.config import EngineConfig
 from pytest_ctxeval.engine.microcompact import CLEARED
@@ -101,6 +101,12 @@ def test_usable_window_and_the_tail_budget_scale_and_clamp():
     assert usable_tokens(FULL) == 200_000 - 32_000 - 20_000
     small = EngineConfig.for_window(20_000)
     assert usable_tokens(small) == 20_000 - 3_200 - 2_000
+    # PEERS 45: 25 % of usable, clamped to 2,000-15,000 tokens (scaled with the window)
+    assert tail_budget(FULL) == 15_000                                   # 25 % of 148,000: over the maximum
+    assert tail_budget(EngineConfig.for_window(200_000, max_output_tokens=150_000)) == 7_500  # 25 % of 30,000
+    assert tail_budget(EngineConfig.for_window(200_000, max_output_tokens=180_000)) == 2_000  # usable 0: the minimum
+    assert tail_budget(small) == 1_500                                   # 25 % of 14,800: over the scaled maximum
+    assert tail_budget(EngineConfig.for_window(20_000, max_output_tokens=16_000)) == 500  # 25 % of 2,000
 
 
 def test_the_tail_is_whole_turns_newest_first_and_never_starts_at_a_tool_result():

@@ -132,13 +132,16 @@ def test_fits_window_is_na_without_an_engine_run(grade, good_case):
 
 def test_superseded_work_still_open_in_the_todo_list_is_not_held_against_an_early_compaction(kit, session, grade):
     summary = OPENCODE_GOOD
-    early = _as(kit.case(session.messages, summary, expect={"superseded": ["Add a revocation table migration"]}),
+    # the span ends with the todo list (the person has not spoken since): the plan as it stood
+    span = session.messages + kit.todo(("Replace JWT encoding with opaque tokens", "in_progress"),
+                                       ("Add a revocation table migration", "pending"))
+    early = _as(kit.case(span, summary, expect={"superseded": ["Add a revocation table migration"]}),
                 "opencode", OPENCODE)
     verdict = grade("no_superseded_work", early)
     assert verdict.status == "n/a" and "still open items of the latest todo list in the summarised span" in verdict.reasons[0]
     # the change of plan in the kept tail (after the summarised head): the head's summary may list it
     tail = kit.todo(("Replace JWT encoding with opaque tokens", "in_progress"))
-    split = _as(kit.case(session.messages, summary, history=session.messages + tail,
+    split = _as(kit.case(span, summary, history=span + tail,
                          expect={"superseded": ["Add a revocation table migration"]}), "opencode", OPENCODE)
     assert grade("no_superseded_work", split).status == "n/a"
     # once the plan changed (the todo is gone), proposing it is drift, named where it is
@@ -150,6 +153,19 @@ def test_superseded_work_still_open_in_the_todo_list_is_not_held_against_an_earl
     assert verdict.status == "fail"
     assert verdict.reasons[0].startswith("the 'Work State' section (line 7) proposes superseded work "
                                          "\"Add a revocation table migration\"")
+
+
+def test_a_correction_after_the_todo_list_in_the_span_is_checked(kit, session, grade):
+    """The todo list still holds the old plan, but the person corrected it after that list, inside
+    the summarised span: the correction is in what was summarised, so proposing the old plan is
+    superseded work, not an early compaction (found in review: the n/a hid it)."""
+    corrected = session.messages + kit.todo(("Replace JWT encoding with opaque tokens", "in_progress"),
+                                            ("Add a revocation table migration", "pending"))
+    corrected += [kit.user("Stop: no revocation table. Keep the tokens stateless.")]
+    verdict = grade("no_superseded_work", _as(kit.case(corrected, OPENCODE_GOOD, expect={
+        "superseded": ["Add a revocation table migration"]}), "opencode", OPENCODE))
+    assert verdict.status == "fail"
+    assert "proposes superseded work \"Add a revocation table migration\"" in verdict.reasons[0]
 
 
 def test_drift_is_na_for_a_strategy_that_writes_no_summary(kit, session):
