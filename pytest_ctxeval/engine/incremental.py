@@ -23,9 +23,10 @@ the tiers once, when it first enters a request, and what the next request needs 
 
 Compaction replaces the context (a new ``messages`` list): the view is rebuilt from it, O(context),
 as is any change it cannot follow — the list replaced, cut or rewritten in place (the last message
-taken in is no longer where it was), the tier state objects or the config swapped, a tool_use id
-whose result is already taken in given another tool. Messages are treated as immutable once
-appended, as the transcript already does (it writes them when they arrive).
+taken in is no longer where it was), the tier state objects or the config swapped, results cleared
+(or cache-deleted) in place behind the view, a tool_use id whose result is already taken in given
+another tool. Messages are treated as immutable once appended, as the transcript already does (it
+writes them when they arrive): a message changed in place in the middle of the context is not seen.
 """
 
 from __future__ import annotations
@@ -82,11 +83,17 @@ class IncrementalView:
         self.ids_done = 0
         self._last_done: Any = None        # source[done - 1] and source[ids_done - 1] when taken in
         self._last_ids: Any = None
+        self._micro_sizes = self._sizes()  # the tier-3 id sets' sizes as this view left them
+
+    def _sizes(self) -> tuple[int, int]:
+        micro = self.cm.micro
+        return len(micro.cleared_ids), len(micro.cache_deleted_ids)
 
     def _check(self) -> None:
         """Start over when the context is no longer the one followed (see the module docstring)."""
         cm, src = self.cm, self.cm.messages
         if (src is not self.source or len(src) < max(self.done, self.ids_done)
+                or self._sizes() != self._micro_sizes  # results cleared in place, behind the view
                 or (self.done and src[self.done - 1] is not self._last_done)
                 or (self.ids_done and src[self.ids_done - 1] is not self._last_ids)
                 or any(a is not b for a, b in zip(self.keys, (cm.replacements, cm.micro, cm.config, cm.store)))):
@@ -189,6 +196,7 @@ class IncrementalView:
                 self.deleted_total += deleted - self.deleted[i]
                 self.deleted[i] = deleted
         tokens = max(0, self._count() - freed)
+        self._micro_sizes = self._sizes()
         emit_microcompact(cm, minutes, new, edits, tokens, lambda: self._freed(new_ids, len(self.budget) - 1))
         return tokens, edits
 

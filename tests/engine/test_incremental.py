@@ -389,6 +389,8 @@ def test_a_context_changed_behind_the_view_is_followed(tmp_path):
         cm.micro = type(cm.micro)()
         cm.micro.cleared_ids.add("t1")
         out.append(cm.prepare(T0 + timedelta(minutes=8)).body)
+        cm.micro.cleared_ids.add("t0")  # the same state object, changed in place
+        out.append(cm.prepare(T0 + timedelta(minutes=9)).body)
         cm.tool_results([ToolOutcome(ToolUseBlock(id="t0", name="TodoWrite", input={}), "ok")])  # t0 was a Read
         out.append(cm.prepare(T0 + timedelta(hours=2)).body)
     for cm, transcript in twins:
@@ -396,3 +398,4 @@ def test_a_context_changed_behind_the_view_is_followed(tmp_path):
     assert bodies[0] == bodies[1]
     assert "rewritten in place" in json.dumps(bodies[0][1]["messages"])
     assert "[Old tool result content cleared]" in json.dumps(bodies[0][3]["messages"])
+    assert json.dumps(bodies[0][4]["messages"]).count("[Old tool result content cleared]") == 2
