@@ -1,5 +1,11 @@
 """The repository's own pytest setup: pytester for plugin tests, and Hypothesis profiles.
 
+Only for this repository's own runs: with an editable install the built-in scenario library is
+this checkout's scenarios/, so a user's ``pytest --ctxeval`` elsewhere collects it and pytest loads
+this file as a non-root conftest. Hence no ``pytest_plugins`` here (pytester comes from ``-p
+pytester`` in pyproject.toml, which a user's run does not read) and the Hypothesis profile is
+loaded in ``pytest_configure`` only when this repository is the run's root.
+
 ``ci`` (selected when the ``CI`` environment variable is set, as ``.ci/run`` does): derandomised,
 so a CI failure reproduces, more examples, no deadline (shared machines are noisy), no example
 database written. ``dev`` otherwise: random, fewer examples, the local database in .hypothesis/
@@ -15,8 +21,6 @@ from hypothesis import HealthCheck, settings
 
 PACKAGE = Path(__file__).parent / "pytest_ctxeval"
 
-pytest_plugins = ["pytester"]
-
 settings.register_profile(
     "ci", derandomize=True, max_examples=200, deadline=None, database=None, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
@@ -24,7 +28,11 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile("soak", max_examples=5_000, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config):  # noqa: ANN001, ANN201
+    if config.rootpath == Path(__file__).parent and not config.getoption("hypothesis_profile", None):
+        settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 def pytest_collect_file(file_path: Path, parent):  # noqa: ANN001, ANN201

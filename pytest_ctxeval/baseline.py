@@ -146,7 +146,9 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"{p}: no such file") from None
+        raise UsageError(f"{p}: no such file (a baseline is written by pytest --ctxeval --ctxeval-save-baseline "
+                         "PATH; results by ctxeval run --json PATH or pytest --ctxeval --ctxeval-report PATH.json)"
+                         ) from None
     except OSError as exc:
         raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:

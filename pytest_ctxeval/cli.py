@@ -33,7 +33,7 @@ from .evaluation import (
 from .compaction import StrategyUnavailable
 from .grading import GraderRegistry, load_graders
 from .options import (
-    RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, positive_int, tolerance,
+    RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, tolerance, window_tokens,
 )
 from .runner import check_unique_names, fresh_folder, run_scenario
 from .scenarios import Expectations, find_scenarios, format_path, load_scenario
@@ -141,7 +141,7 @@ def _add_import_commands(sub: Any) -> None:
     cmp.add_argument("--expect", metavar="FILE.yaml", help="expectations (scenario 'expect:' schema), probes included")
     cmp.add_argument("--prompt", dest="ctxeval_prompt", default=None, metavar="PATH",
                      help="a jinja2 compaction prompt to test instead of the built-in one")
-    cmp.add_argument("--context-window", dest="ctxeval_context_window", type=positive_int, default=None, metavar="N",
+    cmp.add_argument("--context-window", dest="ctxeval_context_window", type=window_tokens, default=None, metavar="N",
                      help="the window our engine assumes (default: the session model's, 200,000)")
     add_model_options(cmp.add_argument, "--")
     cmp.add_argument("--json", dest="json_out", metavar="OUT", help="write the comparison JSON here")
@@ -543,6 +543,9 @@ def _add_compare_command(sub: Any) -> None:
     cmp.add_argument("--html", dest="html_out", metavar="OUT", help="write an HTML report here: the strategies "
                      "section, then the first strategy's scenarios in full")
     add_run_options(cmp.add_argument, "--")
+    for action in cmp._actions:  # --strategy picks the one strategy of a run; compare takes --strategies
+        if "--strategy" in action.option_strings:
+            action.help = argparse.SUPPRESS
     _grader_args(cmp)
     cmp.add_argument("--session-dir", metavar="DIR",
                      help="where transcripts and persisted tool results go, one folder per strategy (default: "
@@ -612,12 +615,53 @@ def _check_writable(path: Path) -> None:
         raise UsageError(f"{folder}: the output folder is not writable")
 
 
+class _ClosedPipeSafe:
+    """stdout that stops printing, quietly, once its reader has gone (``ctxeval grade … | head``):
+    the command still writes its files and returns its own exit code."""
+
+    def __init__(self, stream: Any):
+        self._stream, self.closed_pipe = stream, False
+
+    def write(self, text: str) -> int:
+        if not self.closed_pipe:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.closed_pipe:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._gone()
+
+    def _gone(self) -> None:
+        self.closed_pipe = True
+        try:  # what is still buffered must not raise again when Python exits
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    stdout, sys.stdout = sys.stdout, _ClosedPipeSafe(sys.stdout)
+    try:
+        return _main(args)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(args: Any) -> int:
     try:
         commands = {"run": _cmd_run, "grade": _cmd_grade, "import": _cmd_import, "compare-real": _cmd_compare_real,
                     "compare": _cmd_compare,
@@ -629,10 +673,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ctxeval: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # output piped into `head` and closed: not an error of ours
-        import os
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

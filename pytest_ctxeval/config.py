@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import UsageError
+from .errors import UsageError, flag
 
 __all__ = [
     "REFERENCE_WINDOW",
@@ -245,7 +245,7 @@ class EngineConfig(BaseModel):
                 values[name] = max(1, round(value * scale)) if value else 0
         if "context_window" in overrides:
             raise UsageError("config.context_window: the window is not a config override; set "
-                             "'context_window:' at the top level of the scenario (or --ctxeval-context-window)")
+                             f"'context_window:' at the top level of the scenario (or {flag('context-window N')})")
         values.update(overrides)
         try:
             return cls(**values)

@@ -8,7 +8,14 @@ line; anything else escaping is a bug in pytest-ctxeval.
 
 from __future__ import annotations
 
+
+def flag(option: str) -> str:
+    """An option as both front ends spell it, for a message either may print:
+    ``flag("backend record")`` -> ``--ctxeval-backend record (ctxeval: --backend record)``."""
+    return f"--ctxeval-{option} (ctxeval: --{option})"
+
 __all__ = [
+    "flag",
     "CtxEvalError",
     "ScenarioError",
     "TranscriptError",

@@ -390,7 +390,8 @@ def cases_from_transcript(transcript: Any, *, expect: Expectations | None = None
         return [CompactionCase(
             source=source, index=1, kind="transcript", trigger="manual", summary=summary_text,
             summary_message=summary_text, summarized=history, history=history, post_messages=[],
-            expect=expect, origin="summary-file")]
+            expect=expect, origin="summary-file", pre_tokens=estimate_messages(history),
+            post_tokens=estimate_messages([UserMessage(uuid="summary", content=summary_text)]))]
     out = []
     for comp in transcript.compactions:
         text = comp.summary_text

@@ -406,8 +406,12 @@ def import_transcript(
             cut = f"the whole line, {len(compactions)} compaction(s) recorded as Claude Code wrote them"
             used_mode = "all"
         else:
-            cut = "the whole conversation (no compaction in the file)"
+            cut = ("the whole conversation (no compaction in the file); a compact step after the last turn "
+                   "compacts where the session stopped, so the scenario has a compaction to grade")
             used_mode = "whole"
+            if turns and any("user" in t or "assistant" in t for t in turns):
+                turns.append({"compact": {}})
+                counts["compact_steps"] += 1
             if mode == "until_first_compaction":
                 notes.append("no compaction in the file: the whole conversation is imported")
     if is_compaction_call(transcript):

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from typing import TYPE_CHECKING
 
-from .errors import UsageError
+from .errors import UsageError, flag
 from .llm import BACKENDS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,8 +24,21 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["RunOptions", "add_run_options", "add_model_options", "builtin_scenarios_dir", "positive_int"]
 
 
+#: The smallest context window a scenario may set (``context_window`` in the scenario schema).
+MIN_CONTEXT_WINDOW = 1_000
+
+
+def window_tokens(value: str) -> int:
+    """argparse type for ``--context-window``: at least :data:`MIN_CONTEXT_WINDOW`, as in a scenario."""
+    import argparse
+    n = positive_int(value)
+    if n < MIN_CONTEXT_WINDOW:
+        raise argparse.ArgumentTypeError(f"a context window of at least {MIN_CONTEXT_WINDOW:,} tokens, got {value!r}")
+    return n
+
+
 def positive_int(value: str) -> int:
-    """argparse type for ``--context-window``: a clear message instead of a traceback."""
+    """argparse type for counts: a clear message instead of a traceback."""
     import argparse
     try:
         n = int(value)
@@ -77,7 +90,7 @@ def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
 def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
     """The model options plus what shapes a scenario run: ``pytest --ctxeval`` and ``ctxeval run``."""
     add_model_options(addoption, prefix)
-    addoption(f"{prefix}context-window", dest="ctxeval_context_window", type=positive_int, default=None,
+    addoption(f"{prefix}context-window", dest="ctxeval_context_window", type=window_tokens, default=None,
               metavar="N", help="override every scenario's context window (token budgets scale with it)")
     addoption(f"{prefix}compact-at-end", dest="ctxeval_compact_at_end", action="store_true", default=False,
               help="add a manual compaction after the last turn, so the end state is always graded")
@@ -153,12 +166,19 @@ class RunOptions:
                    strategy=get("strategy"))
 
     def check_key(self) -> None:
-        """Fail early, with the fix, when the real API is asked for without a key."""
+        """Fail early, with the fix, when the real API is asked for without a key, or replay
+        without recorded cassettes (one usage error, not a failure per scenario)."""
         import os
+
+        from .llm import DEFAULT_CASSETTES
 
         if self.backend in ("anthropic", "record") and not os.environ.get("ANTHROPIC_API_KEY"):
             raise UsageError(f"the {self.backend} backend needs ANTHROPIC_API_KEY in the environment (or use "
-                             "--ctxeval-backend offline, the default, or replay with recorded cassettes)")
+                             f"{flag('backend offline')}, the default, or replay with recorded cassettes)")
+        root = Path(self.cassettes) if self.cassettes else DEFAULT_CASSETTES
+        if self.backend == "replay" and not root.is_dir():
+            raise UsageError(f"replay needs recorded cassettes in {root}; record them with "
+                             f"{flag('backend record')} and {flag(f'cassettes {root}')}")
 
     def make_llm(self, faults: dict[str, list[str]] | None = None) -> LLM:
         from .llm import make_llm

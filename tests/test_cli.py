@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -153,6 +154,8 @@ def test_grade_with_summary_and_expect(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 1
     assert "user message 2 of 5 is not verbatim" in out
     assert "section 3 'Files and Code Sections' is missing" in out
+    # the sizes are the conversation's and the summary's, not 0 → 0 (found in review)
+    assert re.search(r"compaction 1 \(manual\): [1-9][\d,]* → [1-9]\d* tokens", out), out
 
 
 def test_grade_bad_expect_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -258,3 +261,41 @@ def test_a_run_with_no_compaction_says_why_once(tiny: Path, capsys: pytest.Captu
     tiny.write_text(TINY.replace("context_window: 12000", "context_window: 200000"))
     assert main(["run", str(tiny)]) == 1
     assert "FAIL: no compaction happened in tiny (context window 200000): lower context_window" in capsys.readouterr().out
+
+
+def test_output_piped_into_head_still_writes_the_files_and_the_exit_code(tmp_path: Path) -> None:
+    """``ctxeval grade S --json out.json | head -1``: the reader goes away after one line; the
+    command still writes out.json and exits with its verdict (1: a lost error), not 0 (found in
+    review: the closed pipe ended it before the JSON was written)."""
+    out = tmp_path / "g.json"
+    transcript = CORPUS / "marot__spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20__prefix-715.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_ctxeval.cli", "grade", str(transcript), "--json", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # like head -1
+    code = proc.wait(timeout=120)
+    assert code == 1, proc.stderr.read() if proc.stderr else ""
+    assert json.loads(out.read_text())["format"]
+
+
+def test_a_broken_prompt_is_one_usage_error_before_any_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """As under pytest: the template is rendered once up front, so an undefined name is exit 2 with
+    the file and line, not the same failure in every scenario and exit 1 (found in review)."""
+    bad = tmp_path / "my_compact.j2"
+    bad.write_text("Summarise the conversation.\n{% if custom_instructions %}{{ custom_instructions }}{% endif %}\n"
+                   "{{ nope }}\n")
+    assert main(["run", "scenarios/idle_gap.yaml", "--prompt", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"ctxeval: error: {bad}:3: template error: 'nope' is undefined"
+    only_with = tmp_path / "only_with.j2"  # the undefined name sits in the branch with instructions
+    only_with.write_text("Summarise.\n{% if custom_instructions %}{{ custom_instructions }} {{ typo }}{% endif %}\n")
+    assert main(["run", "scenarios/idle_gap.yaml", "--prompt", str(only_with)]) == 2
+    assert "'typo' is undefined" in capsys.readouterr().err
+
+
+def test_messages_name_the_option_as_the_cli_spells_it_too(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    """Messages shared with the plugin give both spellings (found in review: the CLI said
+    --ctxeval-backend, which it does not take)."""
+    assert main(["run", "scenarios/idle_gap.yaml", "--backend", "replay", "--cassettes", str(tmp_path / "none")]) == 2
+    assert "--ctxeval-backend record (ctxeval: --backend record)" in capsys.readouterr().err

@@ -237,7 +237,7 @@ def test_meta_echoes_progress_snapshots_and_queue_operations_are_not_turns(tmp_p
     s.assistant(text="All green.")
     result, scenario = _imported(s.write(tmp_path / "meta.jsonl"), tmp_path)
     kinds = [next(k for k in ("user", "assistant", "compact") if hasattr(t, k)) for t in scenario.turns]
-    assert kinds == ["user", "assistant", "assistant"]
+    assert kinds == ["user", "assistant", "assistant", "compact"]  # no compaction in the file: one at the end
     assert scenario.turns[0].user == "fix the bug"
     assert result.counts["meta"] == 2 and result.counts["command_echoes"] == 2
 

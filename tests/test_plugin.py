@@ -149,7 +149,10 @@ def test_user_graders_folder_adds_items(project: pytest.Pytester) -> None:
     (["--ctxeval-graders", "missing_dir"], "*graders folder missing_dir: no such directory*"),
     (["--ctxeval-prompt", "missing.j2"], "*compaction prompt missing.j2: no such file*"),
     (["--ctxeval-context-window", "0"], "*expected a positive integer, got '0'*"),
-], ids=["backend", "graders-dir", "prompt", "window"])
+    (["--ctxeval-context-window", "500"], "*a context window of at least 1,000 tokens, got '500'*"),
+    (["--ctxeval-backend", "replay", "--ctxeval-cassettes", "no_cassettes"],
+     "*replay needs recorded cassettes in no_cassettes; record them with --ctxeval-backend record*"),
+], ids=["backend", "graders-dir", "prompt", "window", "small-window", "replay-without-cassettes"])
 def test_bad_options_are_usage_errors(project: pytest.Pytester, args: list[str], message: str) -> None:
     result = project.runpytest("--ctxeval", *args)
     result.stderr.fnmatch_lines([message])
@@ -278,3 +281,13 @@ def test_a_plain_run_of_a_project_with_the_plugin_does_not_load_the_engine(pytes
             assert not [m for m in sys.modules if m.startswith({_HEAVY!r})]
     """)
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_the_built_in_library_runs_from_a_folder_without_scenarios(pytester: pytest.Pytester) -> None:
+    """No scenarios/ here: the built-in library is collected. Installed editable (as the README
+    says), that library is this checkout's scenarios/, and pytest loads the checkout's root
+    conftest.py as a non-root conftest, which must not break the run or change the user's
+    Hypothesis profile (found in review: it defined pytest_plugins, an error there)."""
+    result = pytester.runpytest_subprocess("--ctxeval", "-q", "-p", "no:cacheprovider", "-k", "idle_gap")
+    result.assert_outcomes(passed=13, skipped=5)
+    assert "non-top-level conftest" not in result.stdout.str() + result.stderr.str()

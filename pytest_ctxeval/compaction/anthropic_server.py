@@ -26,6 +26,7 @@ from typing import Any
 
 import anthropic
 
+from ..errors import flag
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
 from ..messages import CompactBoundary, Usage, to_api
@@ -58,7 +59,7 @@ class AnthropicServer(BaseStrategy):
     @staticmethod
     def unavailable_reason(backend: str) -> str:
         return (f"anthropic_server is the API's server-side compaction (the {EDIT_TYPE} context edit): it needs the "
-                f"real API (--ctxeval-backend anthropic, or record/replay with cassettes); the {backend} backend's "
+                f"real API ({flag('backend anthropic')}, or record/replay with cassettes); the {backend} backend's "
                 "reference model does not implement it")
 
     def should_compact(self, state: CompactionState) -> bool:

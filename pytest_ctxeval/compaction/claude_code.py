@@ -19,7 +19,7 @@ from ..engine.compact import compact_conversation
 from ..engine.pipeline import shown_transcript_path
 from ..engine.prompt import PromptSet
 from ..messages import CompactBoundary
-from ..errors import UsageError
+from ..errors import UsageError, flag
 from .base import BaseStrategy, CompactionState, Compacted, option
 
 __all__ = ["ClaudeCode"]
@@ -37,8 +37,8 @@ class ClaudeCode(BaseStrategy):
         super().__init__(tiers=tiers, **options)
         if prompt is not None and self.native:
             raise UsageError(f"strategy {self.name}: the prompt option is for a subclass that compacts itself "
-                             "(native = False); the engine compacts with the run's prompt: --ctxeval-prompt PATH "
-                             "(ctxeval run --prompt PATH)")
+                             "(native = False); the engine compacts with the run's prompt: "
+                             f"{flag('prompt PATH')}")
         self.prompts = PromptSet(option(self.name, "prompt", prompt, str)) if prompt else PromptSet()
 
     def configure(self, config: Any) -> Any:

@@ -15,7 +15,9 @@ that names it and says how to fix it.
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import sys
 from typing import Any
 
 from ..errors import UsageError
@@ -126,6 +128,20 @@ def _builtin(name: str) -> Any:
     return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
 
 
+def _import_module(name: str) -> Any:
+    """``importlib.import_module``, also looking in the current folder, as ``python -m pytest`` does
+    and the ``pytest`` and ``ctxeval`` scripts do not: a strategy written next to the scenarios
+    is found from there. The folder goes last on ``sys.path``, so it shadows nothing installed."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        if exc.name != name.split(".")[0] or here in sys.path or "" in sys.path:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(name)
+
+
 def _import(target: str, spec: str) -> Any:
     module_name, _, attr = target.partition(":")
     if not attr:
@@ -133,10 +149,11 @@ def _import(target: str, spec: str) -> Any:
         raise UsageError(f"strategy {spec!r}: unknown strategy {target!r}"
                          + (f" (did you mean {near[0]!r}?)" if near else "") + f"; {_HINT}")
     try:
-        module = importlib.import_module(module_name)
+        module = _import_module(module_name)
     except ModuleNotFoundError as exc:
-        raise UsageError(f"strategy {spec!r}: cannot import module {module_name!r} ({exc}); is it installed or on "
-                         "sys.path (e.g. run from the folder that holds it)?") from None
+        raise UsageError(f"strategy {spec!r}: cannot import module {module_name!r} ({exc}); install it, or run "
+                         f"from the folder that holds {module_name.split('.')[0]!r} (or add that folder to "
+                         "PYTHONPATH)") from None
     except Exception as exc:  # noqa: BLE001 - the user's module failed to import: say so, with the cause
         raise UsageError(f"strategy {spec!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}") from None
     obj: Any = module

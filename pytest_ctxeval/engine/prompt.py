@@ -49,6 +49,11 @@ class PromptSet:
         self._sm_template = self._load_path(self.sm_template_path)
         self._sm_update = self._load("session_memory_update.j2", BUILTIN_PROMPTS / "session_memory_update.j2")
         self.system_compact = (BUILTIN_PROMPTS / "system_compact.j2").read_text(encoding="utf-8").strip()
+        # Rendered once now, with and without instructions: a template error (an undefined name) is
+        # one usage error naming the file and line before any run, not a failure in every scenario.
+        self.render_compact()
+        self.render_compact("check")
+        self.session_memory_template()
 
     def _load(self, name: str, path: Path) -> jinja2.Template:
         try:

@@ -17,7 +17,7 @@ from typing import Any
 
 from typing import TYPE_CHECKING
 
-from ..errors import UsageError
+from ..errors import UsageError, flag
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import LLM, ModelReply, UsageTotals, parse_prompt_too_long
@@ -87,7 +87,7 @@ def make_llm(
     if backend == "replay":
         if not store.root.is_dir():
             raise UsageError(f"replay needs recorded cassettes in {store.root}; record them with "
-                             f"--ctxeval-backend record --ctxeval-cassettes {store.root}")
+                             f"{flag('backend record')} and {flag(f'cassettes {store.root}')}")
         transport = CassetteTransport(store, "replay", stats=stats)
         kwargs = {"api_key": "replay-no-key", "max_retries": 0, "timeout": timeout}
         client = anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **kwargs)
@@ -96,7 +96,7 @@ def make_llm(
     key = os.environ.get("ANTHROPIC_API_KEY")
     if not key:
         raise UsageError(f"the {backend} backend needs ANTHROPIC_API_KEY in the environment "
-                         "(or use --ctxeval-backend offline, the default, or replay with recorded cassettes)")
+                         f"(or use {flag('backend offline')}, the default, or replay with recorded cassettes)")
     scrub_logs()  # the SDK logs request bodies at DEBUG; a pasted key would be in them
     mode = "record" if backend == "record" else "cache"
     sync = CassetteTransport(store, mode, inner=network or httpx2.HTTPTransport(), secret=key, stats=stats)

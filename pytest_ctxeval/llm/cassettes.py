@@ -31,6 +31,7 @@ from typing import Any
 
 import httpx2
 
+from ..errors import flag
 from ..redact import redact
 
 __all__ = ["request_key", "CassetteStore", "CassetteTransport", "TransportStats", "MODES", "KEY_FIELDS"]
@@ -128,7 +129,7 @@ class CassetteStore:
 
         candidates = [c for c in self.all() if c.get("task") == task] or self.all()
         if not candidates:
-            return f"no cassettes recorded under {self.root} (record them with --ctxeval-backend record)"
+            return f"no cassettes recorded under {self.root} (record them with {flag('backend record')})"
         wanted = {k: request[k] for k in KEY_FIELDS if k in request}
         best, best_size = None, None
         for c in candidates:
@@ -219,7 +220,7 @@ class CassetteTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
                                                         headers={"x-ctxeval-cassette": "hit"})
         if self.mode == "replay":
             message = (f"cassette miss in replay mode (no network): {self.store.nearest_diff(task, body)}; "
-                       f"record with --ctxeval-backend record --ctxeval-cassettes {self.store.root}")
+                       f"record with {flag('backend record')} and {flag(f'cassettes {self.store.root}')}")
             return key, task, body, httpx2.Response(404, json={"type": "error", "error": {
                 "type": "not_found_error", "message": message}}, headers={"x-should-retry": "false"})
         return key, task, body, None

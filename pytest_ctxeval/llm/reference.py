@@ -38,12 +38,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..extract import (
-    EDIT_TOOLS, failed_attempts, failing_results, latest_todos, memory_rules, message_fragments, open_todos,
+    failed_attempts, failing_results, latest_todos, memory_rules, message_fragments, open_todos,
     person_messages, touched_files,
 )
-from ..messages import (
-    AssistantMessage, TextBlock, UserMessage, from_api, text_of, tool_uses,
-)
+from ..messages import AssistantMessage, from_api, text_of, tool_uses
 from ..summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
 from .formats import OTHER_KINDS, deserialise, other_section, read_other, reference_kind, snapshot_tags, split_merged
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import textwrap
 
@@ -112,3 +113,22 @@ def test_quoted_option_text_keeps_its_commas_and_stays_text():
 def test_specs_split_at_commas_outside_parentheses():
     assert split_specs("claude_code,observation_masking(keep=5, every_round=true), codex") == [
         "claude_code", "observation_masking(keep=5, every_round=true)", "codex"]
+
+
+def test_a_strategy_in_the_current_folder_is_found_without_pythonpath(tmp_path):
+    """The ``ctxeval`` and ``pytest`` scripts do not put the current folder on sys.path; a
+    strategy module next to the scenarios is still found from there (found in review: the hint
+    said to run from that folder, which is what the user had done)."""
+    pkg = tmp_path / "mypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "compaction.py").write_text(
+        "class Keep:\n    name = 'keep'\n    def should_compact(self, s): return False\n"
+        "    def compact(self, s): return None\n")
+    code = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+            "from pytest_ctxeval.compaction import load_strategy; print(load_strategy('mypkg.compaction:Keep').name)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert out.stdout.strip() == "keep", out.stderr
+    missing = subprocess.run([sys.executable, "-c", code.replace("mypkg.compaction", "nopkg.compaction")],
+                             cwd=tmp_path, capture_output=True, text=True)
+    assert "run from the folder that holds 'nopkg'" in missing.stderr
