@@ -99,6 +99,14 @@ def test_tiers_are_options_of_claude_code_too(tmp_path):
     assert not [e for e in reads.events if e.tier == "dedupe"]
 
 
+def _run_with_module(tmp_path, monkeypatch, module, source, spec):
+    """auth_refactor under the strategy ``spec`` from a module ``module`` written with ``source``."""
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop(module, None)
+    return run_scenario("scenarios/auth_refactor.yaml", strategy=spec, session_dir=tmp_path / "s")
+
+
 SUBCLASS = textwrap.dedent('''
     from pytest_ctxeval.compaction.claude_code import ClaudeCode
 
@@ -115,11 +123,7 @@ SUBCLASS = textwrap.dedent('''
 def test_a_claude_code_subclass_is_graded_on_the_nine_sections(tmp_path, monkeypatch, registry):
     """Format graders go by the format a strategy writes, not its name (found in review: a
     subclass used to get n/a from every format check)."""
-    (tmp_path / "earlyclaude.py").write_text(SUBCLASS)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("earlyclaude", None)
-    run = run_scenario("scenarios/auth_refactor.yaml", strategy="earlyclaude:EarlyClaude",
-                       session_dir=tmp_path / "s")
+    run = _run_with_module(tmp_path, monkeypatch, "earlyclaude", SUBCLASS, "earlyclaude:EarlyClaude")
     assert run.strategy == "early_claude" and run.compactions
     verdicts = {v.grader: v for v in registry.run(cases_from_run(run)[0]) if v.kind == "rule"}
     assert verdicts["nine_sections"].status == "pass", verdicts["nine_sections"].reasons
@@ -154,11 +158,7 @@ USER_STRATEGY = textwrap.dedent('''
 
 
 def test_your_own_strategy_by_dotted_path_runs_and_is_graded(tmp_path, monkeypatch, registry):
-    (tmp_path / "mystrats.py").write_text(USER_STRATEGY)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("mystrats", None)
-    run = run_scenario("scenarios/auth_refactor.yaml", strategy="mystrats:KeepRequests(at=0.7)",
-                       session_dir=tmp_path / "s")
+    run = _run_with_module(tmp_path, monkeypatch, "mystrats", USER_STRATEGY, "mystrats:KeepRequests(at=0.7)")
     assert run.strategy == "keep_requests" and run.compactions
     assert run.config.autocompact_enabled is False  # the defaults of a protocol-only strategy
     verdicts = {v.grader: v for v in registry.run(cases_from_run(run)[0])
