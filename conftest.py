@@ -16,8 +16,13 @@ database written. ``dev`` otherwise: random, fewer examples, the local database 
 import os
 from pathlib import Path
 
+import yaml  # noqa: F401 - see below
 from _pytest.doctest import DoctestModule
 from hypothesis import HealthCheck, settings
+
+# PyYAML is imported here, before any pytester inline run: pytester drops the modules a run
+# imported first, and PyYAML's C loader does not survive a second import in one process (the
+# plugin itself no longer imports yaml at load time, so a plugin test run alone would hit it).
 
 PACKAGE = Path(__file__).parent / "pytest_ctxeval"
 

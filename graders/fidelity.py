@@ -290,7 +290,8 @@ _NEGATION = re.compile(r"\b(not|no longer|instead of|rather than|drop(?:ped|ping
 
 def _spoke_after_todos(messages: list) -> bool:
     """Whether the person typed a message after the last TodoWrite call in ``messages``."""
-    last = max((i for i, m in enumerate(messages) if any(u.name == "TodoWrite" for u in tool_uses(m))), default=None)
+    last = max((i for i, m in enumerate(messages) if any(  # the call latest_todos reads
+        u.name == "TodoWrite" and isinstance(u.input.get("todos"), list) for u in tool_uses(m))), default=None)
     return last is not None and any(person_text(m) is not None for m in messages[last + 1:])
 
 

@@ -7,6 +7,7 @@ change between minor versions.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -42,9 +43,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    """A public name, imported on first use; else a submodule (``pytest_ctxeval.runner`` after a
+    bare ``import pytest_ctxeval``, as when this file imported them all)."""
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return importlib.import_module(f".{name}", __name__)
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

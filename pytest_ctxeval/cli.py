@@ -640,7 +640,11 @@ class _ClosedPipeSafe:
     def _gone(self) -> None:
         self.closed_pipe = True
         try:  # what is still buffered must not raise again when Python exits
-            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self._stream.fileno())
+            finally:
+                os.close(null)
         except (OSError, ValueError):
             pass
 
@@ -658,6 +662,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(args)
     finally:
+        sys.stdout.flush()  # through the wrapper: what is left must not raise at exit
         sys.stdout = stdout
 
 

@@ -32,7 +32,7 @@ __all__ = ["CtxEvalSession", "ScenarioFile", "GraderItem"]
 
 def __getattr__(name: str) -> Any:
     """The session classes, still importable from here (``pytest_ctxeval.plugin.GraderItem``)."""
-    if name in __all__:
+    if name in __all__ or name == "SESSION":
         from . import session
 
         return getattr(session, name)

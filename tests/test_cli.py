@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -279,6 +280,22 @@ def test_output_piped_into_head_still_writes_the_files_and_the_exit_code(tmp_pat
     assert json.loads(out.read_text())["format"]
 
 
+def test_a_reader_gone_before_the_first_line_keeps_the_exit_code(tmp_path: Path) -> None:
+    """``ctxeval run … | true``: nothing is read at all; what is still buffered when the command
+    returns is dropped quietly and the exit code is the command's (was 120 and "Exception ignored
+    … BrokenPipeError" at exit, with unbuffered output off)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_ctxeval.cli", "run", "scenarios/idle_gap.yaml", "-v",
+                             "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    code = proc.wait(timeout=120)
+    err = proc.stderr.read().decode()
+    assert code == 0, err
+    assert "BrokenPipeError" not in err and json.loads(out.read_text())["scenarios"]
+
+
 def test_a_broken_prompt_is_one_usage_error_before_any_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """As under pytest: the template is rendered once up front, so an undefined name is exit 2 with
     the file and line, not the same failure in every scenario and exit 1 (found in review)."""
@@ -292,6 +309,10 @@ def test_a_broken_prompt_is_one_usage_error_before_any_run(tmp_path: Path, capsy
     only_with.write_text("Summarise.\n{% if custom_instructions %}{{ custom_instructions }} {{ typo }}{% endif %}\n")
     assert main(["run", "scenarios/idle_gap.yaml", "--prompt", str(only_with)]) == 2
     assert "'typo' is undefined" in capsys.readouterr().err
+    divides = tmp_path / "divides.j2"  # an expression that fails, not a jinja error: still a usage error
+    divides.write_text("Summarise.\n{{ 1 // 0 }}\n")
+    assert main(["run", "scenarios/idle_gap.yaml", "--prompt", str(divides)]) == 2
+    assert f"{divides}:2: template error: ZeroDivisionError" in capsys.readouterr().err
 
 
 def test_messages_name_the_option_as_the_cli_spells_it_too(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ module says so).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -258,7 +259,7 @@ def option(strategy: str, name: str, value: Any, kind: type, *, low: float | Non
           bool: lambda v: isinstance(v, bool), str: lambda v: isinstance(v, str)}[kind](value)
     what = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}[kind]
     if ok and kind in (int, float):
-        if low is not None and value < low or high is not None and value > high:
+        if not math.isfinite(value) or low is not None and value < low or high is not None and value > high:
             ok = False
         if low is not None and high is not None:
             what += f" from {low:g} to {high:g}"

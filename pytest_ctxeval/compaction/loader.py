@@ -18,7 +18,8 @@ import importlib
 import os
 import re
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterator
 
 from ..errors import UsageError
 from .base import Strategy
@@ -41,43 +42,56 @@ _HINT = ("use a built-in name (" + ", ".join(BUILTIN) + ") or a dotted path 'pac
 
 
 def split_specs(text: str) -> list[str]:
-    """Comma-separated specs, commas inside parentheses or quotes kept.
+    """Comma-separated specs, commas inside parentheses or quoted values kept.
 
     >>> split_specs("codex, observation_masking(keep=5, every_round=true),gemini_cli")
     ['codex', 'observation_masking(keep=5, every_round=true)', 'gemini_cli']
     >>> split_specs('instructions="keep a, b", trigger=9')
     ['instructions="keep a, b"', 'trigger=9']
+    >>> split_specs("codex, anthropic_server(instructions=the user's words), gemini_cli")
+    ['codex', "anthropic_server(instructions=the user's words)", 'gemini_cli']
     """
-    out, depth, cur, quote = [], 0, "", ""
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "," and depth == 0:
+    out, cur = [], ""
+    for ch, depth, quoted, _ in _scan(text):
+        if ch == "," and depth == 0 and not quoted:
             out.append(cur.strip())
             cur = ""
             continue
-        else:
-            depth += (ch == "(") - (ch == ")")
         cur += ch
     out.append(cur.strip())
     return [s for s in out if s]
 
 
-def _balanced(text: str) -> bool:
-    """Parentheses outside quotes balance, and quotes close."""
-    depth, quote = 0, ""
+def _scan(text: str) -> Iterator[tuple[str, int, bool, bool]]:
+    """Each character with the parenthesis depth, whether it belongs to a quoted value, and
+    whether a quoted value is still open after it. A quote opens a value only right after ``=``
+    (spaces allowed), so an apostrophe in plain text (``instructions=the user's words``) is just a
+    character."""
+    depth, quote, last = 0, "", ""
     for ch in text:
         if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
+            if ch == quote:
+                quote = ""
+            yield ch, depth, True, bool(quote)
+            continue
+        if ch in "'\"" and last == "=":
             quote = ch
-        elif ch in "()":
+            yield ch, depth, True, True
+            continue
+        if ch in "()":
             depth += 1 if ch == "(" else -1
-            if depth < 0:
-                return False
-    return depth == 0 and not quote
+        if not ch.isspace():
+            last = ch
+        yield ch, depth, False, False
+
+
+def _balanced(text: str) -> bool:
+    """Parentheses outside quoted values balance, and quoted values close."""
+    depth, still_open = 0, False
+    for _, depth, _, still_open in _scan(text):
+        if depth < 0:
+            return False
+    return depth == 0 and not still_open
 
 
 def _value(text: str) -> Any:
@@ -160,8 +174,14 @@ def _import(target: str, spec: str) -> Any:
     for part in attr.split("."):
         if not hasattr(obj, part):
             names = sorted(n for n in vars(module) if not n.startswith("_"))[:12]
+            top = module_name.split(".")[0]
+            local = Path.cwd() / f"{top}.py"
+            shadowed = (f"; {local} is not the module imported ({getattr(module, '__file__', None) or 'built in'}): "
+                        f"an installed module named {top!r} comes first, rename yours"
+                        if local.is_file() and Path(getattr(module, "__file__", "") or "").resolve() != local.resolve()
+                        else "")
             raise UsageError(f"strategy {spec!r}: module {module_name!r} has no attribute {attr!r} "
-                             f"(it defines: {', '.join(names) or 'nothing public'})")
+                             f"(it defines: {', '.join(names) or 'nothing public'}){shadowed}")
         obj = getattr(obj, part)
     return obj
 

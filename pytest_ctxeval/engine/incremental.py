@@ -26,7 +26,9 @@ as is any change it cannot follow — the list replaced, cut or rewritten in pla
 taken in is no longer where it was), the tier state objects or the config swapped, results cleared
 (or cache-deleted) in place behind the view, a tool_use id whose result is already taken in given
 another tool. Messages are treated as immutable once appended, as the transcript already does (it
-writes them when they arrive): a message changed in place in the middle of the context is not seen.
+writes them when they arrive): a message changed in place in the middle of the context is not seen,
+nor is an in-place change to the cleared ids that keeps their number (one id swapped for another:
+the engine only ever adds ids).
 """
 
 from __future__ import annotations

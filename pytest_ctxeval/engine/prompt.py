@@ -77,6 +77,10 @@ class PromptSet:
         except jinja2.TemplateError as exc:
             lineno = getattr(exc, "lineno", None) or _template_line(exc, tpl)
             raise UsageError(f"{path}{':' + str(lineno) if lineno else ''}: template error: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the template's own expression failed (1/0, a bad index...)
+            lineno = _template_line(exc, tpl)
+            raise UsageError(f"{path}{':' + str(lineno) if lineno else ''}: template error: "
+                             f"{type(exc).__name__}: {exc}") from None
 
     def render_compact(self, custom_instructions: str | None = None) -> str:
         return self._render(self._compact, self.compact_path, custom_instructions=custom_instructions or "")

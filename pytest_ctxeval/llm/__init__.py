@@ -109,17 +109,22 @@ def make_llm(
 
 
 _LAZY = {"LLM": "base", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",
-         "ReferenceModel": "offline", "FAULTS": "offline", "REFERENCE_MODEL_NAME": "offline"}
+         "ReferenceModel": "offline", "FAULTS": "offline", "REFERENCE_MODEL_NAME": "offline",
+         "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes",
+         "scrub_logs": "..redact"}
 
 
 def __getattr__(name: str) -> Any:
     """The SDK-backed names, imported when first used: the option definitions need only the
     constants above, and pytest loads them in every run (see :mod:`pytest_ctxeval.plugin`)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
+    import importlib.util
 
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    module = _LAZY.get(name)
+    if module is None:  # a submodule (pytest_ctxeval.llm.offline), as when this file imported them
+        if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return importlib.import_module(f".{name}", __name__)
+    value = getattr(importlib.import_module(module if module.startswith("..") else f".{module}", __name__), name)
     globals()[name] = value
     return value

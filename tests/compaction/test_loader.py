@@ -88,6 +88,7 @@ BAD = [
     pytest.param("gemini_cli(verify=maybe)", "verify must be true or false. Current input: 'maybe'", id="not-a-flag"),
     pytest.param("opencode(prune=2)", "prune must be true or false. Current input: 2", id="number-for-a-flag"),
     pytest.param("codex(tiers=none)(x)", "unbalanced parentheses or quotes", id="unbalanced"),
+    pytest.param("codex(fraction=nan)", "fraction must be a number from 0.01 to 1. Current input: nan", id="nan"),
     pytest.param('anthropic_server(instructions="open)', "unbalanced parentheses or quotes", id="open-quote"),
     pytest.param("claude_code(prompt=x.j2)", "the engine compacts with the run's prompt: --ctxeval-prompt",
                  id="prompt-for-the-engine"),
@@ -108,6 +109,9 @@ def test_quoted_option_text_keeps_its_commas_and_stays_text():
     with pytest.raises(UsageError, match="instructions must be text. Current input: 5"):
         load_strategy("anthropic_server(instructions=5)")
     assert load_strategy("anthropic_server(instructions='5')").instructions == "5"
+    # an apostrophe in plain text is a character, not a quote (it used to swallow the rest)
+    assert load_strategy("anthropic_server(instructions=keep the user's words)").instructions == \
+        "keep the user's words"
 
 
 def test_specs_split_at_commas_outside_parentheses():
