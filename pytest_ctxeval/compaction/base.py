@@ -32,6 +32,7 @@ module says so).
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,6 +51,7 @@ from ..messages import CompactBoundary, UserMessage, Usage, to_api
 from .formats import SummaryFormat
 
 __all__ = ["Strategy", "BaseStrategy", "CompactionState", "Compacted", "StrategyUnavailable", "scaled",
+           "strategy_config", "tier_changes",
            "PROMPTS", "render", "TIERS", "CompactionFailed"]
 
 #: Where the strategies' prompt templates live (our own wording of each peer's structure).
@@ -179,8 +181,10 @@ class Strategy(Protocol):
     def compact(self, state: CompactionState) -> Compacted: ...
 
 
-class BaseStrategy:
-    """Defaults for a strategy; the built-ins subclass it.
+class BaseStrategy(abc.ABC):
+    """Defaults for a strategy; the built-ins subclass it. A subclass must define
+    :meth:`should_compact` and :meth:`compact` (instantiating one that does not is a TypeError,
+    which the loader reports as a usage error naming the spec).
 
     ``tiers`` keeps the engine's tiers 1-3 for this strategy: ``"all"`` (default: every strategy
     runs in the same environment as Claude Code, so the comparison is about compaction), ``"none"``,
@@ -215,27 +219,16 @@ class BaseStrategy:
         return names
 
     def configure(self, config: EngineConfig) -> EngineConfig:
-        """The run's engine config: auto-compaction and session memory (Claude Code's tier 4) off,
-        since this strategy decides; tiers 1-3 as ``tiers`` says."""
-        changes: dict[str, Any] = {"autocompact_enabled": False, "session_memory_enabled": False}
-        return config.replace(**changes, **self.tier_changes())
+        """The run's engine config (:func:`strategy_config` with this strategy's ``tiers``)."""
+        return strategy_config(config, self.tiers)
 
-    def tier_changes(self) -> dict[str, Any]:
-        """The config changes that turn off the tiers ``tiers`` leaves out (dedupe is the driver's)."""
-        changes: dict[str, Any] = {}
-        huge = 10 ** 12
-        if "budget" not in self.tiers:
-            changes.update(default_max_result_chars=huge, tool_result_chars={}, per_message_result_chars=huge)
-        if "microcompact" not in self.tiers:
-            changes.update(microcompact_gap_minutes=float(huge), cached_microcompact=False,
-                           api_context_management=False)
-        return changes
+    @abc.abstractmethod
+    def should_compact(self, state: CompactionState) -> bool:
+        """Whether to compact before the next request."""
 
-    def should_compact(self, state: CompactionState) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def compact(self, state: CompactionState) -> Compacted:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def compact(self, state: CompactionState) -> Compacted | None:
+        """The context the model sees from now on (None: leave it as it is)."""
 
     def label(self) -> str:
         return self.name
@@ -268,6 +261,23 @@ def option(strategy: str, name: str, value: Any, kind: type, *, low: float | Non
     if not ok:
         raise UsageError(f"strategy {strategy}: {name} must be {what}. Current input: {value!r}")
     return float(value) if kind is float else value
+
+
+def tier_changes(tiers: frozenset[str]) -> dict[str, Any]:
+    """The config changes that turn off the tiers ``tiers`` leaves out (dedupe is the driver's)."""
+    changes: dict[str, Any] = {}
+    huge = 10 ** 12
+    if "budget" not in tiers:
+        changes.update(default_max_result_chars=huge, tool_result_chars={}, per_message_result_chars=huge)
+    if "microcompact" not in tiers:
+        changes.update(microcompact_gap_minutes=float(huge), cached_microcompact=False, api_context_management=False)
+    return changes
+
+
+def strategy_config(config: EngineConfig, tiers: frozenset[str] = frozenset(TIERS)) -> EngineConfig:
+    """The engine config of a run under a strategy that decides compaction itself: auto-compaction
+    and session memory (Claude Code's tier 4) off; tiers 1-3 as ``tiers`` says."""
+    return config.replace(autocompact_enabled=False, session_memory_enabled=False, **tier_changes(tiers))
 
 
 def parse_tiers(value: str, strategy: str) -> frozenset[str]:

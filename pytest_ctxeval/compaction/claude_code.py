@@ -20,7 +20,7 @@ from ..engine.pipeline import shown_transcript_path
 from ..engine.prompt import PromptSet
 from ..messages import CompactBoundary
 from ..errors import UsageError, flag
-from .base import BaseStrategy, CompactionState, Compacted, option
+from .base import BaseStrategy, CompactionState, Compacted, option, tier_changes
 
 __all__ = ["ClaudeCode"]
 
@@ -44,7 +44,7 @@ class ClaudeCode(BaseStrategy):
     def configure(self, config: Any) -> Any:
         """Native: the engine's config with only the tiers ``tiers`` leaves out turned off (tier 4
         stays the engine's); otherwise as any strategy."""
-        return config.replace(**self.tier_changes()) if self.native else super().configure(config)
+        return config.replace(**tier_changes(self.tiers)) if self.native else super().configure(config)
 
     def should_compact(self, state: CompactionState) -> bool:
         """``shouldAutoCompact`` (004:240-266): at or above ``autocompact_threshold``."""

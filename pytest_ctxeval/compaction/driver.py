@@ -32,7 +32,7 @@ from ..engine.microcompact import apply_cleared, freed_tokens
 from ..errors import PromptTooLongError
 from ..messages import AssistantMessage, CompactBoundary, UserMessage, tool_uses
 from ..tokens import estimate_messages
-from .base import BaseStrategy, CompactionState, Compacted, StrategyUnavailable
+from .base import CompactionState, Compacted, StrategyUnavailable, strategy_config
 from .formats import FREE_FORM
 
 __all__ = ["StrategyDriver", "StrategyCompaction", "configure", "strategy_recompact", "summary_format_of"]
@@ -65,13 +65,7 @@ def configure(strategy: Any, config: EngineConfig) -> EngineConfig:
         return config
     if hook is not None:
         return hook(config)
-    return _Defaults().configure(config)
-
-
-class _Defaults(BaseStrategy):
-    """A protocol-only strategy's config: :class:`BaseStrategy`'s, every tier on."""
-
-    name = "strategy"
+    return strategy_config(config)
 
 
 def summary_format_of(strategy: Any) -> Any:

@@ -48,6 +48,11 @@ def user_module(tmp_path, monkeypatch):
 
         class BadName(Mine):
             name = "has spaces"
+
+        class Unfinished(BaseStrategy):
+            name = "unfinished"
+            def should_compact(self, state):
+                return True
     '''))
     (tmp_path / "broken_strats.py").write_text("raise RuntimeError('boom at import')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -77,6 +82,7 @@ BAD = [
     pytest.param("user_strats:NotAStrategy", "NotAStrategy is not a strategy: it lacks name, should_compact, compact",
                  id="not-a-strategy"),
     pytest.param("user_strats:BadName", "its name must be letters, digits", id="bad-name"),
+    pytest.param("user_strats:Unfinished", "Can't instantiate abstract class Unfinished", id="no-compact-method"),
     pytest.param("user_strats:INSTANCE(level=2)", "is an instance, it takes no options", id="options-on-instance"),
     pytest.param("observation_masking(keep=-2)", "keep must be a whole number of at least 0. Current input: -2",
                  id="bad-option-value"),
