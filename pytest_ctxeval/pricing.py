@@ -37,13 +37,6 @@ DEFAULT_PRICES: dict[str, dict[str, float]] = {
     "claude-haiku-4": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_read": 0.10},
     "ctxeval-reference": {"input": 0.0, "output": 0.0, "cache_write": 0.0, "cache_read": 0.0},
 }
-_PRICES: dict[str, dict[str, float]] = {
-    "claude-opus-4": {"input": 15.0, "output": 75.0, "cache_write": 18.75, "cache_read": 1.50},
-    "claude-opus-4-5": {"input": 5.0, "output": 25.0, "cache_write": 6.25, "cache_read": 0.50},
-    "claude-sonnet-4": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.30},
-    "claude-haiku-4": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_read": 0.10},
-    "ctxeval-reference": {"input": 0.0, "output": 0.0, "cache_write": 0.0, "cache_read": 0.0},
-}
 _PRICES: dict[str, dict[str, float]] = dict(DEFAULT_PRICES)
 
 

@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,29 +15,12 @@ import pytest
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.evaluation import RESULTS_FORMAT, RESULTS_VERSION
 
+from scenario_texts import rename_reads
 from shared_paths import CORPUS
 FASTHOOKS = CORPUS / "oneryalcin__fasthooks__sample_main_transcript.jsonl"
 REPO = Path(__file__).resolve().parents[1]
 
-TINY = textwrap.dedent("""\
-    name: tiny
-    context_window: 12000
-    turns:
-      - user: "Rename the helper in src/util.py to parse_date."
-      - repeat: 9
-        turns:
-          - assistant: "Reading part {{ i }} of the module."
-            tools:
-              - name: Read
-                input: {file_path: src/util.py, offset: "{{ i * 160 - 159 }}", limit: 160}
-                result: "{{ python_file(lines=160, seed=i) }}"
-      - assistant: "Renaming."
-        tools:
-          - name: Edit
-            input: {file_path: src/util.py, old_string: "def pd(", new_string: "def parse_date("}
-            result: "The file src/util.py has been updated."
-      - assistant: "Renamed; the callers already use the new name."
-    """)
+TINY = rename_reads("tiny") + '  - assistant: "Renamed; the callers already use the new name."\n'
 
 
 @pytest.fixture

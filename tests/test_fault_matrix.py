@@ -18,23 +18,9 @@ from pytest_ctxeval.runner import run_scenario
 from pytest_ctxeval.scenarios import load_scenario
 from pytest_ctxeval.transcript import read_transcript
 
-SCENARIO = textwrap.dedent("""\
-    name: faults
-    context_window: 12000
-    turns:
-      - user: "Rename the helper in src/util.py to parse_date."
-      - repeat: 9
-        turns:
-          - assistant: "Reading part {{ i }} of the module."
-            tools:
-              - name: Read
-                input: {file_path: src/util.py, offset: "{{ i * 160 - 159 }}", limit: 160}
-                result: "{{ python_file(lines=160, seed=i) }}"
-      - assistant: "Renaming."
-        tools:
-          - name: Edit
-            input: {file_path: src/util.py, old_string: "def pd(", new_string: "def parse_date("}
-            result: "The file src/util.py has been updated."
+from scenario_texts import rename_reads
+
+SCENARIO = rename_reads("faults") + textwrap.dedent("""\
       - user: "Also update the callers."
       - assistant: "The callers already use the new name."
       - compact: true
@@ -119,7 +105,7 @@ def test_persistent_overload_is_a_clear_failure_after_the_sdk_retries(scenario_f
     (["empty", "empty", "ok", "empty", "empty"], False),  # a success resets the count
 ], ids=["three", "two", "reset"])
 def test_circuit_breaker(plan: list[str], tripped: bool, tmp_path: Path) -> None:
-    text = SCENARIO.replace("repeat: 9", "repeat: 16").replace("context_window: 12000", "context_window: 12000")
+    text = SCENARIO.replace("repeat: 9", "repeat: 16")
     path = tmp_path / "long.yaml"
     path.write_text(text)
     run, _ = run_with(path, tmp_path, {"compact": plan})

@@ -7,29 +7,8 @@ import textwrap
 
 import pytest
 
-TINY = textwrap.dedent("""\
-    name: tiny
-    context_window: 4000
-    turns:
-      - user: "Rename the helper in src/util.py to parse_date and update its callers."
-      - assistant: "Reading the module."
-        tools:
-          - name: Read
-            input: {file_path: src/util.py}
-            result: "{{ python_file(lines=260, seed=1) }}"
-      - assistant: "Renaming."
-        tools:
-          - name: Edit
-            input: {file_path: src/util.py, old_string: "def pd(", new_string: "def parse_date("}
-            result: "The file src/util.py has been updated."
-      - user: "Also add a docstring."
-      - assistant: "Adding it."
-        tools:
-          - name: Edit
-            input: {file_path: src/util.py, old_string: "def parse_date(", new_string: "def parse_date(  # doc"}
-            result: "ok"
-      - compact: true
-    """)
+from scenario_texts import TINY
+
 
 # A prompt that asks for three short sections and no list of user messages.
 WEAK_PROMPT = textwrap.dedent("""\
