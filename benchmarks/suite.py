@@ -28,12 +28,19 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Issue 21: the main job in this repository within 8 s (the unit tests it deselects are not even
+# imported: plugin.pytest_ignore_collect); the scenarios alone within the same bound.
+TARGETS = {"pytest --ctxeval": 8.0, "pytest --ctxeval scenarios/": 8.0}
+# Measured as a user runs it: with bytecode caches. A shell that sets PYTHONDONTWRITEBYTECODE
+# recompiles (and re-rewrites the asserts of) every module on every run, about 2 s more here; the
+# first, unmeasured run below writes the caches.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run(args: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "pytest", "--ctxeval", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=ROOT, capture_output=True, text=True)
+                          cwd=ROOT, capture_output=True, text=True, env=ENV)
     wall = time.perf_counter() - started
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-500:]
     if proc.returncode != 0:
@@ -50,6 +57,7 @@ def main() -> None:
     targets = {"pytest --ctxeval": [], "pytest --ctxeval scenarios/": ["scenarios/"]}
     modes = {"serial": [], f"-n {n}": ["-n", n], f"-n {n} --dist loadfile": ["-n", n, "--dist", "loadfile"]}
     times: dict[tuple[str, str], list[float]] = {(t, m): [] for t in targets for m in modes}
+    run([])  # warm-up: bytecode caches written, not measured
     outcome: dict[str, str] = {}
     for _ in range(args.repeat):
         for t, targs in targets.items():
@@ -70,7 +78,8 @@ def main() -> None:
     print()
     for t in targets:
         serial = statistics.median(times[(t, "serial")])
-        print(f"serial {t}: {serial:.2f} s   (target <= 10 s)    {'met' if serial <= 10 else 'NOT met'}")
+        target = TARGETS[t]
+        print(f"serial {t}: {serial:.2f} s   (target <= {target:g} s)    {'met' if serial <= target else 'NOT met'}")
     for t in targets:
         s_ = statistics.median(times[(t, "serial")])
         sp = {m: s_ / statistics.median(times[(t, m)]) for m in modes if m != "serial"}

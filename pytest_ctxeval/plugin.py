@@ -107,6 +107,24 @@ def pytest_configure(config: pytest.Config) -> None:
                 config.args.append(str(path))
 
 
+# A module that never writes ``mark.ctxeval`` holds no ctxeval test (scenario items come from YAML files).
+_MARKER_SPELLING = b"mark.ctxeval"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``--ctxeval``, a Python file whose text never spells the ``ctxeval`` marker is not
+    imported: its tests would be deselected anyway, and importing a large unit suite only to drop it
+    was most of the eval job's time. (A marker added by a conftest hook, not written in the module,
+    is not seen: write ``pytestmark = pytest.mark.ctxeval`` in the module instead.)"""
+    if not config.getoption("ctxeval") or collection_path.suffix != ".py" or collection_path.name == "conftest.py":
+        return None
+    try:
+        text = collection_path.read_bytes()
+    except OSError:
+        return None  # let pytest report it as it would
+    return None if _MARKER_SPELLING in text else True
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``pytest`` skips ctxeval tests; ``pytest --ctxeval`` runs only them (scenario items and tests
     marked ``@pytest.mark.ctxeval``), like ``--benchmark-only``: the eval job and the unit-test job

@@ -272,3 +272,21 @@ def test_the_built_in_library_runs_from_a_folder_without_scenarios(pytester: pyt
     result = pytester.runpytest_subprocess("--ctxeval", "-q", "-p", "no:cacheprovider", "-k", "idle_gap")
     result.assert_outcomes(passed=13, skipped=5)
     assert "non-top-level conftest" not in result.stdout.str() + result.stderr.str()
+
+
+def test_ctxeval_does_not_import_modules_without_the_marker(project: pytest.Pytester) -> None:
+    # Deselected tests cost nothing under --ctxeval: a module that never names the marker is not
+    # imported at all (this one would fail to import), while a marked module still runs.
+    project.makepyfile(test_unit="raise ImportError('imported under --ctxeval')\n")
+    project.makepyfile(test_marked="""
+        import pytest
+        pytestmark = pytest.mark.ctxeval
+        def test_marked():
+            pass
+    """)
+    result = project.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "marked or continuation")
+    result.assert_outcomes(passed=2)
+    result.stdout.no_fnmatch_line("*imported under --ctxeval*")
+    # Without --ctxeval the module is collected as usual (and its import error shows).
+    plain = project.runpytest("-p", "no:cacheprovider", "test_unit.py")
+    plain.stdout.fnmatch_lines(["*imported under --ctxeval*"])
