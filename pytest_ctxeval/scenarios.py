@@ -277,6 +277,16 @@ class Expectations(_Strict):
     probes: list[Probe] = Field(default_factory=list)
 
 
+class HookEntry(_Strict):
+    """One scripted hook of ``hooks:`` (see :mod:`pytest_ctxeval.engine.hooks`): what it prints
+    (``output``), or, for PreCompact, the reason it blocks the compaction (``block``). ``matcher``:
+    PreCompact ``auto`` / ``manual``, SessionStart ``startup`` / ``compact``; none matches all."""
+
+    output: str = ""
+    matcher: str | None = None
+    block: str | None = Field(default=None, min_length=1)
+
+
 class Provenance(_Strict):
     """Where an imported scenario came from (``ctxeval import``)."""
 
@@ -297,6 +307,16 @@ class Scenario(_Strict):
     config: dict[str, Any] = Field(default_factory=dict)
     vars: dict[str, Any] = Field(default_factory=dict)
     faults: dict[str, list[str]] = Field(default_factory=dict)
+    #: The context prefix (000:47-53): git status (capped at 2,000 chars, 003:77) and memory files
+    #: (CLAUDE.md, path -> content, 40,000 chars each, 003:78), sent with every request.
+    git_status: str | None = None
+    memory_files: dict[str, str] = Field(default_factory=dict)
+    #: Tools and MCP servers (name -> instructions) the session has: their instruction deltas are
+    #: announced at the start and re-announced after every compaction (003:238-239, 003:610).
+    tools: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    mcp_servers: dict[str, str] = Field(default_factory=dict)
+    #: Scripted hooks by event (PreCompact, SessionStart): see HookEntry.
+    hooks: dict[Literal["PreCompact", "SessionStart"], list[HookEntry]] = Field(default_factory=dict)
     templates: bool = True
     provenance: Provenance | None = None
     turns: list[Turn] = Field(min_length=1)
@@ -319,6 +339,23 @@ class Scenario(_Strict):
         if v is not None and not _SAFE_NAME.match(v):
             raise ValueError("a name may hold letters, digits, '_', '.' and '-' (it names files)")
         return v
+
+    @model_validator(mode="after")
+    def _hook_matchers(self) -> "Scenario":
+        from .engine.hooks import MATCHERS
+
+        for event, entries in self.hooks.items():
+            for i, e in enumerate(entries):
+                if e.matcher is not None and e.matcher not in MATCHERS[event]:
+                    raise ValueError(f"hooks.{event}[{i}].matcher: {e.matcher!r} is not a {event} matcher; "
+                                     f"use {' or '.join(MATCHERS[event])}, or leave it out to match both")
+                if e.block is not None and event != "PreCompact":
+                    raise ValueError(f"hooks.{event}[{i}].block: only a PreCompact hook can block (it stops the "
+                                     "compaction); give this hook an 'output'")
+                if e.block is None and not e.output.strip():
+                    raise ValueError(f"hooks.{event}[{i}]: give the hook an 'output' (what it prints) or, for "
+                                     "PreCompact, 'block' (why it stops the compaction)")
+        return self
 
     @field_validator("known_failures")
     @classmethod
@@ -370,7 +407,7 @@ class Scenario(_Strict):
 
 #: Every field name of the schema, for "did you mean" hints.
 _KNOWN_FIELDS = sorted({name for model in (ToolCall, UserTurn, AssistantTurn, GapTurn, CompactSpec, RecordedCompaction,
-                                           RepeatTurn, Probe, Expectations, Provenance, Scenario)
+                                           RepeatTurn, Probe, Expectations, Provenance, HookEntry, Scenario)
                         for name in model.model_fields if name not in ("path", "lines")})
 
 
