@@ -47,6 +47,11 @@ COMPACTABLE_TOOLS_000_004 = (
 )
 #: Seed 003:122-123, 496-502: write tools (Edit, Write) are never cleared, nor composite tools.
 COMPACTABLE_TOOLS_003 = ("Read", "Bash", "PowerShell", "Grep", "Glob", "WebSearch", "WebFetch")
+#: Built-in tools whose results the API-side clearing must leave alone unless the profile makes them
+#: compactable (``exclude_tools`` of ``clear_tool_uses_20250919``): subagent/composite tools
+#: (003:502), the todo list, skills (re-injected after compaction, 000:158), and the write tools
+#: (003:123, 003:501; compactable only under the ``default`` profile, 000:121, 004:210).
+NEVER_CLEARED_TOOLS = ("Task", "Agent", "TodoWrite", "Skill", "Edit", "MultiEdit", "Write", "NotebookEdit")
 MICROCOMPACT_PROFILES: dict[str, tuple[str, ...]] = {
     "default": COMPACTABLE_TOOLS_000_004,
     "read_only": COMPACTABLE_TOOLS_003,
