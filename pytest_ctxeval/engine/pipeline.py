@@ -51,7 +51,7 @@ from .naive import NaiveView
 from .prompt import PromptSet
 from .session_memory import SessionMemoryState, extraction_request, session_memory_compact, should_extract
 
-__all__ = ["shown_transcript_path", "SHOWN_PROJECT_DIR", "Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
+__all__ = ["empty_result_marker", "shown_transcript_path", "SHOWN_PROJECT_DIR", "Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
            "ToolOutcome"]
 
 
@@ -72,6 +72,22 @@ def shown_transcript_path(session_id: str) -> str:
     '~/.claude/projects/ctxeval/abc.jsonl'
     """
     return f"{SHOWN_PROJECT_DIR}/{session_id}.jsonl"
+
+
+def empty_result_marker(tool_name: str) -> str:
+    """What a tool that returned nothing answers (003:380, 004:169; the wording is Claude Code's
+    source, not in the seeds).
+
+    >>> empty_result_marker("Bash")
+    '(Bash completed with no output)'
+    """
+    return f"({tool_name} completed with no output)"
+
+
+def _empty(content: Any) -> bool:
+    if isinstance(content, str):
+        return not content.strip()
+    return not content
 
 
 @dataclass
@@ -256,6 +272,10 @@ class ContextManager:
                         content = FILE_UNCHANGED_STUB
                     else:
                         self.reads.record_read(o.use, content, self.messages[-1].timestamp if self.messages else datetime.now())
+            if not is_error and _empty(content):
+                # Empty-result injection (003:380 "空结果注入", 004:169 "空输出提醒"): an empty
+                # result could read as the end of the turn; the model gets a marker instead.
+                content = empty_result_marker(o.use.name)
             self.reads.note_edit(o.use, failed=is_error)
             if o.use.name == "Skill" and not is_error:
                 self.skills.insert(0, (str(o.use.input.get("skill") or o.use.input.get("command") or "skill"),

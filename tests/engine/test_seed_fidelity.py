@@ -280,3 +280,24 @@ def test_hooks_key_errors_name_the_field(tmp_path, hooks, message):
     with pytest.raises(ScenarioError, match=message) as info:
         load_scenario(path)
     assert str(path) in str(info.value) and "hooks" in str(info.value)
+
+
+# --- 003:380, 004:169: empty-result injection -------------------------------------------------------
+
+@pytest.mark.parametrize("output,marked", [("", True), ("  \n", True), ([], True), (".", False), ("0", False)])
+def test_003_380_an_empty_tool_result_gets_a_marker(session, output, marked):
+    s = session(W20)
+    s.say("run it")
+    s.step("running", [s.tool("Bash", output, command="true")])
+    [block] = s.cm.messages[-1].content
+    assert (block.content == "(Bash completed with no output)") is marked
+    if not marked:
+        assert block.content == output
+
+
+def test_003_380_an_empty_error_is_left_as_the_error(session):
+    s = session(W20)
+    s.say("run it")
+    s.step("running", [s.tool("Bash", "", is_error=True, command="false")])
+    [block] = s.cm.messages[-1].content
+    assert block.is_error and block.content == ""
