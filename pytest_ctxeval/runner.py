@@ -167,7 +167,7 @@ def run_scenario(
                             config)
     cm = ContextManager(config=config, llm=llm, transcript=transcript, prompts=prompts, ids=ids,
                         system_prompt=system, model=model or scenario.model)
-    cm.hooks = HookSet.from_mapping({k: [e.model_dump() for e in v] for k, v in scenario.hooks.items()})
+    cm.hooks = HookSet.from_mapping(scenario.hooks.as_mapping())
     cm.declared_tools, cm.mcp_servers = list(scenario.tools), dict(scenario.mcp_servers)
     if driver is not None:
         driver.attach(cm)

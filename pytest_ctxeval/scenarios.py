@@ -277,14 +277,55 @@ class Expectations(_Strict):
     probes: list[Probe] = Field(default_factory=list)
 
 
-class HookEntry(_Strict):
-    """One scripted hook of ``hooks:`` (see :mod:`pytest_ctxeval.engine.hooks`): what it prints
-    (``output``), or, for PreCompact, the reason it blocks the compaction (``block``). ``matcher``:
-    PreCompact ``auto`` / ``manual``, SessionStart ``startup`` / ``compact``; none matches all."""
+class PreCompactHook(_Strict):
+    """A scripted PreCompact hook (see :mod:`pytest_ctxeval.engine.hooks`): what it prints
+    (``output``, joined to the compaction's instructions) or why it blocks the compaction
+    (``block``). ``matcher``: ``auto`` or ``manual``; none matches both."""
 
     output: str = ""
-    matcher: str | None = None
+    matcher: Literal["auto", "manual"] | None = None
     block: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _something(self) -> "PreCompactHook":
+        if self.block is None and not self.output.strip():
+            raise ValueError("give the hook an 'output' (what it prints) or 'block' (why it stops the compaction)")
+        return self
+
+
+class SessionStartHook(_Strict):
+    """A scripted SessionStart hook: what it prints (a hook result after the attachments).
+    ``matcher``: ``startup`` (when the session starts) or ``compact`` (after every compaction);
+    none matches both. Only a PreCompact hook can block."""
+
+    output: str
+    matcher: Literal["startup", "compact"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_block(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "block" in data:
+            raise ValueError("only a PreCompact hook can block (it stops the compaction); give this hook an 'output'")
+        return data
+
+    @field_validator("output")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the hook's output is blank; give what the hook prints")
+        return v
+
+
+class Hooks(_Strict):
+    """``hooks:``, by Claude Code's event names."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    pre_compact: list[PreCompactHook] = Field(default_factory=list, alias="PreCompact")
+    session_start: list[SessionStartHook] = Field(default_factory=list, alias="SessionStart")
+
+    def as_mapping(self) -> dict[str, list[dict[str, Any]]]:
+        return {"PreCompact": [h.model_dump() for h in self.pre_compact],
+                "SessionStart": [h.model_dump() for h in self.session_start]}
 
 
 class Provenance(_Strict):
@@ -315,8 +356,8 @@ class Scenario(_Strict):
     #: announced at the start and re-announced after every compaction (003:238-239, 003:610).
     tools: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
     mcp_servers: dict[str, str] = Field(default_factory=dict)
-    #: Scripted hooks by event (PreCompact, SessionStart): see HookEntry.
-    hooks: dict[Literal["PreCompact", "SessionStart"], list[HookEntry]] = Field(default_factory=dict)
+    #: Scripted hooks by event (PreCompact, SessionStart): see PreCompactHook, SessionStartHook.
+    hooks: Hooks = Field(default_factory=Hooks)
     templates: bool = True
     provenance: Provenance | None = None
     turns: list[Turn] = Field(min_length=1)
@@ -339,23 +380,6 @@ class Scenario(_Strict):
         if v is not None and not _SAFE_NAME.match(v):
             raise ValueError("a name may hold letters, digits, '_', '.' and '-' (it names files)")
         return v
-
-    @model_validator(mode="after")
-    def _hook_matchers(self) -> "Scenario":
-        from .engine.hooks import MATCHERS
-
-        for event, entries in self.hooks.items():
-            for i, e in enumerate(entries):
-                if e.matcher is not None and e.matcher not in MATCHERS[event]:
-                    raise ValueError(f"hooks.{event}[{i}].matcher: {e.matcher!r} is not a {event} matcher; "
-                                     f"use {' or '.join(MATCHERS[event])}, or leave it out to match both")
-                if e.block is not None and event != "PreCompact":
-                    raise ValueError(f"hooks.{event}[{i}].block: only a PreCompact hook can block (it stops the "
-                                     "compaction); give this hook an 'output'")
-                if e.block is None and not e.output.strip():
-                    raise ValueError(f"hooks.{event}[{i}]: give the hook an 'output' (what it prints) or, for "
-                                     "PreCompact, 'block' (why it stops the compaction)")
-        return self
 
     @field_validator("known_failures")
     @classmethod
@@ -407,7 +431,8 @@ class Scenario(_Strict):
 
 #: Every field name of the schema, for "did you mean" hints.
 _KNOWN_FIELDS = sorted({name for model in (ToolCall, UserTurn, AssistantTurn, GapTurn, CompactSpec, RecordedCompaction,
-                                           RepeatTurn, Probe, Expectations, Provenance, HookEntry, Scenario)
+                                           RepeatTurn, Probe, Expectations, Provenance, PreCompactHook, SessionStartHook,
+                                           Scenario)
                         for name in model.model_fields if name not in ("path", "lines")})
 
 

@@ -266,20 +266,20 @@ def test_004_444_session_memory_compaction_carries_hook_results_too(session):
     assert validate_api(to_api(record.result.post_messages), allow_pending_tool_use=True) == []
 
 
-@pytest.mark.parametrize("hooks,message", [
-    ({"PreCompact": [{"matcher": "startup", "output": "x"}]}, "is not a PreCompact matcher"),
-    ({"SessionStart": [{"block": "no"}]}, "only a PreCompact hook can block"),
-    ({"SessionStart": [{"output": "  "}]}, "give the hook an 'output'"),
-    ({"PostCompact": [{"output": "x"}]}, "PostCompact"),
+@pytest.mark.parametrize("text,where", [
+    ("hooks:\n  PreCompact:\n    - output: ok\n    - matcher: startup\n      output: x\n",
+     ":4: hooks.PreCompact[1].matcher: Input should be 'auto' or 'manual'"),
+    ("hooks:\n  SessionStart:\n    - block: \"no\"\n", ":3: hooks.SessionStart[0]: only a PreCompact hook can block"),
+    ("hooks:\n  SessionStart:\n    - output: \"  \"\n", ":3: hooks.SessionStart[0].output: the hook's output is blank"),
+    ("hooks:\n  PreCompact:\n    - matcher: auto\n", ":3: hooks.PreCompact[0]: give the hook an 'output'"),
+    ("hooks:\n  PostCompact:\n    - output: x\n", ":2: hooks.PostCompact: unknown field"),
 ])
-def test_hooks_key_errors_name_the_field(tmp_path, hooks, message):
-    import yaml
-
+def test_hooks_key_errors_name_the_file_line_and_entry(tmp_path, text, where):
     path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump({"hooks": hooks, "turns": [{"user": "hi"}]}), encoding="utf-8")
-    with pytest.raises(ScenarioError, match=message) as info:
+    path.write_text(text + "turns:\n  - user: hi\n", encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert str(path) in str(info.value) and "hooks" in str(info.value)
+    assert str(info.value).startswith(f"{path}{where}"), str(info.value)
 
 
 # --- 003:380, 004:169: empty-result injection -------------------------------------------------------
