@@ -47,6 +47,11 @@ COMPACTABLE_TOOLS_000_004 = (
 )
 #: Seed 003:122-123, 496-502: write tools (Edit, Write) are never cleared, nor composite tools.
 COMPACTABLE_TOOLS_003 = ("Read", "Bash", "PowerShell", "Grep", "Glob", "WebSearch", "WebFetch")
+#: Built-in tools whose results the API-side clearing must leave alone unless the profile makes them
+#: compactable (``exclude_tools`` of ``clear_tool_uses_20250919``): subagent/composite tools
+#: (003:502), the todo list, skills (re-injected after compaction, 000:158), and the write tools
+#: (003:123, 003:501; compactable only under the ``default`` profile, 000:121, 004:210).
+NEVER_CLEARED_TOOLS = ("Task", "Agent", "TodoWrite", "Skill", "Edit", "MultiEdit", "Write", "NotebookEdit")
 MICROCOMPACT_PROFILES: dict[str, tuple[str, ...]] = {
     "default": COMPACTABLE_TOOLS_000_004,
     "read_only": COMPACTABLE_TOOLS_003,
@@ -88,6 +93,11 @@ class EngineConfig(BaseModel):
     max_consecutive_failures: int = _seed(
         "000:210 MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES = 3; 003:282; 004:272", default=3, ge=1)
     autocompact_enabled: bool = _seed("Auto-compaction on (the Claude Code default).", default=True)
+    blocking_limit_enforced: bool = _seed(
+        "000:181 MANUAL_COMPACT_BUFFER_TOKENS = 3_000 'hard blocking limit'; 003:173 '阻塞(必须压缩)' (blocked, "
+        "must compact): at or above blocking_limit a turn that no compaction brought under it is refused, not sent. "
+        "Off only for the compaction strategies of pytest_ctxeval.compaction, which decide compaction themselves",
+        default=True)
 
     # --- token estimation ---------------------------------------------------------------------
     bytes_per_token: int = _seed("000:93 4 bytes/token for prose; 003:345", default=4, ge=1)
@@ -113,6 +123,9 @@ class EngineConfig(BaseModel):
     read_max_lines: int = _seed("003:79, 003:416 FileRead reads 2,000 lines at a time; 004:129", default=2_000, gt=0)
     read_max_bytes: int = _seed("004:129 Read maxSizeBytes 256KB", default=256 * 1024, gt=0)
     read_max_tokens: int = _seed("004:129 Read maxTokens 25K", default=25_000, gt=0)
+    git_status_max_chars: int = _seed("003:77 Git status 2,000 chars (context.ts); 000:49 'git status (truncated to "
+                                      "2000 chars)'", default=2_000, gt=0)
+    memory_file_max_chars: int = _seed("003:78 CLAUDE.md 40,000 chars per file (claudemd.ts)", default=40_000, gt=0)
 
     # --- tier 3: microcompact (issue 3) -------------------------------------------------------
     microcompact_gap_minutes: float = _seed("004:197 gapThresholdMinutes = 60; 000:109", default=60, gt=0)
@@ -265,6 +278,7 @@ SCALED_FIELDS: tuple[str, ...] = (
     "warning_buffer_tokens", "error_buffer_tokens", "blocking_buffer_tokens",
     "default_max_result_chars", "tool_result_chars", "max_tool_result_tokens",
     "per_message_result_chars", "preview_chars", "read_max_bytes", "read_max_tokens",
+    "git_status_max_chars", "memory_file_max_chars",
     "api_clear_trigger_tokens", "api_clear_keep_tokens",
     "sm_init_tokens", "sm_update_growth_tokens", "sm_keep_min_tokens", "sm_keep_max_tokens",
     "post_compact_tokens_per_file", "post_compact_files_budget",

@@ -29,7 +29,11 @@ found missing) and ``superseded``; per compaction ``lost`` (what the compaction 
 ``user_messages``, ``files``, ``errors``, ``todos``, ``identifiers`` with ``identifiers_total``;
 each fact ``{"text", "message"}`` where ``message`` is its 1-based position in the session
 history, see :mod:`pytest_ctxeval.lost`); per scenario ``description`` and ``messages`` (role and
-excerpt of each message a lost fact points at). ``pytest --ctxeval-report OUT.json`` adds
+excerpt of each message a lost fact points at); per compaction ``attachments`` and
+``hook_results``, the post-compact context after the summary as it was built, in order:
+``{"kind": "file", "path": ...}``, ``{"kind": "skill", "name": ...}``, ``{"kind": "plan"}``,
+``{"kind": "mcp_instructions_delta", "name": ...}``... and ``{"event": "SessionStart", "text": ...}``
+(see :mod:`pytest_ctxeval.engine.hooks`). ``pytest --ctxeval-report OUT.json`` adds
 ``comparison`` (against ``--ctxeval-baseline``) and ``ab`` (``--ctxeval-compare-prompt``).
 """
 
@@ -285,10 +289,38 @@ def outcome_entry(o: Outcome) -> dict[str, Any]:
         entry["compactions"].append(
             {"index": c.index, "kind": c.kind, "trigger": c.trigger, "turn": c.turn, "line": c.line,
              "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens, "summary": c.summary,
-             "verdicts": [_verdict_entry(v) for v in vs], "lost": lost.as_dict()})
+             "verdicts": [_verdict_entry(v) for v in vs], "lost": lost.as_dict(),
+             **reinjected(c.post_messages)})
     # The history messages the lost facts point at ("message": N), for the report's links.
     entry["messages"] = {str(k): refs[k] for k in sorted(refs)}
     return entry
+
+
+def reinjected(post_messages: list[Any]) -> dict[str, list[dict[str, str]]]:
+    """What a compaction put back after the summary (003:221-229): ``attachments`` (kind, and path
+    or name when it has one) and ``hook_results`` (event and text), in order.
+
+    >>> from pytest_ctxeval.messages import AttachmentMessage
+    >>> reinjected([AttachmentMessage(uuid="a", attachment_type="file", content="...", path="src/a.py")])
+    {'attachments': [{'kind': 'file', 'path': 'src/a.py'}], 'hook_results': []}
+    """
+    from .messages import AttachmentMessage
+
+    attachments: list[dict[str, str]] = []
+    hooks: list[dict[str, str]] = []
+    for m in post_messages:
+        if not isinstance(m, AttachmentMessage):
+            continue
+        if m.attachment_type == "hook_result":
+            hooks.append({"event": m.name or "unknown", "text": m.content})
+            continue
+        row = {"kind": m.attachment_type}
+        if m.path:
+            row["path"] = m.path
+        if m.name:
+            row["name"] = m.name
+        attachments.append(row)
+    return {"attachments": attachments, "hook_results": hooks}
 
 
 def _shown_paths(run: RunResult) -> Callable[[str], str]:

@@ -139,12 +139,15 @@ class CompactBoundary(_Message):
 
 
 class AttachmentMessage(_Message):
-    """System-injected context: a re-read file, a plan, a skill, a memory file (000:32)."""
+    """System-injected context: a re-read file, a plan, a skill, a memory file, a tool or MCP
+    instruction delta (000:25), or a hook's output (000:27, ``attachment_type="hook_result"``)."""
 
     kind: Literal["attachment"] = "attachment"
     attachment_type: str
     content: str
     path: str | None = None
+    #: What it is about when it is not a file: the skill, the MCP server, the hook event.
+    name: str | None = None
 
 
 Message = Annotated[

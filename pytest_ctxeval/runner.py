@@ -13,6 +13,14 @@ For each step of the expanded scenario:
   turn's calls are still executing, and their results arrive right after it;
 * a recorded compaction (imported sessions) installs Claude Code's own summary, no model call.
 
+A turn the engine refuses (the context is at the blocking limit and no compaction brought it
+under: auto-compaction off, the circuit breaker tripped, or this turn's auto-compaction failed;
+000:181, 003:173) is not sent: its scripted response and tool calls do not happen (a
+``blocking_limit`` event says why), and the script goes on; a later ``/compact`` unblocks it.
+The scenario's ``git_status:`` and ``memory_files:`` join the system prompt, capped
+(:mod:`~pytest_ctxeval.engine.context_prefix`); ``tools:``, ``mcp_servers:`` and ``hooks:`` are
+given to the engine, which announces them at the start (:meth:`ContextManager.announce`).
+
 The clock starts at the scenario's ``start`` and advances by fixed steps, or to a step's ``at``
 (imported sessions carry the real times, so idle gaps are real; the clock never goes back); ids
 come from a seeded factory: replaying a scenario twice gives byte-identical results.
@@ -27,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from .config import EngineConfig
+from .engine.context_prefix import system_context
+from .engine.hooks import HookSet
 from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event, ToolOutcome
 from .engine.prompt import PromptSet
 from .ids import IdFactory
@@ -153,8 +163,12 @@ def run_scenario(
         raise UsageError(f"{base}: already holds a run of {name} ({session_id}.jsonl); give each run an empty "
                          "session folder (a second run would mix its records and tool results with the first)")
     transcript = TranscriptWriter(base / f"{session_id}.jsonl", session_id=session_id)
+    system = system_context(scenario.system or DEFAULT_SYSTEM_PROMPT, scenario.git_status, scenario.memory_files,
+                            config)
     cm = ContextManager(config=config, llm=llm, transcript=transcript, prompts=prompts, ids=ids,
-                        system_prompt=scenario.system or DEFAULT_SYSTEM_PROMPT, model=model or scenario.model)
+                        system_prompt=system, model=model or scenario.model)
+    cm.hooks = HookSet.from_mapping(scenario.hooks.as_mapping())
+    cm.declared_tools, cm.mcp_servers = list(scenario.tools), dict(scenario.mcp_servers)
     if driver is not None:
         driver.attach(cm)
     clock: datetime = scenario.start
@@ -172,6 +186,7 @@ def run_scenario(
         cm.append(UserMessage(uuid=ids.uuid(), timestamp=clock, content=results))
 
     try:
+        cm.announce(clock)
         for step in expanded.steps:
             if isinstance(step, UserStep):
                 clock = tick(step.at, USER_STEP)
@@ -181,6 +196,8 @@ def run_scenario(
                 if driver is not None:
                     driver.before_request(clock)
                 prepared = cm.prepare(clock)
+                if prepared.refused:
+                    continue  # not sent: no response, no tool calls (the event says why)
                 blocks: list[Any] = []
                 if step.thinking:
                     blocks.append(ThinkingBlock(thinking=step.thinking, signature="scripted"))

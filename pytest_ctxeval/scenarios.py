@@ -277,6 +277,57 @@ class Expectations(_Strict):
     probes: list[Probe] = Field(default_factory=list)
 
 
+class PreCompactHook(_Strict):
+    """A scripted PreCompact hook (see :mod:`pytest_ctxeval.engine.hooks`): what it prints
+    (``output``, joined to the compaction's instructions) or why it blocks the compaction
+    (``block``). ``matcher``: ``auto`` or ``manual``; none matches both."""
+
+    output: str = ""
+    matcher: Literal["auto", "manual"] | None = None
+    block: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _something(self) -> "PreCompactHook":
+        if self.block is None and not self.output.strip():
+            raise ValueError("give the hook an 'output' (what it prints) or 'block' (why it stops the compaction)")
+        return self
+
+
+class SessionStartHook(_Strict):
+    """A scripted SessionStart hook: what it prints (a hook result after the attachments).
+    ``matcher``: ``startup`` (when the session starts) or ``compact`` (after every compaction);
+    none matches both. Only a PreCompact hook can block."""
+
+    output: str
+    matcher: Literal["startup", "compact"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_block(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "block" in data:
+            raise ValueError("only a PreCompact hook can block (it stops the compaction); give this hook an 'output'")
+        return data
+
+    @field_validator("output")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the hook's output is blank; give what the hook prints")
+        return v
+
+
+class Hooks(_Strict):
+    """``hooks:``, by Claude Code's event names."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    pre_compact: list[PreCompactHook] = Field(default_factory=list, alias="PreCompact")
+    session_start: list[SessionStartHook] = Field(default_factory=list, alias="SessionStart")
+
+    def as_mapping(self) -> dict[str, list[dict[str, Any]]]:
+        return {"PreCompact": [h.model_dump() for h in self.pre_compact],
+                "SessionStart": [h.model_dump() for h in self.session_start]}
+
+
 class Provenance(_Strict):
     """Where an imported scenario came from (``ctxeval import``)."""
 
@@ -297,6 +348,16 @@ class Scenario(_Strict):
     config: dict[str, Any] = Field(default_factory=dict)
     vars: dict[str, Any] = Field(default_factory=dict)
     faults: dict[str, list[str]] = Field(default_factory=dict)
+    #: The context prefix (000:47-53): git status (capped at 2,000 chars, 003:77) and memory files
+    #: (CLAUDE.md, path -> content, 40,000 chars each, 003:78), sent with every request.
+    git_status: str | None = None
+    memory_files: dict[str, str] = Field(default_factory=dict)
+    #: Tools and MCP servers (name -> instructions) the session has: their instruction deltas are
+    #: announced at the start and re-announced after every compaction (003:238-239, 003:610).
+    tools: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    mcp_servers: dict[str, str] = Field(default_factory=dict)
+    #: Scripted hooks by event (PreCompact, SessionStart): see PreCompactHook, SessionStartHook.
+    hooks: Hooks = Field(default_factory=Hooks)
     templates: bool = True
     provenance: Provenance | None = None
     turns: list[Turn] = Field(min_length=1)
@@ -370,7 +431,8 @@ class Scenario(_Strict):
 
 #: Every field name of the schema, for "did you mean" hints.
 _KNOWN_FIELDS = sorted({name for model in (ToolCall, UserTurn, AssistantTurn, GapTurn, CompactSpec, RecordedCompaction,
-                                           RepeatTurn, Probe, Expectations, Provenance, Scenario)
+                                           RepeatTurn, Probe, Expectations, Provenance, PreCompactHook, SessionStartHook,
+                                           Scenario)
                         for name in model.model_fields if name not in ("path", "lines")})
 
 

@@ -551,7 +551,8 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
             if not isinstance(content, str):
                 content = json.dumps(att, ensure_ascii=False)
             out.append(AttachmentMessage(uuid=uid, timestamp=ts, attachment_type=str(att.get("type", "unknown")),
-                                         content=content, path=att.get("path") if isinstance(att.get("path"), str) else None))
+                                         content=content, path=att.get("path") if isinstance(att.get("path"), str) else None,
+                                         name=att.get("name") if isinstance(att.get("name"), str) else None))
         elif rtype == "user":
             content = msg.get("content", "")
             blocks: str | list[Any] = content if isinstance(content, str) else _blocks(content, line, problems)
@@ -614,6 +615,8 @@ def record_for(message: Any, *, parent_uuid: str | None, session_id: str, versio
         att = {"type": message.attachment_type, "content": message.content}
         if message.path:
             att["path"] = message.path
+        if message.name:
+            att["name"] = message.name
         return {**base, "type": "attachment", "attachment": att}
     if isinstance(message, UserMessage):
         content = message.content if isinstance(message.content, str) else [

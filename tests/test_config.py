@@ -67,6 +67,9 @@ SEED_CONSTANTS = [
     ("cache_edits_trigger_results", 20, "003:480"),
     ("cache_edits_keep_recent", 5, "004:214"),
     ("api_context_management", True, "000:113-124"),
+    ("blocking_limit_enforced", True, "000:181"),
+    ("git_status_max_chars", 2_000, "003:77"),
+    ("memory_file_max_chars", 40_000, "003:78"),
 ]
 
 
@@ -96,6 +99,7 @@ def test_citations_point_at_existing_seed_lines():
 
 
 @pytest.mark.parametrize("citation,needle", [
+    ("003:77", "2,000"), ("003:78", "40,000"), ("000:49", "2000 chars"), ("000:181", "hard blocking limit"),
     ("000:204", "200,000"), ("000:178", "13_000"), ("000:179", "20_000"), ("000:181", "3_000"),
     ("000:187", "20_000"), ("000:119", "180_000"), ("000:120", "40_000"), ("003:36", "50_000"),
     ("003:39", "100_000"), ("003:42", "200_000"), ("003:353", "4 / 3"), ("003:596", "5"),

@@ -276,8 +276,9 @@ def tier_changes(tiers: frozenset[str]) -> dict[str, Any]:
 
 def strategy_config(config: EngineConfig, tiers: frozenset[str] = frozenset(TIERS)) -> EngineConfig:
     """The engine config of a run under a strategy that decides compaction itself: auto-compaction
-    and session memory (Claude Code's tier 4) off; tiers 1-3 as ``tiers`` says."""
-    return config.replace(autocompact_enabled=False, session_memory_enabled=False, **tier_changes(tiers))
+    and session memory (Claude Code's tier 4, with its blocking limit) off; tiers 1-3 as ``tiers`` says."""
+    return config.replace(autocompact_enabled=False, session_memory_enabled=False, blocking_limit_enforced=False,
+                          **tier_changes(tiers))
 
 
 def parse_tiers(value: str, strategy: str) -> frozenset[str]:

@@ -53,7 +53,7 @@ class StrategyCompaction(CompactionResult):
 class _NoDedupe(FileReadState):
     """Tier 2 off: a repeated read of an unchanged file returns the file again."""
 
-    def check_read(self, use: Any, content: str, *, in_context: set[str]) -> None:  # noqa: ARG002
+    def check_read(self, use: Any, content: str, *, in_context: set[str], **_: Any) -> None:  # noqa: ARG002
         return None
 
 

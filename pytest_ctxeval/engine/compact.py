@@ -9,16 +9,20 @@ Full compaction, as in ``compactConversation``:
    API rounds and retry, at most 3 times;
 4. an empty reply is an error (004:512); otherwise ``<analysis>`` is stripped and ``<summary>``
    extracted (003:537-550);
-5. the post-compact list is ``[boundary, summary message, kept messages, attachments]``
-   (003:221-229); the summary message carries the continuation text and the transcript path
-   (003:269-277, 003:575-583); attachments re-inject up to 5 recently read files (5,000 tokens
-   each, 50,000 in all), invoked skills (5,000 each, 25,000 in all) and the current plan
-   (003:585-612, 000:150-160).
+5. the post-compact list is ``[boundary, summary message, kept messages, attachments, hook
+   results]`` (003:221-229, 004:438-444, 004:536-541); the summary message carries the
+   continuation text and the transcript path (003:269-277, 003:612-616); attachments re-inject up
+   to 5 recently read files (5,000 tokens each, header included, 50,000 in all), invoked skills
+   (5,000 each, header included, 25,000 in all), the current plan, and the tool and MCP
+   instruction deltas of a session that declares tools or MCP servers (003:590-612, 000:154-160);
+   hook results are the SessionStart hooks' outputs (003:227, 004:530, :mod:`.hooks`).
 
 Partial compaction (004:563-612, the rewind menu's "summarize from here") summarises one side of a
 pivot and keeps the other: ``up_to`` summarises the older messages and keeps the newer ones
 (``[boundary, summary, newer...]``); ``from`` summarises the newer ones and keeps the older
-(``[older..., boundary, summary]`` — the older prefix stays first so the prompt cache survives).
+(``[older..., boundary, summary, attachments, hook results]`` — the older prefix stays first so
+the prompt cache survives, 003:337; seed 004:571-575 lists ``[boundary][summary][messagesToKeep]``
+for both directions: a documented deviation).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from .prompt import PromptSet
 from .ptl import truncate_head_for_ptl_retry
 
 __all__ = ["CompactionResult", "CompactionFailed", "compact_conversation", "partial_compact",
-           "summarise", "build_attachments", "truncate_to_tokens", "PtlStep"]
+           "summarise", "build_attachments", "tool_deltas", "fit_attachment", "truncate_to_tokens", "PtlStep"]
 
 
 class CompactionFailed(CtxEvalError):
@@ -87,6 +91,8 @@ class CompactionResult:
     #: An assistant message whose tool calls were still running when the compaction ran: not
     #: summarised, kept last so the results that arrive next answer it (see ContextManager.compact).
     in_flight: list[Any] = field(default_factory=list)
+    #: The SessionStart hooks' results, after the attachments (003:227, 004:571-575).
+    hook_results: list[AttachmentMessage] = field(default_factory=list)
 
     @property
     def ptl_retries(self) -> int:
@@ -95,8 +101,10 @@ class CompactionResult:
     @property
     def post_messages(self) -> list[Any]:
         if self.kept_before:
-            return [*self.kept, self.boundary, self.summary_message, *self.attachments, *self.in_flight]
-        return [self.boundary, self.summary_message, *self.kept, *self.attachments, *self.in_flight]
+            return [*self.kept, self.boundary, self.summary_message, *self.attachments, *self.hook_results,
+                    *self.in_flight]
+        return [self.boundary, self.summary_message, *self.kept, *self.attachments, *self.hook_results,
+                *self.in_flight]
 
 
 def summarise(
@@ -152,12 +160,20 @@ def truncate_to_tokens(text: str, tokens: int, config: EngineConfig) -> str:
     return text[:cut] + marker
 
 
+def fit_attachment(header: str, body: str, tokens: int, config: EngineConfig) -> str:
+    """``header`` and ``body`` as one attachment text of at most ``tokens`` (the cap counts the
+    header too, 000:156-158: "5K per file", "5K per skill"); the body's end is cut, with a marker."""
+    return truncate_to_tokens(f"{header}\n{body}", tokens, config)
+
+
 def build_attachments(
     *, files: list[ReadRecord], skills: list[tuple[str, str]], plan: str | None, config: EngineConfig,
     ids: IdFactory, now: datetime, exclude_paths: set[str] = frozenset(),
+    tools: list[str] = (), mcp_servers: dict[str, str] | None = None,
 ) -> list[AttachmentMessage]:
-    """The context re-injected after compaction (003:585-612): recently read files, invoked skills,
-    the current plan, each within its budget."""
+    """The context re-injected after compaction (003:590-612, 000:154-160, 004:520-528): recently
+    read files, invoked skills, the current plan, each within its budget, then the tool and MCP
+    instruction deltas (:func:`tool_deltas`) when the session declares tools or MCP servers."""
     out: list[AttachmentMessage] = []
     used = 0
     for record in files:
@@ -165,8 +181,8 @@ def build_attachments(
             break
         if record.path in exclude_paths:
             continue
-        body = truncate_to_tokens(record.content, config.post_compact_tokens_per_file, config)
-        text = f"Contents of {record.path} as last read before the compaction:\n{body}"
+        text = fit_attachment(f"Contents of {record.path} as last read before the compaction:", record.content,
+                              config.post_compact_tokens_per_file, config)
         cost = estimate_text(text, config)
         if used + cost > config.post_compact_files_budget:
             break
@@ -175,16 +191,35 @@ def build_attachments(
                                      path=record.path))
     used = 0
     for name, content in skills:
-        body = truncate_to_tokens(content, config.post_compact_tokens_per_skill, config)
-        text = f"Skill {name} (invoked before the compaction):\n{body}"
+        text = fit_attachment(f"Skill {name} (invoked before the compaction):", content,
+                              config.post_compact_tokens_per_skill, config)
         cost = estimate_text(text, config)
         if used + cost > config.post_compact_skills_budget:
             break
         used += cost
-        out.append(AttachmentMessage(uuid=ids.uuid(), timestamp=now, attachment_type="skill", content=text))
+        out.append(AttachmentMessage(uuid=ids.uuid(), timestamp=now, attachment_type="skill", content=text,
+                                     name=name))
     if plan:
         out.append(AttachmentMessage(uuid=ids.uuid(), timestamp=now, attachment_type="plan",
                                      content=f"The current plan:\n{plan}"))
+    out += tool_deltas(tools, mcp_servers or {}, ids=ids, now=now)
+    return out
+
+
+def tool_deltas(tools: list[str], mcp_servers: dict[str, str], *, ids: IdFactory, now: datetime) -> list[AttachmentMessage]:
+    """The tool and MCP instruction deltas (000:160, 003:238-239, 003:610): what tools and MCP
+    servers are available, announced when the session starts and again after every compaction
+    ("compaction ate the earlier delta attachments; the full delta is generated again from the
+    current state"). One ``deferred_tools_delta`` listing the declared tools, then one
+    ``mcp_instructions_delta`` per MCP server with its instructions. The wording is ours."""
+    out: list[AttachmentMessage] = []
+    if tools:
+        out.append(AttachmentMessage(uuid=ids.uuid(), timestamp=now, attachment_type="deferred_tools_delta",
+                                     content="The following tools are available in this session: "
+                                             + ", ".join(tools)))
+    for server, instructions in mcp_servers.items():
+        out.append(AttachmentMessage(uuid=ids.uuid(), timestamp=now, attachment_type="mcp_instructions_delta",
+                                     name=server, content=f"# MCP Server Instructions\n\n## {server}\n{instructions}"))
     return out
 
 

@@ -5,13 +5,18 @@
   ``readFileState``): a 5,000-line file read three times costs its tokens once. "Unchanged" is
   modelled as: no Edit/Write/MultiEdit/NotebookEdit of that path since the earlier read, the same
   scripted content (a scenario that returns different content says the file changed on disk), and
-  the earlier read's result still in the context (after a compaction or a microcompact clearing
-  the stub would point at nothing, so the read is served in full).
+  the earlier read's result still in the context and still visible (after a compaction, or once
+  microcompact cleared it or ``cache_edits`` deleted it, the stub would point at nothing, so the
+  read is served in full).
 * **Media for summarisation.** Image and document blocks become ``[image]`` / ``[document]``
   before a compaction request (``stripImagesFromMessages``, 003:96-106).
 
 The read state also feeds the post-compaction attachments (the most recently read files,
-003:590-599).
+003:594-599, 000:156: "re-inject the recently read files from the readFileState cache"). It is one
+state for both: a read whose result microcompact cleared stays in it (the file is still the most
+recently read one and is re-attached after the next compaction); the "earlier result still
+visible" condition applies only to the unchanged-file stub (:meth:`FileReadState.check_read`). A
+compaction clears the state (004:516) except for reads whose results the compaction kept.
 """
 
 from __future__ import annotations
@@ -63,14 +68,20 @@ class FileReadState:
         if use.name in EDIT_TOOLS and isinstance(path, str) and not failed:
             self.versions[path] = self.versions.get(path, 0) + 1
 
-    def check_read(self, use: ToolUseBlock, content: str, *, in_context: set[str]) -> ReadRecord | None:
-        """The earlier read this Read repeats unchanged (so its result can be the stub), or None."""
+    def check_read(self, use: ToolUseBlock, content: str, *, in_context: set[str],
+                   hidden: tuple[set[str], ...] = ()) -> ReadRecord | None:
+        """The earlier read this Read repeats unchanged (so its result can be the stub), or None.
+
+        ``in_context``: the ids of the results in the context; ``hidden``: sets of ids whose
+        content the model no longer sees (cleared by microcompact, deleted by ``cache_edits``). The
+        stub refers the model to the earlier result, so that result must be there and visible."""
         key = self._key(use)
         if key is None:
             return None
         earlier = self.reads.get(key)
         if (earlier is not None and earlier.version == self.versions.get(key[0], 0)
-                and earlier.content == content and earlier.tool_use_id in in_context):
+                and earlier.content == content and earlier.tool_use_id in in_context
+                and not any(earlier.tool_use_id in ids for ids in hidden)):
             return earlier
         return None
 
@@ -81,7 +92,7 @@ class FileReadState:
                                          self.versions.get(key[0], 0), content, use.id, timestamp)
 
     def forget(self, tool_use_ids: set[str]) -> None:
-        """Drop reads whose results left the context (compacted or cleared)."""
+        """Drop reads whose results left the context (a compaction replaced them, 004:516)."""
         if not tool_use_ids:
             return  # the common case, every request: no copy of the read state
         self.reads = {k: r for k, r in self.reads.items() if r.tool_use_id not in tool_use_ids}

@@ -188,7 +188,6 @@ class IncrementalView:
             edits = self.candidates.cached_edits(cm.micro)
             new = [e["tool_use_id"] for e in edits]
         new_ids = set(new)
-        cm.reads.forget(new_ids)  # the model can no longer see those results
         freed = self._freed(new_ids, self.anchor) if self.anchor >= 0 else 0
         for i in sorted({i for rid in new_ids for i in self.where.get(rid, ())}):
             if minutes is not None:

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 from pydantic import TypeAdapter
 
-from ..config import EngineConfig
+from ..config import NEVER_CLEARED_TOOLS, EngineConfig
 from ..messages import AssistantMessage, ToolResultBlock, UserMessage
 from ..tokens import estimate_block
 
@@ -232,7 +232,18 @@ def context_management(config: EngineConfig) -> dict[str, Any]:
 
     "Keep the last 40K tokens" (000:120) is expressed as ``clear_at_least`` = trigger − target,
     so a prompt past 180,000 tokens is cut back to about 40,000 of tool results. Thinking blocks
-    of all but the last assistant turn are cleared. Checked against the SDK's type.
+    of all but the last assistant turn are cleared. ``exclude_tools`` follows the microcompact
+    profile: every tool of :data:`~pytest_ctxeval.config.NEVER_CLEARED_TOOLS` that the profile
+    does not make compactable (under ``read_only``, Edit and Write too), so the API never clears
+    what the engine's own tier 3 keeps. Checked against the SDK's type.
+
+    The clearing itself happens server-side (000:122) and is **not simulated**: a Claude Code run
+    never sends a request that reaches the trigger. The trigger (180,000 on 200K, scaled like
+    every budget) lies above the blocking limit (177,000): a request whose count reaches the
+    blocking limit is compacted first or refused, and the count (usage anchor plus 4/3 of what
+    came after) is never below the request's input tokens near the limit
+    (``tests/engine/test_context_management.py`` checks it on every built-in scenario). The
+    thinking edit is not simulated either: usage anchors count earlier turns' thinking blocks.
     """
     cfg = {"edits": [
         {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}},
@@ -240,7 +251,7 @@ def context_management(config: EngineConfig) -> dict[str, Any]:
          "trigger": {"type": "input_tokens", "value": config.api_clear_trigger_tokens},
          "clear_at_least": {"type": "input_tokens",
                             "value": max(0, config.api_clear_trigger_tokens - config.api_clear_keep_tokens)},
-         "exclude_tools": [t for t in ("Task", "Agent", "TodoWrite") if t not in config.compactable_tools]},
+         "exclude_tools": [t for t in NEVER_CLEARED_TOOLS if t not in config.compactable_tools]},
     ]}
     if _CM_ADAPTER is not None:
         _CM_ADAPTER.validate_python(cfg)

@@ -96,7 +96,6 @@ class NaiveView:
             edits = cached_edits(view, config, cm.micro, cm._name)
             new = [e["tool_use_id"] for e in edits]
         new_ids = set(new)
-        cm.reads.forget(new_ids)  # the model can no longer see those results
         anchor = _anchor_index(view)
         freed = freed_tokens(view[: anchor + 1], new_ids, config) if anchor >= 0 else 0
         cleared = apply_cleared(view, cm.micro.cleared_ids)

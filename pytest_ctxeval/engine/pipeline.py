@@ -40,15 +40,18 @@ from ..tokens import estimate_messages
 from ..transcript import TranscriptWriter
 from .autocompact import AutoCompactTracking, TokenWarningState, should_autocompact, token_warning_state
 from .budget import ContentReplacementState, ToolResultStore, read_limit_error, read_line_cap
-from .compact import CompactionFailed, CompactionResult, build_attachments, compact_conversation, partial_compact
+from .compact import (
+    CompactionFailed, CompactionResult, build_attachments, compact_conversation, partial_compact, tool_deltas,
+)
 from .dedupe import FILE_UNCHANGED_STUB, FileReadState
+from .hooks import HookSet
 from .incremental import IncrementalView
 from .microcompact import MicrocompactState, context_management
 from .naive import NaiveView
 from .prompt import PromptSet
 from .session_memory import SessionMemoryState, extraction_request, session_memory_compact, should_extract
 
-__all__ = ["shown_transcript_path", "SHOWN_PROJECT_DIR", "Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
+__all__ = ["empty_result_marker", "shown_transcript_path", "SHOWN_PROJECT_DIR", "Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
            "ToolOutcome"]
 
 
@@ -69,6 +72,22 @@ def shown_transcript_path(session_id: str) -> str:
     '~/.claude/projects/ctxeval/abc.jsonl'
     """
     return f"{SHOWN_PROJECT_DIR}/{session_id}.jsonl"
+
+
+def empty_result_marker(tool_name: str) -> str:
+    """What a tool that returned nothing answers (003:380, 004:169; the wording is Claude Code's
+    source, not in the seeds).
+
+    >>> empty_result_marker("Bash")
+    '(Bash completed with no output)'
+    """
+    return f"({tool_name} completed with no output)"
+
+
+def _empty(content: Any) -> bool:
+    if isinstance(content, str):
+        return not content.strip()
+    return not content
 
 
 @dataclass
@@ -98,6 +117,9 @@ class PreparedRequest:
     turn: int
     events: list[Event] = field(default_factory=list)
     compaction: CompactionResult | None = None
+    #: The turn is not sent: the context is at the blocking limit and no compaction brought it
+    #: under (000:181, 003:173). The body is what would have been sent; it is not in ``requests``.
+    refused: bool = False
 
 
 @dataclass
@@ -179,6 +201,11 @@ class ContextManager:
         self._tools: dict[str, tuple[str, int | None]] = {}
         self.skills: list[tuple[str, str]] = []
         self.plan: str | None = None
+        #: What the scenario declares: hooks (:mod:`.hooks`), tools and MCP servers (their
+        #: instruction deltas are re-announced after every compaction, 003:610).
+        self.hooks = HookSet()
+        self.declared_tools: list[str] = []
+        self.mcp_servers: dict[str, str] = {}
         #: The request view (tiers 1 and 3, the count, the body): kept as the context grows, or
         #: re-derived from the whole context on every request with ``naive=True``.
         self.naive = naive
@@ -194,6 +221,14 @@ class ContextManager:
         for use in tool_uses(message):
             if use.id not in self._tools:
                 self._set_tool(use.id, use.name, None)
+
+    def announce(self, now: datetime) -> None:
+        """The session's start: the tool and MCP instruction deltas of what it declares, and the
+        outputs of the SessionStart hooks for ``startup``, as attachments (nothing when the
+        session declares none)."""
+        for message in [*tool_deltas(self.declared_tools, self.mcp_servers, ids=self.ids, now=now),
+                        *self.hooks.session_start("startup", ids=self.ids, now=now)]:
+            self.append(message)
 
     def _set_tool(self, tool_use_id: str, name: str, declared_limit: int | None) -> None:
         if self._tools.get(tool_use_id, ("", None))[0] != name:
@@ -230,12 +265,17 @@ class ContextManager:
                     content, is_error = error, True
                 else:
                     content = read_line_cap(content, self.config)
-                    if self.reads.check_read(o.use, content, in_context=in_context) is not None:
+                    hidden = (self.micro.cleared_ids, self.micro.cache_deleted_ids)
+                    if self.reads.check_read(o.use, content, in_context=in_context, hidden=hidden) is not None:
                         self.emit("dedupe", "file_unchanged_stub", ids=[o.use.id],
                                   detail=str(o.use.input.get("file_path")))
                         content = FILE_UNCHANGED_STUB
                     else:
                         self.reads.record_read(o.use, content, self.messages[-1].timestamp if self.messages else datetime.now())
+            if not is_error and _empty(content):
+                # Empty-result injection (003:380 "空结果注入", 004:169 "空输出提醒"): an empty
+                # result could read as the end of the turn; the model gets a marker instead.
+                content = empty_result_marker(o.use.name)
             self.reads.note_edit(o.use, failed=is_error)
             if o.use.name == "Skill" and not is_error:
                 self.skills.insert(0, (str(o.use.input.get("skill") or o.use.input.get("command") or "skill"),
@@ -312,9 +352,13 @@ class ContextManager:
             if compaction is not None:
                 tokens, edits = self._tiers.apply(now)
         warning = token_warning_state(tokens, self.config)
+        refused = False
         if warning.at_blocking_limit:
+            refused = self.config.blocking_limit_enforced and compaction is None
             self.emit("autocompact", "blocking_limit", tokens_before=tokens,
-                      detail=f"context at {tokens} tokens, blocking limit {self.config.blocking_limit}")
+                      detail=f"context at {tokens} tokens, blocking limit {self.config.blocking_limit}"
+                             + (f": turn refused, not sent ({self._why_blocked()}); a /compact or the next "
+                                "automatic compaction unblocks it" if refused else ""))
         body: dict[str, Any] = {"model": self.model, "max_tokens": MAIN_MAX_TOKENS, "system": self.system_prompt,
                                 "messages": self._tiers.api_messages()}
         if self.config.api_context_management:
@@ -323,17 +367,53 @@ class ContextManager:
             body["context_management"] = self._context_management[1]  # shared, like the messages
         if edits:
             body["cache_edits"] = edits  # Claude Code's cached-microcompact directives
-        self.requests.append(body)
-        if self.compactions:
-            self.compactions[-1].requests_after.append(body)
+        if not refused:
+            self.requests.append(body)
+            if self.compactions:
+                self.compactions[-1].requests_after.append(body)
         return PreparedRequest(body=body, tokens=tokens, warning=warning, turn=self.turn,
-                               events=self.events[first_event:], compaction=compaction)
+                               events=self.events[first_event:], compaction=compaction, refused=refused)
+
+    def _why_blocked(self) -> str:
+        if not self.config.autocompact_enabled:
+            return "auto-compaction is off"
+        if self.tracking.tripped:
+            return "the circuit breaker has tripped: auto-compaction is off for the session"
+        return "this turn's auto-compaction failed"
 
     def _attachments(self, now: datetime, kept: list[Any] = ()) -> list[Any]:
         kept_paths = {u.input.get("file_path") for m in kept for u in tool_uses(m) if u.name == "Read"}
         return build_attachments(files=self.reads.recent_files(), skills=self.skills, plan=self.plan,
                                  config=self.config, ids=self.ids, now=now,
-                                 exclude_paths={p for p in kept_paths if isinstance(p, str)})
+                                 exclude_paths={p for p in kept_paths if isinstance(p, str)},
+                                 tools=self.declared_tools, mcp_servers=self.mcp_servers)
+
+    def _reinject(self, result: CompactionResult, now: datetime, attachments: bool = True) -> None:
+        """The post-compact context after the summary: attachments (unless the caller built them),
+        then the SessionStart hooks' results (003:221-229, 004:571-575); its size again."""
+        if attachments:
+            result.attachments = self._attachments(now, result.kept)
+        result.hook_results = self.hooks.session_start("compact", ids=self.ids, now=now)
+        if result.hook_results:
+            self.emit("hooks", "session_start", ids=[m.uuid for m in result.hook_results],
+                      detail=f"{len(result.hook_results)} SessionStart hook result(s) after the compaction")
+        result.post_tokens = estimate_messages(result.post_messages, self.config)
+
+    def _pre_compact(self, trigger: str, instructions: str | None, tokens: int) -> tuple[bool, str | None]:
+        """Run the PreCompact hooks (003:179-181, 004:460-471): ``(go on, instructions)``. A
+        blocking hook fails the compaction (an automatic one counts toward the breaker)."""
+        if not self.hooks:
+            return True, instructions
+        outcome = self.hooks.pre_compact(trigger, instructions)
+        if outcome.blocked is not None:
+            self.emit("hooks", "pre_compact_blocked", tokens_before=tokens, detail=outcome.blocked)
+            self._failed(CompactionFailed(f"a PreCompact hook blocked the compaction: {outcome.blocked}"),
+                         trigger, tokens)
+            return False, instructions
+        if outcome.hook_output:
+            self.emit("hooks", "pre_compact", tokens_before=tokens,
+                      detail=f"{outcome.ran} PreCompact hook(s): their output joins the compaction's custom instructions")
+        return True, outcome.instructions
 
     def _autocompact(self, now: datetime, view: list[Any], tokens: int) -> CompactionResult | None:
         """``autoCompactIfNeeded`` (004:268-316): session memory first, else full compaction."""
@@ -343,8 +423,7 @@ class ContextManager:
                 self.messages, view, self.memory, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
                 transcript_path=self.shown_transcript_path, pre_tokens=tokens)
             if result is not None:
-                result.attachments = self._attachments(now, result.kept)
-                result.post_tokens = estimate_messages(result.post_messages, self.config)
+                self._reinject(result, now)
                 if result.post_tokens < self.config.autocompact_threshold:
                     self._install(result, history_before, tokens)
                     self.tracking.record_success()
@@ -397,14 +476,16 @@ class ContextManager:
                 context, view, self.memory, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
                 transcript_path=self.shown_transcript_path, pre_tokens=tokens, trigger="manual")
             if result is not None:
-                result.attachments = self._attachments(now, result.kept)
                 result.in_flight = in_flight
-                result.post_tokens = estimate_messages(result.post_messages, self.config)
+                self._reinject(result, now)
                 self._install(result, history_before, tokens)
                 return result
         if partial is None:
             return self._full(now, view, tokens, "manual", instructions, history_before, in_flight)
         pivot = len(context) - (messages or 0)
+        go, instructions = self._pre_compact("manual", instructions, tokens)
+        if not go:
+            return None
         try:
             result = partial_compact(context, view, pivot, partial, llm=self.llm, config=self.config,
                                      prompts=self.prompts, ids=self.ids, now=now,
@@ -413,10 +494,9 @@ class ContextManager:
         except CompactionFailed as exc:
             self._failed(exc, "manual", tokens)
             return None
-        # Partial compaction re-injects attachments too (004:567, 004:574).
-        result.attachments = self._attachments(now, result.kept)
+        # Partial compaction re-injects attachments and runs SessionStart hooks too (004:567, 004:574).
         result.in_flight = in_flight
-        result.post_tokens = estimate_messages(result.post_messages, self.config)
+        self._reinject(result, now)
         self._install(result, history_before, tokens)
         return result
 
@@ -444,6 +524,9 @@ class ContextManager:
 
     def _full(self, now: datetime, view: list[Any], tokens: int, trigger: str, instructions: str | None,
               history_before: list[Any], in_flight: list[Any] = ()) -> CompactionResult | None:
+        go, instructions = self._pre_compact(trigger, instructions, tokens)
+        if not go:
+            return None
         try:
             result = compact_conversation(
                 view, llm=self.llm, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
@@ -454,9 +537,8 @@ class ContextManager:
             return None
         if trigger == "auto":
             self.tracking.record_success()
-        if in_flight:
-            result.in_flight = list(in_flight)
-            result.post_tokens = estimate_messages(result.post_messages, self.config)
+        result.in_flight = list(in_flight)
+        self._reinject(result, now, attachments=False)
         self._install(result, history_before, tokens)
         return result
 

@@ -134,6 +134,8 @@ class Session:
     def step(self, text: str | None = "ok", tools: Sequence[tuple[ToolUseBlock, Any, bool, int | None]] = (),
              *, anchor: bool | None = None) -> PreparedRequest:
         prepared = self.prepare()
+        if prepared.refused:  # at the blocking limit: not sent, no reply (as the runner does)
+            return prepared
         self.reply(text, [t[0] for t in tools], prepared=prepared, anchor=anchor)
         if tools:
             self.tick(5)

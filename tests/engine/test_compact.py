@@ -219,14 +219,19 @@ def test_at_most_5_files(n, expected):
     assert all(a.attachment_type == "file" for a in out)
 
 
-@pytest.mark.parametrize("chars,truncated", [(20_000, False), (20_001, False), (20_002, True)])
-def test_each_file_within_5000_tokens(chars, truncated):
+FILE_HEADER = "Contents of /big.py as last read before the compaction:\n"
+#: The longest body that fits 5,000 tokens with the header: (header + body) bytes / 4, rounded half up.
+FITS = 20_001 - len(FILE_HEADER)
+
+
+@pytest.mark.parametrize("chars,truncated", [(FITS - 1, False), (FITS, False), (FITS + 1, True)])
+def test_000_156_each_file_within_5000_tokens_header_included(chars, truncated):
+    """000:156 "5K per file": the attachment, header and all, is at most 5,000 tokens."""
     [a] = attach([record("/big.py", "b" * chars)])
-    header = "Contents of /big.py as last read before the compaction:\n"
-    body = a.content[len(header):]
-    assert a.content.startswith(header)
+    body = a.content[len(FILE_HEADER):]
+    assert a.content.startswith(FILE_HEADER)
     assert (body != "b" * chars) is truncated
-    assert estimate_text(body) <= 5_000
+    assert estimate_text(a.content) <= 5_000
     if truncated:
         assert body.endswith("\n[... truncated to 5000 tokens for the post-compaction context]")
 
@@ -252,15 +257,27 @@ def test_files_already_kept_are_not_attached():
     assert [a.path for a in out] == ["/f1.py", "/f2.py", "/f4.py", "/f5.py", "/f6.py"]
 
 
-def test_skills_within_their_budget_and_the_plan():
-    skills = [(f"skill{i}", "s" * 30_000) for i in range(6)]  # each cut to 5,000 tokens
+def test_000_158_five_full_size_skills_fit_the_25k_budget_header_included():
+    """000:158 / 003:603-604: 25K budget, 5K per skill: the header counts inside the 5K, so five
+    full-size skills fit the budget and a sixth does not."""
+    skills = [(f"skill{i}", "s" * 30_000) for i in range(6)]  # each cut to 5,000 tokens, header included
     out = attach(skills=skills, plan="1. parse\n2. test")
     got = [a for a in out if a.attachment_type == "skill"]
-    assert len(got) == 4  # 4 x ~5,010 fits 25,000; a fifth does not
-    assert all(estimate_text(a.content) <= 5_000 + 20 for a in got)
+    assert len(got) == 5
+    assert all(estimate_text(a.content) <= 5_000 for a in got)
     assert sum(estimate_text(a.content) for a in got) <= 25_000
+    assert [a.name for a in got] == [f"skill{i}" for i in range(5)]
     assert got[0].content.startswith("Skill skill0 (invoked before the compaction):\n")
     assert out[-1].attachment_type == "plan" and out[-1].content == "The current plan:\n1. parse\n2. test"
+
+
+def test_000_158_a_skill_just_under_the_cap_is_whole_and_just_over_is_cut():
+    header = "Skill s (invoked before the compaction):\n"
+    fits = 20_001 - len(header)
+    [whole] = attach(skills=[("s", "k" * fits)])
+    [cut] = attach(skills=[("s", "k" * (fits + 1))])
+    assert whole.content == header + "k" * fits and estimate_text(whole.content) == 5_000
+    assert "truncated to 5000 tokens" in cut.content and estimate_text(cut.content) <= 5_000
 
 
 def test_full_compaction_reinjects_recent_files_skills_and_plan(session):

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, currently_in_test_context, event, given, not
 
 from pytest_ctxeval.config import EngineConfig
 from pytest_ctxeval.engine import budget, incremental
+from pytest_ctxeval.engine.hooks import HookSet
 from pytest_ctxeval.engine.pipeline import ContextManager, ToolOutcome
 from pytest_ctxeval.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
@@ -87,6 +88,11 @@ _configs = st.builds(
     st.integers(0, 6), st.integers(0, 3), st.integers(0, 5), st.booleans(), st.booleans(),
     st.sampled_from([True, True, True, False]),
 )
+# Scripted hooks (issue 20): none, or a PreCompact output, a blocking PreCompact for /compact, and
+# SessionStart results at the start and after every compaction.
+_hooks = st.sampled_from([None, None, None, {
+    "PreCompact": [{"output": "keep the test output"}], "SessionStart": [{"output": "hook result"}]}, {
+    "PreCompact": [{"matcher": "manual", "block": "frozen"}], "SessionStart": [{"matcher": "compact", "output": "r"}]}])
 _faults = st.fixed_dictionaries({"compact": st.lists(st.sampled_from(
     ["ok", "ok", "ptl", "ptl_no_gap", "empty", "no_summary_tags"]), max_size=4)})
 
@@ -96,12 +102,15 @@ _faults = st.fixed_dictionaries({"compact": st.lists(st.sampled_from(
 class Twin:
     """One engine of the pair: a ContextManager with its own transcript and session folder."""
 
-    def __init__(self, root: Path, config: EngineConfig, faults: dict[str, list[str]], naive: bool):
+    def __init__(self, root: Path, config: EngineConfig, faults: dict[str, list[str]], naive: bool,
+                 hooks: dict[str, list[dict[str, str]]] | None = None):
         self.root = root
         self.transcript = TranscriptWriter(root / "sess.jsonl", session_id="sess")
         self.cm = ContextManager(config=config, llm=make_llm("offline", faults=faults, max_retries=0),
                                  transcript=self.transcript, ids=IdFactory("twin"), naive=naive,
                                  session_dir=root / "sess")
+        self.cm.hooks = HookSet.from_mapping(hooks)
+        self.cm.declared_tools = ["NotebookEdit"] if hooks else []
 
     def norm(self, value: Any) -> str:
         """``value`` as JSON with this engine's real folder replaced (persisted-result events name it)."""
@@ -117,12 +126,15 @@ def _check(a: Twin, b: Twin, what: str) -> None:
     assert a.cm.messages == b.cm.messages, f"contexts differ after {what}"
 
 
-def replay(tmp: Path, config: EngineConfig, faults: dict[str, list[str]], script: list[tuple]) -> tuple[Twin, Twin]:
+def replay(tmp: Path, config: EngineConfig, faults: dict[str, list[str]], script: list[tuple],
+           hooks: dict[str, list[dict[str, str]]] | None = None) -> tuple[Twin, Twin]:
     """Run ``script`` through a naive and an incremental engine the way the runner does, comparing
     after every step; returns both, transcripts closed."""
-    inc, naive = Twin(tmp / "inc", config, faults, False), Twin(tmp / "naive", config, faults, True)
+    inc, naive = Twin(tmp / "inc", config, faults, False, hooks), Twin(tmp / "naive", config, faults, True, hooks)
     twins = (inc, naive)
     clock = T0
+    for t in twins:
+        t.cm.announce(clock)
     n = 0
     ids: list[str] = []
     in_flight: list[tuple[ToolUseBlock, dict[str, Any]]] = []
@@ -159,6 +171,10 @@ def replay(tmp: Path, config: EngineConfig, faults: dict[str, list[str]], script
                 assert p.body == q.body, "request bodies differ"
                 assert (p.tokens, p.warning, p.turn) == (q.tokens, q.warning, q.turn)
                 assert p.compaction == q.compaction
+                assert p.refused == q.refused
+                if p.refused:  # at the blocking limit: not sent, no response (as the runner does)
+                    _check(inc, naive, repr(step))
+                    continue
                 uses = []
                 for c in calls:
                     tid = ids[len(ids) // 2] if c["reuse_id"] and ids else f"toolu_{n}_{len(uses)}"
@@ -202,10 +218,10 @@ def replay(tmp: Path, config: EngineConfig, faults: dict[str, list[str]], script
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
-@given(config=_configs, faults=_faults, script=st.lists(_step, min_size=16, max_size=80))
-def test_incremental_and_naive_pipelines_agree(tmp_path_factory, config, faults, script):
+@given(config=_configs, faults=_faults, script=st.lists(_step, min_size=16, max_size=80), hooks=_hooks)
+def test_incremental_and_naive_pipelines_agree(tmp_path_factory, config, faults, script, hooks):
     """Identical requests, counts, events, tool results, compactions and transcripts, step by step."""
-    inc, naive = replay(tmp_path_factory.mktemp("twins"), config, faults, script)
+    inc, naive = replay(tmp_path_factory.mktemp("twins"), config, faults, script, hooks)
     for e in {(e.tier, e.action) for e in inc.cm.events}:
         event(f"{e[0]}/{e[1]}")
     event(f"requests: {len(inc.cm.requests) // 10 * 10}+")

@@ -306,7 +306,7 @@ def test_context_management_validates_against_the_sdk_type():
     assert tools["type"] == "clear_tool_uses_20250919"
     assert tools["trigger"] == {"type": "input_tokens", "value": 180_000}
     assert tools["clear_at_least"] == {"type": "input_tokens", "value": 140_000}
-    assert tools["exclude_tools"] == ["Task", "Agent", "TodoWrite"]
+    assert tools["exclude_tools"] == ["Task", "Agent", "TodoWrite", "Skill", "MultiEdit", "NotebookEdit"]
 
 
 def test_context_management_scales_with_the_window():
