@@ -25,6 +25,7 @@ from pytest_ctxeval.extract import (
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import AssistantMessage, UserMessage, plain_text
+from pytest_ctxeval.proposals import mention_pattern, proposals, quoted_spans
 from pytest_ctxeval.summary import normalize_ws
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
@@ -161,6 +162,18 @@ def _origin(case: CompactionCase, needle: str) -> str:
     return "set in the session"
 
 
+_NEGATIVE = re.compile(r"\b(?:not|no|never|without|avoid\w*|neither|nor|none|nothing|only)\b|n't\b|\bn’t\b",
+                       re.IGNORECASE)
+
+
+def _same_polarity(rule: str, item: str) -> bool:
+    """A prohibition ("Do not push to main") is kept only as a prohibition: an item that holds its
+    words without any negation ("push to main") reverses it."""
+    if contains_text(item.lower(), rule.lower()):
+        return True
+    return not _NEGATIVE.search(rule) or bool(_NEGATIVE.search(item))
+
+
 @grader("constraints_preserved", kind="rule")
 def constraints_preserved(case: CompactionCase) -> Verdict:
     """Every rule in expect.constraints (from the user or a memory file) is in the post-compact context."""
@@ -171,7 +184,7 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no constraint of expect.constraints has come up yet")
     items = _items(_context(case))
     where = _context_name(case)
-    missing = [c for c in constraints if not any(_present(c, i) for i in items)]
+    missing = [c for c in constraints if not any(_present(c, i) and _same_polarity(c, i) for i in items)]
     reasons = [f"constraint lost: \"{_short(c, 100)}\" ({_origin(case, c)}) is not in {where}, so the agent "
                "may break it after this compaction" for c in missing]
     return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,
@@ -180,6 +193,20 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
 
 # ---------------------------------------------------------------------------------------------
 # failed_approaches_preserved
+
+
+def _latest_words(case: CompactionCase) -> list[str]:
+    """The person's most recent messages (the last one and those sent right before it, with no
+    assistant message between): quoting them is not the summary's own proposal."""
+    people = person_messages(case.history)
+    if not people:
+        return []
+    run = [people[-1]]
+    for earlier in reversed(people[:-1]):
+        if any(isinstance(m, AssistantMessage) for m in case.history[earlier.index + 1:run[0].index]):
+            break
+        run.insert(0, earlier)
+    return [p.text for p in run]
 
 #: Words that mark an attempt as failed in a summary item.
 _FAILED_MARK = re.compile(
@@ -218,19 +245,24 @@ def failed_approaches_preserved(case: CompactionCase) -> Verdict:
         section = case.sections.get(kind)
         if section is None:
             continue
-        for item in _items(section.body):
-            for approach in approaches:
-                if approach in missing or not _present(approach, item):
-                    continue
-                low, needle = normalize_ws(item).lower(), normalize_ws(approach).lower()
-                at = low.find(needle)
-                before = low[max(0, at - 80): at] if at >= 0 else low
-                if not _NEGATION.search(before) and not _FAILED_MARK.search(item):
-                    missing.append(approach)
-                    where = (f"section {number} '{section.title}'" if case.summary_format is None
-                             else f"the '{section.title}' section")
-                    reasons.append(f"{where} (line {section.line}) proposes the failed "
-                                   f"approach \"{_short(approach, 80)}\" again: \"{_short(item, 100)}\"")
+        exempt = quoted_spans(section.body, _latest_words(case))
+        where_s = (f"section {number} '{section.title}'" if case.summary_format is None
+                   else f"the '{section.title}' section")
+        for approach in approaches:
+            if approach in missing:
+                continue
+            # A mention proposes the approach unless its own clause records it as failed or negates
+            # it (pytest_ctxeval.proposals); an item that names it only by most of its words is
+            # read as one clause.
+            found = [p.clause for p in proposals(section.body, approach, negators=_FAILED_MARK,
+                                                   dropped_after=_FAILED_MARK, exempt=exempt)]
+            if not found and not mention_pattern(approach).search(section.body):
+                found = [i for i in _items(section.body) if _present(approach, i)
+                         and not _NEGATION.search(i) and not _FAILED_MARK.search(i)]
+            if found:
+                missing.append(approach)
+                reasons.append(f"{where_s} (line {section.line}) proposes the failed "
+                               f"approach \"{_short(approach, 80)}\" again: \"{_short(found[0], 100)}\"")
     return Verdict.from_fraction(len(approaches) - len(set(missing)), len(approaches), reasons,
                                  f"all {len(approaches)} failed approaches recorded as failed in {where}",
                                  missing=list(dict.fromkeys(missing)))

@@ -120,6 +120,8 @@ _STRONG_TITLES = {
     "optional next step": "next", "optional next steps": "next", "next step": "next", "next steps": "next",
 }
 _ANALYSIS_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Analysis:?(?:\*\*)?[ \t]*$", re.MULTILINE | re.IGNORECASE)
+_ANALYSIS_INLINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Analysis(?:\*\*)?:(?:\*\*)?[ \t]+\S[^\n]*$",
+                              re.MULTILINE | re.IGNORECASE)
 _SUMMARY_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Summary:?(?:\*\*)?[ \t]*$", re.MULTILINE | re.IGNORECASE)
 
 
@@ -164,6 +166,17 @@ def analysis_span(text: str) -> tuple[int, int] | None:
     if a:
         s = _SUMMARY_LINE.search(text, a.end())
         return (a.start(), s.start() if s else len(text))
+    # "Analysis: Let me go through ..." on one line: a scratchpad when the summary follows it (a
+    # Summary: line or the first numbered section), never a line inside a section.
+    a = _ANALYSIS_INLINE.search(text)
+    if a:
+        s = _SUMMARY_LINE.search(text, a.end())
+        if s:
+            return (a.start(), s.start())
+        first = next((m for m in _HEADER.finditer(text) if _STRONG_TITLES.get(_title_key(m.group("title").strip()))),
+                     None)
+        if first is not None and first.start() > a.start():
+            return (a.start(), first.start())
     return None
 
 
