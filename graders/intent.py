@@ -166,12 +166,21 @@ _NEGATIVE = re.compile(r"\b(?:not|no|never|without|avoid\w*|neither|nor|none|not
                        re.IGNORECASE)
 
 
-def _same_polarity(rule: str, item: str) -> bool:
-    """A prohibition ("Do not push to main") is kept only as a prohibition: an item that holds its
-    words without any negation ("push to main") reverses it."""
+_SENTENCE_END = re.compile(r"(?<=[.!?;])[\"”')]*\s+")
+
+
+def _rule_kept(rule: str, item: str) -> bool:
+    """``rule`` is verbatim in ``item``, or most of its words are in one sentence of it, with its
+    polarity: a prohibition ("Do not push to main") is kept only as a prohibition, so a sentence
+    that holds its words without any negation ("Push to main") reverses it. Words scattered over
+    several sentences of a paragraph do not make a rule."""
     if contains_text(item.lower(), rule.lower()):
         return True
-    return not _NEGATIVE.search(rule) or bool(_NEGATIVE.search(item))
+    negative = _NEGATIVE.search(rule) is not None
+    for sentence in _SENTENCE_END.split(normalize_ws(item)):
+        if _present(rule, sentence) and (not negative or _NEGATIVE.search(sentence)):
+            return True
+    return False
 
 
 @grader("constraints_preserved", kind="rule")
@@ -184,7 +193,7 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no constraint of expect.constraints has come up yet")
     items = _items(_context(case))
     where = _context_name(case)
-    missing = [c for c in constraints if not any(_present(c, i) and _same_polarity(c, i) for i in items)]
+    missing = [c for c in constraints if not any(_rule_kept(c, i) for i in items)]
     reasons = [f"constraint lost: \"{_short(c, 100)}\" ({_origin(case, c)}) is not in {where}, so the agent "
                "may break it after this compaction" for c in missing]
     return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,

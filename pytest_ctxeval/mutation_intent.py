@@ -73,7 +73,7 @@ def drop_failed_approach(case: Any, rng: random.Random) -> list[Mutant]:
                       "failed_approaches_preserved")
 
 
-@mutation("propose_failed_approach", targets=("failed_approaches_preserved",))
+@mutation("propose_failed_approach", targets=("failed_approaches_preserved", "no_superseded_work"))
 def propose_failed_approach(case: Any, rng: random.Random) -> list[Mutant]:
     """Propose a failed approach again as the next step."""
     section = case.sections.get("next")
@@ -82,8 +82,14 @@ def propose_failed_approach(case: Any, rng: random.Random) -> list[Mutant]:
         return []
     approach = rng.choice(pool)
     summary = append_to_section(case.summary, section, f"   Next, try {approach} once more to see if it helps.")
+    also = ("no_superseded_work",) if _same_thing(approach, case.expect.superseded) else ()
     return [Mutant.of(case, summary=summary, what="section 9 proposes a failed approach again",
-                      text=approach)] if summary else []
+                      text=approach, targets=("failed_approaches_preserved", *also))] if summary else []
+
+
+def _same_thing(item: str, others: list[str]) -> bool:
+    a = normalize_ws(item).lower()
+    return any(a in normalize_ws(o).lower() or normalize_ws(o).lower() in a for o in others)
 
 
 #: How ``revive_superseded`` proposes a dropped intent ``{i}``: (name, section kind, line). The
@@ -125,9 +131,8 @@ def revive_superseded(case: Any, rng: random.Random) -> list[Mutant]:
         return []
     intent = rng.choice(pool)
     # An intent that is also a failed approach, revived, is proposed again as well.
-    failed = any(normalize_ws(intent).lower() in normalize_ws(f).lower() or normalize_ws(f).lower() in
-                 normalize_ws(intent).lower() for f in case.expect.failed_approaches)
-    targets = ("no_superseded_work", *(("failed_approaches_preserved",) if failed else ()))
+    targets = ("no_superseded_work",
+               *(("failed_approaches_preserved",) if _same_thing(intent, case.expect.failed_approaches) else ()))
     out = []
     for name, kind, template in SUPERSEDED_PHRASINGS:
         section = case.sections.get(kind)

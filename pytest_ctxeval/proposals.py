@@ -17,7 +17,8 @@ The model: a mention proposes its subject unless it is negated **within its own 
   CSV export" proposes it; "skip the PDF and CSV export" does not). A double negative is a
   proposal ("don't forget to …", "do not skip …", "why not …", "not yet …").
 * A marker after the mention in its clause records it as dropped ("CSV export was dropped by the
-  user", "issue_jwt (superseded)", "… is no longer needed").
+  user", "issue_jwt (superseded)", "… is no longer needed"); so does striking it through
+  (``~~CSV export~~``).
 
 The mention itself is matched case- and whitespace-insensitively, and inflection-tolerant for plain
 words ("issue JWT access tokens" also matches "issuing JWT access tokens").
@@ -36,7 +37,8 @@ NEGATOR = re.compile(
     r"drop(?:ped|ping|s)?|remov(?:e|ed|es|ing)|delet(?:e|ed|es|ing)|abandon(?:ed|ing|s)?|supersed\w*|revert\w*|undo|"
     r"undid|stop(?:ped|ping|s)?|scrap(?:ped|ping|s)?|cancel(?:led|ed|ling|ing|s)?|replac(?:e|ed|es|ing)|forget|"
     r"forgot|discard(?:ed|ing|s)?|rip(?:ped)? out|back(?:ed)? out|out of scope|descop\w*|de-scop\w*|ditch(?:ed|ing)?|"
-    r"reject(?:ed|ing|s)?|won't|will not|shouldn't|should not|mustn't|must not|cannot|can't|nor)\b|n't\b",
+    r"reject(?:ed|ing|s)?|won't|will not|shouldn't|should not|mustn't|must not|cannot|can't|nor|"
+    r"changed (?:their|his|her|the user's|our|my) mind)\b|n't\b",
     re.IGNORECASE)
 #: Double negatives and rhetorical forms that propose: neutralised before negators are looked for.
 _STILL_PROPOSES = re.compile(
@@ -48,10 +50,15 @@ DROPPED_AFTER = re.compile(
     r"\b(?:no longer|not (?:needed|wanted|required|planned|happening|going ahead|to be (?:done|resumed)|in scope)|"
     r"dropped|superseded|cancel(?:l)?ed|abandoned|scrapped|rejected|replaced|removed|deleted|descoped|de-scoped|"
     r"out of scope|off the table|reverted|withdrawn|shelved|obsolete|changed (?:the|their|his|her) (?:plan|mind)|"
-    r"being (?:removed|deleted|dropped|ripped out)|ripped out|backed out|do not resume|don't resume|not resume)\b",
+    r"being (?:removed|deleted|dropped|ripped out)|ripped out|backed out|do not resume|don't resume|not resume|"
+    r"won't(?: do| be done)?|will not be|wontfix|closed as|not (?:be )?(?:done|doing|built|implemented|pursued)|"
+    r"no more|is out|are out)\b",
     re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[.!?;](?:[\"”’')\]]*)(?=\s|$)|\n|(?:^|\s)[-*•](?=\s)|\s[–—]\s")
+#: Where the words after a mention stop counting for it: a dash does not end them ("X — dropped").
+_AFTER_END = re.compile(r"[.!?;](?:[\"”’')\]]*)(?=\s|$)|\n|\s[-*•]\s+(?=[A-Z])")
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”]*”")
+_STRUCK = re.compile(r"~~[^~\n]+~~")
 _NEW_PREDICATE = re.compile(r"[,:]|\b(?:and|then|but|so|or|yet|however|also|instead|still|once|after|before|until|"
                             r"when|because|while|though|although|afterwards|later|next)\b", re.IGNORECASE)
 _SUFFIX = re.compile(r"(?:ing|ed|es|e|s)$")
@@ -94,13 +101,14 @@ def _boundaries(text: str) -> list[int]:
 
 
 def _clause(text: str, start: int, end: int, bounds: list[int]) -> tuple[int, int]:
+    """The clause of a mention: from the last clause start before it to the end of the words that
+    comment on it (the sentence end or line break after it, or the edge of its quotation)."""
     a = max(b for b in bounds if b <= start)
-    later = [b for b in bounds if b >= end]
-    stop = min(later) if later else len(text)
-    # the clause stops at the first clause end after the mention, not at a quotation's opening
-    m = _CLAUSE_END.search(text, end)
-    if m is not None:
-        stop = min(stop, m.start() + 1) if m.start() >= end else stop
+    quotes = [q.end() - 1 for q in _QUOTED.finditer(text) if q.start() < start < q.end()]
+    m = _AFTER_END.search(text, end)
+    stop = m.start() + 1 if m is not None else len(text)
+    if quotes:
+        stop = min(stop, quotes[0])
     return a, max(stop, end)
 
 
@@ -133,8 +141,9 @@ def proposals(text: str, needle: str, *, negators: re.Pattern[str] | None = None
     """
     out = []
     bounds = _boundaries(text)
+    struck = [m.span() for m in _STRUCK.finditer(text)]  # ~~struck through~~: crossed off the plan
     for m in mention_pattern(needle).finditer(text):
-        if any(a <= m.start() < b for a, b in exempt):
+        if any(a <= m.start() < b for a, b in [*exempt, *struck]):
             continue
         a, b = _clause(text, m.start(), m.end(), bounds)
         pre, post = text[a:m.start()], text[m.end():b]

@@ -166,17 +166,18 @@ def analysis_span(text: str) -> tuple[int, int] | None:
     if a:
         s = _SUMMARY_LINE.search(text, a.end())
         return (a.start(), s.start() if s else len(text))
-    # "Analysis: Let me go through ..." on one line: a scratchpad when the summary follows it (a
-    # Summary: line or the first numbered section), never a line inside a section.
+    # "Analysis: Let me go through ..." on one line: a scratchpad when it comes before the summary's
+    # structure (a Summary: line, the first numbered section or notes heading), never a line inside it.
     a = _ANALYSIS_INLINE.search(text)
     if a:
-        s = _SUMMARY_LINE.search(text, a.end())
-        if s:
-            return (a.start(), s.start())
-        first = next((m for m in _HEADER.finditer(text) if _STRONG_TITLES.get(_title_key(m.group("title").strip()))),
-                     None)
-        if first is not None and first.start() > a.start():
-            return (a.start(), first.start())
+        marks = [m.start() for m in _HEADER.finditer(text) if _STRONG_TITLES.get(_title_key(m.group("title").strip()))]
+        marks += [m.start() for m in _NOTES_HEADING.finditer(text)] + [m.start() for m in _SUMMARY_LINE.finditer(text)]
+        before = [m for m in marks if m < a.start()]
+        after = [m for m in marks if m > a.start()]
+        summary_line = _SUMMARY_LINE.search(text)
+        structured_before = [m for m in before if not (summary_line and m == summary_line.start())]
+        if after and not structured_before:
+            return (a.start(), min(after))
     return None
 
 
