@@ -254,7 +254,7 @@ class GraderRegistry:
                 mark = getattr(attr, _MARK, None)
                 if mark and callable(attr):
                     name, kind, applies, strategies, targets = (*mark, None, ())[:5]
-                    doc = (attr.__doc__ or "").strip().split("\n")[0]
+                    doc = " ".join((attr.__doc__ or "").strip().split("\n\n")[0].split())
                     self.add(GraderSpec(name, kind, attr, f"{path}:{attr.__code__.co_firstlineno}", doc, applies,
                                         strategies, tuple(targets or ()), _expect_keys(attr)))
                 self._add_mutation(attr, path)

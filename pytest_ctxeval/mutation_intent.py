@@ -9,6 +9,7 @@ mark, in the pending or current-work section.
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from .extract import open_todos
@@ -17,7 +18,7 @@ from .mutation_facts import CUT_OVERLAP, _holds, _reached, _still_there, drop_ma
 from .mutation_ops import lost_people_targets
 from .summary import normalize_ws
 
-__all__ = ["drop_constraint", "drop_failed_approach", "propose_failed_approach", "revive_superseded",
+__all__ = ["drop_constraint", "invert_constraint", "drop_failed_approach", "propose_failed_approach", "revive_superseded",
            "SUPERSEDED_PHRASINGS", "append_to_section"]
 
 
@@ -64,6 +65,27 @@ def _drop_item(case: Any, rng: random.Random, items: list[str], what: str, own: 
 def drop_constraint(case: Any, rng: random.Random) -> list[Mutant]:
     """Remove every line that carries one rule of expect.constraints."""
     return _drop_item(case, rng, list(case.expect.constraints), "dropped a constraint", "constraints_preserved")
+
+
+_PROHIBITION = re.compile(r"\b(?:do not|don't|never|must not|mustn't|should not|shouldn't)\s+", re.IGNORECASE)
+
+
+@mutation("invert_constraint", targets=("constraints_preserved",))
+def invert_constraint(case: Any, rng: random.Random) -> list[Mutant]:
+    """Turn a prohibition of expect.constraints into a permission wherever the summary says it."""
+    pool = [c for c in _reached(case, list(case.expect.constraints)) if _PROHIBITION.search(c)
+            and normalize_ws(c).lower() in normalize_ws(case.summary).lower()
+            and normalize_ws(c).lower() not in normalize_ws(case.kept_text).lower()]
+    if not pool:
+        return []
+    rule = rng.choice(pool)
+    allowed = _PROHIBITION.sub("", rule, count=1)
+    allowed = "You may " + allowed[:1].lower() + allowed[1:]
+    pattern = re.compile(r"\s+".join(re.escape(w) for w in rule.split()), re.IGNORECASE)
+    mutant = Mutant.of(case, summary=pattern.sub(lambda _m: allowed, case.summary), what="inverted a prohibition",
+                       text=allowed)
+    mutant.targets = tuple(dict.fromkeys(("constraints_preserved", *lost_people_targets(case, mutant.case))))
+    return [mutant]
 
 
 @mutation("drop_failed_approach", targets=("failed_approaches_preserved",))
