@@ -46,7 +46,8 @@ def lost_people_targets(before: Any, after: Any) -> tuple[str, ...]:
     """The graders a mutant breaks besides its own by removing what a person typed:
     ``verbatim_user_messages`` when a message verbatim in section 6 before is not after,
     ``last_request_intact`` when the latest request was in the context and is not any more,
-    ``constraints_preserved`` when a rule of expect.constraints went with it."""
+    ``next_step_quote`` when the quote of section 9 changed with it, ``constraints_preserved`` when
+    a rule of expect.constraints went with it."""
     people = person_messages(before.history)
     if not people:
         return ()
@@ -59,6 +60,12 @@ def lost_people_targets(before: Any, after: Any) -> tuple[str, ...]:
     last = message_fragments(people[-1].text)
     if _in(last, context_text(before)) and not _in(last, context_text(after)):
         out.append("last_request_intact")
+    # A quote of the user's words in section 9 that changed is no longer verbatim.
+    old_q, new_q = (["".join(q) for q in re.findall(r"\"([^\"\n]{2,})\"|“([^”]{2,})”", c.sections.get("next").body)]
+                    if c.sections.get("next") else [] for c in (before, after))
+    parts = [p.strip() for q in new_q for p in re.split(r"…|\[…\]|\[\.\.\.\]|\.\.\.", q) if p.strip()]
+    if old_q and any(not any(p in o for o in old_q) for p in parts):  # a quote that is no longer verbatim
+        out.append("next_step_quote")
     # A constraint the user typed goes with the message that holds it.
     from .mutation_facts import _still_there
 

@@ -200,3 +200,19 @@ def test_ci_rule_graders_on_the_library_and_every_corpus_compaction() -> None:
     report = validate_cases(cases, registry(), rule_specs(), operators_for(registry()))
     _check(report, library_only=False)
     assert report.real_cases >= 10
+
+
+@pytest.mark.parametrize("verb", ["validate", "graders"])
+def test_help_lists_the_options_the_docs_name(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([verb, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    flags = {"validate": ("--graders", "--graders-dir", "--json", "--html", "--min-kill", "--seed", "--operators",
+                          "--backend", "--verbose"),
+             "graders": ("--graders-dir", "--json")}[verb]
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "validate.md").read_text()
+    for flag in flags:
+        assert flag in out
+        if flag not in ("--verbose", "--backend", "--graders-dir"):
+            assert flag in docs, flag
