@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import CtxEvalError, UsageError
+from .errors import UsageError
 from .grading import CompactionCase, GraderRegistry, cases_from_run, cases_from_transcript, load_graders
 from .mutants import MutationSpec, builtin_mutations
 from .options import RunOptions, add_run_options, builtin_scenarios_dir

@@ -14,7 +14,7 @@ from typing import Any
 
 from .extract import open_todos
 from .mutants import Mutant, mutation, section_span
-from .mutation_facts import CUT_OVERLAP, _holds, _reached, _still_there, drop_matching_lines
+from .mutation_facts import CUT_OVERLAP, _holds, _reached, _still_there
 from .mutation_ops import lost_people_targets
 from .summary import normalize_ws
 

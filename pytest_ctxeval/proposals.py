@@ -38,7 +38,10 @@ NEGATOR = re.compile(
     r"undid|stop(?:ped|ping|s)?|scrap(?:ped|ping|s)?|cancel(?:led|ed|ling|ing|s)?|replac(?:e|ed|es|ing)|forget|"
     r"forgot|discard(?:ed|ing|s)?|rip(?:ped)? out|back(?:ed)? out|out of scope|descop\w*|de-scop\w*|ditch(?:ed|ing)?|"
     r"reject(?:ed|ing|s)?|won't|will not|shouldn't|should not|mustn't|must not|cannot|can't|nor|"
-    r"changed (?:their|his|her|the user's|our|my) mind)\b|n't\b",
+    r"changed (?:their|his|her|the user's|our|my) mind|(?:switch|mov|pivot|turn)\w* (?:away )?from|away from|"
+    r"in place of|"
+    # a past plan told as history, not proposed: "originally the user wanted X"
+    r"originally|initially|previously|at first|used to|was going to|were going to|had planned|had asked)\b|n't\b",
     re.IGNORECASE)
 #: Double negatives and rhetorical forms that propose: neutralised before negators are looked for.
 _STILL_PROPOSES = re.compile(

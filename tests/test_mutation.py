@@ -12,7 +12,7 @@ from pytest_ctxeval.grading import CompactionCase
 from pytest_ctxeval.mutants import Mutant, MutationSpec, builtin_mutations, mutation, spec_of
 from pytest_ctxeval.mutation_facts import paraphrase, translate
 from pytest_ctxeval.proposals import proposals
-from validation_kit import library_cases, rule_specs, statuses
+from validation_kit import library_cases, statuses
 
 OPERATORS = {op.name: op for op in builtin_mutations()}
 
@@ -123,6 +123,9 @@ def test_the_mutation_decorator_checks_its_arguments() -> None:
     ("Do NOT add CSV export; finish the region breakdown.", False),
     ("CSV export won't be done.", False),
     ("Finish the breakdown. CSV export is out.", False),
+    ("Switched from the CSV export to the BI dashboard.", False),
+    ("Originally the user wanted a CSV export, but later asked for the BI dashboard.", False),
+    ("Originally the plan had a PDF; now add the CSV export.", True),
 ])
 def test_proposals_read_each_clause(text: str, proposes: bool) -> None:
     assert bool(proposals(text, "CSV export")) is proposes, text
