@@ -55,7 +55,7 @@ DROPPED_AFTER = re.compile(
     r"out of scope|off the table|reverted|withdrawn|shelved|obsolete|changed (?:the|their|his|her) (?:plan|mind)|"
     r"being (?:removed|deleted|dropped|ripped out)|ripped out|backed out|do not resume|don't resume|not resume|"
     r"won't(?: do| be done)?|will not be|wontfix|closed as|not (?:be )?(?:done|doing|built|implemented|pursued)|"
-    r"no more|is out|are out)\b",
+    r"no more|is out|are out|(?:is|are) gone|went away|no longer exists?)\b",
     re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[.!?;](?:[\"”’')\]]*)(?=\s|$)|\n|(?:^|\s)[-*•](?=\s)|\s[–—]\s")
 #: Where the words after a mention stop counting for it: a dash does not end them ("X — dropped").
@@ -76,8 +76,7 @@ class Proposal:
     clause: str
 
 
-def mention_pattern(needle: str) -> re.Pattern[str]:
-    """A pattern for ``needle``: any whitespace, any case, plain words in any inflection."""
+def _words_pattern(needle: str) -> str | None:
     parts = []
     for word in needle.split():
         if word.isalpha() and len(word) >= 4:
@@ -86,10 +85,26 @@ def mention_pattern(needle: str) -> re.Pattern[str]:
         else:
             parts.append(re.escape(word))
     if not parts:
-        return re.compile(r"(?!)")
+        return None
     head = r"(?<![\w])" if needle[:1].isalnum() or needle[:1] == "_" else ""
-    tail = r"(?![\w])" if (needle[-1:].isalnum() or needle[-1:] == "_") and parts[-1].endswith("*") is False else ""
-    return re.compile(head + r"\s+".join(parts) + tail, re.IGNORECASE)
+    tail = r"(?![\w])" if (needle[-1:].isalnum() or needle[-1:] == "_") and not parts[-1].endswith("*") else ""
+    return head + r"\s+".join(parts) + tail
+
+
+_NOT_A_VERB = {"the", "a", "an", "no", "not", "all", "any", "some", "this", "that", "these", "those", "our", "their"}
+
+
+def mention_pattern(needle: str) -> re.Pattern[str]:
+    """A pattern for ``needle``: any whitespace, any case, plain words in any inflection; an intent
+    that starts with its verb ("issue JWT access tokens") also matches its object alone ("JWT access
+    tokens"), whatever verb proposes it ("we could still add JWT access tokens")."""
+    words = needle.split()
+    forms = [_words_pattern(needle)]
+    rest = " ".join(words[1:])
+    if len(words) >= 3 and words[0].isalpha() and words[0].lower() not in _NOT_A_VERB and len(rest) >= 8:
+        forms.append(_words_pattern(rest))
+    forms = [f for f in forms if f]
+    return re.compile("|".join(f"(?:{f})" for f in forms), re.IGNORECASE) if forms else re.compile(r"(?!)")
 
 
 def _boundaries(text: str) -> list[int]:

@@ -228,12 +228,18 @@ def _revive(case: Any, kind: str, line: str, what: str) -> Mutant | None:
     history = normalize_ws(" ".join(p.text for p in person_messages(case.history))).lower()
     todos = [t.lower() for t in open_todos(case.summarized)]
     intents = [i for i in case.expect.superseded if i.lower() in history and not any(i.lower() in t for t in todos)]
+    if "{o}" in line:
+        intents = [i for i in intents if len(i.split()) >= 3]
     span = _section_text(case, kind)
     if not intents or span is None:
         return None
     i = intents[-1]
     _, b = span
-    text = case.summary[:b].rstrip("\n") + "\n" + line.format(i=i, I=i[:1].upper() + i[1:]) + "\n" + case.summary[b:]
+    if "{o}" in line and len(i.split()) < 3:
+        return None
+    obj = " ".join(i.split()[1:])   # the intent's object, proposed with another verb
+    text = case.summary[:b].rstrip("\n") + "\n" + line.format(i=i, I=i[:1].upper() + i[1:], o=obj) + "\n" \
+        + case.summary[b:]
     return _summary(case, text, f"{what}: {i}")
 
 
@@ -245,6 +251,7 @@ for _n, (_kind, _line) in enumerate([
     ("current", "   Was about to {i} when the context filled up."),
     ("pending", "   - (low priority) {i}"),
     ("next", "   Do not forget to {i}."),
+    ("next", "   It would still be nice to bring back {o} later."),
 ]):
     hand(f"superseded intent revived #{_n + 1}", "no_superseded_work")(
         lambda case, k=_kind, l=_line, n=_n: _revive(case, k, l, f"revived #{n + 1}"))

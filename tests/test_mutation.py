@@ -129,3 +129,13 @@ def test_the_mutation_decorator_checks_its_arguments() -> None:
 ])
 def test_proposals_read_each_clause(text: str, proposes: bool) -> None:
     assert bool(proposals(text, "CSV export")) is proposes, text
+
+
+@pytest.mark.parametrize(("text", "proposes"), [
+    ("We could still add JWT access tokens for the mobile app.", True),
+    ("Issuing JWT access tokens is next.", True),
+    ("Remove the leftover JWT access token code.", False),
+    ("JWT access tokens were replaced by server-side sessions.", False),
+])
+def test_an_intent_is_found_by_its_object_with_another_verb(text: str, proposes: bool) -> None:
+    assert bool(proposals(text, "issue JWT access tokens")) is proposes, text
