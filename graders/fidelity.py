@@ -28,8 +28,8 @@ import difflib
 import re
 
 from pytest_ctxeval.extract import (
-    LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
-    person_messages, significant_tokens,
+    LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results, file_mentioned, latest_requests, message_fragments,
+    open_todos, person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
@@ -335,16 +335,8 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
 
 
 def _latest_words(case: CompactionCase) -> list[str]:
-    """The person's most recent messages (the last one and those sent right before it), normalised."""
-    people = person_messages(case.history)
-    if not people:
-        return []
-    run = [people[-1]]
-    for earlier in reversed(people[:-1]):
-        if any(isinstance(m, AssistantMessage) for m in case.history[earlier.index + 1:run[0].index]):
-            break
-        run.insert(0, earlier)
-    return [normalize_ws(p.text) for p in run]
+    """The person's most recent request (its messages): quoting it is not the summary's own proposal."""
+    return [p.text for p in latest_requests(case.history)]
 
 
 def _label(case: CompactionCase, number: int, section: Section) -> str:

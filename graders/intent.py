@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from pytest_ctxeval.extract import (
-    LONG_MESSAGE_KEEP, contains_text, message_fragments, person_messages, significant_tokens,
+    LONG_MESSAGE_KEEP, contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import AssistantMessage, UserMessage, plain_text
@@ -205,17 +205,8 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
 
 
 def _latest_words(case: CompactionCase) -> list[str]:
-    """The person's most recent messages (the last one and those sent right before it, with no
-    assistant message between): quoting them is not the summary's own proposal."""
-    people = person_messages(case.history)
-    if not people:
-        return []
-    run = [people[-1]]
-    for earlier in reversed(people[:-1]):
-        if any(isinstance(m, AssistantMessage) for m in case.history[earlier.index + 1:run[0].index]):
-            break
-        run.insert(0, earlier)
-    return [p.text for p in run]
+    """The person's most recent request (its messages): quoting it is not the summary's own proposal."""
+    return [p.text for p in latest_requests(case.history)]
 
 #: Words that mark an attempt as failed in a summary item.
 _FAILED_MARK = re.compile(
