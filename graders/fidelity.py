@@ -28,11 +28,12 @@ import difflib
 import re
 
 from pytest_ctxeval.extract import (
-    LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
-    person_messages, significant_tokens,
+    LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results, file_mentioned, latest_requests, message_fragments,
+    open_todos, person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
+from pytest_ctxeval.proposals import proposals, quoted_spans
 from pytest_ctxeval.summary import SECTION_TITLES, Section, normalize_ws, notes_section
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
@@ -283,11 +284,6 @@ def pending_tasks(case: CompactionCase) -> Verdict:
                                  f"all {len(items)} open tasks in {where}", missing=missing)
 
 
-_NEGATION = re.compile(r"\b(not|no longer|instead of|rather than|drop(?:ped|ping|s)?|abandon(?:ed)?|supersed\w*|revert\w*|"
-                       r"undo|stop(?:ped)?|skip(?:ped|ping)?|don't|do not|never|scrap(?:ped)?|cancel(?:led|ed)?|"
-                       r"replac(?:e|ed|es|ing)|remov(?:e|ed|es|ing)|without)\b|n't\b", re.IGNORECASE)
-
-
 def _spoke_after_todos(messages: list) -> bool:
     """Whether the person typed a message after the last TodoWrite call in ``messages``."""
     last = max((i for i, m in enumerate(messages) if any(  # the call latest_todos reads
@@ -318,29 +314,29 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     if case.kind == "session_memory":  # the notes' "Current State" is where next steps live
         state = notes_section(case.summary, "current state")
         places = [("current", 8, Section("current", 8, "Current State", state, 1))] if state else []
+    latest = _latest_words(case)
     for kind, number, section in places:
         if section is None:
             continue
-        text = normalize_ws(section.body)
-        low = text.lower()
+        text = section.body
+        # The user's own latest words, quoted, are not the summary proposing anything.
+        exempt = quoted_spans(text, latest)
         for intent in dropped:
-            needle = normalize_ws(intent).lower()
-            start = low.find(needle)
-            while start != -1:
-                before = low[max(0, start - 60): start]
-                # the current sentence or list item only ("- Replace X - Add Y": "Replace" is X's)
-                before = re.split(r"[.;:!?\n]\s|\s[-*•]\s", before)[-1]
-                if not _NEGATION.search(before):
-                    hits.append((intent, number, section, text[max(0, start - 30): start + len(needle) + 30]))
-                    break
-                start = low.find(needle, start + 1)
+            found = proposals(text, intent, exempt=exempt)
+            if found:
+                hits.append((intent, number, section, _short(found[0].clause, 160)))
     if hits:
         reasons = [f"{_label(case, n, s)} (line {s.line}) proposes superseded work \"{i}\": "
-                   f"…{ctx}…" for i, n, s, ctx in hits]
+                   f"\"{ctx}\"" for i, n, s, ctx in hits]
         return Verdict.failed(*reasons, score=round(1 - len({h[0] for h in hits}) / len(dropped), 4),
                               superseded=[h[0] for h in hits])
     where = "sections 7-9" if case.summary_format is None else "its next-step and pending sections"
     return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in {where}")
+
+
+def _latest_words(case: CompactionCase) -> list[str]:
+    """The person's most recent request (its messages): quoting it is not the summary's own proposal."""
+    return [p.text for p in latest_requests(case.history)]
 
 
 def _label(case: CompactionCase, number: int, section: Section) -> str:

@@ -21,10 +21,11 @@ from __future__ import annotations
 import re
 
 from pytest_ctxeval.extract import (
-    LONG_MESSAGE_KEEP, contains_text, message_fragments, person_messages, significant_tokens,
+    LONG_MESSAGE_KEEP, contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import AssistantMessage, UserMessage, plain_text
+from pytest_ctxeval.proposals import mention_pattern, proposals, quoted_spans
 from pytest_ctxeval.summary import normalize_ws
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
@@ -161,6 +162,27 @@ def _origin(case: CompactionCase, needle: str) -> str:
     return "set in the session"
 
 
+_NEGATIVE = re.compile(r"\b(?:not|no|never|without|avoid\w*|neither|nor|none|nothing|only)\b|n't\b|\bn’t\b",
+                       re.IGNORECASE)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])[\"”')]*\s+")
+
+
+def _rule_kept(rule: str, item: str) -> bool:
+    """``rule`` is verbatim in ``item``, or most of its words are in one sentence of it, with its
+    polarity: a prohibition ("Do not push to main") is kept only as a prohibition, so a sentence
+    that holds its words without any negation ("Push to main") reverses it. Words scattered over
+    several sentences of a paragraph do not make a rule."""
+    if contains_text(item.lower(), rule.lower()):
+        return True
+    negative = _NEGATIVE.search(rule) is not None
+    for sentence in _SENTENCE_END.split(normalize_ws(item)):
+        if _present(rule, sentence) and (not negative or _NEGATIVE.search(sentence)):
+            return True
+    return False
+
+
 @grader("constraints_preserved", kind="rule")
 def constraints_preserved(case: CompactionCase) -> Verdict:
     """Every rule in expect.constraints (from the user or a memory file) is in the post-compact context."""
@@ -171,7 +193,7 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no constraint of expect.constraints has come up yet")
     items = _items(_context(case))
     where = _context_name(case)
-    missing = [c for c in constraints if not any(_present(c, i) for i in items)]
+    missing = [c for c in constraints if not any(_rule_kept(c, i) for i in items)]
     reasons = [f"constraint lost: \"{_short(c, 100)}\" ({_origin(case, c)}) is not in {where}, so the agent "
                "may break it after this compaction" for c in missing]
     return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,
@@ -180,6 +202,11 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
 
 # ---------------------------------------------------------------------------------------------
 # failed_approaches_preserved
+
+
+def _latest_words(case: CompactionCase) -> list[str]:
+    """The person's most recent request (its messages): quoting it is not the summary's own proposal."""
+    return [p.text for p in latest_requests(case.history)]
 
 #: Words that mark an attempt as failed in a summary item.
 _FAILED_MARK = re.compile(
@@ -218,19 +245,24 @@ def failed_approaches_preserved(case: CompactionCase) -> Verdict:
         section = case.sections.get(kind)
         if section is None:
             continue
-        for item in _items(section.body):
-            for approach in approaches:
-                if approach in missing or not _present(approach, item):
-                    continue
-                low, needle = normalize_ws(item).lower(), normalize_ws(approach).lower()
-                at = low.find(needle)
-                before = low[max(0, at - 80): at] if at >= 0 else low
-                if not _NEGATION.search(before) and not _FAILED_MARK.search(item):
-                    missing.append(approach)
-                    where = (f"section {number} '{section.title}'" if case.summary_format is None
-                             else f"the '{section.title}' section")
-                    reasons.append(f"{where} (line {section.line}) proposes the failed "
-                                   f"approach \"{_short(approach, 80)}\" again: \"{_short(item, 100)}\"")
+        exempt = quoted_spans(section.body, _latest_words(case))
+        where_s = (f"section {number} '{section.title}'" if case.summary_format is None
+                   else f"the '{section.title}' section")
+        for approach in approaches:
+            if approach in missing:
+                continue
+            # A mention proposes the approach unless its own clause records it as failed or negates
+            # it (pytest_ctxeval.proposals); an item that names it only by most of its words is
+            # read as one clause.
+            found = [p.clause for p in proposals(section.body, approach, negators=_FAILED_MARK,
+                                                   dropped_after=_FAILED_MARK, exempt=exempt)]
+            if not found and not mention_pattern(approach).search(section.body):
+                found = [i for i in _items(section.body) if _present(approach, i)
+                         and not _NEGATION.search(i) and not _FAILED_MARK.search(i)]
+            if found:
+                missing.append(approach)
+                reasons.append(f"{where_s} (line {section.line}) proposes the failed "
+                               f"approach \"{_short(approach, 80)}\" again: \"{_short(found[0], 100)}\"")
     return Verdict.from_fraction(len(approaches) - len(set(missing)), len(approaches), reasons,
                                  f"all {len(approaches)} failed approaches recorded as failed in {where}",
                                  missing=list(dict.fromkeys(missing)))

@@ -21,6 +21,7 @@ _EXPORTS = {
     "CompactionCase": "grading", "GraderRegistry": "grading", "Verdict": "grading", "grader": "grading",
     "load_graders": "grading", "LLM": "llm", "make_llm": "llm", "RunResult": "runner", "run_scenario": "runner",
     "Scenario": "scenarios", "load_scenario": "scenarios", "read_transcript": "transcript",
+    "mutation": "mutants", "Mutant": "mutants",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     )
     from .grading import CompactionCase, GraderRegistry, Verdict, grader, load_graders
     from .llm import LLM, make_llm
+    from .mutants import Mutant, mutation
     from .runner import RunResult, run_scenario
     from .scenarios import Scenario, load_scenario
     from .transcript import read_transcript
@@ -38,7 +40,7 @@ __all__ = [
     "__version__", "EngineConfig", "resolve_context_window", "CtxEvalError", "GraderError", "ModelError",
     "PromptTooLongError", "ScenarioError", "TranscriptError", "UsageError", "CompactionCase", "GraderRegistry",
     "Verdict", "grader", "load_graders", "LLM", "make_llm", "RunResult", "run_scenario", "Scenario",
-    "load_scenario", "read_transcript",
+    "load_scenario", "read_transcript", "mutation", "Mutant",
 ]
 
 

@@ -8,6 +8,8 @@
     ctxeval diff BASELINE.json RESULTS.json [--tolerance 0.05] [--json OUT]   # exit 1 on regressions
     ctxeval report RESULTS.json -o report.html [-o report.md] [--baseline BASELINE.json]
     ctxeval compare --strategies claude_code,codex,gemini_cli,opencode,observation_masking scenarios/ [--json OUT] [--html OUT]
+    ctxeval validate [PATHS] [--graders a,b] [--json OUT] [--html OUT] [--min-kill 0.95]   # graders' kill rates
+    ctxeval graders                           # every grader: kind, what it checks, expect: keys, operators
 
 Exit codes: 0 every applicable verdict passed, 1 some verdict failed (or a scenario could not run),
 2 usage or input error.
@@ -75,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--session-dir", metavar="DIR",
                      help="where transcripts and persisted tool results go (default: a temporary folder)")
     run.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
+    run.add_argument("--strict", action="store_true",
+                     help="an ungraded verdict (a judge that could not decide) fails the run (exit 1)")
 
     grade = sub.add_parser("grade", help="grade the compaction summaries in a Claude Code transcript",
                            description="Grade each real compaction in a Claude Code session file (the "
@@ -91,11 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     _grader_args(grade)
     grade.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
     grade.add_argument("--strict", action="store_true",
-                       help="a malformed transcript line is an error (exit 2) instead of being reported and skipped")
+                       help="a malformed transcript line is an error (exit 2) instead of being reported and skipped; "
+                            "an ungraded verdict (a judge that could not decide) fails the run (exit 1)")
     _add_import_commands(sub)
     _add_lint_command(sub)
     _add_report_commands(sub)
     _add_compare_command(sub)
+    from .cli_validate import add_validate_commands
+
+    add_validate_commands(sub, _grader_args)
     return parser
 
 
@@ -286,7 +294,7 @@ def _print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
             print(f"\n{o.name}: FAIL: {o.grader_verdict(o.graders[0]).reasons[0]}")
             continue
         for case, verdicts in zip(o.cases, o.verdicts):
-            shown = [v for v in verdicts if verbose or v.status in ("fail", "ungraded")
+            shown = [v for v in verdicts if verbose or v.status in ("fail", "ungraded", "error")
                      or (v.grader in o.known_failures and v.status == "pass")]
             if not shown:
                 continue
@@ -301,8 +309,19 @@ def _print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
                     print(f"            {r}")
 
 
-def _exit_code(outcomes: list[Outcome]) -> int:
-    return EXIT_FAIL if any(o.failed for o in outcomes) else EXIT_OK
+def _exit_code(outcomes: list[Outcome], strict: bool = False) -> int:
+    """1 when a verdict failed, a grader crashed or a scenario could not run (with ``strict``: or a
+    verdict is ungraded), else 0. Prints how many verdicts were ungraded or crashed."""
+    ungraded = sum(o.counts["ungraded"] for o in outcomes)
+    errors = sum(o.counts["error"] for o in outcomes)
+    if errors:
+        print(f"ctxeval: {errors} grader error{'s' if errors > 1 else ''} (a grader raised: see ERROR above); "
+              "the run fails")
+    if ungraded:
+        print(f"ctxeval: {ungraded} ungraded verdict{'s' if ungraded > 1 else ''} (a judge could not decide)"
+              + ("; --strict makes them failures" if not strict else "; failing under --strict"))
+    bad = any(o.failed_strict() if strict else o.failed for o in outcomes)
+    return EXIT_FAIL if bad else EXIT_OK
 
 
 class _Progress:
@@ -407,7 +426,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                judge=judge.label if judge else None,
                                strategy=strategy.name if strategy is not None else None)
         print(f"results written to {write_results(args.json_out, doc)}")
-    return _exit_code(outcomes)
+    return _exit_code(outcomes, strict=args.strict)
 
 
 def load_expectations(path: str | Path) -> Expectations:
@@ -468,7 +487,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         doc = results_document([outcome], usage=usage, backend=options.backend, model=None,
                                judge=judge.label if judge else None)
         print(f"results written to {write_results(args.json_out, doc)}")
-    return _exit_code([outcome])
+    return _exit_code([outcome], strict=args.strict)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -671,6 +690,9 @@ def _main(args: Any) -> int:
         commands = {"run": _cmd_run, "grade": _cmd_grade, "import": _cmd_import, "compare-real": _cmd_compare_real,
                     "compare": _cmd_compare,
                     "lint": _cmd_lint, "diff": _cmd_diff, "report": _cmd_report}
+        from .cli_validate import cmd_graders, cmd_validate
+
+        commands.update({"validate": cmd_validate, "graders": cmd_graders})
         return commands[args.command](args)
     except CtxEvalError as exc:
         print(f"ctxeval: error: {exc}", file=sys.stderr)

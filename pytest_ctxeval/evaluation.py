@@ -21,7 +21,7 @@ Results JSON (``format: pytest-ctxeval/results``, ``version: 1``)::
     }
 
 ``kind`` is ``scenario`` or ``transcript``; ``status`` is one of ``pass``, ``fail``, ``n/a``,
-``ungraded``. ``graders`` holds each grader's status aggregated over the compactions (any fail is a
+``ungraded``, ``error`` (the grader raised: "grader X crashed on scenario Y: ..."; it fails the run). ``graders`` holds each grader's status aggregated over the compactions (any fail is a
 fail). The version changes only when a field changes meaning or disappears.
 
 Added in version 1 without changing a meaning: a verdict's ``missing`` (the facts a rule grader
@@ -97,15 +97,17 @@ class Outcome:
 
     def expectation(self, name: str) -> str:
         """``ok``, ``xfail`` (a known failure that failed), ``xpass`` (a known failure that passed:
-        an error, the entry should go) or ``fail``/``ungraded``/``n/a`` as the verdict says."""
+        an error, the entry should go) or ``fail``/``ungraded``/``n/a``/``error`` as the verdict says."""
         status = self.grader_verdict(name).status
+        if status == "error":
+            return "error"
         if name in self.known_failures:
             return "xfail" if status == "fail" else ("xpass" if status == "pass" else status)
         return "ok" if status == "pass" else status
 
     @property
     def counts(self) -> dict[str, int]:
-        out = {s: 0 for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass")}
+        out = {s: 0 for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass", "error")}
         for name in self.graders:
             state = self.expectation(name)
             out["pass" if state == "ok" else state] += 1
@@ -113,8 +115,13 @@ class Outcome:
 
     @property
     def failed(self) -> bool:
-        """Whether this outcome should fail a run: an error, an unexpected fail or an xpass."""
-        return self.error is not None or any(self.expectation(g) in ("fail", "xpass") for g in self.graders)
+        """Whether this outcome should fail a run: an error, a grader that crashed, an unexpected
+        fail or an xpass."""
+        return self.error is not None or any(self.expectation(g) in ("fail", "xpass", "error") for g in self.graders)
+
+    def failed_strict(self) -> bool:
+        """:attr:`failed`, or any ``ungraded`` verdict (``--strict``: a judge that could not decide fails)."""
+        return self.failed or any(self.expectation(g) == "ungraded" for g in self.graders)
 
 
 def _no_compaction(outcome: Outcome) -> str:
@@ -134,15 +141,20 @@ def _no_compaction(outcome: Outcome) -> str:
 
 
 def aggregate(name: str, pairs: list[tuple[CompactionCase, Verdict]]) -> Verdict:
-    """One verdict over several compactions: any fail fails (reasons labelled by compaction), else
-    any ungraded is ungraded, else any pass passes, else n/a. The score is the mean over the
-    compactions that were graded pass/fail."""
+    """One verdict over several compactions: any error (a crashed grader) is an error, else any fail
+    fails (reasons labelled by compaction), else any ungraded is ungraded, else any pass passes, else
+    n/a. The score is the mean over the compactions that were graded pass/fail."""
     if not pairs:
         return Verdict("n/a", 1.0, ["no compaction to grade"], grader=name)
     statuses = [v.status for _, v in pairs]
     scored = [v.score for _, v in pairs if v.status in ("pass", "fail")]
     score = round(sum(scored) / len(scored), 4) if scored else (0.0 if "ungraded" in statuses else 1.0)
     kind = pairs[0][1].kind
+    if "error" in statuses:
+        crashed = [v for _, v in pairs if v.status == "error"]
+        verdict = Verdict("error", 0.0, [r for v in crashed for r in v.reasons], grader=name, kind=kind)
+        verdict.exc = crashed[0].exc
+        return verdict
     if "fail" in statuses or "ungraded" in statuses:
         want = "fail" if "fail" in statuses else "ungraded"
         reasons = [f"{case.label}: {r}" for case, v in pairs if v.status == want for r in v.reasons]

@@ -22,7 +22,7 @@ __all__ = [
     "EDIT_TOOLS", "PersonMessage", "FailingResult", "person_messages", "edited_files",
     "touched_files", "failing_results", "key_error_line", "open_todos", "latest_todos",
     "LONG_MESSAGE_CHARS", "LONG_MESSAGE_KEEP", "message_fragments", "contains_text", "file_mentioned",
-    "significant_tokens", "memory_rules", "failed_attempts",
+    "significant_tokens", "memory_rules", "failed_attempts", "latest_requests",
 ]
 
 #: Tools whose calls change files (their ``file_path`` / ``notebook_path`` is an artifact).
@@ -287,3 +287,17 @@ def failed_attempts(messages: Iterable[Any], limit: int = 400) -> list[str]:
             if text and FAILED_ATTEMPT.search(text):
                 out.setdefault(text if len(text) <= limit else text[: limit - 1] + "…")
     return list(out)
+
+
+def latest_requests(history: list[Any]) -> list[PersonMessage]:
+    """The most recent request: the last person-typed message and those sent right before it with
+    no assistant message between (the API merges consecutive user turns into one request)."""
+    people = person_messages(history)
+    if not people:
+        return []
+    run = [people[-1]]
+    for earlier in reversed(people[:-1]):
+        if any(isinstance(m, AssistantMessage) for m in history[earlier.index + 1:run[0].index]):
+            break
+        run.insert(0, earlier)
+    return run

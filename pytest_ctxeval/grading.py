@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -35,11 +37,11 @@ from .tokens import estimate_messages
 
 __all__ = [
     "Verdict", "Status", "CompactionCase", "GraderSpec", "grader", "GraderRegistry", "load_graders",
-    "builtin_graders_dir", "cases_from_run", "cases_from_transcript", "STATUSES",
+    "builtin_graders_dir", "cases_from_run", "cases_from_transcript", "STATUSES", "crash_verdict",
 ]
 
-Status = Literal["pass", "fail", "n/a", "ungraded"]
-STATUSES: tuple[str, ...] = ("pass", "fail", "n/a", "ungraded")
+Status = Literal["pass", "fail", "n/a", "ungraded", "error"]
+STATUSES: tuple[str, ...] = ("pass", "fail", "n/a", "ungraded", "error")
 
 
 @dataclass
@@ -48,7 +50,9 @@ class Verdict:
 
     ``status`` is ``pass``, ``fail``, ``n/a`` (the invariant does not apply: nothing to check) or
     ``ungraded`` (the grader could not decide, e.g. a judge reply that never parsed): ungraded
-    never counts as a pass or a fail. ``score`` is in [0, 1]; ``reasons`` are human-readable and
+    never counts as a pass or a fail (``--strict`` makes it a failure); ``error`` (the grader
+    itself raised: a bug in the grader, never a pass, a fail or a skip; ``exc`` holds the
+    exception with its traceback). ``score`` is in [0, 1]; ``reasons`` are human-readable and
     say what is missing and where; ``evidence`` holds the details (missing items, section text).
     """
 
@@ -58,6 +62,7 @@ class Verdict:
     evidence: dict[str, Any] = field(default_factory=dict)
     grader: str = ""
     kind: str = "rule"
+    exc: BaseException | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Reasons are printed, written to JSON and shown by pytest: a key a judge echoed (or a person
@@ -190,19 +195,26 @@ class GraderSpec:
     description: str = ""
     applies_to: tuple[str, ...] | None = None   # compaction kinds; None = all
     strategies: tuple[str, ...] | None = None   # compaction strategies whose format it checks; None = all
+    targets: tuple[str, ...] = ()               # mutation operators that break its invariant (ctxeval validate)
+    expect_keys: tuple[str, ...] = ()           # the scenario expect: keys it reads
 
 
 _MARK = "__ctxeval_grader__"
 
 
 def grader(name: str, kind: str = "rule", *, applies_to: Iterable[str] | None = None,
-           strategies: Iterable[str] | None = None) -> Callable[[Callable], Callable]:
+           strategies: Iterable[str] | None = None, targets: Iterable[str] = ()) -> Callable[[Callable], Callable]:
     """Mark a function as a grader named ``name`` (``kind`` is ``rule`` or ``llm``).
 
     ``applies_to`` names the compaction kinds it grades (``full``, ``partial``, ``session_memory``,
     ``transcript``); ``strategies`` the compaction strategies whose summary format it checks
     (``("claude_code",)`` for the nine sections). Any other compaction gets ``n/a`` with the reason.
+    ``targets`` names the mutation operators whose mutants it exists to catch (``ctxeval validate``
+    measures how many it does; operators may also name the graders they target, see
+    :func:`pytest_ctxeval.mutants.mutation`).
     """
+    if isinstance(targets, str):
+        raise GraderError(f"grader {name!r}: targets must be a list of mutation operator names, got {targets!r}")
     if not name or not name.replace("_", "").isalnum():
         raise GraderError(f"grader name must be letters, digits and '_'; got {name!r}")
     if kind not in ("rule", "llm"):
@@ -210,7 +222,7 @@ def grader(name: str, kind: str = "rule", *, applies_to: Iterable[str] | None = 
 
     def mark(func: Callable) -> Callable:
         setattr(func, _MARK, (name, kind, tuple(applies_to) if applies_to else None,
-                              tuple(strategies) if strategies else None))
+                              tuple(strategies) if strategies else None, tuple(targets)))
         return func
 
     return mark
@@ -221,6 +233,8 @@ class GraderRegistry:
 
     def __init__(self) -> None:
         self._specs: dict[str, GraderSpec] = {}
+        #: Mutation operators defined in the loaded grader files (``@mutation``), by name.
+        self.mutations: dict[str, Any] = {}
 
     def add(self, spec: GraderSpec) -> None:
         if spec.name in self._specs:
@@ -239,10 +253,23 @@ class GraderRegistry:
             for attr in vars(module).values():
                 mark = getattr(attr, _MARK, None)
                 if mark and callable(attr):
-                    name, kind, applies, strategies = (*mark, None)[:4]
-                    doc = (attr.__doc__ or "").strip().split("\n")[0]
+                    name, kind, applies, strategies, targets = (*mark, None, ())[:5]
+                    doc = " ".join((attr.__doc__ or "").strip().split("\n\n")[0].split())
                     self.add(GraderSpec(name, kind, attr, f"{path}:{attr.__code__.co_firstlineno}", doc, applies,
-                                        strategies))
+                                        strategies, tuple(targets or ()), _expect_keys(attr)))
+                self._add_mutation(attr, path)
+
+    def _add_mutation(self, attr: Any, path: Path) -> None:
+        from .mutants import spec_of
+
+        spec = spec_of(attr) if callable(attr) else None
+        if spec is None:
+            return
+        old = self.mutations.get(spec.name)
+        if old is not None and old.func is not spec.func:
+            raise GraderError(f"mutation operator {spec.name!r} is defined twice: {old.origin} and {spec.origin}; "
+                              "rename one")
+        self.mutations[spec.name] = spec
 
     @property
     def names(self) -> list[str]:
@@ -283,16 +310,53 @@ class GraderRegistry:
             else:
                 try:
                     verdict = spec.func(case)
-                except Exception as exc:  # noqa: BLE001 - reported, never swallowed
-                    tb = traceback.extract_tb(exc.__traceback__)[-1]
-                    verdict = Verdict.ungraded(f"grader crashed: {type(exc).__name__}: {exc} "
-                                               f"({Path(tb.filename).name}:{tb.lineno})")
+                except Exception as exc:  # noqa: BLE001 - an error verdict: reported, never a pass or a skip
+                    verdict = crash_verdict(spec, case, exc)
                 if not isinstance(verdict, Verdict):
-                    verdict = Verdict.ungraded(f"grader returned {type(verdict).__name__}, not a Verdict")
+                    try:
+                        raise GraderError(f"grader {spec.name} returned {type(verdict).__name__}, not a Verdict "
+                                          f"({spec.origin})")
+                    except GraderError as exc:
+                        verdict = crash_verdict(spec, case, exc)
             verdict.grader = spec.name
             verdict.kind = spec.kind
             out.append(verdict)
         return out
+
+
+def crash_verdict(spec: GraderSpec, case: CompactionCase, exc: BaseException) -> Verdict:
+    """The ``error`` verdict of a grader that raised: "grader X crashed on scenario Y: ..." with the
+    file and line it raised at; the exception travels with it (``verdict.exc``)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    where = Path(case.source).name if case.source else "?"
+    verdict = Verdict("error", 0.0, [f"grader {spec.name} crashed on scenario {where} ({case.label}): "
+                                     f"{type(exc).__name__}: {exc}{at}"])
+    verdict.exc = exc
+    return verdict
+
+
+_EXPECT_KEY = re.compile(r"\bexpect\.([a-z_]+)")
+
+
+def _expect_keys(func: Callable) -> tuple[str, ...]:
+    """The ``expect:`` keys a grader reads (``case.expect.files`` in its source, helpers of its
+    module included when it calls them by name), in schema order."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return ()
+    found = set(_EXPECT_KEY.findall(source))
+    module = sys.modules.get(getattr(func, "__module__", ""), None)
+    for name in set(re.findall(r"\b(_[a-z_]+)\(", source)):  # the module's helpers it calls
+        helper = getattr(module, name, None)
+        if callable(helper) and getattr(helper, "__module__", None) == func.__module__:
+            try:
+                found |= set(_EXPECT_KEY.findall(inspect.getsource(helper)))
+            except (OSError, TypeError):
+                pass
+    order = list(Expectations.model_fields)
+    return tuple(k for k in order if k in found)
 
 
 def _writes_format_of(case: CompactionCase, strategies: tuple[str, ...]) -> bool:

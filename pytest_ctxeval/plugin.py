@@ -47,6 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_run_options(group.addoption, "--ctxeval-")
     group.addoption("--ctxeval-graders", dest="ctxeval_graders", action="append", default=None, metavar="DIR",
                     help="a folder of your own graders (repeatable); the built-in graders always load")
+    group.addoption("--ctxeval-strict", dest="ctxeval_strict", action="store_true", default=False,
+                    help="an ungraded verdict (a judge that could not decide) fails its item instead of skipping it")
     group.addoption("--ctxeval-save-baseline", dest="ctxeval_save_baseline", default=None, metavar="PATH",
                     help="write this run's verdicts (per scenario x compaction x grader: status, score, the facts "
                          "found missing, the summary) as stable, sorted JSON meant to be committed")

@@ -33,7 +33,7 @@ from .table import format_tokens
 __all__ = ["render_html", "render_markdown", "write_report", "report_context"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-_COUNTED = ("pass", "fail", "n/a", "ungraded", "xfail", "xpass")
+_COUNTED = ("pass", "fail", "n/a", "ungraded", "xfail", "xpass", "error")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -143,10 +143,10 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
         rows.append({"name": e["name"], "id": sid, "compactions": len(comps),
                      "tokens": format_tokens([(c["pre_tokens"], c["post_tokens"]) for c in comps])
                      if not e.get("error") else "error",
-                     "passed": counts["pass"], "failed": counts["fail"] + counts["xpass"],
+                     "passed": counts["pass"], "failed": counts["fail"] + counts["xpass"] + counts["error"],
                      "other": counts["n/a"] + counts["ungraded"] + counts["xfail"],
                      "tiers": ", ".join(f"{k} {v}" for k, v in sorted(tiers.items())) or "-",
-                     "bad": bool(counts["fail"] or counts["xpass"] or e.get("error"))})
+                     "bad": bool(counts["fail"] or counts["xpass"] or counts["error"] or e.get("error"))})
         window = e.get("context_window") or max([c.get("pre_tokens") or 0 for c in comps] + [1])
         compactions = []
         messages = e.get("messages", {})
@@ -301,7 +301,7 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
     prompt = ctx["prompt"]
     lines = [f"### ctxeval: {'FAILED' if ctx['failed'] else 'passed'}", ""]
     lines.append(f"{len(ctx['rows'])} scenarios, {ctx['compaction_count']} compactions: "
-                 f"**{t['pass']} passed**, **{t['fail'] + t['xpass']} failed**, "
+                 f"**{t['pass']} passed**, **{t['fail'] + t['xpass'] + t['error']} failed**, "
                  f"{t['n/a'] + t['ungraded'] + t['xfail']} other (n/a, ungraded, known failures). "
                  f"Backend {md(doc.get('backend') or '-')}, model {md(doc.get('model') or '-')}, prompt "
                  f"{md(Path(str(prompt.get('path') or '-')).name)} ({md(prompt.get('fingerprint') or '-')}).")
@@ -310,7 +310,7 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
     for r in ctx["rows"]:
         lines.append(f"| {md(r['name'])} | {r['compactions']} | {md(r['tokens'])} | {r['passed']} | "
                      f"{r['failed']} | {r['other']} |")
-    failures = [(s, g) for s in ctx["scenarios"] for g in s["graders"] if g["state"] in ("fail", "xpass")]
+    failures = [(s, g) for s in ctx["scenarios"] for g in s["graders"] if g["state"] in ("error", "fail", "xpass")]
     errors = [s for s in ctx["scenarios"] if s["error"]]
     if failures or errors:
         lines += ["", f"#### Failures ({len(failures) + len(errors)})", ""]
@@ -318,7 +318,7 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
             lines.append(f"- **{md(s['name'])}**: error: {md(s['error'])}")
         for s, g in failures[:max_items]:
             why = "known failure passed: remove it from known_failures" if g["state"] == "xpass" else \
-                "; ".join(g.get("reasons") or [])
+                ("ERROR: " if g["state"] == "error" else "") + "; ".join(g.get("reasons") or [])
             lines.append(f"- **{md(s['name'])}** · {md(g['name'])} ({g['score']:.2f}): {md(why)}")
         if len(failures) > max_items:
             lines.append(f"- … and {len(failures) - max_items} more")

@@ -33,7 +33,7 @@ import pytest
 from .baseline import (
     DEFAULT_TOLERANCE, Comparison, ab_table, compare, format_ab, format_comparison, load_document, write_baseline,
 )
-from .errors import CtxEvalError, UsageError
+from .errors import CtxEvalError, GraderError, UsageError
 from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, outcome_entry, results_document, usage_lines
 from .compaction import StrategyUnavailable
 from .compaction.driver import strategy_recompact
@@ -263,13 +263,14 @@ class CtxEvalSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = getattr(report, "user_properties", None) or []
-        if report.when == "call":
+        # A crashed grader's item errors at setup: its payloads travel with that report.
+        if report.when == "call" or (report.when == "setup" and report.failed):
             for key, value in props:
                 if key == _PROPERTY:
                     row = ScenarioRow.from_dict(json.loads(value))
                     old = self.rows.get(row.name)
                     if old is not None:
-                        for status in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass"):
+                        for status in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass", "error"):
                             row.counts[status] = row.counts.get(status, 0) + old.counts.get(status, 0)
                     self.rows[row.name] = row
                 elif key == _SCENARIO and not self.is_worker:
@@ -366,14 +367,24 @@ class CtxEvalSession:
         rows = [self.rows[k] for k in sorted(self.rows)]
         tr = terminalreporter
         doc = self.document
+        ungraded = sum(r.counts.get("ungraded", 0) for r in rows)
+        errors = sum(r.counts.get("error", 0) for r in rows)
         if config.getoption("verbose") < 0:
             fails = sum(r.counts.get("fail", 0) for r in rows)
             tr.write_line(f"ctxeval: {len(rows)} scenarios, {sum(r.compactions for r in rows)} compactions, "
-                          f"{fails} grader failures")
+                          f"{fails} grader failures, {errors} grader errors, {ungraded} ungraded")
         else:
             tr.write_sep("=", "ctxeval summary")
             for line in format_table(rows):
                 tr.write_line(line)
+            if errors:
+                tr.write_line(f"ctxeval: {errors} grader error{'s' if errors > 1 else ''}: a grader raised (see the "
+                              "ERROR items); the run fails", red=True)
+            if ungraded:
+                strict = config.getoption("ctxeval_strict")
+                tr.write_line(f"ctxeval: {ungraded} ungraded verdict{'s' if ungraded > 1 else ''} (a judge could not "
+                              "decide)" + ("; failures under --ctxeval-strict" if strict else
+                                           "; --ctxeval-strict makes them failures"), red=strict)
             if doc is not None:
                 usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
                 for line in usage_lines(usage, self.options.backend):
@@ -400,9 +411,10 @@ class CtxEvalSession:
 
 
 class _GraderFailed(Exception):
-    def __init__(self, verdict: Verdict):
+    def __init__(self, verdict: Verdict, strict: bool = False):
         super().__init__("; ".join(verdict.reasons))
         self.verdict = verdict
+        self.strict = strict
 
 
 def _out_path(value: str | None) -> Path | None:
@@ -476,6 +488,7 @@ class GraderItem(pytest.Item):
     def __init__(self, *, spec: GraderSpec, known_failure: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.spec = spec
+        self._verdict: Verdict | None = None
         self.add_marker(pytest.mark.ctxeval)
         # -m selects by grader kind: -m ctxeval_rule, -m "not ctxeval_llm" (-k selects by name).
         self.add_marker(pytest.mark.ctxeval_llm if spec.kind == "llm" else pytest.mark.ctxeval_rule)
@@ -483,7 +496,10 @@ class GraderItem(pytest.Item):
             self.add_marker(pytest.mark.xfail(reason=f"known failure: {known_failure}", strict=True,
                                               raises=_GraderFailed))
 
-    def runtest(self) -> None:
+    def _graded(self) -> Verdict:
+        """The grader's verdict over the scenario, with the item's report payloads attached (once)."""
+        if getattr(self, "_verdict", None) is not None:
+            return self._verdict
         session: CtxEvalSession = self.config.stash[SESSION]
         outcome = session.outcome(self.path)
         verdict = outcome.grader_verdict(self.spec.name)
@@ -493,12 +509,28 @@ class GraderItem(pytest.Item):
             tiers=_tier_counts(outcome.run), error=outcome.error)
         state = outcome.expectation(self.spec.name)
         row.counts = {s: int(state == s or (s == "pass" and state == "ok"))
-                      for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass")}
+                      for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass", "error")}
         self.user_properties.append((_PROPERTY, json.dumps(row.as_dict())))
         self.user_properties.append(("ctxeval_verdict", json.dumps(verdict.as_dict())))
         self.user_properties.extend(session.payloads(self))
+        self._verdict = verdict
+        return verdict
+
+    def setup(self) -> None:
+        # A grader that raised is an ERROR of this item (not a failure, never a skip), reported with
+        # the grader's own exception: the traceback ends in the grader's file.
+        verdict = self._graded()
+        if verdict.status == "error":
+            if verdict.exc is not None:
+                raise verdict.exc
+            raise GraderError("; ".join(verdict.reasons))
+
+    def runtest(self) -> None:
+        verdict = self._graded()
         if verdict.status == "fail":
             raise _GraderFailed(verdict)
+        if verdict.status == "ungraded" and self.config.getoption("ctxeval_strict"):
+            raise _GraderFailed(verdict, strict=True)
         if verdict.status in ("n/a", "ungraded"):
             label = "n/a" if verdict.status == "n/a" else "UNGRADED"
             # Report the skip at the scenario file, not at this line of the plugin.
@@ -507,7 +539,9 @@ class GraderItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, _GraderFailed):
             v = excinfo.value.verdict
-            lines = [f"{self.spec.name} failed on {self.path.name} (score {v.score:.2f}):"]
+            lines = [f"{self.spec.name} failed on {self.path.name} (score {v.score:.2f}):" if not excinfo.value.strict
+                     else f"{self.spec.name} is UNGRADED on {self.path.name} (a judge could not decide), a failure "
+                          "under --ctxeval-strict:"]
             lines += [f"  - {r}" for r in v.reasons]
             return "\n".join(lines)
         return super().repr_failure(excinfo)

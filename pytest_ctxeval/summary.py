@@ -120,6 +120,8 @@ _STRONG_TITLES = {
     "optional next step": "next", "optional next steps": "next", "next step": "next", "next steps": "next",
 }
 _ANALYSIS_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Analysis:?(?:\*\*)?[ \t]*$", re.MULTILINE | re.IGNORECASE)
+_ANALYSIS_INLINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Analysis(?:\*\*)?:(?:\*\*)?[ \t]+\S[^\n]*$",
+                              re.MULTILINE | re.IGNORECASE)
 _SUMMARY_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Summary:?(?:\*\*)?[ \t]*$", re.MULTILINE | re.IGNORECASE)
 
 
@@ -164,6 +166,18 @@ def analysis_span(text: str) -> tuple[int, int] | None:
     if a:
         s = _SUMMARY_LINE.search(text, a.end())
         return (a.start(), s.start() if s else len(text))
+    # "Analysis: Let me go through ..." on one line: a scratchpad when it comes before the summary's
+    # structure (a Summary: line, the first numbered section or notes heading), never a line inside it.
+    a = _ANALYSIS_INLINE.search(text)
+    if a:
+        marks = [m.start() for m in _HEADER.finditer(text) if _STRONG_TITLES.get(_title_key(m.group("title").strip()))]
+        marks += [m.start() for m in _NOTES_HEADING.finditer(text)] + [m.start() for m in _SUMMARY_LINE.finditer(text)]
+        before = [m for m in marks if m < a.start()]
+        after = [m for m in marks if m > a.start()]
+        summary_line = _SUMMARY_LINE.search(text)
+        structured_before = [m for m in before if not (summary_line and m == summary_line.start())]
+        if after and not structured_before:
+            return (a.start(), min(after))
     return None
 
 

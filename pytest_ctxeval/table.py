@@ -14,7 +14,7 @@ class ScenarioRow:
     compactions: int = 0
     tokens: list[tuple[int, int]] = field(default_factory=list)   # (pre, post) per compaction
     counts: dict[str, int] = field(default_factory=lambda: {"pass": 0, "fail": 0, "n/a": 0, "ungraded": 0,
-                                                            "xfail": 0, "xpass": 0})
+                                                            "xfail": 0, "xpass": 0, "error": 0})
     tiers: dict[str, int] = field(default_factory=dict)           # events per tier
     error: str | None = None
 
@@ -41,14 +41,14 @@ def format_tokens(tokens: list[tuple[int, int]], limit: int = 3) -> str:
 
 def format_table(rows: list[ScenarioRow]) -> list[str]:
     """Plain-text table lines: scenario, compactions, tokens before → after, graders, tiers.
-    "failed" counts unexpected failures and known failures that passed; "other" counts n/a,
-    ungraded and known (expected) failures."""
+    "failed" counts unexpected failures, known failures that passed and graders that crashed;
+    "other" counts n/a, ungraded and known (expected) failures."""
     header = ("scenario", "compactions", "tokens before → after", "passed", "failed", "other", "tiers")
     body = []
     for r in rows:
         other = r.counts.get("n/a", 0) + r.counts.get("ungraded", 0) + r.counts.get("xfail", 0)
         tiers = ", ".join(f"{k} {v}" for k, v in sorted(r.tiers.items())) or "-"
-        failed = r.counts.get("fail", 0) + r.counts.get("xpass", 0)
+        failed = r.counts.get("fail", 0) + r.counts.get("xpass", 0) + r.counts.get("error", 0)
         body.append((r.name, str(r.compactions), format_tokens(r.tokens) if not r.error else f"error: {r.error[:60]}",
                      str(r.counts.get("pass", 0)), str(failed), str(other), tiers))
     widths = [max(len(h), *(len(row[i]) for row in body)) if body else len(h) for i, h in enumerate(header)]

@@ -193,7 +193,7 @@ def test_transcript_reader_survives_mutations(content: bytes) -> None:
         from pytest_ctxeval.grading import cases_from_transcript
         for case in cases_from_transcript(transcript):
             for v in REGISTRY.run(case, RULES):
-                assert not v.reasons or not v.reasons[0].startswith("grader crashed"), v.reasons
+                assert v.status != "error", v.reasons
 
 
 # --- summaries ---------------------------------------------------------------------------------------

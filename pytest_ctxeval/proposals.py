@@ -1,0 +1,185 @@
+"""Does a text propose something? A clause-scoped reading of a mention, for the intent graders.
+
+``no_superseded_work`` and ``failed_approaches_preserved`` must tell "Next: add CSV export" (the
+summary proposes a dropped intent) from "No CSV export (the user dropped it)" (it records that it
+is dropped), in whatever phrasing a summariser writes: hedged ("consider whether to …", "we could
+still …"), conditional, inside a longer sentence, right after a quotation that itself says "don't".
+
+The model: a mention proposes its subject unless it is negated **within its own clause**:
+
+* A clause ends at a sentence end (``.``, ``!``, ``?``, ``;``, also when a closing quotation mark or
+  bracket follows it), a line break, a list marker, and at the edges of a quotation: what is said
+  inside quotation marks is its own clause, and a "don't" in a quoted request does not reach the
+  sentence after it.
+* A negator before the mention (not, never, no longer, don't, skip, drop, remove, instead of, rather
+  than, without, …) reaches it unless a new predicate starts between them: a comma or a conjunction
+  (and, then, but, so, …) followed by at least one word before the mention ("skip the PDF and add
+  CSV export" proposes it; "skip the PDF and CSV export" does not). A double negative is a
+  proposal ("don't forget to …", "do not skip …", "why not …", "not yet …").
+* A marker after the mention in its clause records it as dropped ("CSV export was dropped by the
+  user", "issue_jwt (superseded)", "… is no longer needed"); so does striking it through
+  (``~~CSV export~~``).
+
+The mention itself is matched case- and whitespace-insensitively, and inflection-tolerant for plain
+words ("issue JWT access tokens" also matches "issuing JWT access tokens").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Proposal", "proposals", "mention_pattern", "quoted_spans", "NEGATOR", "DROPPED_AFTER"]
+
+#: Words before a mention that negate it (within their scope).
+NEGATOR = re.compile(
+    r"\b(?:not|no|no longer|never|none of|instead of|rather than|without|avoid(?:ing|ed|s)?|skip(?:ped|ping|s)?|"
+    r"drop(?:ped|ping|s)?|remov(?:e|ed|es|ing)|delet(?:e|ed|es|ing)|abandon(?:ed|ing|s)?|supersed\w*|revert\w*|undo|"
+    r"undid|stop(?:ped|ping|s)?|scrap(?:ped|ping|s)?|cancel(?:led|ed|ling|ing|s)?|replac(?:e|ed|es|ing)|forget|"
+    r"forgot|discard(?:ed|ing|s)?|rip(?:ped)? out|back(?:ed)? out|out of scope|descop\w*|de-scop\w*|ditch(?:ed|ing)?|"
+    r"reject(?:ed|ing|s)?|won't|will not|shouldn't|should not|mustn't|must not|cannot|can't|nor|"
+    r"changed (?:their|his|her|the user's|our|my) mind|(?:switch|mov|pivot|turn)\w* (?:away )?from|away from|"
+    r"in place of|"
+    # a past plan told as history, not proposed: "originally the user wanted X"
+    r"originally|initially|previously|at first|used to|was going to|were going to|had planned|had asked)\b|n't\b",
+    re.IGNORECASE)
+#: Double negatives and rhetorical forms that propose: neutralised before negators are looked for.
+_STILL_PROPOSES = re.compile(
+    r"\b(?:don't|do not|never|not)\s+(?:forget|skip|drop|omit|neglect|abandon|stop)\b|\bnot yet\b|\bwhy not\b|"
+    r"\bno reason not to\b|\bno longer blocked\b|\bwithout (?:dropping|skipping|forgetting)\b|\bnothing stops\b",
+    re.IGNORECASE)
+#: Markers after a mention, in its clause, that record it as dropped or not wanted.
+DROPPED_AFTER = re.compile(
+    r"\b(?:no longer|not (?:needed|wanted|required|planned|happening|going ahead|to be (?:done|resumed)|in scope)|"
+    r"dropped|superseded|cancel(?:l)?ed|abandoned|scrapped|rejected|replaced|removed|deleted|descoped|de-scoped|"
+    r"out of scope|off the table|reverted|withdrawn|shelved|obsolete|changed (?:the|their|his|her) (?:plan|mind)|"
+    r"being (?:removed|deleted|dropped|ripped out)|ripped out|backed out|do not resume|don't resume|not resume|"
+    r"won't(?: do| be done)?|will not be|wontfix|closed as|not (?:be )?(?:done|doing|built|implemented|pursued)|"
+    r"no more|is out|are out|(?:is|are) gone|went away|no longer exists?)\b",
+    re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.!?;](?:[\"”’')\]]*)(?=\s|$)|\n|(?:^|\s)[-*•](?=\s)|\s[–—]\s")
+#: Where the words after a mention stop counting for it: a dash does not end them ("X — dropped").
+_AFTER_END = re.compile(r"[.!?;](?:[\"”’')\]]*)(?=\s|$)|\n|\s[-*•]\s+(?=[A-Z])")
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”]*”")
+_STRUCK = re.compile(r"~~[^~\n]+~~")
+_NEW_PREDICATE = re.compile(r"[,:]|\b(?:and|then|but|so|or|yet|however|also|instead|still|once|after|before|until|"
+                            r"when|because|while|though|although|afterwards|later|next)\b", re.IGNORECASE)
+_SUFFIX = re.compile(r"(?:ing|ed|es|e|s)$")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A mention that proposes its subject: where it is and the clause around it."""
+
+    start: int
+    end: int
+    clause: str
+
+
+def _words_pattern(needle: str) -> str | None:
+    parts = []
+    for word in needle.split():
+        if word.isalpha() and len(word) >= 4:
+            stem = _SUFFIX.sub("", word.lower())
+            parts.append(re.escape(stem) + r"[a-z]*")
+        else:
+            parts.append(re.escape(word))
+    if not parts:
+        return None
+    head = r"(?<![\w])" if needle[:1].isalnum() or needle[:1] == "_" else ""
+    tail = r"(?![\w])" if (needle[-1:].isalnum() or needle[-1:] == "_") and not parts[-1].endswith("*") else ""
+    return head + r"\s+".join(parts) + tail
+
+
+_NOT_A_VERB = {"the", "a", "an", "no", "not", "all", "any", "some", "this", "that", "these", "those", "our", "their"}
+
+
+def mention_pattern(needle: str) -> re.Pattern[str]:
+    """A pattern for ``needle``: any whitespace, any case, plain words in any inflection; an intent
+    that starts with its verb ("issue JWT access tokens") also matches its object alone ("JWT access
+    tokens"), whatever verb proposes it ("we could still add JWT access tokens")."""
+    words = needle.split()
+    forms = [_words_pattern(needle)]
+    rest = " ".join(words[1:])
+    if len(words) >= 3 and words[0].isalpha() and words[0].lower() not in _NOT_A_VERB and len(rest) >= 8:
+        forms.append(_words_pattern(rest))
+    forms = [f for f in forms if f]
+    return re.compile("|".join(f"(?:{f})" for f in forms), re.IGNORECASE) if forms else re.compile(r"(?!)")
+
+
+def _boundaries(text: str) -> list[int]:
+    """Offsets where a clause starts (after a clause end; at both edges of a quotation)."""
+    marks = {0}
+    for m in _CLAUSE_END.finditer(text):
+        marks.add(m.end())
+    for m in _QUOTED.finditer(text):
+        marks.add(m.start() + 1)
+        marks.add(m.end())
+    return sorted(marks)
+
+
+def _clause(text: str, start: int, end: int, bounds: list[int]) -> tuple[int, int]:
+    """The clause of a mention: from the last clause start before it to the end of the words that
+    comment on it (the sentence end or line break after it, or the edge of its quotation)."""
+    a = max(b for b in bounds if b <= start)
+    quotes = [q.end() - 1 for q in _QUOTED.finditer(text) if q.start() < start < q.end()]
+    m = _AFTER_END.search(text, end)
+    stop = m.start() + 1 if m is not None else len(text)
+    if quotes:
+        stop = min(stop, quotes[0])
+    return a, max(stop, end)
+
+
+def _negated_before(pre: str, extra: re.Pattern[str] | None) -> bool:
+    pre = _STILL_PROPOSES.sub(lambda m: "x" * len(m.group(0)), pre)
+    hits = [m for m in NEGATOR.finditer(pre)] + ([m for m in extra.finditer(pre)] if extra else [])
+    if not hits:
+        return False
+    last = max(hits, key=lambda m: m.end())
+    between = pre[last.end():]
+    for m in _NEW_PREDICATE.finditer(between):
+        if re.search(r"\w", between[m.end():]):
+            return False  # a new predicate starts after the negator: it does not reach the mention
+    return True
+
+
+def proposals(text: str, needle: str, *, negators: re.Pattern[str] | None = None,
+              dropped_after: re.Pattern[str] | None = None,
+              exempt: list[tuple[int, int]] = ()) -> list[Proposal]:
+    """Every mention of ``needle`` in ``text`` that proposes it (see the module docstring).
+
+    ``negators`` adds words that negate a mention before it (scoped like the built-in ones);
+    ``dropped_after`` adds markers after a mention that record it as dropped; mentions inside an
+    ``exempt`` span (a quotation of the user's own latest words) are not the summary's proposals.
+
+    >>> [p.clause for p in proposals("No CSV export. We could still add CSV export later.", "CSV export")]
+    ['We could still add CSV export later.']
+    >>> proposals("Skip the PDF and CSV export.", "CSV export")
+    []
+    """
+    out = []
+    bounds = _boundaries(text)
+    struck = [m.span() for m in _STRUCK.finditer(text)]  # ~~struck through~~: crossed off the plan
+    for m in mention_pattern(needle).finditer(text):
+        if any(a <= m.start() < b for a, b in [*exempt, *struck]):
+            continue
+        a, b = _clause(text, m.start(), m.end(), bounds)
+        pre, post = text[a:m.start()], text[m.end():b]
+        if _negated_before(pre, negators):
+            continue
+        if DROPPED_AFTER.search(post) or (dropped_after is not None and dropped_after.search(post)):
+            continue
+        out.append(Proposal(m.start(), m.end(), text[a:b].strip()))
+    return out
+
+
+def quoted_spans(text: str, sources: list[str]) -> list[tuple[int, int]]:
+    """Spans of the quotations in ``text`` whose content is verbatim (whitespace-normalised) in one
+    of ``sources`` (e.g. the person's latest messages): to exempt from :func:`proposals`."""
+    norm = [" ".join(s.split()) for s in sources]
+    out = []
+    for m in _QUOTED.finditer(text):
+        inner = " ".join(m.group(0)[1:-1].split())
+        if inner and any(inner in s for s in norm):
+            out.append(m.span())
+    return out
