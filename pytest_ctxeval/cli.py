@@ -25,7 +25,7 @@ import yaml
 from pydantic import ValidationError
 
 from . import __version__
-from .errors import CtxEvalError, UsageError
+from .errors import CtxEvalError, ProviderError, UsageError
 from .evaluation import (
     Outcome, evaluate_run, evaluate_transcript, make_recompact, merge_usage, results_document, usage_lines,
     write_results,
@@ -366,6 +366,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except StrategyUnavailable as exc:
             return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
                            skipped=str(exc), graders=[s.name for s in specs], strategy=strategy.name)
+        except ProviderError:
+            raise  # the endpoint cannot serve the run: one error for it (exit 2), not a failed scenario
         except CtxEvalError as exc:
             return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
                            error=str(exc), graders=[s.name for s in specs])
@@ -390,7 +392,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         futures = [pool.submit(one, sc) for sc in scenarios]
         outcomes = []
         for sc, fut in zip(scenarios, futures):
-            outcomes.append(fut.result())
+            try:
+                outcomes.append(fut.result())
+            except ProviderError:
+                pool.shutdown(wait=True, cancel_futures=True)  # nothing more is sent to a failed endpoint
+                progress.close()
+                raise
             progress.step(sc.display_name, usages)
     progress.close()
     _print_outcomes(outcomes, args.verbose)

@@ -25,7 +25,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal
 
-from .errors import GraderError
+from .errors import GraderError, ProviderError
 from .redact import scrub_output
 from .extract import person_messages
 from .messages import CompactBoundary, UserMessage, plain_text, text_of
@@ -283,6 +283,8 @@ class GraderRegistry:
             else:
                 try:
                     verdict = spec.func(case)
+                except ProviderError:  # the endpoint cannot serve the run: one error, not a verdict
+                    raise
                 except Exception as exc:  # noqa: BLE001 - reported, never swallowed
                     tb = traceback.extract_tb(exc.__traceback__)[-1]
                     verdict = Verdict.ungraded(f"grader crashed: {type(exc).__name__}: {exc} "

@@ -184,9 +184,11 @@ class Judge:
             outcome = self._parse(reply, raw[i])
             if isinstance(outcome, JudgeReply):
                 parsed[i].append(outcome)
+            elif isinstance(reply, ModelError):  # the SDK already retried what is worth retrying
+                errors[i].append(f"judgement {v + 1}: {outcome}")
             else:
                 retries.append((i, v, outcome))
-        if retries:  # one retry each, with the validation error
+        if retries:  # one retry each for an unusable reply, with the validation error
             again = self._send([self._retry(prompts[i], v, why) for i, v, why in retries])
             for (i, v, why), reply in zip(retries, again):
                 outcome = self._parse(reply, raw[i])
@@ -261,6 +263,10 @@ class Judge:
 
 
 def _schema() -> dict[str, Any]:
-    schema = JudgeReply.model_json_schema()
-    schema["additionalProperties"] = False
-    return schema
+    """The reply's JSON schema as structured outputs accept it: through the SDK's own transform,
+    which moves what the API does not support (``minimum``/``maximum`` of the score) into the
+    description and closes every object (``additionalProperties: false``). The bounds are still
+    enforced: :class:`JudgeReply` validates every reply."""
+    from anthropic import transform_schema
+
+    return transform_schema(JudgeReply)

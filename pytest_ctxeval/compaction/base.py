@@ -126,11 +126,11 @@ class CompactionState:
         context = [m for m in messages if not isinstance(m, CompactBoundary)]
         api = to_api(media_stripped(context) + [UserMessage(uuid="compact-request", content=prompt)])
         request = {"system": system, "messages": api,
-                   "max_tokens": max_tokens or self.config.summary_output_reserve_tokens}
+                   "max_tokens": max_tokens or self.config.summary_request_max_tokens}
         from ..errors import PromptTooLongError
 
         try:
-            reply = self.llm.complete(task=task, system=system, messages=api, max_tokens=request["max_tokens"],
+            reply = self.llm.complete_whole(task=task, system=system, messages=api, max_tokens=request["max_tokens"],
                                       context_window=self.config.context_window)
         except PromptTooLongError:
             raise

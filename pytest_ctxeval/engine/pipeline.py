@@ -260,9 +260,10 @@ class ContextManager:
         view = self._tiers.current()
         prompt = self.prompts.render_session_memory_update(self.memory.content)
         try:
-            reply = self.llm.complete(task="session_memory", messages=extraction_request(view, self.memory.content, prompt),
-                                      max_tokens=self.config.summary_output_reserve_tokens,
-                                      context_window=self.config.context_window)
+            reply = self.llm.complete_whole(task="session_memory",
+                                            messages=extraction_request(view, self.memory.content, prompt),
+                                            max_tokens=self.config.summary_request_max_tokens,
+                                            context_window=self.config.context_window)
         except ModelError as exc:
             self.emit("session_memory", "extraction_failed", tokens_before=tokens, detail=str(exc))
             return
