@@ -195,7 +195,16 @@ class RunOptions:
                              f"{flag('backend record')} and {flag(f'cassettes {root}')}")
 
     def make_llm(self, faults: dict[str, list[str]] | None = None) -> LLM:
+        """The summariser for a run; a scenario whose ``faults:`` script the offline model cannot be
+        played against a real endpoint and is skipped with that reason (its expectations rest on
+        the faults), not failed."""
         from .llm import make_llm
+
+        if faults and self.backend != "offline":
+            from .compaction.base import StrategyUnavailable
+
+            raise StrategyUnavailable(f"this scenario scripts faults of the offline model ({', '.join(sorted(faults))}); "
+                                      f"they cannot be played against the {self.backend} backend")
 
         return make_llm(self.backend, self.model, faults=faults, cassettes=self.cassettes,
                         concurrency=self.concurrency, base_url=self.base_url, provider=self.provider,

@@ -218,7 +218,8 @@ class CtxEvalSession:
                                 strategy=strategy)
         except StrategyUnavailable as exc:
             return Outcome(name=scenario.display_name, source=str(path), kind="scenario", skipped=str(exc),
-                           graders=self.registry.names, strategy=strategy.name), merge_usage([])
+                           graders=self.registry.names, strategy=getattr(strategy, "name", "claude_code")), \
+                merge_usage([])
         except ProviderError:
             raise  # one error for the session (GraderItem.runtest), not a failed scenario
         except CtxEvalError as exc:

@@ -72,6 +72,9 @@ class Gate:
     def __init__(self, limit: int):
         self.limit = max(1, limit)
         self._sem = threading.BoundedSemaphore(self.limit)
+        #: The first run-level failure (bad key, outage...): later requests of the run raise it
+        #: without being sent, so a dead endpoint is not asked again by every grader.
+        self.failed: ProviderError | None = None
 
     def __enter__(self) -> "Gate":
         self._sem.acquire()
@@ -159,7 +162,11 @@ class LLM:
 
             raise ModelError(f"cassette miss in replay mode (no network): {self.store.nearest_diff(task, body)}; "
                              f"record with {flag('backend record')} and {flag(f'cassettes {self.store.root}')}")
+        if self.gate.failed is not None:
+            raise self.gate.failed
         with self.gate:
+            if self.gate.failed is not None:
+                raise self.gate.failed
             if self.stats is not None:
                 self.stats.forward()
             try:
@@ -169,8 +176,11 @@ class LLM:
                 else:
                     message = self.client.messages.create(**kwargs)
             except anthropic.APIError as exc:
-                raise model_error(task, exc, retries=self.client.max_retries, model=kwargs["model"],
-                                  endpoint=self.endpoint, run_level=self.run_level) from None
+                err = model_error(task, exc, retries=self.client.max_retries, model=kwargs["model"],
+                                  endpoint=self.endpoint, run_level=self.run_level)
+                if isinstance(err, ProviderError):
+                    self.gate.failed = err
+                raise err from None
         if key is not None:
             self.store.put(key, task, body, {"status": 200, "json": message.model_dump(mode="json")}, self.secret)
         return message, False
@@ -217,7 +227,10 @@ class LLM:
         reply.text = text
         model = reply.model
         if reply.stop_reason == "refusal":
-            raise refusal_error(task, model, run_level=self.run_level)
+            err = refusal_error(task, model, run_level=self.run_level)
+            if isinstance(err, ProviderError):
+                self.gate.failed = err
+            raise err
         if reply.stop_reason == "max_tokens":
             raise TruncatedReply(f"the {task} reply of {model} was cut off at max_tokens "
                                  f"{request.get('max_tokens', 4_096):,} even with {room:,} tokens of room (stop_reason "

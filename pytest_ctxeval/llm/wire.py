@@ -333,8 +333,9 @@ class WireModel:
             think = min(self.thinking_tokens, int(thinking.get("budget_tokens", self.thinking_tokens)))
         elif thinking.get("type") == "adaptive":
             think = self.thinking_tokens
-        limit = int(window) if window and window.isdigit() else self.context_window
-        room = min(max_tokens, max(0, limit - input_tokens))
+        # The model's own window bounds input plus output (a scenario's smaller window is enforced
+        # on the input by the reference model's prompt-too-long error, as a real window would be).
+        room = min(max_tokens, max(0, self.context_window - input_tokens))
         stop = "end_turn"
         content: list[dict[str, Any]] = []
         spent = 0
