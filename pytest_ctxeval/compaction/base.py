@@ -42,6 +42,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from ..llm.whole import whole_reply
 from ..config import REFERENCE_WINDOW, EngineConfig
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
@@ -130,7 +131,7 @@ class CompactionState:
         from ..errors import PromptTooLongError
 
         try:
-            reply = self.llm.complete_whole(task=task, system=system, messages=api, max_tokens=request["max_tokens"],
+            reply = whole_reply(self.llm)(task=task, system=system, messages=api, max_tokens=request["max_tokens"],
                                       context_window=self.config.context_window)
         except PromptTooLongError:
             raise

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..llm.whole import whole_reply
 from ..config import EngineConfig
 from ..errors import CtxEvalError, ModelError, PromptTooLongError
 from ..ids import IdFactory
@@ -114,7 +115,7 @@ def summarise(
         request = {"system": system, "messages": request_messages, "max_tokens": config.summary_request_max_tokens}
         try:
             # a whole reply or an error: a summary cut at max_tokens is never graded (TruncatedReply)
-            reply = llm.complete_whole(task=task, system=system, messages=request_messages,
+            reply = whole_reply(llm)(task=task, system=system, messages=request_messages,
                                  max_tokens=request["max_tokens"], context_window=config.context_window)
             return reply.text, reply.usage, request, steps
         except PromptTooLongError as exc:

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..llm.whole import whole_reply
 from ..config import EngineConfig
 from ..ids import IdFactory
 from ..llm import LLM
@@ -260,7 +261,7 @@ class ContextManager:
         view = self._tiers.current()
         prompt = self.prompts.render_session_memory_update(self.memory.content)
         try:
-            reply = self.llm.complete_whole(task="session_memory",
+            reply = whole_reply(self.llm)(task="session_memory",
                                             messages=extraction_request(view, self.memory.content, prompt),
                                             max_tokens=self.config.summary_request_max_tokens,
                                             context_window=self.config.context_window)
