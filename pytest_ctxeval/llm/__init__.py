@@ -50,13 +50,16 @@ def make_llm(
     base_url: str | None = None,
     provider: str = "anthropic",
     gate: Gate | None = None,
+    clients: dict[Any, Any] | None = None,
 ) -> LLM:
     """An :class:`LLM` for ``backend``.
 
     Real backends use the SDK client of ``provider`` with its own HTTP client (proxies,
     keep-alive, timeouts, the streaming guard) and retries; ``base_url`` (else
     ``ANTHROPIC_BASE_URL``, read by the SDK) points it at any endpoint speaking the Messages API.
-    ``gate`` is the run's one concurrency limit (:class:`~pytest_ctxeval.llm.base.Gate`).
+    ``gate`` is the run's one concurrency limit (:class:`~pytest_ctxeval.llm.base.Gate`);
+    ``clients``, a dict the run keeps, shares one SDK client (one connection pool) between the
+    models it makes.
     ``reference`` replaces the offline model's handler; ``network`` replaces the real network
     (an ``httpx2`` transport): seams for tests.
 
@@ -108,7 +111,13 @@ def make_llm(
         return LLM(client, model=model or DEFAULT_MODEL, backend="replay", concurrency=concurrency, stats=stats,
                    store=store, mode="replay", gate=gate)
     scrub_logs()  # the SDK logs request bodies at DEBUG; a pasted key would be in them
-    client, secret = _provider_client(provider, backend, base_url, max_retries, network)
+    shared = (provider, base_url, max_retries, os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_BASE_URL"))
+    if clients is not None and network is None and shared in clients:
+        client, secret = clients[shared]
+    else:
+        client, secret = _provider_client(provider, backend, base_url, max_retries, network)
+        if clients is not None and network is None:
+            clients[shared] = (client, secret)
     return LLM(client, model=model or DEFAULT_MODEL, backend=backend, concurrency=concurrency, stats=stats,
                store=store, mode="record" if backend == "record" else "cache", secret=secret, gate=gate)
 

@@ -314,8 +314,8 @@ def test_bedrock_and_vertex_providers(api_server: ApiServer, tmp_path: Path, mon
 
 # The built-in library, record then replay ------------------------------------------------------------
 
-LIBRARY = ("auth_refactor", "multi_part_request", "tool_calls_in_flight", "session_memory_then_full",
-           "summariser_circuit_breaker")
+LIBRARY = ("auth_refactor", "compaction_overflow", "tool_calls_in_flight", "session_memory_then_full",
+           "summariser_circuit_breaker")  # full, PTL retry, in-flight tools, session memory, offline faults
 
 
 def test_the_builtin_library_records_replays_and_reruns_for_free(api_server: ApiServer, tmp_path: Path,
