@@ -27,7 +27,7 @@ import yaml
 from pydantic import ValidationError
 
 from . import __version__
-from .errors import CtxEvalError, UsageError
+from .errors import CtxEvalError, ProviderError, UsageError
 from .evaluation import (
     Outcome, evaluate_run, evaluate_transcript, make_recompact, merge_usage, results_document, usage_lines,
     write_results,
@@ -375,6 +375,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
                      else make_recompact(regen, prompts))
     progress = _Progress(len(scenarios), [getattr(judge, "llm", None), regen])
     usages: list[dict[str, Any]] = []
+    graded: list[tuple[int, Outcome, Any, Any]] = []
+    staged = judge is not None and options.batch and judge.llm.store is not None
+    if staged:  # every judge request of a stage in one Message Batch (see Judge.flush)
+        judge.collecting = True
 
     def one(scenario: Any) -> Outcome:
         try:
@@ -384,7 +388,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                session_dir=session_dir, prompts=prompts, strategy=strategy)
         except StrategyUnavailable as exc:
             return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
-                           skipped=str(exc), graders=[s.name for s in specs], strategy=strategy.name)
+                           skipped=str(exc), graders=[s.name for s in specs],
+                           strategy=getattr(strategy, "name", "claude_code"))
+        except ProviderError:
+            raise  # the endpoint cannot serve the run: one error for it (exit 2), not a failed scenario
         except CtxEvalError as exc:
             return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
                            error=str(exc), graders=[s.name for s in specs])
@@ -400,6 +407,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         outcome = evaluate_run(run, registry, specs, judge=own or judge, recompact=recompact)
         if own is not None:
             usages.append(own.llm.usage.as_dict())
+        graded.append((len(graded), outcome, run, own))
         return outcome
 
     # Scenarios are independent: run them on a bounded pool (results in file order).
@@ -409,9 +417,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         futures = [pool.submit(one, sc) for sc in scenarios]
         outcomes = []
         for sc, fut in zip(scenarios, futures):
-            outcomes.append(fut.result())
+            try:
+                outcomes.append(fut.result())
+            except ProviderError:
+                pool.shutdown(wait=True, cancel_futures=True)  # nothing more is sent to a failed endpoint
+                progress.close()
+                raise
             progress.step(sc.display_name, usages)
     progress.close()
+    if staged:
+        outcomes = _batch_stages(outcomes, graded, judge, registry, specs, recompact)
     _print_outcomes(outcomes, args.verbose)
     usage = merge_usage(usages + [llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm])
     print()
@@ -427,6 +442,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                strategy=strategy.name if strategy is not None else None)
         print(f"results written to {write_results(args.json_out, doc)}")
     return _exit_code(outcomes, strict=args.strict)
+
+
+def _batch_stages(outcomes: list[Outcome], graded: list[tuple[int, Outcome, Any, Any]], judge: Any,
+                  registry: GraderRegistry, specs: list[Any], recompact: Any, max_stages: int = 4) -> list[Outcome]:
+    """Grade again after each Message Batch until no judge request is left over: stage 1 sends
+    every first judgement of the run in one batch, stage 2 what depended on those (a retry after
+    an unusable reply). The verdicts of the last pass are the run's."""
+    regraded = {id(o): o for o in outcomes}
+    for _ in range(max_stages):
+        if not judge.flush():
+            break
+        for _, outcome, run, own in graded:
+            regraded[id(outcome)] = evaluate_run(run, registry, specs, judge=own or judge, recompact=recompact)
+    judge.collecting = False
+    if judge.flush():  # still set aside after the last stage: sent, and graded once more
+        for _, outcome, run, own in graded:
+            regraded[id(outcome)] = evaluate_run(run, registry, specs, judge=own or judge, recompact=recompact)
+    return [regraded[id(o)] for o in outcomes]
 
 
 def load_expectations(path: str | Path) -> Expectations:

@@ -82,6 +82,13 @@ class EngineConfig(BaseModel):
         default=32_000, gt=0)
     summary_output_reserve_tokens: int = _seed(
         "000:187 MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20_000; 003:153; 004:51", default=20_000, ge=0)
+    summary_thinking_tokens: int = _seed(
+        "Not in the seeds (the seeds predate models that think by default). Current models think "
+        "before they answer and thinking counts toward max_tokens, so a summariser or session-memory "
+        "request asks for the summary reserve plus this much room (never scaled with the window: "
+        "thinking does not shrink with a scenario's window); the reserve alone still sizes the "
+        "budget. A reply cut at max_tokens is asked again with twice the room (pytest_ctxeval.llm.base).",
+        default=16_000, ge=0)
     autocompact_buffer_tokens: int = _seed("000:178 AUTOCOMPACT_BUFFER_TOKENS = 13_000; 003:156; 004:238",
                                            default=13_000, ge=0)
     warning_buffer_tokens: int = _seed("000:179 WARNING_THRESHOLD_BUFFER_TOKENS = 20_000; 003:172",
@@ -195,6 +202,16 @@ class EngineConfig(BaseModel):
     def effective_window(self) -> int:
         """Window minus the summary reserve: ``window - min(max_output, 20_000)`` (000:188)."""
         return self.context_window - min(self.max_output_tokens, self.summary_output_reserve_tokens)
+
+    @property
+    def summary_request_max_tokens(self) -> int:
+        """``max_tokens`` of a summariser request: the summary reserve plus room to think
+        (:attr:`summary_thinking_tokens`).
+
+        >>> EngineConfig.for_window(20_000).summary_request_max_tokens
+        18000
+        """
+        return self.summary_output_reserve_tokens + self.summary_thinking_tokens
 
     @property
     def autocompact_threshold(self) -> int:

@@ -21,6 +21,7 @@ __all__ = [
     "TranscriptError",
     "ModelError",
     "PromptTooLongError",
+    "ProviderError",
     "UsageError",
     "GraderError",
 ]
@@ -48,6 +49,13 @@ class GraderError(CtxEvalError):
 
 class ModelError(CtxEvalError):
     """A model call failed after the SDK's own retries (or returned something unusable)."""
+
+
+class ProviderError(CtxEvalError):
+    """The model provider cannot serve this run at all: a bad key, an unknown model, an outage
+    that outlasted the SDK's retries, a refusal. One error for the run, naming the cause and the
+    fix (the CLI exits 2, pytest stops the session); never a failed grader. Not a
+    :class:`ModelError`, so no per-request handler turns it into a verdict."""
 
 
 class PromptTooLongError(ModelError):

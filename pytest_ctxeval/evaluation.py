@@ -232,36 +232,41 @@ def evaluate_transcript(transcript: Any, registry: GraderRegistry, specs: Iterab
     return outcome
 
 
-_USAGE_KEYS = ("api_calls", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-
-
 def merge_usage(usages: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Add usage dicts up, per model too, and cost them (USD) with the price table."""
-    from .pricing import cost_of
+    """Add usage dicts up, per model too, and cost them (USD) with the price table
+    (see :mod:`pytest_ctxeval.llm.usage`: cassette replies apart and free, batch at half price,
+    unpriced models listed)."""
+    from .llm.usage import USAGE_KEYS, priced
 
-    total: dict[str, Any] = {k: 0 for k in _USAGE_KEYS}
+    total: dict[str, Any] = {k: 0 for k in USAGE_KEYS}
     by_model: dict[str, dict[str, int]] = {}
     for u in usages:
-        for k in _USAGE_KEYS:
+        for k in USAGE_KEYS:
             total[k] += int(u.get(k, 0))
         for model, row in (u.get("by_model") or {}).items():
-            agg = by_model.setdefault(model, {k: 0 for k in _USAGE_KEYS})
-            for k in _USAGE_KEYS:
+            agg = by_model.setdefault(model, {k: 0 for k in USAGE_KEYS})
+            for k in USAGE_KEYS:
                 agg[k] += int(row.get(k, 0))
-    for model, row in by_model.items():
-        row["usd"] = cost_of(model, row)  # type: ignore[assignment]
-    total["usd"] = round(sum(r["usd"] for r in by_model.values()), 6)
-    total["by_model"] = dict(sorted(by_model.items()))
-    return total
+    return priced(total, by_model)
 
 
 def usage_lines(usage: dict[str, Any], backend: str) -> list[str]:
     """``model usage (anthropic): 12 calls, 91,204 input tokens, 3,100 output tokens, $0.32`` and a
-    line per model when there are several."""
+    line per model when there are several; replies from cassettes (free), the batch share (half
+    price) and models without a price are said, never folded into the dollars silently."""
+    usd = f"${usage.get('usd', 0):.4f}"
+    unpriced = usage.get("unpriced") or []
+    if unpriced:
+        usd += f" + unpriced tokens of {', '.join(unpriced)} (add a price with --prices FILE)"
     lines = [f"model usage ({backend}): {usage['api_calls']} calls, {usage['input_tokens']:,} input tokens, "
              f"{usage['output_tokens']:,} output tokens"
              + (f", {usage['cache_read_input_tokens']:,} cache-read tokens" if usage.get("cache_read_input_tokens") else "")
-             + f", ${usage.get('usd', 0):.4f}"]
+             + f", {usd}"]
+    if usage.get("batch_input_tokens") or usage.get("batch_output_tokens"):
+        lines.append(f"  of which through the Message Batches API (half price): {usage['batch_input_tokens']:,} input, "
+                     f"{usage['batch_output_tokens']:,} output tokens")
+    if usage.get("cached_calls"):
+        lines.append(f"  plus {usage['cached_calls']} replies from cassettes (no request, $0)")
     if len(usage.get("by_model", {})) > 1:
         for model, row in usage["by_model"].items():
             lines.append(f"  {model}: {row['api_calls']} calls, {row['input_tokens']:,} in, "

@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal
 
-from .errors import GraderError
+from .errors import GraderError, ProviderError
 from .redact import scrub_output
 from .extract import person_messages
 from .messages import CompactBoundary, UserMessage, plain_text, text_of
@@ -310,6 +310,8 @@ class GraderRegistry:
             else:
                 try:
                     verdict = spec.func(case)
+                except ProviderError:  # the endpoint cannot serve the run: one error, not a verdict
+                    raise
                 except Exception as exc:  # noqa: BLE001 - an error verdict: reported, never a pass or a skip
                     verdict = crash_verdict(spec, case, exc)
                 if not isinstance(verdict, Verdict):

@@ -36,6 +36,8 @@ from .llm import LLM, ModelReply
 __all__ = ["JudgeReply", "Judgement", "Judge", "fence", "extract_json", "BEGIN", "END"]
 
 BEGIN, END = "[BEGIN DATA]", "[END DATA]"
+#: What a judge request set aside for the next batch answers in the meantime (never reported).
+DEFERRED = "deferred to the next Message Batch"
 _MARKERS = re.compile(r"\[(BEGIN|END) DATA\]", re.IGNORECASE)
 
 
@@ -133,6 +135,11 @@ class Judge:
         self.unstable_spread = unstable_spread
         self.max_tokens = max_tokens
         self.batch = batch
+        self._deferred: dict[str, dict[str, Any]] = {}
+        self._batch_errors: dict[str, ModelError] = {}
+        import threading
+
+        self._stage_lock = threading.Lock()
         self.poll_seconds = poll_seconds if poll_seconds is not None else (0.0 if llm.backend == "offline" else 10.0)
         # Structured output on the real API; the offline reference model answers JSON anyway.
         self.structured = (llm.backend != "offline") if structured is None else structured
@@ -184,9 +191,11 @@ class Judge:
             outcome = self._parse(reply, raw[i])
             if isinstance(outcome, JudgeReply):
                 parsed[i].append(outcome)
+            elif isinstance(reply, ModelError):  # the SDK already retried what is worth retrying
+                errors[i].append(f"judgement {v + 1}: {outcome}")
             else:
                 retries.append((i, v, outcome))
-        if retries:  # one retry each, with the validation error
+        if retries:  # one retry each for an unusable reply, with the validation error
             again = self._send([self._retry(prompts[i], v, why) for i, v, why in retries])
             for (i, v, why), reply in zip(retries, again):
                 outcome = self._parse(reply, raw[i])
@@ -197,9 +206,50 @@ class Judge:
         return [self._combine(parsed[i], errors[i], prompts[i], raw[i]) for i in range(len(items))]
 
     def _send(self, requests: list[dict[str, Any]]) -> list[ModelReply | ModelError]:
+        if self.batch and self.collecting:
+            return [self._collect(r) for r in requests]
         if self.batch:
             return self.llm.complete_batch(requests, poll_seconds=self.poll_seconds)
         return self.llm.complete_many(requests)
+
+    # -- batch stages: every judge request of a run stage in ONE Message Batch ------------------
+    #
+    # A driver (``ctxeval run --batch``) grades everything with ``collecting`` on: a request the
+    # cassettes hold is answered, any other is set aside (:data:`DEFERRED`) and its verdict is
+    # thrown away. :meth:`flush` sends what was set aside as one batch and stores the replies; the
+    # next grading pass finds them, and asks for what depends on them (a retry after an unusable
+    # reply), which the next flush sends. Grading is deterministic, so the pass after the last
+    # flush is the run's result.
+
+    collecting: bool = False
+
+    def _collect(self, request: dict[str, Any]) -> ModelReply | ModelError:
+        from .llm.cassettes import request_key
+
+        params = {k: v for k, v in self.llm.params(**request).items() if k != "extra_headers"}
+        key = request_key(params, request["task"])
+        with self._stage_lock:
+            if key in self._batch_errors:
+                return self._batch_errors[key]
+            found = self.llm.store.get(key) if self.llm.store is not None else None
+            if found is None or found.get("response", {}).get("status", 200) != 200:
+                self._deferred.setdefault(key, request)
+                return ModelError(DEFERRED)
+        return self.llm.complete_batch([request])[0]  # from the store: no request is sent
+
+    def flush(self) -> int:
+        """Send the requests set aside since the last flush as one Message Batch; how many."""
+        from .llm.cassettes import request_key
+
+        with self._stage_lock:
+            pending, self._deferred = list(self._deferred.items()), {}
+        if not pending:
+            return 0
+        replies = self.llm.complete_batch([r for _, r in pending], poll_seconds=self.poll_seconds)
+        for (key, _), reply in zip(pending, replies):
+            if isinstance(reply, ModelError):
+                self._batch_errors[key] = reply
+        return len(pending)
 
     def _combine(self, parsed: list[JudgeReply], errors: list[str], prompt: str, raw: list[str]) -> Judgement:
         if not parsed:
@@ -261,6 +311,10 @@ class Judge:
 
 
 def _schema() -> dict[str, Any]:
-    schema = JudgeReply.model_json_schema()
-    schema["additionalProperties"] = False
-    return schema
+    """The reply's JSON schema as structured outputs accept it: through the SDK's own transform,
+    which moves what the API does not support (``minimum``/``maximum`` of the score) into the
+    description and closes every object (``additionalProperties: false``). The bounds are still
+    enforced: :class:`JudgeReply` validates every reply."""
+    from anthropic import transform_schema
+
+    return transform_schema(JudgeReply)

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from typing import TYPE_CHECKING
 
 from .errors import UsageError, flag
-from .llm import BACKENDS
+from .llm import BACKENDS, PROVIDERS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine.prompt import PromptSet
@@ -70,6 +70,14 @@ def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
                    "(cassettes only, never the network)")
     addoption(f"{prefix}model", dest="ctxeval_model", default=None, metavar="NAME",
               help="summariser model for the real API (default: claude-sonnet-5-5)")
+    addoption(f"{prefix}base-url", dest="ctxeval_base_url", default=None, metavar="URL",
+              help="the endpoint the real backends send to: any server speaking the Messages API "
+                   "(default: ANTHROPIC_BASE_URL, else the SDK's default)")
+    addoption(f"{prefix}provider", dest="ctxeval_provider", choices=PROVIDERS, default=None,
+              help="whose SDK client sends the real backends' requests: 'anthropic' (default), 'bedrock' "
+                   "(AnthropicBedrock; AWS credentials and region; pip install pytest-ctxeval[bedrock]) or "
+                   "'vertex' (AnthropicVertex; CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID; "
+                   "pytest-ctxeval[vertex])")
     addoption(f"{prefix}judge-model", dest="ctxeval_judge_model", default=None, metavar="NAME",
               help="model for the LLM graders' judge and probe answers (default: the summariser model)")
     addoption(f"{prefix}judge-votes", dest="ctxeval_judge_votes", type=positive_int, default=None, metavar="N",
@@ -79,7 +87,8 @@ def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
               help="cassette folder: the anthropic backend caches replies there, record rewrites them, "
                    "replay serves only from it (default .ctxeval/cassettes)")
     addoption(f"{prefix}concurrency", dest="ctxeval_concurrency", type=positive_int, default=None, metavar="N",
-              help="concurrent model calls for judge votes and probes (default 8)")
+              help="model requests in flight at once, over the whole run: scenarios, summaries, judge "
+                   "votes and probes share this one limit (default 8)")
     addoption(f"{prefix}batch", dest="ctxeval_batch", action="store_true", default=False,
               help="send judge requests through the Message Batches API (for suites too large for "
                    "interactive rate limits); results are polled, cached and graded")
@@ -123,6 +132,8 @@ class RunOptions:
     batch: bool = False
     prices: Path | None = None
     strategy: str | None = None
+    base_url: str | None = None
+    provider: str = "anthropic"
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -163,7 +174,7 @@ class RunOptions:
                    graders_dirs=graders_dirs, judge_model=get("judge_model"), judge_votes=int(get("judge_votes", 1)),
                    cassettes=Path(cassettes) if cassettes else None, concurrency=int(get("concurrency", 8)),
                    batch=bool(get("batch", False)), prices=Path(prices) if prices else None,
-                   strategy=get("strategy"))
+                   strategy=get("strategy"), base_url=get("base_url"), provider=get("provider", "anthropic"))
 
     def check_key(self) -> None:
         """Fail early, with the fix, when the real API is asked for without a key, or replay
@@ -172,7 +183,10 @@ class RunOptions:
 
         from .llm import DEFAULT_CASSETTES
 
-        if self.backend in ("anthropic", "record") and not os.environ.get("ANTHROPIC_API_KEY"):
+        if self.provider not in PROVIDERS:
+            raise UsageError(f"unknown provider {self.provider!r}; choose one of: {', '.join(PROVIDERS)}")
+        if self.backend in ("anthropic", "record") and self.provider == "anthropic" \
+                and not os.environ.get("ANTHROPIC_API_KEY"):
             raise UsageError(f"the {self.backend} backend needs ANTHROPIC_API_KEY in the environment (or use "
                              f"{flag('backend offline')}, the default, or replay with recorded cassettes)")
         root = Path(self.cassettes) if self.cassettes else DEFAULT_CASSETTES
@@ -181,10 +195,34 @@ class RunOptions:
                              f"{flag('backend record')} and {flag(f'cassettes {root}')}")
 
     def make_llm(self, faults: dict[str, list[str]] | None = None) -> LLM:
+        """The summariser for a run; a scenario whose ``faults:`` script the offline model cannot be
+        played against a real endpoint and is skipped with that reason (its expectations rest on
+        the faults), not failed."""
         from .llm import make_llm
 
+        if faults and self.backend != "offline":
+            from .compaction.base import StrategyUnavailable
+
+            raise StrategyUnavailable(f"this scenario scripts faults of the offline model ({', '.join(sorted(faults))}); "
+                                      f"they cannot be played against the {self.backend} backend")
+
         return make_llm(self.backend, self.model, faults=faults, cassettes=self.cassettes,
-                        concurrency=self.concurrency)
+                        concurrency=self.concurrency, base_url=self.base_url, provider=self.provider,
+                        gate=self.gate(), clients=self._clients())
+
+    def _clients(self) -> dict[Any, Any]:
+        """The SDK clients of this run (one connection pool per endpoint, kept alive)."""
+        return self.__dict__.setdefault("_clients_cache", {})
+
+    def gate(self) -> Any:
+        """The run's one concurrency limit, shared by every model client these options make."""
+        gate = self.__dict__.get("_gate")
+        if gate is None:
+            from .llm import Gate
+
+            gate = Gate(self.concurrency)
+            object.__setattr__(self, "_gate", gate)
+        return gate
 
     def make_judge(self, faults: dict[str, list[str]] | None = None) -> Any:
         """The judge for the LLM graders: same backend, the judge model, its own usage totals.
@@ -194,7 +232,8 @@ class RunOptions:
 
         plan = {k: v for k, v in (faults or {}).items() if k in ("judge", "probe")} or None
         llm = make_llm(self.backend, self.judge_model or self.model, cassettes=self.cassettes,
-                       concurrency=self.concurrency, faults=plan)
+                       concurrency=self.concurrency, faults=plan, base_url=self.base_url, provider=self.provider,
+                       gate=self.gate(), clients=self._clients())
         return Judge(llm, votes=self.judge_votes, batch=self.batch)
 
     def make_strategy(self, spec: str | None = None) -> Any:

@@ -82,6 +82,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="session-memory notes template to test")
     parser.addini("ctxeval_judge_model", default="", help="model for the LLM graders' judge")
     parser.addini("ctxeval_cassettes", type="paths", default=[], help="cassette folder for the real API")
+    parser.addini("ctxeval_base_url", default="", help="Messages-API endpoint for the real backends "
+                                                       "(else ANTHROPIC_BASE_URL, else the SDK's default)")
+    parser.addini("ctxeval_provider", default="", help="anthropic (default), bedrock or vertex")
     parser.addini("ctxeval_strategy", default="", help="compaction strategy (default claude_code, the reference engine)")
 
 

@@ -44,6 +44,7 @@ def price_for(model: str) -> dict[str, float] | None:
     """The entry whose name is the longest prefix of ``model`` (``claude-sonnet-4-6`` ->
     ``claude-sonnet-4``, ``claude-sonnet-5-5-20261001`` -> ``claude-sonnet-5-5``), or None."""
     best = None
+    model = model.rpartition("anthropic.")[2] if "anthropic." in model else model  # Bedrock ids: us.anthropic.x
     for name in _PRICES:
         if model.startswith(name) and (best is None or len(name) > len(best)):
             best = name
@@ -51,13 +52,17 @@ def price_for(model: str) -> dict[str, float] | None:
 
 
 def cost_of(model: str, usage: Mapping[str, Any]) -> float:
-    """Dollars for ``usage`` (a by-model usage row) of ``model``; 0 when unpriced."""
+    """Dollars for ``usage`` (a by-model usage row) of ``model``; 0 when unpriced (the usage
+    totals list such a model under ``unpriced``). Tokens also counted under ``batch_input_tokens``
+    / ``batch_output_tokens`` came through the Message Batches API and cost half."""
     price = price_for(model)
     if price is None:
         return 0.0
     total = (usage.get("input_tokens", 0) * price["input"] + usage.get("output_tokens", 0) * price["output"]
              + usage.get("cache_creation_input_tokens", 0) * price.get("cache_write", price["input"])
              + usage.get("cache_read_input_tokens", 0) * price.get("cache_read", price["input"]))
+    total -= 0.5 * (usage.get("batch_input_tokens", 0) * price["input"]
+                    + usage.get("batch_output_tokens", 0) * price["output"])
     return round(total / 1_000_000, 6)
 
 

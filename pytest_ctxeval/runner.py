@@ -200,7 +200,7 @@ def run_scenario(
                     continue  # not sent: no response, no tool calls (the event says why)
                 blocks: list[Any] = []
                 if step.thinking:
-                    blocks.append(ThinkingBlock(thinking=step.thinking, signature="scripted"))
+                    blocks.append(ThinkingBlock(thinking=step.thinking, signature=""))  # scripted: no made-up signature
                 if step.text:
                     blocks.append(TextBlock(text=step.text))
                 uses = [ToolUseBlock(id=t.id or ids.tool_use_id(), name=t.name, input=t.input) for t in step.tools]

@@ -33,7 +33,7 @@ import pytest
 from .baseline import (
     DEFAULT_TOLERANCE, Comparison, ab_table, compare, format_ab, format_comparison, load_document, write_baseline,
 )
-from .errors import CtxEvalError, GraderError, UsageError
+from .errors import CtxEvalError, GraderError, ProviderError, UsageError
 from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, outcome_entry, results_document, usage_lines
 from .compaction import StrategyUnavailable
 from .compaction.driver import strategy_recompact
@@ -57,7 +57,8 @@ REPORT_SUFFIXES = (".html", ".htm", ".json", ".md")
 
 
 
-_INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "cassettes", "strategy")
+_INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "cassettes", "strategy", "base_url",
+        "provider")
 
 
 def _options(config: pytest.Config) -> RunOptions:
@@ -217,7 +218,10 @@ class CtxEvalSession:
                                 strategy=strategy)
         except StrategyUnavailable as exc:
             return Outcome(name=scenario.display_name, source=str(path), kind="scenario", skipped=str(exc),
-                           graders=self.registry.names, strategy=strategy.name), merge_usage([])
+                           graders=self.registry.names, strategy=getattr(strategy, "name", "claude_code")), \
+                merge_usage([])
+        except ProviderError:
+            raise  # one error for the session (GraderItem.runtest), not a failed scenario
         except CtxEvalError as exc:
             return Outcome(name=scenario.display_name, source=str(path), kind="scenario", error=str(exc),
                            graders=self.registry.names), merge_usage([])
@@ -443,7 +447,8 @@ def _prompt_label(config: pytest.Config, path: Path) -> str:
 
 def _usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """``after - before`` for usage dicts (totals and per model)."""
-    keys = ("api_calls", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    from .llm.usage import USAGE_KEYS as keys
+
     out: dict[str, Any] = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in keys}
     models = {}
     for model, row in (after.get("by_model") or {}).items():
@@ -501,7 +506,12 @@ class GraderItem(pytest.Item):
         if getattr(self, "_verdict", None) is not None:
             return self._verdict
         session: CtxEvalSession = self.config.stash[SESSION]
-        outcome = session.outcome(self.path)
+        try:
+            outcome = session.outcome(self.path)
+        except ProviderError as exc:
+            # The endpoint cannot serve the run (bad key, unknown model, outage, refusal): stop the
+            # session with that one error instead of failing every grader of every scenario.
+            pytest.exit(f"ctxeval: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
         verdict = outcome.grader_verdict(self.spec.name)
         row = ScenarioRow(
             name=outcome.name, compactions=len(outcome.cases),

@@ -23,6 +23,7 @@ SEED_CONSTANTS = [
     ("context_window", 200_000, "000:204"),
     ("max_output_tokens", 32_000, "Not in the seeds"),
     ("summary_output_reserve_tokens", 20_000, "000:187"),
+    ("summary_thinking_tokens", 16_000, "Not in the seeds"),
     ("autocompact_buffer_tokens", 13_000, "000:178"),
     ("warning_buffer_tokens", 20_000, "000:179"),
     ("error_buffer_tokens", 20_000, "000:180"),

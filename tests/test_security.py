@@ -186,17 +186,28 @@ class FakeAnthropic:
 
 def test_the_key_appears_in_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
-    fake = FakeAnthropic()
+    from pytest_ctxeval.llm.server import ApiServer
+    from pytest_ctxeval.llm.wire import WireModel, error_response
+
+    class EchoingWire(WireModel):  # the real API behind a socket, echoing the key in a probe's error
+        def messages(self, body, *, task, **kw):  # type: ignore[no-untyped-def]
+            if task == "probe":
+                return error_response(400, f"bad key {KEY}", request_id="req_echo")
+            return super().messages(body, task=task, **kw)
+
+    server = ApiServer(EchoingWire(api_key=KEY)).start()
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    monkeypatch.setattr(httpx2, "HTTPTransport", lambda *a, **k: fake.inner)
-    monkeypatch.setattr(httpx2, "AsyncHTTPTransport", lambda *a, **k: fake.inner)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
     scenario = tmp_path / "s.yaml"
     scenario.write_text(SMALL + "expect:\n  probes:\n    - {kind: recall, question: q?, answer: a}\n"
                         f"  intent: 'mention {KEY} in the expectations too'\n")
     out = tmp_path / "out"
     caplog.set_level("DEBUG")
-    main(["run", str(scenario), "--backend", "anthropic", "--cassettes", str(out / "cassettes"),
-          "--json", str(out / "r.json"), "--session-dir", str(out / "sessions")])
+    try:
+        main(["run", str(scenario), "--backend", "anthropic", "--cassettes", str(out / "cassettes"),
+              "--json", str(out / "r.json"), "--session-dir", str(out / "sessions")])
+    finally:
+        server.stop()
     printed = capsys.readouterr()
     files = [p for p in out.rglob("*") if p.is_file()]
     assert any(p.suffix == ".json" for p in files) and any(p.suffix == ".jsonl" for p in files)

@@ -42,6 +42,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from ..llm.whole import whole_reply
 from ..config import REFERENCE_WINDOW, EngineConfig
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
@@ -126,11 +127,11 @@ class CompactionState:
         context = [m for m in messages if not isinstance(m, CompactBoundary)]
         api = to_api(media_stripped(context) + [UserMessage(uuid="compact-request", content=prompt)])
         request = {"system": system, "messages": api,
-                   "max_tokens": max_tokens or self.config.summary_output_reserve_tokens}
+                   "max_tokens": max_tokens or self.config.summary_request_max_tokens}
         from ..errors import PromptTooLongError
 
         try:
-            reply = self.llm.complete(task=task, system=system, messages=api, max_tokens=request["max_tokens"],
+            reply = whole_reply(self.llm)(task=task, system=system, messages=api, max_tokens=request["max_tokens"],
                                       context_window=self.config.context_window)
         except PromptTooLongError:
             raise

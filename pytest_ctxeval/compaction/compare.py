@@ -19,7 +19,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Callable
 
-from ..errors import CtxEvalError
+from ..errors import CtxEvalError, ProviderError
 from ..evaluation import Outcome, evaluate_run, make_recompact, merge_usage, results_document
 from ..pricing import cost_of
 from .base import StrategyUnavailable
@@ -83,6 +83,8 @@ def run_strategies(scenarios: list[Any], specs: list[str], *, options: Any, regi
         except StrategyUnavailable as exc:
             return (Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario", skipped=str(exc),
                             graders=[g.name for g in graders], strategy=name), {}, {})
+        except ProviderError:
+            raise  # one error for the run (see pytest_ctxeval.llm.failures)
         except CtxEvalError as exc:
             return (Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario", error=str(exc),
                             graders=[g.name for g in graders], strategy=name), {}, {})

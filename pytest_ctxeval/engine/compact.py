@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..llm.whole import whole_reply
 from ..config import EngineConfig
 from ..errors import CtxEvalError, ModelError, PromptTooLongError
 from ..ids import IdFactory
@@ -119,9 +120,10 @@ def summarise(
     steps: list[PtlStep] = []
     while True:
         request_messages = to_api(media_stripped(context) + [UserMessage(uuid="compact-request", content=prompt)])
-        request = {"system": system, "messages": request_messages, "max_tokens": config.summary_output_reserve_tokens}
+        request = {"system": system, "messages": request_messages, "max_tokens": config.summary_request_max_tokens}
         try:
-            reply = llm.complete(task=task, system=system, messages=request_messages,
+            # a whole reply or an error: a summary cut at max_tokens is never graded (TruncatedReply)
+            reply = whole_reply(llm)(task=task, system=system, messages=request_messages,
                                  max_tokens=request["max_tokens"], context_window=config.context_window)
             return reply.text, reply.usage, request, steps
         except PromptTooLongError as exc:

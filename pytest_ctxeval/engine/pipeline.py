@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..llm.whole import whole_reply
 from ..config import EngineConfig
 from ..ids import IdFactory
 from ..llm import LLM
@@ -300,9 +301,10 @@ class ContextManager:
         view = self._tiers.current()
         prompt = self.prompts.render_session_memory_update(self.memory.content)
         try:
-            reply = self.llm.complete(task="session_memory", messages=extraction_request(view, self.memory.content, prompt),
-                                      max_tokens=self.config.summary_output_reserve_tokens,
-                                      context_window=self.config.context_window)
+            reply = whole_reply(self.llm)(task="session_memory",
+                                            messages=extraction_request(view, self.memory.content, prompt),
+                                            max_tokens=self.config.summary_request_max_tokens,
+                                            context_window=self.config.context_window)
         except ModelError as exc:
             self.emit("session_memory", "extraction_failed", tokens_before=tokens, detail=str(exc))
             return

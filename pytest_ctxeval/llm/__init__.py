@@ -20,13 +20,15 @@ from typing import TYPE_CHECKING
 from ..errors import UsageError, flag
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .base import LLM, ModelReply, UsageTotals, parse_prompt_too_long
+    from .base import LLM, Gate, ModelReply, UsageTotals, parse_prompt_too_long
     from .offline import FAULTS, REFERENCE_MODEL_NAME, ReferenceModel
 
-__all__ = ["LLM", "ModelReply", "UsageTotals", "ReferenceModel", "make_llm", "BACKENDS",
+__all__ = ["LLM", "Gate", "ModelReply", "UsageTotals", "ReferenceModel", "make_llm", "BACKENDS", "PROVIDERS",
            "DEFAULT_MODEL", "DEFAULT_CASSETTES", "FAULTS", "parse_prompt_too_long"]
 
 BACKENDS = ("offline", "anthropic", "record", "replay")
+#: Where the real backends send requests: the SDK's own clients for each.
+PROVIDERS = ("anthropic", "bedrock", "vertex")
 #: Summariser model for the real API when none is given (an option, never logic).
 DEFAULT_MODEL = "claude-sonnet-5-5"
 #: Where the anthropic backend caches replies and replay looks, unless a folder is given.
@@ -41,17 +43,25 @@ def make_llm(
     *,
     faults: Mapping[str, Sequence[str]] | None = None,
     max_retries: int = DEFAULT_MAX_RETRIES,
-    timeout: float = 600.0,
     cassettes: str | os.PathLike[str] | None = None,
     concurrency: int = 8,
     reference: ReferenceModel | None = None,
     network: Any = None,
+    base_url: str | None = None,
+    provider: str = "anthropic",
+    gate: Gate | None = None,
+    clients: dict[Any, Any] | None = None,
 ) -> LLM:
     """An :class:`LLM` for ``backend``.
 
-    ``reference`` replaces the offline model's handler; ``network`` replaces the real network under
-    the cassettes (an object serving both sync and async requests, e.g. ``httpx2.MockTransport``):
-    seams for tests, so the record/cache path runs without a connection.
+    Real backends use the SDK client of ``provider`` with its own HTTP client (proxies,
+    keep-alive, timeouts, the streaming guard) and retries; ``base_url`` (else
+    ``ANTHROPIC_BASE_URL``, read by the SDK) points it at any endpoint speaking the Messages API.
+    ``gate`` is the run's one concurrency limit (:class:`~pytest_ctxeval.llm.base.Gate`);
+    ``clients``, a dict the run keeps, shares one SDK client (one connection pool) between the
+    models it makes.
+    ``reference`` replaces the offline model's handler; ``network`` replaces the real network
+    (an ``httpx2`` transport): seams for tests.
 
     >>> make_llm("offline").backend
     'offline'
@@ -62,24 +72,26 @@ def make_llm(
     """
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
+    if provider not in PROVIDERS:
+        raise UsageError(f"unknown provider {provider!r}; choose one of: {', '.join(PROVIDERS)}")
     import anthropic
     import httpx2
 
     from ..redact import scrub_logs
     from .base import LLM
-    from .cassettes import CassetteStore, CassetteTransport, TransportStats
+    from .cassettes import CassetteStore, TransportStats
     from .offline import REFERENCE_MODEL_NAME, ReferenceModel
 
     if faults and backend != "offline":
         raise UsageError("fault plans only apply to the offline backend")
     if backend == "offline":
         handler = reference or ReferenceModel(faults)
-        transport = httpx2.MockTransport(handler)
-        kwargs = {"api_key": "offline-no-key", "base_url": "http://ctxeval.offline", "max_retries": max_retries,
-                  "timeout": timeout}
-        client = anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **kwargs)
-        llm = LLM(client, model=model or REFERENCE_MODEL_NAME, backend="offline",
-                  async_transport=lambda: transport, concurrency=concurrency, client_kwargs=kwargs)
+        # In process, no network: an explicit timeout (the SDK's streaming guard has nothing to guard).
+        client = anthropic.Anthropic(api_key="offline-no-key", base_url="http://ctxeval.offline",
+                                     max_retries=max_retries, timeout=600.0,
+                                     http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+        llm = LLM(client, model=model or REFERENCE_MODEL_NAME, backend="offline", concurrency=concurrency,
+                  gate=gate, stream=False)
         llm.reference = handler  # type: ignore[attr-defined]
         return llm
     store = CassetteStore(Path(cassettes) if cassettes else DEFAULT_CASSETTES)
@@ -88,27 +100,59 @@ def make_llm(
         if not store.root.is_dir():
             raise UsageError(f"replay needs recorded cassettes in {store.root}; record them with "
                              f"{flag('backend record')} and {flag(f'cassettes {store.root}')}")
-        transport = CassetteTransport(store, "replay", stats=stats)
-        kwargs = {"api_key": "replay-no-key", "max_retries": 0, "timeout": timeout}
-        client = anthropic.Anthropic(http_client=httpx2.Client(transport=transport), **kwargs)
-        return LLM(client, model=model or DEFAULT_MODEL, backend="replay", async_transport=lambda: transport,
-                   concurrency=concurrency, stats=stats, client_kwargs=kwargs, store=store)
+
+        def refuse(request: Any) -> Any:  # replay answers from disk only; this is never reached
+            return httpx2.Response(404, json={"type": "error", "error": {
+                "type": "not_found_error", "message": "replay mode never opens a connection"}},
+                headers={"x-should-retry": "false"})
+
+        client = anthropic.Anthropic(api_key="replay-no-key", base_url="http://ctxeval.replay", max_retries=0,
+                                     http_client=httpx2.Client(transport=httpx2.MockTransport(refuse)))
+        return LLM(client, model=model or DEFAULT_MODEL, backend="replay", concurrency=concurrency, stats=stats,
+                   store=store, mode="replay", gate=gate)
+    scrub_logs()  # the SDK logs request bodies at DEBUG; a pasted key would be in them
+    shared = (provider, base_url, max_retries, os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_BASE_URL"))
+    if clients is not None and network is None and shared in clients:
+        client, secret = clients[shared]
+    else:
+        client, secret = _provider_client(provider, backend, base_url, max_retries, network)
+        if clients is not None and network is None:
+            clients[shared] = (client, secret)
+    return LLM(client, model=model or DEFAULT_MODEL, backend=backend, concurrency=concurrency, stats=stats,
+               store=store, mode="record" if backend == "record" else "cache", secret=secret, gate=gate)
+
+
+def _provider_client(provider: str, backend: str, base_url: str | None, max_retries: int,
+                     network: Any) -> tuple[Any, str | None]:
+    """The SDK client of ``provider`` (and the secret to scrub from cassettes). No timeout is
+    set, so the SDK keeps its defaults and its streaming guard; no ``http_client`` unless a test
+    gives a ``network``, so proxies and keep-alive are the SDK's."""
+    import anthropic
+    import httpx2
+
+    extra: dict[str, Any] = {"max_retries": max_retries}
+    if network is not None:
+        extra["http_client"] = httpx2.Client(transport=network)
+    if base_url:
+        extra["base_url"] = base_url
+    try:
+        if provider == "bedrock":
+            return anthropic.AnthropicBedrock(**extra), os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
+        if provider == "vertex":
+            token = os.environ.get("ANTHROPIC_VERTEX_ACCESS_TOKEN")
+            return anthropic.AnthropicVertex(access_token=token, **extra), token
+    except (ValueError, RuntimeError, ImportError, anthropic.AnthropicError) as exc:
+        extra_name = "bedrock" if provider == "bedrock" else "vertex"
+        raise UsageError(f"the {provider} provider cannot be set up: {exc}. Fix: install pytest-ctxeval[{extra_name}] "
+                         f"and set its credentials and region (see docs/real-api.md)") from None
     key = os.environ.get("ANTHROPIC_API_KEY")
     if not key:
-        raise UsageError(f"the {backend} backend needs ANTHROPIC_API_KEY in the environment "
-                         f"(or use {flag('backend offline')}, the default, or replay with recorded cassettes)")
-    scrub_logs()  # the SDK logs request bodies at DEBUG; a pasted key would be in them
-    mode = "record" if backend == "record" else "cache"
-    sync = CassetteTransport(store, mode, inner=network or httpx2.HTTPTransport(), secret=key, stats=stats)
-    kwargs = {"max_retries": max_retries, "timeout": timeout}
-    client = anthropic.Anthropic(http_client=httpx2.Client(transport=sync), **kwargs)
-    return LLM(client, model=model or DEFAULT_MODEL, backend=backend,
-               async_transport=lambda: CassetteTransport(store, mode, ainner=network or httpx2.AsyncHTTPTransport(),
-                                                         secret=key, stats=stats),
-               concurrency=concurrency, stats=stats, client_kwargs=kwargs, store=store, secret=key)
+        raise UsageError(f"the {backend} backend needs ANTHROPIC_API_KEY in the environment (or use "
+                         f"{flag('backend offline')}, the default, or replay with recorded cassettes)")
+    return anthropic.Anthropic(api_key=key, **extra), key
 
 
-_LAZY = {"LLM": "base", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",
+_LAZY = {"LLM": "base", "Gate": "base", "ApiServer": "server", "WireModel": "wire", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",
          "ReferenceModel": "offline", "FAULTS": "offline", "REFERENCE_MODEL_NAME": "offline",
          "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes",
          "scrub_logs": "..redact"}

@@ -1,52 +1,59 @@
 """One way to call a model: the official anthropic SDK, whatever the backend.
 
-:class:`LLM` wraps an ``anthropic.Anthropic`` client. The ``anthropic`` backend gives it a real
-client; the ``offline`` backend gives it a client whose ``httpx2`` transport is the in-process
-reference model (:mod:`pytest_ctxeval.llm.offline`). Retries, error classes and usage parsing are
-therefore the SDK's own code paths in both cases.
+:class:`LLM` wraps an SDK client (``Anthropic``, ``AnthropicBedrock`` or ``AnthropicVertex``).
+Against a real endpoint the client keeps the SDK's own HTTP client (its connection pool and
+keep-alive, ``HTTP(S)_PROXY``, its default timeouts and the guard that asks for streaming when a
+reply may take longer than ten minutes) and the SDK's retries are the only ones. The ``offline``
+backend gives the client an in-process transport serving the reference model.
+
+* **Cassettes** sit in front of the client (:meth:`LLM._send`): a recorded request is answered
+  from disk without any HTTP request (counted as ``cached_calls``, free), anything else goes to the
+  API and its reply is stored; ``replay`` never builds a connection.
+* **One concurrency limit**: every request of every :class:`LLM` made from one set of run options
+  passes one :class:`Gate`, so ``--concurrency N`` bounds the requests in flight, whatever runs
+  in parallel (scenarios, judge votes, probes). Concurrent calls are threads; no event loop is
+  started, so calling from inside a running loop is fine.
+* **Whole replies** (:meth:`LLM.complete_whole`): ``stop_reason`` is checked; a reply cut at
+  ``max_tokens`` is asked again with more room, a paused turn is continued, a reply cut by the
+  context window or refused is an error, never a summary.
+* **Thinking blocks are not sent**: the API lets a request omit the thinking of earlier turns, and
+  blocks from a script or an imported session carry no signature the model can verify.
 
 Two request headers tell the offline model what it is looking at; the real API ignores them:
 ``x-ctxeval-task`` (``compact``, ``session_memory``, ``judge``, ``probe``, ``chat``) and
-``x-ctxeval-context-window`` (the scenario's window, which the offline model enforces with the real
-API's ``prompt is too long`` error).
+``x-ctxeval-context-window`` (the scenario's window).
 """
 
 from __future__ import annotations
 
-import asyncio
-import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import anthropic
-import httpx2
 
-from ..errors import ModelError, PromptTooLongError
+from ..errors import ModelError, PromptTooLongError, ProviderError
 from ..messages import Usage
+from .failures import model_error, parse_prompt_too_long, refusal_error
+from .usage import UsageTotals
 
-__all__ = ["LLM", "ModelReply", "UsageTotals", "parse_prompt_too_long"]
+__all__ = ["LLM", "ModelReply", "UsageTotals", "Gate", "parse_prompt_too_long", "TruncatedReply"]
 
-_PTL = re.compile(r"prompt is too long", re.IGNORECASE)
-_PTL_NUMBERS = re.compile(r"(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)", re.IGNORECASE)
+#: The SDK refuses a non-streaming request whose reply may take over ten minutes (an hour per
+#: 128,000 output tokens): above this ``max_tokens`` the request is streamed instead.
+STREAM_ABOVE_TOKENS = 21_333
+#: A reply cut at ``max_tokens`` is asked again once with this much more room (thinking counts
+#: toward ``max_tokens``), up to :data:`MAX_OUTPUT_TOKENS`.
+RETRY_ROOM_FACTOR = 2
+MAX_OUTPUT_TOKENS = 64_000
+#: How many times a paused turn (``stop_reason: pause_turn``) is sent back to continue.
+MAX_CONTINUATIONS = 3
 
 
-def parse_prompt_too_long(message: str) -> PromptTooLongError | None:
-    """A :class:`PromptTooLongError` when ``message`` is the API's prompt-too-long error.
-
-    >>> e = parse_prompt_too_long("prompt is too long: 210345 tokens > 200000 maximum")
-    >>> (e.actual, e.maximum, e.gap)
-    (210345, 200000, 10345)
-    >>> parse_prompt_too_long("prompt is too long").gap is None
-    True
-    """
-    if not _PTL.search(message):
-        return None
-    match = _PTL_NUMBERS.search(message)
-    if match:
-        actual, maximum = (int(g.replace(",", "")) for g in match.groups())
-        return PromptTooLongError(message, actual, maximum)
-    return PromptTooLongError(message)
+class TruncatedReply(ModelError):
+    """A reply that did not end on its own: cut at ``max_tokens`` (after a retry with more room)
+    or at the model's context window. Never graded as a whole reply."""
 
 
 @dataclass
@@ -56,45 +63,25 @@ class ModelReply:
     model: str
     stop_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    cached: bool = False
 
 
-@dataclass
-class UsageTotals:
-    """Calls and tokens spent through one :class:`LLM`, per model."""
+class Gate:
+    """The one bound on requests in flight for a run (shared by every :class:`LLM` it makes)."""
 
-    api_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    by_model: dict[str, dict[str, int]] = field(default_factory=dict)
+    def __init__(self, limit: int):
+        self.limit = max(1, limit)
+        self._sem = threading.BoundedSemaphore(self.limit)
+        #: The first run-level failure (bad key, outage...): later requests of the run raise it
+        #: without being sent, so a dead endpoint is not asked again by every grader.
+        self.failed: ProviderError | None = None
 
-    def add(self, model: str, usage: Usage) -> None:
-        self.api_calls += 1
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cache_creation_input_tokens += usage.cache_creation_input_tokens
-        self.cache_read_input_tokens += usage.cache_read_input_tokens
-        row = self.by_model.setdefault(model, {"api_calls": 0, "input_tokens": 0, "output_tokens": 0,
-                                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
-        row["api_calls"] += 1
-        row["input_tokens"] += usage.input_tokens
-        row["output_tokens"] += usage.output_tokens
-        row["cache_creation_input_tokens"] += usage.cache_creation_input_tokens
-        row["cache_read_input_tokens"] += usage.cache_read_input_tokens
+    def __enter__(self) -> "Gate":
+        self._sem.acquire()
+        return self
 
-    def as_dict(self) -> dict[str, Any]:
-        from ..pricing import cost_of
-
-        by_model = {k: dict(v) for k, v in sorted(self.by_model.items())}
-        for model, row in by_model.items():
-            row["usd"] = cost_of(model, row)
-        return {"api_calls": self.api_calls, "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "cache_creation_input_tokens": self.cache_creation_input_tokens,
-                "cache_read_input_tokens": self.cache_read_input_tokens,
-                "usd": round(sum(r["usd"] for r in by_model.values()), 6),
-                "by_model": by_model}
+    def __exit__(self, *exc: Any) -> None:
+        self._sem.release()
 
 
 class LLM:
@@ -106,160 +93,217 @@ class LLM:
     'Reference'
     """
 
-    def __init__(self, client: anthropic.Anthropic, *, model: str, backend: str,
-                 async_transport: Callable[[], Any] | None = None, concurrency: int = 8,
-                 stats: Any = None, client_kwargs: dict[str, Any] | None = None, store: Any = None,
-                 secret: str | None = None):
+    def __init__(self, client: Any, *, model: str, backend: str, concurrency: int = 8, stats: Any = None,
+                 store: Any = None, secret: str | None = None, gate: Gate | None = None, mode: str | None = None,
+                 endpoint: str = "", stream: bool = True):
         self.client = client
         self.model = model
         self.backend = backend
         self.usage = UsageTotals()
         self.concurrency = max(1, concurrency)
-        self.stats = stats  # cassette hits / requests forwarded, when cassettes are in use
+        self.gate = gate or Gate(self.concurrency)
+        self.stats = stats  # cassette hits / requests sent, when cassettes are in use
         self.store = store  # the cassette store, when there is one (batch results are kept there)
+        self.mode = mode    # cassette mode: cache, record, replay (None: no cassettes)
         self.secret = secret
-        self._async_transport = async_transport
-        self._client_kwargs = client_kwargs or {}
+        self.endpoint = endpoint or str(getattr(client, "base_url", ""))
+        self.run_level = backend != "offline"  # see pytest_ctxeval.llm.failures
+        self.stream = stream
         self._lock = threading.Lock()
 
-    def complete(
-        self,
-        *,
-        task: str,
-        messages: list[dict[str, Any]],
-        system: str | None = None,
-        max_tokens: int = 4_096,
-        context_window: int | None = None,
-        model: str | None = None,
-        output_config: dict[str, Any] | None = None,
-    ) -> ModelReply:
-        """Send one Messages request; return its text and usage.
+    # -- one request -----------------------------------------------------------------------
+
+    def complete(self, *, task: str, messages: list[dict[str, Any]], system: str | None = None,
+                 max_tokens: int = 4_096, context_window: int | None = None, model: str | None = None,
+                 output_config: dict[str, Any] | None = None, thinking: dict[str, Any] | None = None) -> ModelReply:
+        """Send one Messages request; return its text, usage and stop reason.
 
         Raises :class:`PromptTooLongError` for the API's prompt-too-long error (so the caller can
-        take the PTL path) and :class:`ModelError` for anything else that failed after the SDK's
-        retries.
+        take the PTL path), :class:`ModelError` for anything else this request could not do, and
+        :class:`ProviderError` when the endpoint cannot serve the run (see :mod:`.failures`).
         """
-        kwargs = self._kwargs(task=task, messages=messages, system=system, max_tokens=max_tokens,
-                              context_window=context_window, model=model, output_config=output_config)
-        try:
-            response = self.client.messages.create(**kwargs)
-        except anthropic.APIError as exc:
-            raise _model_error(task, exc, self.client.max_retries) from None
-        return self._reply(response, kwargs["model"])
+        kwargs = self.params(task=task, messages=messages, system=system, max_tokens=max_tokens,
+                             context_window=context_window, model=model, output_config=output_config,
+                             thinking=thinking)
+        message, cached = self._send(task, kwargs)
+        return self._reply(message, kwargs["model"], cached=cached)
 
-    def _kwargs(self, *, task: str, messages: list[dict[str, Any]], system: str | None, max_tokens: int,
-                context_window: int | None, model: str | None, output_config: dict[str, Any] | None) -> dict[str, Any]:
+    def params(self, *, task: str, messages: list[dict[str, Any]], system: str | None = None,
+               max_tokens: int = 4_096, context_window: int | None = None, model: str | None = None,
+               output_config: dict[str, Any] | None = None, thinking: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The SDK keyword arguments of one request (``extra_headers`` carry the task)."""
         headers = {"x-ctxeval-task": task}
         if context_window:
             headers["x-ctxeval-context-window"] = str(context_window)
-        kwargs: dict[str, Any] = {"model": model or self.model, "max_tokens": max_tokens, "messages": messages,
-                                  "extra_headers": headers}
+        kwargs: dict[str, Any] = {"model": model or self.model, "max_tokens": max_tokens,
+                                  "messages": without_thinking(messages), "extra_headers": headers}
         if system:
             kwargs["system"] = system
         if output_config:
             kwargs["output_config"] = output_config
+        if thinking:
+            kwargs["thinking"] = thinking
         return kwargs
 
-    def _reply(self, response: Any, model: str) -> ModelReply:
+    def _send(self, task: str, kwargs: dict[str, Any]) -> tuple[Any, bool]:
+        return self.send(task, kwargs)
+
+    def send(self, task: str, kwargs: dict[str, Any], *, create: Any = None, parse: Any = None) -> tuple[Any, bool]:
+        """The reply to the SDK call ``create(**kwargs)`` (default ``client.messages.create``) and
+        whether it came from a cassette: answered from disk when recorded, else sent (under the
+        run's gate, with the SDK's retries only) and stored. ``parse`` reads a stored reply
+        (default: ``Message``). For SDK calls other than plain messages, e.g. the beta API."""
+        from .cassettes import request_key
+
+        body = {k: v for k, v in kwargs.items() if k not in ("extra_headers", "betas")}
+        key = request_key(body, task) if self.store is not None else None
+        if key is not None and self.mode != "record":
+            found = self.store.get(key)
+            status = (found or {}).get("response", {}).get("status", 200)
+            if found is not None and status in (200, 400):
+                if self.stats is not None:
+                    self.stats.hit()
+                if status == 400:  # a recorded prompt-too-long: the PTL path replays as it ran
+                    message = str(found["response"]["json"].get("error", {}).get("message", ""))
+                    raise parse_prompt_too_long(message) or ModelError(f"{task} request rejected (400): {message}")
+                return (parse or _message_from)(found["response"]["json"]), True
+        if self.mode == "replay":
+            from ..errors import flag
+
+            raise ModelError(f"cassette miss in replay mode (no network): {self.store.nearest_diff(task, body)}; "
+                             f"record with {flag('backend record')} and {flag(f'cassettes {self.store.root}')}")
+        if self.gate.failed is not None:
+            raise self.gate.failed
+        with self.gate:
+            if self.gate.failed is not None:
+                raise self.gate.failed
+            if self.stats is not None:
+                self.stats.forward()
+            try:
+                if create is not None:
+                    message = create(**kwargs)
+                elif self.stream and kwargs["max_tokens"] > STREAM_ABOVE_TOKENS:
+                    with self.client.messages.stream(**kwargs) as stream:
+                        message = stream.get_final_message()
+                else:
+                    message = self.client.messages.create(**kwargs)
+            except anthropic.APIError as exc:
+                err = model_error(task, exc, retries=self.client.max_retries, model=kwargs["model"],
+                                  endpoint=self.endpoint, run_level=self.run_level)
+                if isinstance(err, ProviderError):
+                    self.gate.failed = err
+                elif key is not None and isinstance(err, PromptTooLongError):  # deterministic: kept for replay
+                    self.store.put(key, task, body, {"status": 400, "json": {"type": "error", "error": {
+                        "type": "invalid_request_error", "message": str(err)}}}, self.secret)
+                raise err from None
+        if key is not None:
+            self.store.put(key, task, body, {"status": 200, "json": message.model_dump(mode="json")}, self.secret)
+        return message, False
+
+    def _reply(self, response: Any, model: str, *, cached: bool = False, batch: bool = False) -> ModelReply:
         text = "".join(getattr(block, "text", "") for block in response.content
                        if getattr(block, "type", None) == "text")
         u = response.usage
         usage = Usage(input_tokens=u.input_tokens or 0, output_tokens=u.output_tokens or 0,
                       cache_creation_input_tokens=getattr(u, "cache_creation_input_tokens", 0) or 0,
                       cache_read_input_tokens=getattr(u, "cache_read_input_tokens", 0) or 0)
+        name = response.model or model
         with self._lock:
-            self.usage.add(response.model or model, usage)
-        return ModelReply(text=text, usage=usage, model=response.model or model,
-                          stop_reason=response.stop_reason, raw=response.model_dump(mode="json"))
+            if cached:
+                self.usage.add_cached(name)
+            else:
+                self.usage.add(name, usage, batch=batch)
+        return ModelReply(text=text, usage=usage, model=name, stop_reason=response.stop_reason,
+                          raw=response.model_dump(mode="json"), cached=cached)
+
+    def complete_whole(self, **request: Any) -> ModelReply:
+        """:meth:`complete`, insisting on a reply that ended on its own.
+
+        ``pause_turn``: the paused content is sent back and the turn continued (up to
+        :data:`MAX_CONTINUATIONS` times). ``max_tokens``: asked once more with
+        :data:`RETRY_ROOM_FACTOR` times the room, then :class:`TruncatedReply`.
+        ``model_context_window_exceeded``: :class:`TruncatedReply` (more room cannot help).
+        ``refusal``: :func:`~pytest_ctxeval.llm.failures.refusal_error`.
+        """
+        task = request["task"]
+        reply = self.complete(**request)
+        first = room = request.get("max_tokens", 4_096)
+        if reply.stop_reason == "max_tokens":
+            room = min(MAX_OUTPUT_TOKENS, first * RETRY_ROOM_FACTOR)
+            if room > first:
+                reply = self.complete(**{**request, "max_tokens": room})
+        text = reply.text
+        for _ in range(MAX_CONTINUATIONS):
+            if reply.stop_reason != "pause_turn":
+                break
+            messages = [*request["messages"], {"role": "assistant", "content": reply.raw.get("content", [])}]
+            reply = self.complete(**{**request, "messages": messages})
+            text += reply.text
+        reply.text = text
+        model = reply.model
+        if reply.stop_reason == "refusal":
+            err = refusal_error(task, model, run_level=self.run_level)
+            if isinstance(err, ProviderError):
+                self.gate.failed = err
+            raise err
+        if reply.stop_reason == "max_tokens":
+            raise TruncatedReply(f"the {task} reply of {model} was cut off at max_tokens "
+                                 f"{request.get('max_tokens', 4_096):,} even with {room:,} tokens of room (stop_reason "
+                                 "'max_tokens'; thinking counts toward max_tokens): not graded as a whole reply")
+        if reply.stop_reason == "model_context_window_exceeded":
+            raise TruncatedReply(f"the {task} reply of {model} was cut off where input and output reached the "
+                                 "model's context window (stop_reason 'model_context_window_exceeded'): not graded "
+                                 "as a whole reply")
+        if reply.stop_reason == "pause_turn":
+            raise TruncatedReply(f"the {task} turn of {model} was still paused after {MAX_CONTINUATIONS} continuations")
+        return reply
+
+    # -- many requests ---------------------------------------------------------------------
 
     def complete_many(self, requests: list[dict[str, Any]]) -> list[ModelReply | ModelError]:
-        """Send independent requests concurrently with ``AsyncAnthropic`` under a semaphore of
-        ``concurrency``; each result is a :class:`ModelReply` or the :class:`ModelError` it raised.
-        Every request is a dict of :meth:`complete`'s keyword arguments."""
-        if not requests:
-            return []
-        if self._async_transport is None or len(requests) == 1:
-            out: list[ModelReply | ModelError] = []
-            for r in requests:
-                try:
-                    out.append(self.complete(**r))
-                except ModelError as exc:
-                    out.append(exc)
-            return out
-        return asyncio.run(self._gather(requests))
+        """Send independent requests concurrently (threads, bounded by the run's :class:`Gate`);
+        each result is a :class:`ModelReply` or the :class:`ModelError` it raised. Every request
+        is a dict of :meth:`complete`'s keyword arguments. A :class:`ProviderError` is raised."""
+        def one(req: dict[str, Any]) -> ModelReply | ModelError:
+            try:
+                return self.complete(**req)
+            except ModelError as exc:
+                return exc
+
+        if len(requests) <= 1:
+            return [one(r) for r in requests]
+        with ThreadPoolExecutor(max_workers=min(self.gate.limit, len(requests))) as pool:
+            futures = [pool.submit(one, r) for r in requests]
+            return [f.result() for f in futures]  # a ProviderError propagates from here
 
     def complete_batch(self, requests: list[dict[str, Any]], *, poll_seconds: float = 10.0,
                        timeout_seconds: float = 24 * 3600) -> list[ModelReply | ModelError]:
-        """Send requests through the Message Batches API: create, poll until it has ended, read the
-        results (matched by ``custom_id``). Replies already in the cassette store are not sent again;
-        new ones are stored, so a rerun is free."""
-        import time
+        """Send requests through the Message Batches API in one batch (see :mod:`.batching`)."""
+        from .batching import run_batch
 
-        from .cassettes import request_key
+        return run_batch(self, requests, poll_seconds=poll_seconds, timeout_seconds=timeout_seconds)
 
-        results: list[ModelReply | ModelError | None] = [None] * len(requests)
-        pending = []
-        for i, req in enumerate(requests):
-            kwargs = self._kwargs(task=req["task"], messages=req["messages"], system=req.get("system"),
-                                  max_tokens=req.get("max_tokens", 4_096), context_window=req.get("context_window"),
-                                  model=req.get("model"), output_config=req.get("output_config"))
-            params = {k: v for k, v in kwargs.items() if k != "extra_headers"}
-            key = request_key(params, req["task"])
-            cached = self.store.get(key) if self.store is not None else None
-            if cached is not None:
-                results[i] = self._reply(_message_from(cached["response"]["json"]), params["model"])
-            else:
-                pending.append((i, key, req["task"], params))
-        if pending:
-            try:
-                batch = self.client.messages.batches.create(
-                    requests=[{"custom_id": f"r{i}", "params": params} for i, _, _, params in pending],
-                    extra_headers={"x-ctxeval-task": "batch"})
-                deadline = time.monotonic() + timeout_seconds
-                while batch.processing_status != "ended":
-                    if time.monotonic() > deadline:
-                        raise ModelError(f"message batch {batch.id} did not end within {timeout_seconds:.0f} s")
-                    time.sleep(poll_seconds)
-                    batch = self.client.messages.batches.retrieve(batch.id)
-                by_id = {r.custom_id: r for r in self.client.messages.batches.results(batch.id)}
-            except anthropic.APIError as exc:
-                err = _model_error("batch", exc, self.client.max_retries)
-                for i, *_ in pending:
-                    results[i] = err
-                return [r for r in results if r is not None]  # type: ignore[misc]
-            for i, key, task, params in pending:
-                item = by_id.get(f"r{i}")
-                if item is None or item.result.type != "succeeded":
-                    kind = item.result.type if item is not None else "missing"
-                    results[i] = ModelError(f"{task} request in batch {batch.id}: {kind}")
-                    continue
-                message = item.result.message
-                results[i] = self._reply(message, params["model"])
-                if self.store is not None:
-                    self.store.put(key, task, params, {"status": 200, "json": message.model_dump(mode="json")},
-                                   self.secret)
-        return results  # type: ignore[return-value]
 
-    async def _gather(self, requests: list[dict[str, Any]]) -> list[ModelReply | ModelError]:
-        gate = asyncio.Semaphore(self.concurrency)
-        async with anthropic.AsyncAnthropic(
-                http_client=httpx2.AsyncClient(transport=self._async_transport()), **self._client_kwargs) as client:
+def without_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` without thinking and redacted_thinking blocks (an assistant message left empty
+    is dropped): the API allows omitting earlier turns' thinking, and a block from a script or an
+    imported session has no signature the model would accept.
 
-            async def one(req: dict[str, Any]) -> ModelReply | ModelError:
-                req = dict(req)
-                task = req.pop("task")
-                kwargs = self._kwargs(task=task, messages=req.pop("messages"), system=req.pop("system", None),
-                                      max_tokens=req.pop("max_tokens", 4_096),
-                                      context_window=req.pop("context_window", None), model=req.pop("model", None),
-                                      output_config=req.pop("output_config", None))
-                async with gate:
-                    try:
-                        response = await client.messages.create(**kwargs)
-                    except anthropic.APIError as exc:
-                        return _model_error(task, exc, client.max_retries)
-                return self._reply(response, kwargs["model"])
-
-            return list(await asyncio.gather(*(one(r) for r in requests)))
+    >>> without_thinking([{"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": ""},
+    ...                                                     {"type": "text", "text": "x"}]}])
+    [{'role': 'assistant', 'content': [{'type': 'text', 'text': 'x'}]}]
+    """
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
+                                             for b in content):
+            kept = [b for b in content if not (isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking"))]
+            if not kept:
+                continue
+            m = {**m, "content": kept}
+        out.append(m)
+    return out
 
 
 def _message_from(payload: dict[str, Any]) -> Any:
@@ -268,42 +312,4 @@ def _message_from(payload: dict[str, Any]) -> Any:
     return Message.model_validate(payload)
 
 
-def _scrub_key(text: str) -> str:
-    """An error message never carries the API key, even if a server echoed it back."""
-    from ..redact import scrub_output
-
-    return scrub_output(text)
-
-
-def _model_error(task: str, exc: Exception, retries: int) -> ModelError:
-    """The SDK's error as ours: prompt-too-long keeps its numbers for the PTL path."""
-    err = _model_error_raw(task, exc, retries)
-    scrubbed = _scrub_key(str(err))
-    if scrubbed != str(err):
-        err.args = (scrubbed,)
-    return err
-
-
-def _model_error_raw(task: str, exc: Exception, retries: int) -> ModelError:
-    if isinstance(exc, anthropic.BadRequestError):
-        message = _error_message(exc)
-        ptl = parse_prompt_too_long(message)
-        if ptl is not None:
-            return ptl
-        return ModelError(f"{task} request rejected (400): {message}")
-    if isinstance(exc, anthropic.APIStatusError):
-        return ModelError(f"{task} request failed with HTTP {exc.status_code}: {_error_message(exc)} "
-                          f"(after {retries} SDK retries)")
-    if isinstance(exc, anthropic.APIConnectionError):
-        kind = "timed out" if isinstance(exc, anthropic.APITimeoutError) else "could not connect"
-        return ModelError(f"{task} request {kind}: {exc} (after {retries} SDK retries)")
-    return ModelError(f"{task} request failed: {exc}")
-
-
-def _error_message(exc: anthropic.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-    return str(exc.message)
+__all__ += ["ProviderError", "without_thinking"]
