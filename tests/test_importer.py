@@ -242,12 +242,14 @@ def test_meta_echoes_progress_snapshots_and_queue_operations_are_not_turns(tmp_p
     assert result.counts["meta"] == 2 and result.counts["command_echoes"] == 2
 
 
-def test_a_session_opened_by_a_slash_command_starts_with_its_meta_expansion(tmp_path):
+def test_a_session_opened_by_a_slash_command_starts_with_the_command_then_its_meta_expansion(tmp_path):
     result, scenario = _imported(LEGACY, tmp_path)
-    first = scenario.turns[0]
-    assert first.meta is True and "<command-name>/orchestrator</command-name>" in first.user
-    assert "Split complex tasks into independent subtasks" in first.user
-    assert result.counts["opening_meta"] == 1
+    first, second = scenario.turns[:2]
+    # The command's arguments are what the person typed: a user turn, not meta.
+    assert first.meta is False and "<command-name>/orchestrator</command-name>" in first.user
+    assert person_text(UserMessage(uuid="x", content=first.user)) == "create TODO app by Next.js"
+    assert second.meta is True and "Split complex tasks into independent subtasks" in second.user
+    assert result.counts["opening_meta"] == 0
 
 
 # --- sidechains and subagents -----------------------------------------------------------------
@@ -307,7 +309,7 @@ def test_malformed_line_is_reported_or_fatal_with_strict(tmp_path, capsys):
     assert main(["grade", str(path), "--strict"]) == 2
 
 
-def test_broken_chain_uses_the_longest_consistent_chain(tmp_path):
+def test_broken_chain_is_placed_after_the_newest_message_not_replaced_by_a_longer_one(tmp_path):
     s = Session()
     for i in range(6):
         s.user(f"question {i}")
@@ -316,10 +318,12 @@ def test_broken_chain_uses_the_longest_consistent_chain(tmp_path):
     s.user("orphan question")
     s.assistant(text="orphan answer")
     t = read_transcript(s.write(tmp_path / "broken.jsonl"))
-    assert [m.content for m in t.messages if isinstance(m, UserMessage)][-1] == "question 5"
+    # The newest record is the conversation's end; its missing parent is replaced by the newest
+    # message before it in the file, so nothing before it is lost either.
+    assert [m.content for m in t.messages if isinstance(m, UserMessage)][-2:] == ["question 5", "orphan question"]
+    assert len(t.messages) == 14
     lines = [str(p) for p in t.problems]
-    assert any("ghost-uuid is not in the file" in p for p in lines)
-    assert any("longest consistent chain (12 messages" in p for p in lines)
+    assert any("ghost-uuid is not in the file; the record is placed after line 12" in p for p in lines)
 
 
 def test_reading_keeps_no_progress_records_in_memory(tmp_path):
