@@ -394,12 +394,16 @@ def cases_from_transcript(transcript: Any, *, expect: Expectations | None = None
             post_tokens=estimate_messages([UserMessage(uuid="summary", content=summary_text)]))]
     out = []
     for comp in transcript.compactions:
+        if comp.inherited:
+            continue  # copied in from a parent session: that session's to grade (listed by `grade FOLDER`)
         text = comp.summary_text
         post = estimate_messages([comp.summary]) if comp.summary is not None else 0
         out.append(CompactionCase(
             source=source, index=comp.index, kind="transcript", trigger=comp.boundary.trigger,
             summary=text, summary_message=text, summarized=comp.before, history=comp.history,
-            post_messages=comp.after, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
+            # What the model saw right after it (summary, preserved messages, then up to the next
+            # person-typed message), not the rest of the session.
+            post_messages=comp.post_context, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
             origin="transcript", line=comp.summary_line or comp.boundary_line))
     _link(out)
     return out
