@@ -31,6 +31,8 @@ from .evaluation import (
     write_results,
 )
 from .compaction import StrategyUnavailable
+from .cli_grade_folder import add_folder_options, run_grade_folder
+from .folder_grading import is_folder_mode
 from .grading import GraderRegistry, load_graders
 from .options import (
     RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, tolerance, window_tokens,
@@ -76,12 +78,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where transcripts and persisted tool results go (default: a temporary folder)")
     run.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
 
-    grade = sub.add_parser("grade", help="grade the compaction summaries in a Claude Code transcript",
+    grade = sub.add_parser("grade", help="grade the compaction summaries in Claude Code transcripts (files or folders)",
                            description="Grade each real compaction in a Claude Code session file (the "
                                        "conversation before each compact_boundary against the summary after "
                                        "it); with --summary, grade that text as a summary of the whole "
-                                       "transcript. Exit 0 if all verdicts pass, 1 if any fails, 2 on bad input.")
-    grade.add_argument("transcript", metavar="TRANSCRIPT.jsonl")
+                                       "transcript. Given folders (e.g. ~/.claude/projects) or several files, grade "
+                                       "every session with a compaction in parallel and print tables per grader "
+                                       "and per Claude Code version. Exit 0 if all verdicts pass, 1 if any fails, "
+                                       "2 on bad input.")
+    grade.add_argument("transcript", metavar="PATH", nargs="+",
+                       help="a session .jsonl file, or folders / several files (graded recursively)")
+    add_folder_options(grade)
     grade.add_argument("--summary", metavar="FILE", help="grade this summary text against the whole transcript")
     grade.add_argument("--expect", metavar="FILE.yaml",
                        help="expectations in the scenario 'expect:' schema (intent, files, errors, pending, "
@@ -441,6 +448,9 @@ def load_expectations(path: str | Path) -> Expectations:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
+    if is_folder_mode(args.transcript):
+        return run_grade_folder(args)
+    args.transcript = args.transcript[0]
     options = RunOptions.from_namespace(args)
     options.check_key()
     registry, specs = _registry(args)
