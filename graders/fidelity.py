@@ -32,8 +32,12 @@ from pytest_ctxeval.extract import (
     person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
+from pytest_ctxeval.messages import (
+    AssistantMessage, UserMessage, person_text, plain_text, result_text, text_of, tool_uses,
+)
+from pytest_ctxeval.session_facts import error_kept
 from pytest_ctxeval.summary import SECTION_TITLES, Section, normalize_ws, notes_section
+from pytest_ctxeval.verbatim import Haystack, Match, find, normalize, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -114,9 +118,54 @@ def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
     return best if best and best[1] >= 0.5 else None
 
 
+def _whole(case: CompactionCase) -> Haystack:
+    """The whole post-compact context as one haystack: a fact named in another section still survived."""
+    cached = case.__dict__.get("_whole_haystack")
+    if cached is None:
+        text = (case.summary_message or case.summary) + ("\n" + case.kept_text if case.kept_text else "")
+        cached = case.__dict__["_whole_haystack"] = Haystack(text)
+    return cached
+
+
+def _message_kept(text: str, hay: Haystack) -> Match:
+    """A person's message is kept when it is verbatim (see pytest_ctxeval.verbatim), or, for a long
+    one, its head and tail are."""
+    found = find(text, hay)
+    if found:
+        return found
+    frags = message_fragments(text)
+    if len(frags) == 2 and all(find(f, hay) for f in frags):
+        return Match(True, "head and tail", f"long message: its first and last {LONG_MESSAGE_KEEP} characters")
+    return Match(False)
+
+
+def _drafts(people: list, history: list) -> dict[int, int]:
+    """Messages the person sent again, revised, right after (an interrupted draft and its resend):
+    index of the draft -> index of the resend. The resend is what must survive."""
+    out: dict[int, int] = {}
+    for i in range(len(people) - 1):
+        a, b = normalize(people[i].text), normalize(people[i + 1].text)
+        if not a or a == b:
+            continue
+        if b.startswith(a[: max(12, len(a) * 3 // 4)]) or _covered(a[:600], b[:1200]) >= 0.75:
+            out[i] = i + 1
+    return out
+
+
+def _covered(a: str, b: str) -> float:
+    """The share of ``a``'s characters found, in order, in ``b``."""
+    blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+    return sum(m.size for m in blocks) / len(a) if a else 0.0
+
+
 @grader("verbatim_user_messages", kind="rule")
 def verbatim_user_messages(case: CompactionCase) -> Verdict:
-    """Every person-typed message so far appears verbatim in section 6."""
+    """Every person-typed message so far appears verbatim in section 6.
+
+    Verbatim as a careful reader counts it (pytest_ctxeval.verbatim): quote characters, Markdown
+    escapes, invisible Unicode, flattened line breaks and a fixed typo do not count as changes; a
+    typed lead whose pasted log was summarised is kept; a draft the person sent again revised is kept
+    by its resend; a message quoted verbatim in another part of the summary survived too."""
     people = person_messages(case.history)
     if not people:
         return Verdict.not_applicable("no person-typed messages before this compaction")
@@ -126,26 +175,42 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                                 [p.text for p in people])
     section = case.sections.get("user_messages")
     where = f"section 6 (line {section.line})" if section else "the post-compact context"
-    body = normalize_ws(region)
+    hay = Haystack(region)
+    kept: dict[int, Match] = {}
+    for n, p in enumerate(people):
+        found = _message_kept(p.text, hay)
+        if not found:
+            elsewhere = _message_kept(p.text, _whole(case))
+            if elsewhere:
+                found = Match(True, "elsewhere", "quoted outside section 6")
+        if found:
+            kept[n] = found
+    drafts = _drafts(people, case.history)
     missing, reasons = [], []
-    for n, p in enumerate(people, start=1):
-        frags = message_fragments(p.text)
-        if all(f in body for f in frags):
+    for n, p in enumerate(people):
+        if n in kept or (n in drafts and drafts[n] in kept):
             continue
         missing.append(p.text)
-        reason = f"user message {n} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
+        reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
+        frags = message_fragments(p.text)
         if len(frags) == 2:
-            lost = [name for name, f in zip(("first", "last"), frags) if f not in body]
+            lost = [name for name, f in zip(("first", "last"), frags) if not find(f, hay)]
             reason += (f"; its {' and '.join(lost)} {LONG_MESSAGE_KEEP} characters are missing "
                        f"(long-message policy: head and tail must be verbatim)")
-        else:
-            near = _closest(p.text, section.body if section else region)
-            if near:
-                reason += f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\""
+        near = _closest(p.text, section.body if section else region) if len(frags) == 1 else None
+        if near:
+            reason += (f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\"; differences: "
+                       f"{show_difference(normalize_ws(p.text), near[0])}")
         reasons.append(reason)
-    return Verdict.from_fraction(len(people) - len(missing), len(people), reasons,
-                                 f"all {len(people)} person-typed messages verbatim in {where}", missing=missing)
+    notes = sorted({m.how for m in kept.values() if m.how not in ("exact",)})
+    ok = f"all {len(people)} person-typed messages verbatim in {where}"
+    if notes:
+        ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
+    return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
 
+
+_HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "
+        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "quoted outside section 6"}
 
 _NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)
@@ -154,6 +219,9 @@ _QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re
 # elisions too: the summariser is shown [image] / [document] where the person pasted one
 # (stripImagesFromMessages, 003:96-106), so a quote that keeps the marker is still verbatim.
 _ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.|\[image\]|\[document\])\s*")
+#: A last message this short that only gives the go-ahead ("Kick it off", "yes do it") refers back to
+#: the request before it: both are the most recent conversation.
+GO_AHEAD_WORDS = 4
 
 
 def _quotes(text: str) -> list[str]:
@@ -163,10 +231,18 @@ def _quotes(text: str) -> list[str]:
     return [q for q in out if q]
 
 
+_TRAIL = re.compile(r"[\s.,;:!?]+$")
+
+
+def _flat_lines(text: str) -> str:
+    return re.sub(r"\s*\n\s*(?:[-*•]\s+|\d+[.)]\s+)?", " ", text)
+
+
 def _quote_in(quote: str, texts: list[str], min_len: int) -> bool:
     """Every part of ``quote`` (split at elisions) is at least ``min_len`` long, or a whole text,
-    and appears in one of ``texts``."""
-    parts = [p for p in _ELISION.split(quote) if p]
+    and appears in one of ``texts`` (compared after pytest_ctxeval.verbatim.normalize)."""
+    parts = [_TRAIL.sub("", normalize(_flat_lines(p))) for p in _ELISION.split(quote) if p and normalize(p)]
+    parts = [p for p in parts if p]
     if not parts:
         return False
     for part in parts:
@@ -175,6 +251,47 @@ def _quote_in(quote: str, texts: list[str], min_len: int) -> bool:
         if len(part) < min_len and part not in texts:
             return False
     return True
+
+
+def _said_after(messages: list) -> list[str]:
+    """What the assistant said and did in ``messages``: its text, the text inputs of its tool calls
+    (a plan it wrote, the command it ran) and the tool results it got."""
+    out = []
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            if (t := text_of(m.content)).strip():
+                out.append(t)
+            for use in tool_uses(m):
+                out += [v for v in _strings(use.input) if len(v) >= 8]
+        elif isinstance(m, UserMessage) and not isinstance(m.content, str):
+            out += [result_text(b) for b in m.content if getattr(b, "type", None) == "tool_result"]
+    return out
+
+
+def _strings(value) -> list[str]:  # noqa: ANN001
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+#: A quote counts as reformatted (a list rewritten as a sentence) when at least this share of its
+#: words, and at least 8 of them, are in one recent text.
+QUOTE_WORDS = 0.9
+
+
+def _tokens_in(quote: str, texts: list[str]) -> bool:
+    tokens = significant_tokens(quote)
+    if len(tokens) < 8:
+        return False
+    for text in texts:
+        have = set(significant_tokens(text))
+        if sum(t in have for t in tokens) / len(tokens) >= QUOTE_WORDS:
+            return True
+    return False
 
 
 @grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), strategies=("claude_code",))
@@ -192,21 +309,27 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     last = people[-1]
     # The most recent conversation: the last person-typed message, the ones sent right before it
     # with no assistant message between (the API merges consecutive user turns, so "fix it" sent
-    # after an interrupt is one request with what came before), and what the assistant said after.
+    # after an interrupt is one request with what came before), the request a bare go-ahead
+    # ("Kick it off") starts, and what the assistant said and did after it (its text, the plan or
+    # command it wrote, the results it got).
     run = [last]
     for earlier in reversed(people[:-1]):
         if any(isinstance(m, AssistantMessage) for m in case.history[earlier.index + 1:run[0].index]):
             break
         run.insert(0, earlier)
-    recent = [normalize_ws(p.text) for p in run]
+    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS:
+        run.insert(0, people[-len(run) - 1])
+    recent = [normalize(_flat_lines(p.text)) for p in run]
     if len(run) > 1:
-        recent.append(normalize_ws(" ".join(p.text for p in run)))
-    for m in case.history[last.index + 1:]:
-        if isinstance(m, AssistantMessage):
-            t = text_of(m.content)
-            if t.strip():
-                recent.append(normalize_ws(t))
-    older = [normalize_ws(p.text) for p in people[:-len(run)]]
+        recent.append(normalize(" ".join(_flat_lines(p.text) for p in run)))
+    after = _said_after(case.history[last.index + 1:])
+    recent += [normalize(_flat_lines(t)) for t in after]
+    if not any(isinstance(m, AssistantMessage) for m in case.history[last.index + 1:]):
+        # Compacted right after the last request, before any reply: the most recent conversation is
+        # that request and the turn it came after ("Next up: /gsd:plan-phase 14", then a question).
+        before = people[-len(run) - 1].index + 1 if len(people) > len(run) else 0
+        recent += [normalize(_flat_lines(t)) for t in _said_after(case.history[before:run[0].index])]
+    older = [normalize(_flat_lines(p.text)) for p in people[:-len(run)]]
     quotes = _quotes(body)
     min_len = 20  # a quote must be at least this long, or a whole message/reply
     if not quotes:
@@ -215,6 +338,10 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     good = [q for q in quotes if _quote_in(q, recent, min_len)]
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
+    loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)]
+    if loose:
+        return Verdict.passed_(f"section 9 quotes the most recent conversation, reformatted (all its words are there, "
+                               f"not in this order): \"{_short(loose[0])}\"", quote=loose[0])
     stale = [q for q in quotes if _quote_in(q, older, min_len)]
     if stale:
         return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
@@ -227,57 +354,102 @@ def next_step_quote(case: CompactionCase) -> Verdict:
 
 @grader("files_preserved", kind="rule")
 def files_preserved(case: CompactionCase) -> Verdict:
-    """Every file edited or written in the session so far (and expect.files) is named in section 3."""
+    """Every file edited or written in the session so far (and expect.files) is named in section 3.
+
+    A rejected or failed edit changed nothing, and Claude Code's own storage (plan files, memory) is
+    not a project file (pytest_ctxeval.session_facts). A file named in another part of the summary
+    was not dropped."""
     # The artifact trail of the whole session, not only of this span: a second summary that drops
     # the files changed before the first compaction has lost them.
     changed = edited_files(case.history)
     files = list(dict.fromkeys(changed + _reached(case, list(case.expect.files))))
     if not files:
-        return Verdict.not_applicable("no file was edited or written, and no file of expect.files has come up yet")
+        return Verdict.not_applicable("no project file was changed (rejected or failed edits and Claude Code's own "
+                                      "plan/memory files do not count), and no file of expect.files has come up yet")
     region = case.region("files")
     if region is None:
         return _section_missing(case, "files", 3, f"the {len(files)} changed files (latest first)",
                                 list(reversed(files)))
     where = _where(case, "files", 3)
-    missing = [f for f in files if not file_mentioned(f, region, files)]
-    reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where}" for f in missing]
-    return Verdict.from_fraction(len(files) - len(missing), len(files), reasons,
-                                 f"all {len(files)} changed files named in {where}", missing=missing)
+    whole = _whole(case).text
+    elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
+    missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
+    reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where} nor anywhere "
+               "else in the summary" for f in missing]
+    ok = f"all {len(files)} changed files named in {where}" + (
+        f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
+    return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
 
 
 @grader("errors_preserved", kind="rule")
 def errors_preserved(case: CompactionCase) -> Verdict:
-    """The key line of every failing tool result (and every expect.errors line) is in section 4."""
-    wanted: dict[str, str] = {}
+    """Every error of the summarised span (and every expect.errors line) is in section 4: its key
+    line, or its identifying tokens (test or function name, file:line, exception type, error code,
+    exit code), or the failing command with its output.
+
+    Rejected calls, calls cancelled with a failing sibling, calls the tool refused as made and probes
+    that found nothing are not errors (pytest_ctxeval.session_facts.error_kind)."""
+    wanted: dict[str, tuple[str, object]] = {}
     for f in failing_results(case.summarized):
         if f.key_line:
-            wanted.setdefault(f.key_line, f"{f.tool} result")
+            wanted.setdefault(f.key_line, (f"{f.tool} result", f))
     for line in _reached(case, list(case.expect.errors)):
-        wanted.setdefault(line, "expect.errors")
+        wanted.setdefault(line, ("expect.errors", None))
     if not wanted:
-        return Verdict.not_applicable("no tool result failed in the summarised span, and no line of expect.errors "
-                                      "has come up yet")
+        return Verdict.not_applicable("no tool result failed with an error in the summarised span (rejected, "
+                                      "cancelled and mis-made calls and empty probes are not errors), and no line "
+                                      "of expect.errors has come up yet")
     region = case.region("errors")
     if region is None:
         return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines", list(wanted))
     where = _where(case, "errors", 4)
-    missing = [k for k in wanted if not _present(k, region)]
-    reasons = [f"error line from a failing {wanted[k]} is not in {where}: \"{_short(k, 100)}\"" for k in missing]
-    return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons,
-                                 f"all {len(wanted)} error lines in {where}", missing=missing)
+    # Where else an error is told: the problem-solving and current-work sections.
+    wider = region + "\n" + case.sections.body("problem", "current")
+    missing, how = [], []
+    for key, (_, f) in wanted.items():
+        if _present(key, region) or _present(key, wider):
+            continue
+        if f is not None:
+            kept, why = error_kept(key, f.text, str(f.input.get("command", "")), wider)
+            if kept:
+                how.append(why)
+                continue
+        missing.append(key)
+    reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"" for k in missing]
+    ok = f"all {len(wanted)} error lines in {where}" + (f" ({len(how)} by their identifying tokens)" if how else "")
+    return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons, ok, missing=missing)
+
+
+#: A task counts as told when this share of its subject's words is in one item (a summary tells a
+#: task by its number and description: "Task #11: End-to-end test — regenerate InfiniteRunner via CLI").
+TASK_OVERLAP = 0.6
+
+
+def _task_told(subject: str, region: str) -> bool:
+    tokens = significant_tokens(subject)
+    if not tokens:
+        return False
+    for item in re.split(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)])\s)", region):
+        low = item.lower()
+        if sum(t in low for t in tokens) / len(tokens) >= TASK_OVERLAP:
+            return True
+    return False
 
 
 @grader("pending_tasks", kind="rule")
 def pending_tasks(case: CompactionCase) -> Verdict:
-    """Open TodoWrite items (and expect.pending) appear in section 7."""
+    """Open TodoWrite items and TaskCreate tasks (and expect.pending) appear in section 7 (a task in
+    progress may be told in sections 8-9 instead)."""
     items = list(dict.fromkeys(open_todos(case.history) + _reached(case, list(case.expect.pending))))
     if not items:
-        return Verdict.not_applicable("no open todo items, and no task of expect.pending has come up yet")
+        return Verdict.not_applicable("no open todo item or task (TodoWrite, TaskCreate/TaskUpdate), and no task of "
+                                      "expect.pending has come up yet")
     region = case.region("pending")
     if region is None:
         return _section_missing(case, "pending", 7, f"the {len(items)} open tasks", items)
     where = _where(case, "pending", 7)
-    missing = [i for i in items if not _present(i, region)]
+    wider = region + "\n" + case.sections.body("current", "next")
+    missing = [i for i in items if not _present(i, region) and not _task_told(i, wider)]
     reasons = [f"open task not in {where}: \"{_short(i)}\"" for i in missing]
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
                                  f"all {len(items)} open tasks in {where}", missing=missing)

@@ -16,6 +16,7 @@ from .messages import (
     AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text,
     text_of, tool_results, tool_uses,
 )
+from .session_facts import claude_storage, error_kind, failed_call_ids, open_tasks
 from .summary import normalize_ws
 
 __all__ = [
@@ -52,6 +53,7 @@ class FailingResult:
     input: dict[str, Any]
     text: str
     key_line: str
+    kind: str = "error"  # error | rejected | cancelled | tool_usage | probe (session_facts.error_kind)
 
 
 def person_messages(messages: Iterable[Any]) -> list[PersonMessage]:
@@ -73,11 +75,16 @@ def _tool_path(block: ToolUseBlock) -> str | None:
 
 
 def edited_files(messages: Iterable[Any]) -> list[str]:
-    """Paths changed by Edit/MultiEdit/Write/NotebookEdit calls, first-seen order, no repeats."""
+    """Project files changed by Edit/MultiEdit/Write/NotebookEdit calls, first-seen order, no repeats.
+    A call whose result failed (rejected by the person, refused by the tool) changed nothing, and
+    Claude Code's own storage (plan files, memory under ``~/.claude``) is not the project's."""
+    messages = list(messages)
+    failed = failed_call_ids(messages)
     seen: dict[str, None] = {}
     for message in messages:
         for block in tool_uses(message):
-            if block.name in EDIT_TOOLS and (path := _tool_path(block)):
+            if block.name in EDIT_TOOLS and block.id not in failed and (path := _tool_path(block)) \
+                    and not claude_storage(path):
                 seen.setdefault(path)
     return list(seen)
 
@@ -146,8 +153,11 @@ def key_error_line(text: str, limit: int = 200) -> str:
     return normalize_ws(chosen)[:limit]
 
 
-def failing_results(messages: list[Any]) -> list[FailingResult]:
-    """Every tool result with ``is_error`` set, with the call it answers and its key line."""
+def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -> list[FailingResult]:
+    """Every tool result with ``is_error`` set whose kind is in ``kinds`` (by default the errors of
+    the work: not a rejected, cancelled or mis-made call, not a probe; see
+    :func:`pytest_ctxeval.session_facts.error_kind`), with the call it answers and its key line."""
+    wanted = set(kinds)
     calls: dict[str, ToolUseBlock] = {}
     out = []
     for i, message in enumerate(messages):
@@ -158,8 +168,12 @@ def failing_results(messages: list[Any]) -> list[FailingResult]:
                 continue
             use = calls.get(res.tool_use_id)
             text = result_text(res)
-            out.append(FailingResult(i, use.name if use else "?", res.tool_use_id,
-                                     dict(use.input) if use else {}, text, key_error_line(text)))
+            tool = use.name if use else "?"
+            kind = error_kind(tool, text, dict(use.input) if use else {})
+            if kind not in wanted:
+                continue
+            out.append(FailingResult(i, tool, res.tool_use_id, dict(use.input) if use else {}, text,
+                                     key_error_line(text), kind))
     return out
 
 
@@ -174,10 +188,13 @@ def latest_todos(messages: Iterable[Any]) -> list[dict[str, Any]] | None:
 
 
 def open_todos(messages: Iterable[Any]) -> list[str]:
-    """Contents of the todos not marked completed in the latest TodoWrite."""
+    """Contents of the todos not marked completed in the latest TodoWrite, then the subjects of the
+    TaskCreate tasks not completed or deleted (Claude Code 2.1.45+)."""
+    messages = list(messages)
     todos = latest_todos(messages) or []
-    return [str(t.get("content", "")).strip() for t in todos
-            if t.get("status") != "completed" and str(t.get("content", "")).strip()]
+    items = [str(t.get("content", "")).strip() for t in todos
+             if t.get("status") != "completed" and str(t.get("content", "")).strip()]
+    return list(dict.fromkeys(items + open_tasks(messages)))
 
 
 def message_fragments(text: str) -> list[str]:
