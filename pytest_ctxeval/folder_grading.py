@@ -18,6 +18,7 @@ line and reasons; ``--json``, ``--md`` and ``--html`` write the same. Exit 0 whe
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import sys
@@ -167,16 +168,19 @@ def grade_paths(files: list[Path], *, grader_names: list[str] | None = None, gra
     dirs = [str(d) for d in graders_dirs]
     workers = max(1, min(workers or os.cpu_count() or 1, len(files) or 1))
     bar = _Bar(len(files), sum(_size(f) for f in files)) if progress else None
+    # Set up here; workers forked from this process inherit the graders and the judge (no import of
+    # the model SDK per worker); under another start method each worker sets up its own.
+    _setup(grader_names, dirs, options)
+    forked = multiprocessing.get_start_method(allow_none=False) == "fork"
     if workers == 1:
-        _setup(grader_names, dirs, options)
         for f in files:
             r = _worker_grade(str(f), strict)
             if bar:
                 bar.step(r)
             yield r
     else:
-        with ProcessPoolExecutor(max_workers=workers, initializer=_setup,
-                                 initargs=(grader_names, dirs, options)) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=None if forked else _setup,
+                                 initargs=() if forked else (grader_names, dirs, options)) as pool:
             futures = [pool.submit(_worker_grade, str(f), strict) for f in files]
             for fut in as_completed(futures):
                 r = fut.result()
