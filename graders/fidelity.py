@@ -214,7 +214,18 @@ _HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lea
 
 _NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)
-_QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.compile(r"^\s*>\s?(.{2,})$", re.MULTILINE))
+#: A first sentence that says there is nothing to do until the person speaks: "The task is complete;
+#: awaiting the user's next instruction", "No further action is required", "Wait for the user to confirm".
+_NO_STEP_SENTENCE = re.compile(
+    r"\bno (?:further |explicit |immediate |specific |pending |other )?(?:next )?(?:steps?|actions?|work|tasks?)\b|"
+    r"\bnothing (?:further |else |more )?(?:to do|pending|(?:is )?(?:required|needed|requested))\b|"
+    r"\b(?:await(?:ing)?|wait(?:ing)? for) (?:the )?user|\bno action (?:is )?(?:needed|required)\b|"
+    r"\b(?:task|work|request)s? (?:is |are |was |were |has been |have been )?(?:now )?(?:fully )?"
+    r"(?:complete|completed|done|finished)\b[^.]*\b(?:await|wait|unless|until|no )", re.IGNORECASE)
+_QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.compile(r"^\s*>\s?(.{2,})$", re.MULTILINE),
+           # 'a quote in single quotes', not an apostrophe: starts after a space or ':', at least three words
+           re.compile(r"(?:(?<=[\s:(])|^)'([^'\n]*?\s[^'\n]*?\s[^'\n]{2,}?)'(?=[\s.,;:!?)]|$)", re.MULTILINE),
+           re.compile(r"‘([^’]{2,})’"))
 # Elisions split a quote into parts that must each be verbatim. The media markers count as
 # elisions too: the summariser is shown [image] / [document] where the person pasted one
 # (stripImagesFromMessages, 003:96-106), so a quote that keeps the marker is still verbatim.
@@ -301,7 +312,8 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     if section is None:
         return _section_missing(case, "next", 9, "the next step and its quote")
     body = section.body.strip()
-    if not body or _NO_STEP.match(body):
+    first = re.split(r"(?<=[.!?])\s+|\n", body, maxsplit=1)[0]
+    if not body or _NO_STEP.match(body) or _NO_STEP_SENTENCE.search(first):
         return Verdict.not_applicable(f"section 9 proposes no step: \"{_short(body)}\"")
     people = person_messages(case.history)
     if not people:

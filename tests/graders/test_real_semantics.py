@@ -329,3 +329,21 @@ def test_drift_holds_each_generation_to_the_requests_made_before_it(registry, ki
     intents = [data["intent"] for _, data in judge.items]
     assert later not in intents[0]           # generation 1 came before the later request
     assert later in intents[1] and later in intents[2]
+
+
+@pytest.mark.parametrize("body", [
+    "The task is complete; awaiting the user's next instruction.",
+    "No further action is required until the user reviews the PR.",
+    "Wait for the user to confirm the balloon auto-flip before changing anything.",
+])
+def test_a_next_step_that_only_waits_for_the_person_proposes_nothing(grade, kit, body):
+    verdict = grade("next_step_quote", kit.case([kit.user("ship it"), kit.say("shipped")], _s(kit, next=body)))
+    assert verdict.status == "n/a", verdict.reasons
+
+
+def test_a_quote_in_single_quotes_counts_and_an_apostrophe_is_no_quote(grade, kit):
+    msgs = [kit.user("fix the flaky upload test before the release"), kit.say("on it")]
+    good = _s(kit, next="Fix it, per the user's request: 'fix the flaky upload test before the release'.")
+    assert grade("next_step_quote", kit.case(msgs, good)).status == "pass"
+    bad = _s(kit, next="Fix the user's flaky test and don't forget the release notes.")
+    assert grade("next_step_quote", kit.case(msgs, bad)).status == "fail"
