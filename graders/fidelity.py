@@ -29,7 +29,7 @@ import re
 
 from pytest_ctxeval.extract import (
     LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
-    person_messages, significant_tokens,
+    person_messages, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import (
@@ -92,19 +92,18 @@ def _section_missing(case: CompactionCase, kind: str, number: int, what: str, it
                           f"(sections found: {', '.join(case.sections.kinds) or 'none'})", missing=list(items))
 
 
+_PRESENT_ITEMS = re.compile(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)")
+
+
 def _present(needle: str, haystack: str) -> bool:
     """Verbatim (whitespace- and case-insensitive), or most of its significant tokens within one
-    item of the section (a line, with its continuation lines), not scattered over the section."""
-    if contains_text(haystack.lower(), needle.lower()):
-        return True
+    item of the section (a line, with its continuation lines), not scattered over the section.
+    (The section is indexed once for all needles: text_index.)"""
+    index = text_index(haystack, _PRESENT_ITEMS)
     tokens = significant_tokens(needle)
-    if not tokens:
-        return False
-    for item in re.split(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)", haystack):
-        have = set(significant_tokens(item))
-        if sum(t in have for t in tokens) / len(tokens) >= TOKEN_OVERLAP:
-            return True
-    return False
+    if index.contains(normalize_ws(needle.lower()), tokens):
+        return True
+    return index.overlap(tokens, TOKEN_OVERLAP)
 
 
 def _closest(needle: str, haystack: str) -> tuple[str, float] | None:

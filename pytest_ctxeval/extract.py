@@ -8,8 +8,10 @@ paraphrases, fails them.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable
 
 from .messages import (
@@ -208,7 +210,66 @@ def message_fragments(text: str) -> list[str]:
 
 def contains_text(haystack: str, needle: str) -> bool:
     """Whitespace-insensitive substring test."""
-    return normalize_ws(needle) in normalize_ws(haystack)
+    return normalize_ws(needle) in _normalized(haystack)
+
+
+@lru_cache(maxsize=16)
+def _normalized(text: str) -> str:
+    # Graders test many needles (every error line, every task) against one section: normalise it
+    # once, not once per needle (that made grading quadratic in the session's length).
+    return normalize_ws(text)
+
+
+class TextIndex:
+    """One text searched for many needles: lower-cased and whitespace-normalised once, split into
+    items once, each item's significant tokens indexed once (see :func:`text_index`)."""
+
+    def __init__(self, text: str, split: "re.Pattern[str]"):
+        self.lower = normalize_ws(text.lower())
+        parts = split.split(text)
+        self.items = [set(significant_tokens(item)) for item in parts]
+        self.item_lower = [normalize_ws(item.lower()) for item in parts]
+        self.postings: dict[str, list[int]] = {}
+        for i, have in enumerate(self.items):
+            for t in have:
+                self.postings.setdefault(t, []).append(i)
+
+    def contains(self, needle: str, tokens: list[str]) -> bool:
+        """Whether ``needle`` (lower-cased, whitespace-normalised) is in the text. The items holding
+        its rarest token are tried first (an item's text is part of the whole text), the whole text
+        only when none holds it: a section that lists every error is not scanned once per error."""
+        known = [t for t in tokens if t in self.postings]
+        if known:
+            rarest = min(known, key=lambda t: len(self.postings[t]))
+            if any(needle in self.item_lower[i] for i in self.postings[rarest]):
+                return True
+        return needle in self.lower
+
+    def overlap(self, tokens: list[str], share: float) -> bool:
+        """Whether one item holds at least ``share`` of ``tokens`` (counted with repeats), as
+        ``sum(t in item for t in tokens) / len(tokens) >= share`` over every item, but looking only
+        at the items that hold one of the rarest tokens (an item lacking all of them cannot reach
+        the share)."""
+        if not tokens:
+            return False
+        weight: dict[str, int] = {}
+        for t in tokens:
+            weight[t] = weight.get(t, 0) + 1
+        k = len(tokens)
+        candidates: set[int] = set()
+        lacking = 0
+        for t in sorted(weight, key=lambda t: len(self.postings.get(t, ()))):
+            candidates.update(self.postings.get(t, ()))
+            lacking += weight[t]
+            if k - lacking < share * k - 1e-9 or math.isclose(k - lacking, 0):
+                break
+        return any(sum(t in self.items[i] for t in tokens) / k >= share for i in candidates)
+
+
+@lru_cache(maxsize=16)
+def text_index(text: str, split: "re.Pattern[str]") -> TextIndex:
+    """The :class:`TextIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
+    return TextIndex(text, split)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_]|\d+(?:\.\d+)?")
