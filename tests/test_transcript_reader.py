@@ -349,3 +349,47 @@ def test_reading_never_waits_on_a_pipe_from_the_cli(tmp_path, capsys):
     assert "FIFO" in capsys.readouterr().err
 
 
+
+
+def _resumed_with_own_compaction(path: Path) -> Path:
+    s = Session()
+    s.add({"type": "system", "subtype": "compact_boundary", "logicalParentUuid": "in-the-parent-file",
+           "compactMetadata": {"trigger": "auto", "preTokens": 160_000}})
+    s.user(SUMMARY, isCompactSummary=True)
+    _work(s, 3)
+    s.compact(SUMMARY, trigger="auto", pre_tokens=50_000)
+    s.user("and now?")
+    s.assistant(text="done")
+    return s.write(path)
+
+
+def test_compare_real_and_grading_skip_the_inherited_compaction(tmp_path):
+    from pytest_ctxeval.compare import compare_real
+    from pytest_ctxeval.grading import cases_from_transcript, load_graders
+    from pytest_ctxeval.llm import make_llm
+
+    path = _resumed_with_own_compaction(tmp_path / "resumed.jsonl")
+    t = read_transcript(path)
+    inherited, own = t.compactions
+    (case,) = cases_from_transcript(t)
+    assert case.index == own.index == 2 and case.line == own.summary_line
+    registry = load_graders()
+    cmp = compare_real(path, llm=make_llm(), registry=registry, specs=registry.select(["tool_pairing"]))
+    assert [c.line for c in cmp.compactions] == [own.summary_line]
+
+
+def test_compare_real_on_a_file_with_only_an_inherited_compaction_says_so(tmp_path):
+    from pytest_ctxeval.compare import compare_real
+    from pytest_ctxeval.errors import UsageError
+    from pytest_ctxeval.grading import load_graders
+    from pytest_ctxeval.llm import make_llm
+
+    s = Session()
+    s.add({"type": "system", "subtype": "compact_boundary", "logicalParentUuid": "elsewhere",
+           "compactMetadata": {"trigger": "auto", "preTokens": 160_000}})
+    s.user(SUMMARY, isCompactSummary=True)
+    s.user("go on")
+    s.assistant(text="ok")
+    registry = load_graders()
+    with pytest.raises(UsageError, match="inherited from a parent session"):
+        compare_real(s.write(tmp_path / "r.jsonl"), llm=make_llm(), registry=registry, specs=registry.select(["tool_pairing"]))
