@@ -255,10 +255,11 @@ def _quote_in(quote: str, texts: list[str], min_len: int) -> bool:
     parts = [p for p in parts if p]
     if not parts:
         return False
+    whole = {_TRAIL.sub("", t) for t in texts}
     for part in parts:
         if not any(part in t for t in texts):
             return False
-        if len(part) < min_len and part not in texts:
+        if len(part) < min_len and part not in whole:
             return False
     return True
 

@@ -150,9 +150,9 @@ def _intent(case: CompactionCase) -> str:
     people = person_messages(case.history)
     if not people:
         return ""
-    parts = [f"First request: {people[0].text}"]
+    parts = [f"First request: {_as_typed(people[0].text)}"]
     if len(people) > 1:
-        parts.append(f"Latest request: {people[-1].text}")
+        parts.append(f"Latest request: {_as_typed(people[-1].text)}")
     return "\n".join(parts)
 
 

@@ -17,7 +17,8 @@ of a real session counts them.
 
   Only ``error`` counts as an error; none of the five counts as a change.
 * An edit counts as a change when its result did not fail, and the file is the project's: Claude
-  Code's own storage (``~/.claude*/plans``, ``projects/<p>/memory``, ``todos``, ...) is not.
+  Code's own storage (``~/.claude*/plans``, ``projects/<p>/memory``, ``todos``, ...) and scratch
+  space (``/tmp``) are not.
 * Open tasks: the latest TodoWrite list and the TaskCreate/TaskUpdate tasks (2.1.45+) not completed
   or deleted.
 * An error counts as kept (:func:`error_kept`) when its key line is in section 4, or its identifying
@@ -139,15 +140,23 @@ _CLAUDE_STORAGE = re.compile(r"(?:^|/)\.claude[\w.-]*/(?:plans|projects|todos|us
                              r"image-cache|session-env|file-history|paste-cache|statsig|ide)(?:/|$)")
 
 
+#: Scratch space: a script the agent wrote to /tmp to try something is not a project file.
+_SCRATCH = re.compile(r"^(?:/tmp/|/private/tmp/|/var/tmp/|/private/var/folders/|/var/folders/|/dev/shm/)|"
+                      r"/AppData/Local/Temp/", re.IGNORECASE)
+
+
 def claude_storage(path: str) -> bool:
-    """Whether ``path`` is Claude Code's own storage, not a project file.
+    """Whether ``path`` is Claude Code's own storage or scratch space, not a project file.
 
     >>> claude_storage("/Users/me/.claude/plans/zany-strolling-eich.md")
+    True
+    >>> claude_storage("/tmp/try_regex.py")
     True
     >>> claude_storage("/repo/.claude/skills/simplify/SKILL.md")
     False
     """
-    return bool(_CLAUDE_STORAGE.search(path.replace("\\", "/")))
+    path = path.replace("\\", "/")
+    return bool(_CLAUDE_STORAGE.search(path) or _SCRATCH.search(path))
 
 
 def failed_call_ids(messages: Iterable[Any]) -> set[str]:

@@ -6,7 +6,8 @@ A summariser that keeps a message "verbatim" still changes characters that carry
   ``'``, curly quotes, backticks;
 * Markdown escapes (``\\*``, ``\\_``) and invisible Unicode: NFC vs NFD, zero-width characters,
   bidirectional overrides, soft hyphens; a space before ``?``/``!``;
-* case, runs of whitespace, and line breaks flattened into `` / `` or ``; ``;
+* case, runs of whitespace, and line breaks flattened into `` / `` or ``; ``; a media marker
+  (``[Image #2]``, ``[Pasted text #1 +40 lines]``) kept or dropped;
 * a typo the person made, fixed (``pythin`` -> ``python``): at most one word in 30, each within two
   edits of the original.
 
@@ -33,6 +34,8 @@ _QUOTE_CHARS = re.compile("[\"'`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e
                           "\u2039\u203a\u300c\u300d]")
 _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
 _MD_STRONG = re.compile(r"\*\*|__|~~")
+#: Where the person pasted media the prompt holds a marker the summariser may keep or drop.
+_MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n]{0,200})?(?: \+\d+ lines)?\]")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([?!.,;:)])")
 _WS = re.compile(r"\s+")
 #: How a summariser flattens the line breaks of a multi-line message.
@@ -50,6 +53,7 @@ def normalize(text: str) -> str:
     text = unicodedata.normalize("NFC", text)
     text = _INVISIBLE.sub("", text)
     text = text.replace("\u00a0", " ").replace("\u2028", "\n").replace("\u2029", "\n")
+    text = _MEDIA.sub(" ", text)
     text = _MD_ESCAPE.sub(r"\1", text)
     text = _MD_STRONG.sub("", text)
     text = _QUOTE_CHARS.sub("", text)

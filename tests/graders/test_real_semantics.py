@@ -43,6 +43,7 @@ def _real(case: CompactionCase, version: str, trigger: str | None = None) -> Com
     ("deploy to prod", "deploy to \u202eprod"),                             # bidi override
     ("first line\nsecond line", "first line / second line"),              # line breaks flattened
     ("why is the agent executing weird pythin?", "why is the agent executing weird python?"),  # typo fixed
+    ("[Image #2] the balloon overlaps the bird", "the balloon overlaps the bird (screenshot)"),  # media marker
 ])
 def test_meaningless_differences_are_verbatim(typed, listed):
     assert find(typed, f"- {listed}"), (typed, listed)
@@ -347,3 +348,12 @@ def test_a_quote_in_single_quotes_counts_and_an_apostrophe_is_no_quote(grade, ki
     assert grade("next_step_quote", kit.case(msgs, good)).status == "pass"
     bad = _s(kit, next="Fix the user's flaky test and don't forget the release notes.")
     assert grade("next_step_quote", kit.case(msgs, bad)).status == "fail"
+
+
+def test_a_short_last_message_quoted_whole_with_its_period_counts(grade, kit):
+    msgs = [kit.user("Migrate the billing tables to the new schema"), kit.say("Migrated two of five."),
+            kit.user("Keep going."), kit.say("Migrating the invoices table.")]
+    assert grade("next_step_quote", kit.case(msgs, _s(kit, next='The user said "Keep going."'))).status == "pass"
+    # a short fragment of a longer message is not a quote of it
+    msgs2 = [kit.user("Migrate the billing tables to the new schema, then drop the old ones"), kit.say("ok")]
+    assert grade("next_step_quote", kit.case(msgs2, _s(kit, next='Next: "the old ones".'))).status == "fail"
