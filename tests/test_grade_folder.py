@@ -169,3 +169,11 @@ def test_the_corpus_folder_grades_every_compaction(tmp_path, capsys):
         "d-kimuson", "marot", "moredip"}
 
 
+
+
+def test_progress_line_counts_sessions_and_megabytes(projects, capsys):
+    files = find_sessions([str(projects)])
+    results = list(grade_paths(files, grader_names=["tool_pairing"], workers=1, progress=True))
+    err = capsys.readouterr().err
+    assert len(results) == 5
+    assert f"[5/5] {'#' * 24}" in err and "MB/s" in err and err.endswith("\r")
