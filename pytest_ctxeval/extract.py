@@ -87,8 +87,27 @@ def edited_files(messages: Iterable[Any]) -> list[str]:
         for block in tool_uses(message):
             if block.name in EDIT_TOOLS and block.id not in failed and (path := _tool_path(block)) \
                     and not claude_storage(path):
-                seen.setdefault(path)
+                seen.setdefault(path)   # first-seen order; a file written again after its removal is back
+            elif block.name == "Bash" and block.id not in failed and seen:
+                for path in removed_paths(str(block.input.get("command", "")), list(seen)):
+                    seen.pop(path, None)
     return list(seen)
+
+
+_REMOVE = re.compile(r"(?:^|[;&|]\s*|\s)(?:git\s+rm|rm|unlink|del|Remove-Item)\s+((?:-\S+\s+)*)([^;&|\n]+)")
+
+
+def removed_paths(command: str, paths: list[str]) -> list[str]:
+    """Which of ``paths`` a shell command removes (``rm -f scratch.py``, ``git rm old.py``): a file the
+    agent created and removed again is not a change the summary must name."""
+    out = []
+    for m in _REMOVE.finditer(command):
+        args = [a.strip("'\"") for a in m.group(2).split()]
+        for path in paths:
+            name = path.replace("\\", "/").rsplit("/", 1)[-1]
+            if any(a == path or a.endswith("/" + name) or a == name for a in args):
+                out.append(path)
+    return out
 
 
 def touched_files(messages: Iterable[Any]) -> list[tuple[str, str]]:

@@ -40,7 +40,10 @@ ERROR_KINDS = ("error", "rejected", "cancelled", "tool_usage", "probe")
 
 _REJECTED = re.compile(r"The user doesn't want to (?:proceed with|take) this (?:tool use|action)|"
                        r"\[Request interrupted by user for tool use\]|\buser (?:rejected|denied|declined)\b|"
-                       r"Permission to use \w+ has been denied|User rejected", re.IGNORECASE)
+                       r"Permission to use \w+ has been denied|User rejected|"
+                       # a hook or a permission rule refused it: policy, like a person saying no
+                       r"\b(?:Pre|Post)ToolUse:\w+ hook|hook (?:error|blocked)|blocked by (?:a |the )?\w* ?hook|"
+                       r"denied by (?:a |the )?(?:permission|policy|rule)", re.IGNORECASE)
 _CANCELLED = re.compile(r"Sibling tool call errored|cancelled because (?:a|another) (?:parallel|sibling)|"
                         r"\bwas (?:cancelled|canceled|aborted)\b.*\bsibling\b", re.IGNORECASE)
 _TOOL_USAGE = re.compile(
@@ -58,6 +61,8 @@ _REFUSED_LINE = re.compile(
     r"command not found|: not found$|unknown (?:flag|option|shorthand flag|command)|unrecognized (?:option|"
     r"argument|subcommand|arguments)|invalid option|^\s*usage:|no matches found", re.IGNORECASE | re.MULTILINE)
 #: A lookup found nothing (a probe unless the command was a test, check or build).
+#: Tools that look something up: their failure is the answer "not there".
+_LOOKUP_TOOLS = {"Grep", "Glob", "LS", "WebFetch", "WebSearch", "ListMcpResources", "ReadMcpResource"}
 _PROBE_OUTPUT = re.compile(
     r"No such file or directory|is not a git repository|did not match any file|pathspec .* did not match|"
     r"No such process|cannot access", re.IGNORECASE | re.MULTILINE)
@@ -119,6 +124,8 @@ def error_kind(tool: str, text: str, tool_input: dict[str, Any] | None = None) -
         return "cancelled"
     if _TOOL_USAGE.search(head) or tool in _HARNESS_TOOLS:
         return "tool_usage"
+    if tool in _LOOKUP_TOOLS:  # a search or a fetch that found nothing
+        return "probe"
     if _EXIT_ONLY.match(text.strip()) or not _ERROR_SIGNAL.search(head) and not text.strip().startswith("<"):
         return "probe"  # no output but an exit code, or output that says nothing failed (gh pr view: exit 1)
     command = str((tool_input or {}).get("command", "")) if tool == "Bash" else ""

@@ -8,10 +8,10 @@ A summariser that keeps a message "verbatim" still changes characters that carry
   bidirectional overrides, soft hyphens; a space before ``?``/``!``;
 * case, runs of whitespace, and line breaks flattened into `` / `` or ``; ``; a media marker
   (``[Image #2]``, ``[Pasted text #1 +40 lines]``) kept or dropped;
-* a typo the person made, fixed (``pythin`` -> ``python``): at most one word in 30, each within two
-  edits of the original.
+* a typo the person made, fixed (``pythin`` -> ``python``): at most one word in 15, each one edit
+  from the original, same first letter, letters only (``sync``/``async``, ``1.0.5``/``1.0.6`` differ).
 
-And a message that is a typed lead followed by pasted machine output (a stack trace, a console log)
+And a message that is a typed lead followed by pasted machine output (a stack trace, a console log, code)
 counts as kept when the lead is verbatim and the paste is what was left out.
 
 Anything else is a difference, and :func:`show_difference` makes it visible in a reason (``[-a-]{+b+}``,
@@ -83,16 +83,32 @@ class Match:
 
 
 #: A typo fix counts when at most one word in this many differs (and at least one is allowed).
-TYPO_WORDS = 30
+TYPO_WORDS = 15
+
+
+def _edits(a: str, b: str) -> int:
+    """Optimal-string-alignment distance (insert, delete, substitute, swap two neighbours)."""
+    prev2, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1] and prev2 is not None:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
 
 
 def _near(a: str, b: str) -> bool:
-    """Two words one typo apart (within two edits, both at least three letters long)."""
+    """Two words one typo apart: letters only, at least four long, the same first letter (a typo
+    rarely hits it, a prefix such as ``a``/``un`` changes the meaning: sync/async), one edit apart.
+    Numbers never count: 1.0.5 and 1.0.6 are different versions."""
+    a, b = a.strip(".,;:!?()'\""), b.strip(".,;:!?()'\"")
     if a == b:
         return True
-    if min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 2:
+    if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < 4 or a[0] != b[0]:
         return False
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.75
+    return _edits(a, b) <= 1
 
 
 def _typo_match(needle: list[str], hay: list[str]) -> str | None:
@@ -123,12 +139,18 @@ _MACHINE_LINE = re.compile(
     r"^\s*(?:warning|error|note|panic|fatal)(?:\[\w+\])?:|^\s*-->|^\s*\^+\s*$|https?://\S+:\d+")
 
 
+# Lines of pasted code.
+_CODE_LINE = re.compile(r"[{};]\s*$|^\s*(?:def|class|function|import|from|const|let|var|return|if|elif|else|for|"
+                        r"while|public|private|protected|fn|func|package|#include|@\w+)\b|^\s{4,}\S|=>|::|\)\s*:?\s*$")
+
+
 def machine_output(text: str) -> bool:
-    """Whether ``text`` is mostly pasted machine output (at least 60 % of its non-empty lines)."""
+    """Whether ``text`` is mostly pasted machine output or code (at least 60 % of its non-empty lines)."""
     lines = [l for l in text.splitlines() if l.strip()]
     if not lines:
         return False
-    machine = sum(1 for l in lines if _MACHINE_LINE.search(l) or (len(l) > 40 and " " not in l.strip()))
+    machine = sum(1 for l in lines if _MACHINE_LINE.search(l) or _CODE_LINE.search(l)
+                  or (len(l) > 40 and " " not in l.strip()))
     return machine / len(lines) >= 0.6 and len(text) >= 80
 
 

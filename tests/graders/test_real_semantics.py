@@ -53,6 +53,9 @@ def test_meaningless_differences_are_verbatim(typed, listed):
     ("fix the login bug", "fix the logout bug"),                # a different word, not a typo of it
     ("deploy to staging, not prod", "deploy to staging"),      # truncated
     ("use postgres 15 for the test database", "use postgres for the test database"),  # a word dropped
+    ("make the client sync again", "make the client async again"),    # one letter, but a prefix: the meaning flips
+    ("include the fixtures folder", "exclude the fixtures folder"),   # two edits
+    ("pin the SDK to 1.0.5 for now", "pin the SDK to 1.0.6 for now"),   # numbers are never typos
 ])
 def test_real_changes_are_not_verbatim(typed, listed):
     assert not find(typed, f"- {listed}")
@@ -357,3 +360,23 @@ def test_a_short_last_message_quoted_whole_with_its_period_counts(grade, kit):
     # a short fragment of a longer message is not a quote of it
     msgs2 = [kit.user("Migrate the billing tables to the new schema, then drop the old ones"), kit.say("ok")]
     assert grade("next_step_quote", kit.case(msgs2, _s(kit, next='Next: "the old ones".'))).status == "fail"
+
+
+def test_a_file_created_and_removed_again_is_not_a_change(grade, kit):
+    msgs = [kit.user("find the bug"),
+            *kit.tool("Write", {"file_path": "/repo/debug_repro.py", "content": "print(1)"}),
+            *kit.tool("Bash", {"command": "cd /repo && python debug_repro.py && rm -f debug_repro.py"}, "1"),
+            *kit.tool("Edit", {"file_path": "/repo/src/loader.py", "old_string": "a", "new_string": "b"})]
+    good = _s(kit, files="- src/loader.py: fixed the key lookup")
+    assert grade("files_preserved", kit.case(msgs, good)).status == "pass"
+    verdict = grade("files_preserved", kit.case(msgs, _s(kit, files="- none")))
+    assert verdict.status == "fail" and verdict.reasons[0].startswith("/repo/src/loader.py")
+
+
+@pytest.mark.parametrize("tool, text", [
+    ("Bash", "PreToolUse:Bash hook error: [python3 guard.py]: BLOCKED: writes outside the repo"),
+    ("WebFetch", "Request failed with status code 404"),
+    ("Grep", "Path does not exist: /repo/vendor"),
+])
+def test_hook_refusals_and_empty_lookups_are_not_errors(tool, text):
+    assert error_kind(tool, text, {}) != "error"
