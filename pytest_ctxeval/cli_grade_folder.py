@@ -59,6 +59,13 @@ def run_grade_folder(args: argparse.Namespace) -> int:
                           seconds=time.perf_counter() - start)
     for line in text_lines(doc, verbose=args.verbose):
         print(line)
+    if any(r.usage for r in results):
+        from .evaluation import merge_usage, usage_lines
+
+        doc["usage"] = merge_usage([r.usage for r in results if r.usage])
+        print()
+        for line in usage_lines(doc["usage"], options.backend):
+            print(line)
     if args.json_out:
         print(f"results written to {write_text(args.json_out, scrub_output(json.dumps(doc, indent=2, ensure_ascii=False)) + chr(10))}")
     if args.md_out:

@@ -51,7 +51,7 @@ class SessionResult:
     session_id: str | None = None
     compactions: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)   # what the judge spent on this session
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -131,6 +131,7 @@ def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
                          else "no compaction in this session")
     registry, specs, judge = _WORKER["registry"], _WORKER["specs"], _WORKER.get("judge")
     # As evaluate_transcript does, without importing the run machinery (the model SDK) per worker.
+    spent_before = judge.llm.usage.as_dict() if judge is not None else None
     by_index = {}
     for case in cases_from_transcript(transcript) if own else []:
         case.judge = judge
@@ -141,10 +142,19 @@ def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
             row["verdicts"] = [{"grader": v.grader, "status": v.status, "score": round(v.score, 4),
                                 "reasons": list(v.reasons)} for v in by_index.get(c.index, [])]
         result.compactions.append(row)
-    if judge is not None:
-        result.usage = judge.llm.usage.as_dict()
+    if spent_before is not None:
+        result.usage = _spent(spent_before, judge.llm.usage.as_dict())
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _spent(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Usage counts of ``after`` minus ``before`` (a worker's judge counts over all its sessions)."""
+    out: dict[str, Any] = {k: v - before.get(k, 0) for k, v in after.items() if isinstance(v, int)}
+    out["by_model"] = {m: {k: v - before.get("by_model", {}).get(m, {}).get(k, 0) for k, v in row.items()
+                           if isinstance(v, int)}
+                       for m, row in (after.get("by_model") or {}).items()}
+    return out
 
 
 def _worker_grade(path: str, strict: bool) -> SessionResult:

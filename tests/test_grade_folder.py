@@ -177,3 +177,12 @@ def test_progress_line_counts_sessions_and_megabytes(projects, capsys):
     err = capsys.readouterr().err
     assert len(results) == 5
     assert f"[5/5] {'#' * 24}" in err and "MB/s" in err and err.endswith("\r")
+
+
+def test_judge_usage_is_summed_over_the_sessions(projects, tmp_path, capsys):
+    code = main(["grade", str(projects / "app"), "--graders", "intent_preservation", "--workers", "2",
+                 "--json", str(tmp_path / "u.json")])
+    printed = capsys.readouterr().out
+    assert code in (0, 1)
+    assert "model usage (offline): 2 calls" in printed          # one judge call per compaction, both workers
+    assert json.loads((tmp_path / "u.json").read_text())["usage"]["api_calls"] == 2
