@@ -28,12 +28,15 @@ import difflib
 import re
 
 from pytest_ctxeval.extract import (
-    LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
+    LONG_MESSAGE_KEEP, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
     person_messages, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import (
-    AssistantMessage, UserMessage, person_text, plain_text, result_text, text_of, tool_uses,
+from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, tool_uses
+from pytest_ctxeval.quoting import (
+    GO_AHEAD_WORDS, HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
+    message_kept as _message_kept, quote_in as _quote_in, quotes as _quotes, said_after as _said_after,
+    flat_lines as _flat_lines, tokens_in as _tokens_in, whole_context as _whole,
 )
 from pytest_ctxeval.session_facts import error_kept
 from pytest_ctxeval.summary import SECTION_TITLES, Section, normalize_ws, notes_section
@@ -117,46 +120,6 @@ def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
     return best if best and best[1] >= 0.5 else None
 
 
-def _whole(case: CompactionCase) -> Haystack:
-    """The whole post-compact context as one haystack: a fact named in another section still survived."""
-    cached = case.__dict__.get("_whole_haystack")
-    if cached is None:
-        text = (case.summary_message or case.summary) + ("\n" + case.kept_text if case.kept_text else "")
-        cached = case.__dict__["_whole_haystack"] = Haystack(text)
-    return cached
-
-
-def _message_kept(text: str, hay: Haystack) -> Match:
-    """A person's message is kept when it is verbatim (see pytest_ctxeval.verbatim), or, for a long
-    one, its head and tail are."""
-    found = find(text, hay)
-    if found:
-        return found
-    frags = message_fragments(text)
-    if len(frags) == 2 and all(find(f, hay) for f in frags):
-        return Match(True, "head and tail", f"long message: its first and last {LONG_MESSAGE_KEEP} characters")
-    return Match(False)
-
-
-def _drafts(people: list, history: list) -> dict[int, int]:
-    """Messages the person sent again, revised, right after (an interrupted draft and its resend):
-    index of the draft -> index of the resend. The resend is what must survive."""
-    out: dict[int, int] = {}
-    for i in range(len(people) - 1):
-        a, b = normalize(people[i].text), normalize(people[i + 1].text)
-        if not a or a == b:
-            continue
-        if b.startswith(a[: max(12, len(a) * 3 // 4)]) or _covered(a[:600], b[:1200]) >= 0.75:
-            out[i] = i + 1
-    return out
-
-
-def _covered(a: str, b: str) -> float:
-    """The share of ``a``'s characters found, in order, in ``b``."""
-    blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
-    return sum(m.size for m in blocks) / len(a) if a else 0.0
-
-
 @grader("verbatim_user_messages", kind="rule")
 def verbatim_user_messages(case: CompactionCase) -> Verdict:
     """Every person-typed message so far appears verbatim in section 6.
@@ -206,103 +169,6 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     if notes:
         ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
-
-
-_HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "
-        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "quoted outside section 6"}
-
-_NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
-                      r"no next step)\b", re.IGNORECASE)
-#: A first sentence that says there is nothing to do until the person speaks: "The task is complete;
-#: awaiting the user's next instruction", "No further action is required", "Wait for the user to confirm".
-_NO_STEP_SENTENCE = re.compile(
-    r"\bno (?:further |explicit |immediate |specific |pending |other )?(?:next )?(?:steps?|actions?|work|tasks?)\b|"
-    r"\bnothing (?:further |else |more )?(?:to do|pending|(?:is )?(?:required|needed|requested))\b|"
-    r"\b(?:await(?:ing)?|wait(?:ing)? for) (?:the )?user|\bno action (?:is )?(?:needed|required)\b|"
-    r"\b(?:task|work|request)s? (?:is |are |was |were |has been |have been )?(?:now )?(?:fully )?"
-    r"(?:complete|completed|done|finished)\b[^.]*\b(?:await|wait|unless|until|no )", re.IGNORECASE)
-_QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.compile(r"^\s*>\s?(.{2,})$", re.MULTILINE),
-           # 'a quote in single quotes', not an apostrophe: starts after a space or ':', at least three words
-           re.compile(r"(?:(?<=[\s:(])|^)'([^'\n]*?\s[^'\n]*?\s[^'\n]{2,}?)'(?=[\s.,;:!?)]|$)", re.MULTILINE),
-           re.compile(r"‘([^’]{2,})’"))
-# Elisions split a quote into parts that must each be verbatim. The media markers count as
-# elisions too: the summariser is shown [image] / [document] where the person pasted one
-# (stripImagesFromMessages, 003:96-106), so a quote that keeps the marker is still verbatim.
-_ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.|\[image\]|\[document\])\s*")
-#: A last message this short that only gives the go-ahead ("Kick it off", "yes do it") refers back to
-#: the request before it: both are the most recent conversation.
-GO_AHEAD_WORDS = 4
-
-
-def _quotes(text: str) -> list[str]:
-    out = []
-    for pattern in _QUOTES:
-        out += [normalize_ws(m.group(1)) for m in pattern.finditer(text)]
-    return [q for q in out if q]
-
-
-_TRAIL = re.compile(r"[\s.,;:!?]+$")
-
-
-def _flat_lines(text: str) -> str:
-    return re.sub(r"\s*\n\s*(?:[-*•]\s+|\d+[.)]\s+)?", " ", text)
-
-
-def _quote_in(quote: str, texts: list[str], min_len: int) -> bool:
-    """Every part of ``quote`` (split at elisions) is at least ``min_len`` long, or a whole text,
-    and appears in one of ``texts`` (compared after pytest_ctxeval.verbatim.normalize)."""
-    parts = [_TRAIL.sub("", normalize(_flat_lines(p))) for p in _ELISION.split(quote) if p and normalize(p)]
-    parts = [p for p in parts if p]
-    if not parts:
-        return False
-    whole = {_TRAIL.sub("", t) for t in texts}
-    for part in parts:
-        if not any(part in t for t in texts):
-            return False
-        if len(part) < min_len and part not in whole:
-            return False
-    return True
-
-
-def _said_after(messages: list) -> list[str]:
-    """What the assistant said and did in ``messages``: its text, the text inputs of its tool calls
-    (a plan it wrote, the command it ran) and the tool results it got."""
-    out = []
-    for m in messages:
-        if isinstance(m, AssistantMessage):
-            if (t := text_of(m.content)).strip():
-                out.append(t)
-            for use in tool_uses(m):
-                out += [v for v in _strings(use.input) if len(v) >= 8]
-        elif isinstance(m, UserMessage) and not isinstance(m.content, str):
-            out += [result_text(b) for b in m.content if getattr(b, "type", None) == "tool_result"]
-    return out
-
-
-def _strings(value) -> list[str]:  # noqa: ANN001
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-#: A quote counts as reformatted (a list rewritten as a sentence) when at least this share of its
-#: words, and at least 8 of them, are in one recent text.
-QUOTE_WORDS = 0.9
-
-
-def _tokens_in(quote: str, texts: list[str]) -> bool:
-    tokens = significant_tokens(quote)
-    if len(tokens) < 8:
-        return False
-    for text in texts:
-        have = set(significant_tokens(text))
-        if sum(t in have for t in tokens) / len(tokens) >= QUOTE_WORDS:
-            return True
-    return False
 
 
 @grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), strategies=("claude_code",))
