@@ -26,7 +26,7 @@ from pytest_ctxeval.extract import (
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.summary import normalize_ws
-from pytest_ctxeval.verbatim import Haystack, Match, find
+from pytest_ctxeval.verbatim import Haystack, Match, closest_line, find, show_difference
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -153,6 +153,10 @@ def last_request_intact(case: CompactionCase) -> Verdict:
         score = 0.5
     else:
         reason = f"{label} is not verbatim in {where}: \"{_short(last.text, 120)}\""
+        near = closest_line(last.text, _context(case))
+        if near:
+            reason += (f"; closest line ({near[1]:.0%} similar), differences: "
+                       f"{show_difference(normalize_ws(last.text), near[0])}")
         score = 0.0
     return Verdict.failed(reason, score=round(score, 4), expected=last.text, missing_parts=missing)
 

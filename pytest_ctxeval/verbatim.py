@@ -26,7 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["normalize", "Match", "Haystack", "find", "show_difference", "visible", "machine_output", "words"]
+__all__ = ["normalize", "Match", "Haystack", "find", "closest_line", "show_difference", "visible", "machine_output", "words"]
 
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
@@ -264,3 +264,18 @@ def show_difference(expected: str, found: str, limit: int = 160) -> str:
     if a == b and expected != found:  # differ only in whitespace or invisible characters between words
         text = visible(found, limit)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def closest_line(needle: str, text: str, at_least: float = 0.5) -> tuple[str, float] | None:
+    """The line (list item) of ``text`` most like ``needle``, and how alike (0-1), when at least
+    ``at_least``: what a reason shows next to a message that is not verbatim."""
+    target = " ".join(needle.split())[:300]
+    best = None
+    for line in text.splitlines():
+        line = " ".join(line.strip(" -*\"'").split())
+        if not line:
+            continue
+        ratio = difflib.SequenceMatcher(None, target, line[:300], autojunk=False).ratio()
+        if best is None or ratio > best[1]:
+            best = (line, ratio)
+    return best if best and best[1] >= at_least else None

@@ -380,3 +380,11 @@ def test_a_file_created_and_removed_again_is_not_a_change(grade, kit):
 ])
 def test_hook_refusals_and_empty_lookups_are_not_errors(tool, text):
     assert error_kind(tool, text, {}) != "error"
+
+
+def test_a_last_request_that_differs_shows_where(grade, kit):
+    last = "Deploy the worker to staging and leave production alone"
+    text = _s(kit, user_messages="- Deploy the worker to production and leave staging alone")
+    verdict = grade("last_request_intact", kit.case([kit.user(last)], text))
+    assert verdict.status == "fail"
+    assert "differences:" in verdict.reasons[0] and "[-staging-]{+production+}" in verdict.reasons[0]
