@@ -112,10 +112,10 @@ def build_session(path: Path, *, rounds: int, seed: int, compactions: int = 1, v
                 if kind == "Read":
                     body = _code(rnd, rnd.randint(40, 160))
                 elif kind == "Bash":
-                    body = (f"FAILED tests/test_{a}.py::test_{b}_{r} - KeyError: '{b}_id'\n" if is_error else
+                    body = (f"FAILED tests/test_{a}.py::test_{b}_{r}_{step} - KeyError: '{b}_{r}_id'\n" if is_error else
                             "\n".join(f"tests/test_{a}.py::test_{b}_{i} PASSED" for i in range(rnd.randint(5, 40))))
                     if is_error:
-                        errors.append(f"KeyError: '{b}_id'")
+                        errors.append(f"FAILED tests/test_{a}.py::test_{b}_{r}_{step} - KeyError: '{b}_{r}_id'")
                 elif kind == "Grep":
                     body = "\n".join(f"src/{a}/{rnd.choice(_WORDS)}.py:{i}: {a}_{b}()" for i in range(20))
                 elif kind == "TodoWrite":

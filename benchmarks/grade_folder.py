@@ -2,6 +2,8 @@
 
     python benchmarks/grade_folder.py [--sessions 120] [--workers N] [--doublings 3] [--keep DIR]
 
+(``--sessions 0`` or ``--doublings 0`` leaves that part out.)
+
 1. **Throughput.** Generates a folder of ``--sessions`` synthetic Claude Code sessions
    (``benchmarks/_session_builder.py``: 2.1-style records, progress and snapshots, one or two
    compactions each with a nine-section summary; one in ten has none and is skipped) and grades it
@@ -75,16 +77,19 @@ def linearity(folder: Path, doublings: int) -> None:
     for step in range(doublings + 1):
         path = folder / f"long-{rounds}.jsonl"
         size = build_session(path, rounds=rounds, seed=7, compactions=2)
-        t0 = time.process_time()       # CPU time: the machine's other load does not blur the ratios
-        transcript = read_transcript(path)
-        t1 = time.process_time()
-        for case in cases_from_transcript(transcript):
-            case.judge = judge
-            registry.run(case, specs)
-            lost_facts(case.summarized, case.post_messages, case.history)   # what `grade --json` adds
-        t2 = time.process_time()
+        best_read = best_grade = float("inf")
+        for _ in range(2):                 # the better of two runs: a shared machine's noise only adds
+            t0 = time.process_time()       # CPU time: the machine's other load does not blur the ratios
+            transcript = read_transcript(path)
+            t1 = time.process_time()
+            for case in cases_from_transcript(transcript):
+                case.judge = judge
+                registry.run(case, specs)
+                lost_facts(case.summarized, case.post_messages, case.history)   # what `grade --json` adds
+            t2 = time.process_time()
+            best_read, best_grade = min(best_read, t1 - t0), min(best_grade, t2 - t1)
         records = sum(1 for _ in path.open("rb"))
-        rows.append((records, size, t1 - t0, t2 - t1))
+        rows.append((records, size, best_read, best_grade))
         path.unlink()
         rounds *= 2
     print(f"\n(CPU seconds, this process)\n{'records':>8} {'MB':>6} {'read s':>7} {'grade s':>8} {'x read':>7} {'x grade':>8} {'x total':>8}")
@@ -95,7 +100,8 @@ def linearity(folder: Path, doublings: int) -> None:
         print(f"{records:>8,} {size / 1e6:>6.1f} {r:>7.2f} {g:>8.2f} {ratios[0]:>7} {ratios[1]:>8} {ratios[2]:>8}")
         prev = (records, size, r, g)
     worst = max((b[2] + b[3]) / (a[2] + a[3]) for a, b in zip(rows, rows[1:]))
-    print(f"worst doubling ratio (read + grade): {worst:.2f} (linear: 2.0)")
+    overall = ((rows[-1][2] + rows[-1][3]) / (rows[0][2] + rows[0][3])) ** (1 / (len(rows) - 1))
+    print(f"worst doubling ratio (read + grade): {worst:.2f}; mean per doubling: {overall:.2f} (linear: 2.0)")
 
 
 def main() -> None:
@@ -109,8 +115,10 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     print(f"machine: {platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}")
     try:
-        throughput(folder / "projects", args.sessions, args.workers)
-        linearity(folder, args.doublings)
+        if args.sessions:
+            throughput(folder / "projects", args.sessions, args.workers)
+        if args.doublings:
+            linearity(folder, args.doublings)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
