@@ -369,7 +369,9 @@ def import_transcript(
     counts: Counter = Counter()
     notes: list[str] = []
     messages = transcript.messages
-    compactions = transcript.compactions
+    # Compactions with a boundary record (1.0.x wrote a summary without one: not a cut point here).
+    written = {id(m) for m in messages if isinstance(m, CompactBoundary)}
+    compactions = [c for c in transcript.compactions if id(c.boundary) in written]
     conv = _Converter(thinking=thinking, counts=counts)
     if compactions and mode != "all" and not any(
             isinstance(m, (UserMessage, AssistantMessage)) for m in messages[:messages.index(compactions[0].boundary)]):

@@ -609,6 +609,11 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
             blocks: str | list[Any] = content if isinstance(content, str) else _blocks(content, line, problems)
             user = UserMessage(uuid=uid, timestamp=ts, content=blocks, is_meta=bool(data.get("isMeta")),
                                is_compact_summary=bool(data.get("isCompactSummary")))
+            if user.is_compact_summary and record_lines:   # (1.0.x wrote the summary without a boundary)
+                transcript.boundary_info.setdefault(uid, {
+                    "version": data.get("version") if isinstance(data.get("version"), str) else None,
+                    "session_id": data.get("sessionId") if isinstance(data.get("sessionId"), str) else None,
+                    "metadata": {}})
             out.append(user)
             if not (isinstance(blocks, list) and blocks and all(b.type == "tool_result" for b in blocks)):
                 by_id.clear()  # a new turn: later records cannot continue an earlier response

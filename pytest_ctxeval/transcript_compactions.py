@@ -78,38 +78,63 @@ class Compaction:
 
 
 def compactions_of(transcript: "Transcript") -> list[Compaction]:
-    """Every compaction on ``transcript``'s conversation, oldest first."""
+    """Every compaction on ``transcript``'s conversation, oldest first: each ``compact_boundary``
+    with the summary after it, and a compaction summary written without a boundary (1.0.x opened a
+    new session file with it; it is that file's inherited compaction)."""
     messages = transcript.messages
-    boundaries = [i for i, m in enumerate(messages) if isinstance(m, CompactBoundary)]
+    points: list[tuple[int, CompactBoundary | None]] = []   # (index, boundary; None: a summary alone)
+    waiting = False
+    for i, m in enumerate(messages):
+        if isinstance(m, CompactBoundary):
+            points.append((i, m))
+            waiting = True
+        elif isinstance(m, UserMessage) and m.is_compact_summary:
+            if not waiting:
+                points.append((i, None))
+            waiting = False
     own_session = transcript.session_id
     out: list[Compaction] = []
-    for n, b in enumerate(boundaries):
-        start = boundaries[n - 1] + 1 if n else 0
-        stop = boundaries[n + 1] if n + 1 < len(boundaries) else len(messages)
-        boundary = messages[b]
-        summary_at = next((i for i in range(b + 1, stop)
-                           if isinstance(messages[i], UserMessage) and messages[i].is_compact_summary), None)
-        summary = messages[summary_at] if summary_at is not None else None
-        info = transcript.boundary_info.get(boundary.uuid, {})
+    start = 0
+    for n, (b, boundary) in enumerate(points):
+        stop = points[n + 1][0] if n + 1 < len(points) else len(messages)
+        if boundary is None:
+            summary_at: int | None = b
+            summary = messages[b]
+            boundary = CompactBoundary(uuid=f"{summary.uuid}-boundary", timestamp=summary.timestamp)
+            transcript.line_of.setdefault(boundary.uuid, transcript.line_of.get(summary.uuid, 0))
+            info = transcript.boundary_info.get(summary.uuid, {})
+            after = [boundary] + messages[b:stop]
+            has_history = b > 0
+            next_start = b
+        else:
+            summary_at = next((i for i in range(b + 1, stop)
+                               if isinstance(messages[i], UserMessage) and messages[i].is_compact_summary), None)
+            summary = messages[summary_at] if summary_at is not None else None
+            info = transcript.boundary_info.get(boundary.uuid, {})
+            after = messages[b:stop]
+            has_history = transcript.boundary_has_history.get(boundary.uuid, True)
+            next_start = b + 1
         meta = info.get("metadata") or {}
         history = [m for m in messages[:b] if not isinstance(m, CompactBoundary)]
         preserved = _preserved(transcript, meta, b)
         kept = preserved + _following(messages, (summary_at if summary_at is not None else b) + 1, stop)
         inherited, reason = False, ""
-        if not history and not transcript.boundary_has_history.get(boundary.uuid, True):
-            inherited, reason = True, ("the file opens with this boundary and summary: no message of this "
+        if not history and not has_history:
+            inherited, reason = True, ("the file opens with this compaction's summary: no message of this "
                                        "session precedes it (a resumed session starts from its parent's summary)")
         elif info.get("session_id") and own_session and info["session_id"] != own_session:
-            inherited, reason = True, (f"the boundary belongs to session {info['session_id']}, "
+            inherited, reason = True, (f"the compaction belongs to session {info['session_id']}, "
                                        f"not to this file's session {own_session}")
         out.append(Compaction(
             index=n + 1, boundary=boundary, summary=summary,
             before=[m for m in messages[start:b] if not isinstance(m, CompactBoundary)],
-            history=history, after=messages[b:stop],
+            history=history, after=after,
             boundary_line=transcript.line_of.get(boundary.uuid, 0),
             summary_line=transcript.line_of.get(summary.uuid, 0) if summary else 0,
-            version=info.get("version"), session_id=info.get("session_id"), metadata=dict(meta),
+            version=info.get("version"),
+            session_id=info.get("session_id"), metadata=dict(meta),
             kept=kept, preserved=preserved, inherited=inherited, inherited_reason=reason))
+        start = next_start
     return out
 
 

@@ -393,3 +393,33 @@ def test_compare_real_on_a_file_with_only_an_inherited_compaction_says_so(tmp_pa
     registry = load_graders()
     with pytest.raises(UsageError, match="inherited from a parent session"):
         compare_real(s.write(tmp_path / "r.jsonl"), llm=make_llm(), registry=registry, specs=registry.select(["tool_pairing"]))
+
+
+def test_a_summary_without_a_boundary_is_a_compaction(tmp_path):
+    """1.0.x wrote no compact_boundary: a new session file opened with the isCompactSummary message
+    (inherited: the conversation it summarised is in the parent's file); one met mid-file is graded."""
+    s = Session(version="1.0.98")
+    s.parent = None
+    s.user(SUMMARY, isCompactSummary=True)
+    _work(s, 2)
+    s.user(SUMMARY.replace("fix the parser", "fix the lexer"), isCompactSummary=True)
+    s.user("next")
+    s.assistant(text="ok")
+    t = read_transcript(s.write(tmp_path / "legacy.jsonl"))
+    first, second = t.compactions
+    assert first.inherited and first.summary_line == 1 and first.version == "1.0.98"
+    assert not second.inherited and second.summary_line == 12 and second.boundary_line == 12
+    assert second.before[0] is first.summary and len(second.before) == 9
+    assert [person_text(m) for m in second.kept] == [None] * len(second.kept)
+
+
+def test_import_of_a_legacy_file_opening_with_a_summary(tmp_path):
+    from pytest_ctxeval.importer import import_transcript
+
+    s = Session(version="1.0.98")
+    s.parent = None
+    s.user(SUMMARY, isCompactSummary=True)
+    _work(s, 2)
+    result = import_transcript(s.write(tmp_path / "legacy.jsonl"), name="legacy")
+    users = [t["user"] for t in result.document["turns"] if "user" in t]
+    assert users[:2] == ["question 0", "question 1"]
