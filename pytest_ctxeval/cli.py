@@ -458,6 +458,9 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     expect = load_expectations(args.expect) if args.expect else None
     summary = None
     if args.summary:
+        if Path(args.summary).exists() and not Path(args.summary).is_file():   # a FIFO would block the read
+            raise UsageError(f"{args.summary}: not a regular file (a folder, FIFO or device); save the summary "
+                             "to a file and give that")
         try:
             summary = Path(args.summary).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

@@ -423,3 +423,19 @@ def test_import_of_a_legacy_file_opening_with_a_summary(tmp_path):
     result = import_transcript(s.write(tmp_path / "legacy.jsonl"), name="legacy")
     users = [t["user"] for t in result.document["turns"] if "user" in t]
     assert users[:2] == ["question 0", "question 1"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_grade_summary_from_a_fifo_is_refused_without_blocking(tmp_path, capsys):
+    from pytest_ctxeval.cli import main
+
+    s = Session()
+    _work(s, 1)
+    path = s.write(tmp_path / "s.jsonl")
+    fifo = tmp_path / "summary.md"
+    os.mkfifo(fifo)
+    done: list[int] = []
+    th = threading.Thread(target=lambda: done.append(main(["grade", str(path), "--summary", str(fifo)])), daemon=True)
+    th.start()
+    th.join(20)
+    assert done == [2] and "not a regular file" in capsys.readouterr().err
