@@ -297,7 +297,9 @@ def error_kept(key_line: str, text: str, command: str, region: str) -> tuple[boo
         have = [t for t in own if _token_in(t, low)]
         # All of them; or half, one of them a name (not only the exception type or error code, which
         # many errors share): the missing table, the module, the test, the file:line.
-        names = [t for t in have if not _EXC_TYPE.fullmatch(t.rsplit(".", 1)[-1]) and not _ERR_CODE.fullmatch(t)]
+        # (a file named without its line is shared by every error in that file: not a name here)
+        names = [t for t in have if not _EXC_TYPE.fullmatch(t.rsplit(".", 1)[-1]) and not _ERR_CODE.fullmatch(t)
+                 and not (re.search(r"[/\\]|\.[A-Za-z]{1,5}$", t) and not re.search(r":\d+$", t))]
         if names and len(have) * 2 >= len(own):
             return True, "its identifying tokens " + ", ".join(have[:4])
         if have and len(have) == len(own) and _overlap(key_line, region) >= 0.5:

@@ -388,3 +388,14 @@ def test_a_last_request_that_differs_shows_where(grade, kit):
     verdict = grade("last_request_intact", kit.case([kit.user(last)], text))
     assert verdict.status == "fail"
     assert "differences:" in verdict.reasons[0] and "[-staging-]{+production+}" in verdict.reasons[0]
+
+
+def test_a_file_named_without_its_line_does_not_identify_an_error(grade, kit):
+    # two errors in one file: section 4 telling one of them does not keep the other
+    denied = "<tool_use_error>EACCES: permission denied, open 'src/render.py'</tool_use_error>"
+    msgs = [kit.user("escape the output"),
+            *kit.tool("Edit", {"file_path": "src/render.py", "old_string": "a", "new_string": "b"}, denied,
+                      is_error=True)]
+    told = _s(kit, errors="- ValueError in src/render.py: unescaped markup; escaped it.")
+    verdict = grade("errors_preserved", kit.case(msgs, told))
+    assert verdict.status == "fail" and "EACCES" in verdict.reasons[0]
