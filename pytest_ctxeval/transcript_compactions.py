@@ -213,19 +213,24 @@ def insert_queued(transcript: "Transcript", items: list[tuple[int, str]]) -> Non
     message) is not added twice."""
     if not items:
         return
+    from bisect import bisect_left
+
     messages = transcript.messages
     have = {person_text(m) for m in messages if isinstance(m, UserMessage)}
-    lines = [transcript.line_of.get(m.uuid, 0) for m in messages]
+    # The last message written before each line: messages by line, with the largest index so far.
+    by_line = sorted((transcript.line_of.get(m.uuid, 0), i) for i, m in enumerate(messages))
+    keys = [ln for ln, _ in by_line]
+    latest: list[int] = []
+    for _, i in by_line:
+        latest.append(max(i, latest[-1]) if latest else i)
     inserts: list[tuple[int, int, str]] = []
     for line, text in items:
         if text in have:
             continue
-        at = -1
-        for i, ln in enumerate(lines):
-            if ln < line:
-                at = i
-        if at < 0:
+        k = bisect_left(keys, line)
+        if k == 0:
             continue
+        at = latest[k - 1]
         while at + 1 < len(messages) and _answers(messages[at + 1]):
             at += 1
         inserts.append((at + 1, line, text))
