@@ -124,7 +124,8 @@ def check(corpus: str | Path, labelled: Iterable[Labelled], registry: Any, *, ju
             report.missing_files.append(name)
             continue
         transcript = read_transcript(path)
-        comps = {c.boundary_line: c for c in transcript.compactions}
+        # A 1.0.x summary written without a boundary is named by its own line.
+        comps = {c.boundary_line or c.summary_line: c for c in transcript.compactions}
         cases = {c.index: c for c in cases_from_transcript(transcript)}
         for c in cases.values():
             c.judge = judge
