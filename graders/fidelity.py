@@ -40,7 +40,7 @@ from pytest_ctxeval.quoting import (
 )
 from pytest_ctxeval.session_facts import error_kept
 from pytest_ctxeval.summary import SECTION_TITLES, Section, normalize_ws, notes_section
-from pytest_ctxeval.verbatim import Haystack, Match, find, normalize, show_difference
+from pytest_ctxeval.verbatim import Haystack, Match, closest_line, find, normalize, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -225,8 +225,10 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
                               f"the most recent request \"{_short(last.text)}\" (drift to an old task)",
                               quotes=quotes, expected=last.text)
+    near = closest_line(quotes[0], "\n".join([p.text for p in run] + after))
+    shown = f"; closest ({near[1]:.0%} similar), differences: {show_difference(quotes[0], near[0])}" if near else ""
     return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(quotes[0])}\", which is not verbatim "
-                          f"in the most recent conversation (last request: \"{_short(last.text)}\")",
+                          f"in the most recent conversation (last request: \"{_short(last.text)}\"){shown}",
                           quotes=quotes, expected=last.text)
 
 

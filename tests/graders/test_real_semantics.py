@@ -399,3 +399,11 @@ def test_a_file_named_without_its_line_does_not_identify_an_error(grade, kit):
     told = _s(kit, errors="- ValueError in src/render.py: unescaped markup; escaped it.")
     verdict = grade("errors_preserved", kit.case(msgs, told))
     assert verdict.status == "fail" and "EACCES" in verdict.reasons[0]
+
+
+def test_a_misquoted_next_step_shows_the_difference(grade, kit):
+    msgs = [kit.user("Rename the loader module to token_loader and update the imports"), kit.say("on it")]
+    text = _s(kit, next='As asked: "Rename the loader module to session_loader and update the imports"')
+    verdict = grade("next_step_quote", kit.case(msgs, text))
+    assert verdict.status == "fail"
+    assert "[-session_loader-]{+token_loader+}" in verdict.reasons[0]
