@@ -60,8 +60,9 @@ def _code(rnd: random.Random, lines: int) -> str:
 
 
 def build_session(path: Path, *, rounds: int, seed: int, compactions: int = 1, version: str | None = None,
-                  dangling: bool = False) -> int:
-    """Write a session of ``rounds`` person requests to ``path``; return its size in bytes."""
+                  dangling: bool = False, tools: tuple[str, ...] | None = None, error_rate: float = 0.3) -> int:
+    """Write a session of ``rounds`` person requests to ``path``; return its size in bytes. ``tools``
+    picks the calls from these names only; ``error_rate`` is the share of Bash calls that fail."""
     rnd = random.Random(seed)
     version = version or VERSIONS[seed % len(VERSIONS)]
     session = str(uuid.UUID(int=rnd.getrandbits(128), version=4))
@@ -89,7 +90,7 @@ def build_session(path: Path, *, rounds: int, seed: int, compactions: int = 1, v
             for step in range(rnd.randint(2, 5)):
                 mid = f"msg_{w.uid()[:24]}"
                 tid = f"toolu_{w.uid().replace('-', '')[:24]}"
-                kind = rnd.choice(("Read", "Read", "Bash", "Grep", "Edit", "Write", "TodoWrite"))
+                kind = rnd.choice(tools or ("Read", "Read", "Bash", "Grep", "Edit", "Write", "TodoWrite"))
                 path_ = f"src/{a}/{b}_{r}.py" if kind != "Write" else f"src/{a}/new_{b}_{r}_{step}.py"
                 inp: dict[str, Any] = {"Read": {"file_path": f"/home/dev/app/{path_}"},
                                        "Bash": {"command": f"pytest tests/test_{a}.py -k {b} -q"},
@@ -108,7 +109,7 @@ def build_session(path: Path, *, rounds: int, seed: int, compactions: int = 1, v
                 w.emit({"type": "assistant", "message": {"id": mid, "role": "assistant", "model": "claude-opus-4-5",
                         "content": [{"type": "tool_use", "id": tid, "name": kind, "input": inp}],
                         "usage": {"input_tokens": 1200 + r, "output_tokens": 90, "cache_read_input_tokens": 40_000}}})
-                is_error = kind == "Bash" and rnd.random() < 0.3
+                is_error = kind == "Bash" and rnd.random() < error_rate
                 if kind == "Read":
                     body = _code(rnd, rnd.randint(40, 160))
                 elif kind == "Bash":

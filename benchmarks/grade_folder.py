@@ -11,7 +11,7 @@
    reference judge) in ``--workers`` processes (default: one per core). Prints MB of transcript per
    second of wall time, and per CPU-second summed over the workers (what the code costs, whatever
    else the machine is running; the load average is printed beside it).
-2. **Linearity.** One session doubled ``--doublings`` times (records x2 each step): reading and
+2. **Linearity.** One session (a mixed one, then one where every call fails or edits a file) doubled ``--doublings`` times (records x2 each step): reading and
    grading (with the "what was lost" facts ``--json`` writes) timed separately in CPU seconds of
    this process; prints the time ratio of each doubling (linear: ~2.0).
 """
@@ -69,14 +69,17 @@ def throughput(folder: Path, sessions: int, workers: int) -> None:
           f"{workers * mb / cpu:.1f} MB/s with the cores to ourselves); load average {os.getloadavg()[0]:.1f}")
 
 
-def linearity(folder: Path, doublings: int) -> None:
+def linearity(folder: Path, doublings: int, *, errors: bool = False) -> None:
+    """``errors``: every call fails or edits a file (each error and file distinct), so the sections
+    searched for each of them grow with the session: the case that was quadratic."""
     _setup(None, [], RunOptions(backend="offline"))
     registry, specs, judge = _WORKER["registry"], _WORKER["specs"], _WORKER["judge"]
     rows = []
     rounds = 250
+    extra = {"tools": ("Bash", "Edit"), "error_rate": 1.0} if errors else {}
     for step in range(doublings + 1):
         path = folder / f"long-{rounds}.jsonl"
-        size = build_session(path, rounds=rounds, seed=7, compactions=2)
+        size = build_session(path, rounds=rounds, seed=7, compactions=2, **extra)
         best_read = best_grade = float("inf")
         for _ in range(2):                 # the better of two runs: a shared machine's noise only adds
             t0 = time.process_time()       # CPU time: the machine's other load does not blur the ratios
@@ -92,7 +95,7 @@ def linearity(folder: Path, doublings: int) -> None:
         rows.append((records, size, best_read, best_grade))
         path.unlink()
         rounds *= 2
-    print(f"\n(CPU seconds, this process)\n{'records':>8} {'MB':>6} {'read s':>7} {'grade s':>8} {'x read':>7} {'x grade':>8} {'x total':>8}")
+    print(f"\n({'every call an error or an edit' if errors else 'a mixed session'}; CPU seconds, this process)\n{'records':>8} {'MB':>6} {'read s':>7} {'grade s':>8} {'x read':>7} {'x grade':>8} {'x total':>8}")
     prev = None
     for records, size, r, g in rows:
         ratios = ("", "", "") if prev is None else (f"{r / prev[2]:.2f}", f"{g / prev[3]:.2f}",
@@ -119,6 +122,7 @@ def main() -> None:
             throughput(folder / "projects", args.sessions, args.workers)
         if args.doublings:
             linearity(folder, args.doublings)
+            linearity(folder, args.doublings, errors=True)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
