@@ -28,13 +28,20 @@ import difflib
 import re
 
 from pytest_ctxeval.extract import (
-    LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results, file_mentioned, latest_requests, message_fragments,
-    open_todos, person_messages, significant_tokens,
+    LONG_MESSAGE_KEEP, edited_files, failing_results, file_mentioned, latest_requests, message_fragments,
+    open_todos, person_messages, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
+from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, tool_uses
 from pytest_ctxeval.proposals import proposals, quoted_spans
+from pytest_ctxeval.quoting import (
+    GO_AHEAD_WORDS, HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
+    message_kept as _message_kept, quote_in as _quote_in, quotes as _quotes, said_after as _said_after,
+    flat_lines as _flat_lines, tokens_in as _tokens_in, whole_context as _whole,
+)
+from pytest_ctxeval.session_facts import error_kept
 from pytest_ctxeval.summary import SECTION_TITLES, Section, normalize_ws, notes_section
+from pytest_ctxeval.verbatim import Haystack, Match, closest_line, find, normalize, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -89,19 +96,18 @@ def _section_missing(case: CompactionCase, kind: str, number: int, what: str, it
                           f"(sections found: {', '.join(case.sections.kinds) or 'none'})", missing=list(items))
 
 
+_PRESENT_ITEMS = re.compile(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)")
+
+
 def _present(needle: str, haystack: str) -> bool:
     """Verbatim (whitespace- and case-insensitive), or most of its significant tokens within one
-    item of the section (a line, with its continuation lines), not scattered over the section."""
-    if contains_text(haystack.lower(), needle.lower()):
-        return True
+    item of the section (a line, with its continuation lines), not scattered over the section.
+    (The section is indexed once for all needles: text_index.)"""
+    index = text_index(haystack, _PRESENT_ITEMS)
     tokens = significant_tokens(needle)
-    if not tokens:
-        return False
-    for item in re.split(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)", haystack):
-        have = set(significant_tokens(item))
-        if sum(t in have for t in tokens) / len(tokens) >= TOKEN_OVERLAP:
-            return True
-    return False
+    if index.contains(normalize_ws(needle.lower()), tokens):
+        return True
+    return index.overlap(tokens, TOKEN_OVERLAP)
 
 
 def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
@@ -117,7 +123,12 @@ def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
 
 @grader("verbatim_user_messages", kind="rule")
 def verbatim_user_messages(case: CompactionCase) -> Verdict:
-    """Every person-typed message so far appears verbatim in section 6."""
+    """Every person-typed message so far appears verbatim in section 6.
+
+    Verbatim as a careful reader counts it (pytest_ctxeval.verbatim): quote characters, Markdown
+    escapes, invisible Unicode, flattened line breaks and a fixed typo do not count as changes; a
+    typed lead whose pasted log was summarised is kept; a draft the person sent again revised is kept
+    by its resend; a message quoted verbatim in another part of the summary survived too."""
     people = person_messages(case.history)
     if not people:
         return Verdict.not_applicable("no person-typed messages before this compaction")
@@ -127,55 +138,38 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                                 [p.text for p in people])
     section = case.sections.get("user_messages")
     where = f"section 6 (line {section.line})" if section else "the post-compact context"
-    body = normalize_ws(region)
+    hay = Haystack(region)
+    kept: dict[int, Match] = {}
+    for n, p in enumerate(people):
+        found = _message_kept(p.text, hay)
+        if not found:
+            elsewhere = _message_kept(p.text, _whole(case))
+            if elsewhere:
+                found = Match(True, "elsewhere", "quoted outside section 6")
+        if found:
+            kept[n] = found
+    drafts = _drafts(people, case.history)
     missing, reasons = [], []
-    for n, p in enumerate(people, start=1):
-        frags = message_fragments(p.text)
-        if all(f in body for f in frags):
+    for n, p in enumerate(people):
+        if n in kept or (n in drafts and drafts[n] in kept):
             continue
         missing.append(p.text)
-        reason = f"user message {n} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
+        reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
+        frags = message_fragments(p.text)
         if len(frags) == 2:
-            lost = [name for name, f in zip(("first", "last"), frags) if f not in body]
+            lost = [name for name, f in zip(("first", "last"), frags) if not find(f, hay)]
             reason += (f"; its {' and '.join(lost)} {LONG_MESSAGE_KEEP} characters are missing "
                        f"(long-message policy: head and tail must be verbatim)")
-        else:
-            near = _closest(p.text, section.body if section else region)
-            if near:
-                reason += f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\""
+        near = _closest(p.text, section.body if section else region) if len(frags) == 1 else None
+        if near:
+            reason += (f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\"; differences: "
+                       f"{show_difference(normalize_ws(p.text), near[0])}")
         reasons.append(reason)
-    return Verdict.from_fraction(len(people) - len(missing), len(people), reasons,
-                                 f"all {len(people)} person-typed messages verbatim in {where}", missing=missing)
-
-
-_NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
-                      r"no next step)\b", re.IGNORECASE)
-_QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.compile(r"^\s*>\s?(.{2,})$", re.MULTILINE))
-# Elisions split a quote into parts that must each be verbatim. The media markers count as
-# elisions too: the summariser is shown [image] / [document] where the person pasted one
-# (stripImagesFromMessages, 003:96-106), so a quote that keeps the marker is still verbatim.
-_ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.|\[image\]|\[document\])\s*")
-
-
-def _quotes(text: str) -> list[str]:
-    out = []
-    for pattern in _QUOTES:
-        out += [normalize_ws(m.group(1)) for m in pattern.finditer(text)]
-    return [q for q in out if q]
-
-
-def _quote_in(quote: str, texts: list[str], min_len: int) -> bool:
-    """Every part of ``quote`` (split at elisions) is at least ``min_len`` long, or a whole text,
-    and appears in one of ``texts``."""
-    parts = [p for p in _ELISION.split(quote) if p]
-    if not parts:
-        return False
-    for part in parts:
-        if not any(part in t for t in texts):
-            return False
-        if len(part) < min_len and part not in texts:
-            return False
-    return True
+    notes = sorted({m.how for m in kept.values() if m.how not in ("exact",)})
+    ok = f"all {len(people)} person-typed messages verbatim in {where}"
+    if notes:
+        ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
+    return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
 
 
 @grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), strategies=("claude_code",))
@@ -185,7 +179,8 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     if section is None:
         return _section_missing(case, "next", 9, "the next step and its quote")
     body = section.body.strip()
-    if not body or _NO_STEP.match(body):
+    first = re.split(r"(?<=[.!?])\s+|\n", body, maxsplit=1)[0]
+    if not body or _NO_STEP.match(body) or _NO_STEP_SENTENCE.search(first):
         return Verdict.not_applicable(f"section 9 proposes no step: \"{_short(body)}\"")
     people = person_messages(case.history)
     if not people:
@@ -193,21 +188,27 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     last = people[-1]
     # The most recent conversation: the last person-typed message, the ones sent right before it
     # with no assistant message between (the API merges consecutive user turns, so "fix it" sent
-    # after an interrupt is one request with what came before), and what the assistant said after.
+    # after an interrupt is one request with what came before), the request a bare go-ahead
+    # ("Kick it off") starts, and what the assistant said and did after it (its text, the plan or
+    # command it wrote, the results it got).
     run = [last]
     for earlier in reversed(people[:-1]):
         if any(isinstance(m, AssistantMessage) for m in case.history[earlier.index + 1:run[0].index]):
             break
         run.insert(0, earlier)
-    recent = [normalize_ws(p.text) for p in run]
+    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS:
+        run.insert(0, people[-len(run) - 1])
+    recent = [normalize(_flat_lines(p.text)) for p in run]
     if len(run) > 1:
-        recent.append(normalize_ws(" ".join(p.text for p in run)))
-    for m in case.history[last.index + 1:]:
-        if isinstance(m, AssistantMessage):
-            t = text_of(m.content)
-            if t.strip():
-                recent.append(normalize_ws(t))
-    older = [normalize_ws(p.text) for p in people[:-len(run)]]
+        recent.append(normalize(" ".join(_flat_lines(p.text) for p in run)))
+    after = _said_after(case.history[last.index + 1:])
+    recent += [normalize(_flat_lines(t)) for t in after]
+    if not any(isinstance(m, AssistantMessage) for m in case.history[last.index + 1:]):
+        # Compacted right after the last request, before any reply: the most recent conversation is
+        # that request and the turn it came after ("Next up: /gsd:plan-phase 14", then a question).
+        before = people[-len(run) - 1].index + 1 if len(people) > len(run) else 0
+        recent += [normalize(_flat_lines(t)) for t in _said_after(case.history[before:run[0].index])]
+    older = [normalize(_flat_lines(p.text)) for p in people[:-len(run)]]
     quotes = _quotes(body)
     min_len = 20  # a quote must be at least this long, or a whole message/reply
     if not quotes:
@@ -216,69 +217,120 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     good = [q for q in quotes if _quote_in(q, recent, min_len)]
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
+    loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)]
+    if loose:
+        return Verdict.passed_(f"section 9 quotes the most recent conversation, reformatted (all its words are there, "
+                               f"not in this order): \"{_short(loose[0])}\"", quote=loose[0])
     stale = [q for q in quotes if _quote_in(q, older, min_len)]
     if stale:
         return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
                               f"the most recent request \"{_short(last.text)}\" (drift to an old task)",
                               quotes=quotes, expected=last.text)
+    near = closest_line(quotes[0], "\n".join([p.text for p in run] + after))
+    shown = f"; closest ({near[1]:.0%} similar), differences: {show_difference(quotes[0], near[0])}" if near else ""
     return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(quotes[0])}\", which is not verbatim "
-                          f"in the most recent conversation (last request: \"{_short(last.text)}\")",
+                          f"in the most recent conversation (last request: \"{_short(last.text)}\"){shown}",
                           quotes=quotes, expected=last.text)
 
 
 @grader("files_preserved", kind="rule")
 def files_preserved(case: CompactionCase) -> Verdict:
-    """Every file edited or written in the session so far (and expect.files) is named in section 3."""
+    """Every file edited or written in the session so far (and expect.files) is named in section 3.
+
+    A rejected or failed edit changed nothing, and Claude Code's own storage (plan files, memory) is
+    not a project file (pytest_ctxeval.session_facts). A file named in another part of the summary
+    was not dropped."""
     # The artifact trail of the whole session, not only of this span: a second summary that drops
     # the files changed before the first compaction has lost them.
     changed = edited_files(case.history)
     files = list(dict.fromkeys(changed + _reached(case, list(case.expect.files))))
     if not files:
-        return Verdict.not_applicable("no file was edited or written, and no file of expect.files has come up yet")
+        return Verdict.not_applicable("no project file was changed (rejected or failed edits and Claude Code's own "
+                                      "plan/memory files do not count), and no file of expect.files has come up yet")
     region = case.region("files")
     if region is None:
         return _section_missing(case, "files", 3, f"the {len(files)} changed files (latest first)",
                                 list(reversed(files)))
     where = _where(case, "files", 3)
-    missing = [f for f in files if not file_mentioned(f, region, files)]
-    reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where}" for f in missing]
-    return Verdict.from_fraction(len(files) - len(missing), len(files), reasons,
-                                 f"all {len(files)} changed files named in {where}", missing=missing)
+    whole = _whole(case).text
+    elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
+    missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
+    reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where} nor anywhere "
+               "else in the summary" for f in missing]
+    ok = f"all {len(files)} changed files named in {where}" + (
+        f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
+    return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
 
 
 @grader("errors_preserved", kind="rule")
 def errors_preserved(case: CompactionCase) -> Verdict:
-    """The key line of every failing tool result (and every expect.errors line) is in section 4."""
-    wanted: dict[str, str] = {}
+    """Every error of the summarised span (and every expect.errors line) is in section 4: its key
+    line, or its identifying tokens (test or function name, file:line, exception type, error code,
+    exit code), or the failing command with its output.
+
+    Rejected calls, calls cancelled with a failing sibling, calls the tool refused as made and probes
+    that found nothing are not errors (pytest_ctxeval.session_facts.error_kind)."""
+    wanted: dict[str, tuple[str, object]] = {}
     for f in failing_results(case.summarized):
         if f.key_line:
-            wanted.setdefault(f.key_line, f"{f.tool} result")
+            wanted.setdefault(f.key_line, (f"{f.tool} result", f))
     for line in _reached(case, list(case.expect.errors)):
-        wanted.setdefault(line, "expect.errors")
+        wanted.setdefault(line, ("expect.errors", None))
     if not wanted:
-        return Verdict.not_applicable("no tool result failed in the summarised span, and no line of expect.errors "
-                                      "has come up yet")
+        return Verdict.not_applicable("no tool result failed with an error in the summarised span (rejected, "
+                                      "cancelled and mis-made calls and empty probes are not errors), and no line "
+                                      "of expect.errors has come up yet")
     region = case.region("errors")
     if region is None:
         return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines", list(wanted))
     where = _where(case, "errors", 4)
-    missing = [k for k in wanted if not _present(k, region)]
-    reasons = [f"error line from a failing {wanted[k]} is not in {where}: \"{_short(k, 100)}\"" for k in missing]
-    return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons,
-                                 f"all {len(wanted)} error lines in {where}", missing=missing)
+    # Where else an error is told: the problem-solving and current-work sections.
+    wider = region + "\n" + case.sections.body("problem", "current")
+    missing, how = [], []
+    for key, (_, f) in wanted.items():
+        if _present(key, region) or _present(key, wider):
+            continue
+        if f is not None:
+            kept, why = error_kept(key, f.text, str(f.input.get("command", "")), wider)
+            if kept:
+                how.append(why)
+                continue
+        missing.append(key)
+    reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"" for k in missing]
+    ok = f"all {len(wanted)} error lines in {where}" + (f" ({len(how)} by their identifying tokens)" if how else "")
+    return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons, ok, missing=missing)
+
+
+#: A task counts as told when this share of its subject's words is in one item (a summary tells a
+#: task by its number and description: "Task #11: End-to-end test — regenerate InfiniteRunner via CLI").
+TASK_OVERLAP = 0.6
+
+
+def _task_told(subject: str, region: str) -> bool:
+    tokens = significant_tokens(subject)
+    if not tokens:
+        return False
+    for item in re.split(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)])\s)", region):
+        low = item.lower()
+        if sum(t in low for t in tokens) / len(tokens) >= TASK_OVERLAP:
+            return True
+    return False
 
 
 @grader("pending_tasks", kind="rule")
 def pending_tasks(case: CompactionCase) -> Verdict:
-    """Open TodoWrite items (and expect.pending) appear in section 7."""
+    """Open TodoWrite items and TaskCreate tasks (and expect.pending) appear in section 7 (a task in
+    progress may be told in sections 8-9 instead)."""
     items = list(dict.fromkeys(open_todos(case.history) + _reached(case, list(case.expect.pending))))
     if not items:
-        return Verdict.not_applicable("no open todo items, and no task of expect.pending has come up yet")
+        return Verdict.not_applicable("no open todo item or task (TodoWrite, TaskCreate/TaskUpdate), and no task of "
+                                      "expect.pending has come up yet")
     region = case.region("pending")
     if region is None:
         return _section_missing(case, "pending", 7, f"the {len(items)} open tasks", items)
     where = _where(case, "pending", 7)
-    missing = [i for i in items if not _present(i, region)]
+    wider = region + "\n" + case.sections.body("current", "next")
+    missing = [i for i in items if not _present(i, region) and not _task_told(i, wider)]
     reasons = [f"open task not in {where}: \"{_short(i)}\"" for i in missing]
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
                                  f"all {len(items)} open tasks in {where}", missing=missing)

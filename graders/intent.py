@@ -27,6 +27,7 @@ from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.proposals import mention_pattern, proposals, quoted_spans
 from pytest_ctxeval.summary import normalize_ws
+from pytest_ctxeval.verbatim import Haystack, Match, closest_line, find, show_difference
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -103,27 +104,46 @@ def _where_found(case: CompactionCase, fragments: list[str]) -> str:
     return "the summary" if case.kind != "session_memory" else "the session notes"
 
 
+#: A part of the last request this short (and naming nothing: no digit, path or identifier) is an
+#: acknowledgement ("this is good.", "ok,") a summary may leave out while quoting the request itself.
+FILLER_WORDS = 3
+_NAMES = re.compile(r"[\d/_.#@`]\w|[a-z][A-Z]")
+
+
 @grader("last_request_intact", kind="rule")
 def last_request_intact(case: CompactionCase) -> Verdict:
-    """The most recent person-typed message is in full, verbatim, in the post-compact context."""
+    """The most recent person-typed message is in full, verbatim, in the post-compact context.
+
+    Verbatim as pytest_ctxeval.verbatim counts it (quote characters, escapes, invisible Unicode, a
+    fixed typo, a pasted log after a verbatim lead); a left-out acknowledgement of three words or fewer
+    ("this is good.") does not make the request incomplete. A truncated request does."""
     people = person_messages(case.history)
     if not people:
         return Verdict.not_applicable("no person-typed message before this compaction")
     last = people[-1]
-    body = normalize_ws(_context(case))
+    hay = Haystack(_context(case))
     fragments = message_fragments(last.text)
     label = f"the most recent request (user message {len(people)} of {len(people)})"
-    if all(f in body for f in fragments):
-        return Verdict.passed_(f"{label} is verbatim in {_where_found(case, fragments)}: \"{_short(last.text)}\"")
+    found = find(last.text, hay)
+    if not found and len(fragments) == 2 and all(find(f, hay) for f in fragments):
+        found = Match(True, "head and tail")
+    if found:
+        note = f" ({found.note})" if found.note else ""
+        return Verdict.passed_(f"{label} is verbatim in {_where_found(case, fragments)}{note}: \"{_short(last.text)}\"")
     where = _context_name(case)
     if len(fragments) == 2:
-        lost = [name for name, f in zip(("first", "last"), fragments) if f not in body]
+        lost = [name for name, f in zip(("first", "last"), fragments) if not find(f, hay)]
         return Verdict.failed(f"{label} is not in full in {where}: its {' and '.join(lost)} {LONG_MESSAGE_KEEP} "
                               f"characters are missing (long-message policy): \"{_short(last.text)}\"",
                               expected=last.text)
     parts = _parts(last.text)
-    missing = [p for p in parts if p not in body]
+    missing = [p for p in parts if not find(p, hay)]
     kept = len(parts) - len(missing)
+    filler = [p for p in missing if len(p.split()) <= FILLER_WORDS and not _NAMES.search(p)]
+    if missing and len(filler) == len(missing) and kept and \
+            sum(len(p) for p in filler) <= 0.2 * len(normalize_ws(last.text)):
+        return Verdict.passed_(f"{label} is verbatim in {where} but for the acknowledgement "
+                               + "; ".join(f"\"{p}\"" for p in filler) + f": \"{_short(last.text)}\"")
     if missing and kept:
         reason = (f"{label} is not in full in {where}: {len(missing)} of its {len(parts)} parts are missing: "
                   + "; ".join(f"\"{_short(p, 60)}\"" for p in missing[:4]))
@@ -134,6 +154,10 @@ def last_request_intact(case: CompactionCase) -> Verdict:
         score = 0.5
     else:
         reason = f"{label} is not verbatim in {where}: \"{_short(last.text, 120)}\""
+        near = closest_line(last.text, _context(case))
+        if near:
+            reason += (f"; closest line ({near[1]:.0%} similar), differences: "
+                       f"{show_difference(normalize_ws(last.text), near[0])}")
         score = 0.0
     return Verdict.failed(reason, score=round(score, 4), expected=last.text, missing_parts=missing)
 

@@ -23,6 +23,7 @@ from pytest_ctxeval.extract import person_messages
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import to_api
 from pytest_ctxeval.summary import normalize_ws
+from pytest_ctxeval.verbatim import machine_output
 
 #: How many compaction generations drift looks at, at least (issue: k >= 3).
 DRIFT_GENERATIONS = 3
@@ -55,6 +56,24 @@ def _finish(case: CompactionCase, judgement, what: str) -> Verdict:  # noqa: ANN
     return Verdict("pass" if judgement.passed else "fail", score, reasons, evidence)
 
 
+#: A person's message is shown to the judge on one line, cut at this many characters.
+MESSAGE_CHARS = 2_000
+
+
+def _as_typed(text: str) -> str:
+    """What the person typed, on one line: pasted machine output after a typed lead (a stack trace,
+    a console log) is replaced by a marker, so the judge weighs the request, not 80,000 characters of
+    log lines (each of which the offline heuristic would count as a message of its own)."""
+    lines = text.splitlines()
+    for i in range(1, len(lines)):
+        rest = "\n".join(lines[i:])
+        if machine_output(rest):
+            text = "\n".join(lines[:i]) + f" [pasted output: {len(rest):,} characters]"
+            break
+    text = normalize_ws(text)
+    return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…"
+
+
 @grader("intent_preservation", kind="llm")
 def intent_preservation(case: CompactionCase) -> Verdict:
     """The primary request, later corrections and constraints survive the compaction (0-5)."""
@@ -64,7 +83,7 @@ def intent_preservation(case: CompactionCase) -> Verdict:
     earlier = [m for m in case.summarized if getattr(m, "is_compact_summary", False)]
     if not people and not earlier and not case.expect.intent:
         return Verdict.not_applicable("no person-typed message in the summarised span and no expect.intent")
-    messages = "\n".join(f"{i}. {p.text}" for i, p in enumerate(people, start=1))
+    messages = "\n".join(f"{i}. {_as_typed(p.text)}" for i, p in enumerate(people, start=1))
     if earlier:  # what the user said before an earlier compaction is only in its summary
         messages = (f"(an earlier summary also stood for older messages; its text is part of the context)\n"
                     + messages) if messages else "(only an earlier summary; see the context)"
@@ -124,14 +143,16 @@ def probes(case: CompactionCase) -> Verdict:
 
 
 def _intent(case: CompactionCase) -> str:
+    """The intent a generation is held to: ``expect.intent``, else the first request and the latest
+    request *as of that generation* (a request made after it cannot be in its summary)."""
     if case.expect.intent:
         return case.expect.intent
     people = person_messages(case.history)
     if not people:
         return ""
-    parts = [f"First request: {people[0].text}"]
+    parts = [f"First request: {_as_typed(people[0].text)}"]
     if len(people) > 1:
-        parts.append(f"Latest request: {people[-1].text}")
+        parts.append(f"Latest request: {_as_typed(people[-1].text)}")
     return "\n".join(parts)
 
 
@@ -171,9 +192,12 @@ def drift(case: CompactionCase) -> Verdict:
                "nothing to summarise")
         return Verdict.not_applicable(f"only {len(generations)} compaction generation(s); drift needs "
                                       f"{DRIFT_GENERATIONS} ({why})")
+    # Each generation against the requests made before it: an early generation cannot be judged
+    # against a request the person made after it (the forced ones share the last case's history).
+    intents = [(_intent(g) if g.history or g.expect.intent else intent) or intent for g in generations]
     judgements = case.judge.judge_many([
-        ("drift", {"generation": n, "generations": len(generations), "intent": intent,
-                   "summary": _request_and_next(g)}) for n, g in enumerate(generations, start=1)])
+        ("drift", {"generation": n, "generations": len(generations), "intent": gi,
+                   "summary": _request_and_next(g)}) for n, (g, gi) in enumerate(zip(generations, intents), start=1)])
     rows = [{"generation": n, "score": j.score, "votes": j.votes, "lost": j.lost, "error": j.error}
             for n, j in enumerate(judgements, start=1)]
     evidence = {"judge": case.judge.label, "generations": rows}

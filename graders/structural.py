@@ -23,6 +23,7 @@ from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import RequestValidator, to_api, validate_api
 from pytest_ctxeval.tokens import estimate_api_request
 from pytest_ctxeval.summary import SECTION_KINDS, SECTION_TITLES, analysis_span
+from pytest_ctxeval.versions import CONTINUATION_WORDINGS, promise
 
 
 @grader("tool_pairing", kind="rule")
@@ -77,17 +78,26 @@ def nine_sections(case: CompactionCase) -> Verdict:
 
 @grader("analysis_stripped", kind="rule", strategies=("claude_code",))
 def analysis_stripped(case: CompactionCase) -> Verdict:
-    """The analysis scratchpad is not in what the model sees, and the summary tags are removed."""
+    """The analysis scratchpad is not in what the model sees, and the summary tags are removed.
+
+    A real transcript is held to its version: Claude Code up to 2.1.56 keeps the ``Analysis:`` part by
+    design (pytest_ctxeval.versions), so its summaries are ``n/a`` for the scratchpad, never a fail."""
     text = case.summary_message or case.summary
     reasons = []
     span = analysis_span(text)
+    tags = re.findall(r"</?summary>", text, re.IGNORECASE)
+    if span is not None and case.origin == "transcript" and not tags:
+        kept = promise("analysis_stripped", case.version)
+        if not kept.made:
+            return Verdict.not_applicable(f"the summary keeps its Analysis: part, as Claude Code "
+                                          f"{case.version or '(version unknown)'} writes it: {kept.reason()}")
     if span is not None:
         start, end = span
         line = text[:start].count("\n") + 1
         excerpt = re.sub(r"\s+", " ", text[start:min(end, start + 80)]).strip()
         reasons.append(f"the summary message still carries the analysis scratchpad (line {line}, "
-                       f"{end - start} chars: {excerpt!r}...); formatCompactSummary strips it (seed 003:217)")
-    tags = re.findall(r"</?summary>", text, re.IGNORECASE)
+                       f"{end - start} chars: {excerpt!r}...); formatCompactSummary strips it (seed 003:217)"
+                       + (f"; Claude Code {case.version} strips it" if case.version else ""))
     if tags:
         reasons.append(f"the <summary> tags were not removed ({len(tags)} tag{'s' if len(tags) > 1 else ''} left)")
     if reasons:
@@ -99,28 +109,49 @@ def analysis_stripped(case: CompactionCase) -> Verdict:
 # The path runs to the end of its line (paths may hold spaces: /Users/John Smith/...).
 _PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:[ \t]*\n?[ \t]*(\S[^\n]*?)[ \t]*$",
                         re.IGNORECASE | re.MULTILINE)
-_CONTINUE = re.compile(r"continue\s+the\s+conversation\s+from\s+where\s+(?:it|we|you)\s+left\s+off", re.IGNORECASE)
 
 
 @grader("continuation", kind="rule", strategies=("claude_code",))
 def continuation(case: CompactionCase) -> Verdict:
-    """The summary message points at the full transcript and (auto) says to continue directly."""
+    """The summary message points at the full transcript and (auto) says to continue directly.
+
+    A real transcript is held to what its version wrote (pytest_ctxeval.versions): no transcript path
+    before 2.1.x, no continuation instruction after a manual /compact before 2.1.150; every version's
+    wording counts ("from where we left it off", "from where we left off", "Resume directly")."""
     text = case.summary_message
+    real = case.origin == "transcript"
+    want_path = promise("transcript_path", case.version) if real else None
+    key = "continuation_auto" if case.trigger == "auto" else "continuation_manual"
+    want_continue = promise(key, case.version) if real else None
+    need_path = want_path.made if real else True
+    need_continue = want_continue.made if real else case.trigger == "auto"
+    if not need_path and not need_continue:
+        notes = [f"transcript path: {want_path.reason()}"] if want_path is not None else []
+        notes.append(f"{case.trigger} continuation instruction: {want_continue.reason()}")
+        return Verdict.not_applicable(f"Claude Code {case.version or '(version unknown)'} writes neither for a "
+                                      f"{case.trigger} compaction; " + "; ".join(notes))
     reasons = []
     match = _PATH_LINE.search(text)
-    if not match:
-        reasons.append("no transcript path: the summary message should end with 'read the full transcript "
-                       "at: <path>' so details lost in the summary can be recovered (seed 003:322-332)")
-    elif case.transcript_path and match.group(1) != case.transcript_path:
-        reasons.append(f"the transcript path {match.group(1)!r} is not this session's transcript "
-                       f"{case.transcript_path!r}")
-    if case.trigger == "auto" and not _CONTINUE.search(text):
-        reasons.append("no continuation instruction: an automatic compaction must tell the model to continue "
-                       "from where it left off without asking or recapping (seed 003:269-277)")
+    if need_path:
+        if not match:
+            reasons.append("no transcript path: the summary message should end with 'read the full transcript "
+                           "at: <path>' so details lost in the summary can be recovered (seed 003:322-332)"
+                           + (f"; Claude Code {case.version} writes it" if real else ""))
+        elif case.transcript_path and match.group(1) != case.transcript_path:
+            reasons.append(f"the transcript path {match.group(1)!r} is not this session's transcript "
+                           f"{case.transcript_path!r}")
+    if need_continue and not CONTINUATION_WORDINGS.search(text):
+        reasons.append(f"no continuation instruction: an {'automatic' if case.trigger == 'auto' else 'manual'} "
+                       "compaction must tell the model to continue from where it left off without asking or "
+                       "recapping (seed 003:269-277)" + (f"; Claude Code {case.version} writes it" if real else ""))
     if reasons:
         return Verdict.failed(*reasons, score=0.5 if len(reasons) == 1 else 0.0)
-    what = "transcript path" + (" and continuation instruction" if case.trigger == "auto" else "")
-    return Verdict.passed_(f"{what} present")
+    what = " and ".join(w for w, need in (("transcript path", need_path), ("continuation instruction", need_continue))
+                        if need)
+    skipped = [f"no {w} expected ({p.reason()})" for w, need, p in
+               (("transcript path", need_path, want_path), ("continuation instruction", need_continue, want_continue))
+               if real and not need]
+    return Verdict.passed_(f"{what} present" + ("; " + "; ".join(skipped) if skipped else ""))
 
 
 @grader("format_sections", kind="rule")

@@ -33,6 +33,8 @@ from .evaluation import (
     write_results,
 )
 from .compaction import StrategyUnavailable
+from .cli_grade_folder import add_folder_options, run_grade_folder
+from .folder_grading import is_folder_mode
 from .grading import GraderRegistry, load_graders
 from .options import (
     RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, tolerance, window_tokens,
@@ -80,12 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--strict", action="store_true",
                      help="an ungraded verdict (a judge that could not decide) fails the run (exit 1)")
 
-    grade = sub.add_parser("grade", help="grade the compaction summaries in a Claude Code transcript",
+    grade = sub.add_parser("grade", help="grade the compaction summaries in Claude Code transcripts (files or folders)",
                            description="Grade each real compaction in a Claude Code session file (the "
                                        "conversation before each compact_boundary against the summary after "
                                        "it); with --summary, grade that text as a summary of the whole "
-                                       "transcript. Exit 0 if all verdicts pass, 1 if any fails, 2 on bad input.")
-    grade.add_argument("transcript", metavar="TRANSCRIPT.jsonl")
+                                       "transcript. Given folders (e.g. ~/.claude/projects) or several files, grade "
+                                       "every session with a compaction in parallel and print tables per grader "
+                                       "and per Claude Code version. Exit 0 if all verdicts pass, 1 if any fails, "
+                                       "2 on bad input.")
+    grade.add_argument("transcript", metavar="PATH", nargs="+",
+                       help="a session .jsonl file, or folders / several files (graded recursively)")
+    add_folder_options(grade)
     grade.add_argument("--summary", metavar="FILE", help="grade this summary text against the whole transcript")
     grade.add_argument("--expect", metavar="FILE.yaml",
                        help="expectations in the scenario 'expect:' schema (intent, files, errors, pending, "
@@ -493,6 +500,9 @@ def load_expectations(path: str | Path) -> Expectations:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
+    if is_folder_mode(args.transcript):
+        return run_grade_folder(args)
+    args.transcript = args.transcript[0]
     options = RunOptions.from_namespace(args)
     options.check_key()
     registry, specs = _registry(args)
@@ -500,6 +510,9 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     expect = load_expectations(args.expect) if args.expect else None
     summary = None
     if args.summary:
+        if Path(args.summary).exists() and not Path(args.summary).is_file():   # a FIFO would block the read
+            raise UsageError(f"{args.summary}: not a regular file (a folder, FIFO or device); save the summary "
+                             "to a file and give that")
         try:
             summary = Path(args.summary).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

@@ -427,9 +427,14 @@ def compare_real(
     """
     src = Path(path)
     transcript = read_transcript(src, strict=strict)
-    comps = transcript.compactions
+    # A compaction copied in from a parent session (a resumed file opens with it) is the parent's:
+    # compared there, as cases_from_transcript grades it there.
+    comps = [c for c in transcript.compactions if not c.inherited]
     if not comps:
-        raise UsageError(f"{src}: no compaction in this transcript (no compact_boundary record): nothing to compare")
+        inherited = len(transcript.compactions)
+        raise UsageError(f"{src}: no compaction of this session in this transcript "
+                         + (f"(its {inherited} compaction(s) are inherited from a parent session: compare that "
+                            "session's file)" if inherited else "(no compact_boundary record)") + ": nothing to compare")
     prompts = prompts or PromptSet()
     specs = list(specs) if specs is not None else list(registry)
     expect = expect or Expectations()

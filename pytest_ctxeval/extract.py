@@ -8,14 +8,17 @@ paraphrases, fails them.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable
 
 from .messages import (
     AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text,
     text_of, tool_results, tool_uses,
 )
+from .session_facts import claude_storage, error_kind, failed_call_ids, open_tasks
 from .summary import normalize_ws
 
 __all__ = [
@@ -52,6 +55,7 @@ class FailingResult:
     input: dict[str, Any]
     text: str
     key_line: str
+    kind: str = "error"  # error | rejected | cancelled | tool_usage | probe (session_facts.error_kind)
 
 
 def person_messages(messages: Iterable[Any]) -> list[PersonMessage]:
@@ -73,13 +77,37 @@ def _tool_path(block: ToolUseBlock) -> str | None:
 
 
 def edited_files(messages: Iterable[Any]) -> list[str]:
-    """Paths changed by Edit/MultiEdit/Write/NotebookEdit calls, first-seen order, no repeats."""
+    """Project files changed by Edit/MultiEdit/Write/NotebookEdit calls, first-seen order, no repeats.
+    A call whose result failed (rejected by the person, refused by the tool) changed nothing, and
+    Claude Code's own storage (plan files, memory under ``~/.claude``) is not the project's."""
+    messages = list(messages)
+    failed = failed_call_ids(messages)
     seen: dict[str, None] = {}
     for message in messages:
         for block in tool_uses(message):
-            if block.name in EDIT_TOOLS and (path := _tool_path(block)):
-                seen.setdefault(path)
+            if block.name in EDIT_TOOLS and block.id not in failed and (path := _tool_path(block)) \
+                    and not claude_storage(path):
+                seen.setdefault(path)   # first-seen order; a file written again after its removal is back
+            elif block.name == "Bash" and block.id not in failed and seen:
+                for path in removed_paths(str(block.input.get("command", "")), list(seen)):
+                    seen.pop(path, None)
     return list(seen)
+
+
+_REMOVE = re.compile(r"(?:^|[;&|]\s*|\s)(?:git\s+rm|rm|unlink|del|Remove-Item)\s+((?:-\S+\s+)*)([^;&|\n]+)")
+
+
+def removed_paths(command: str, paths: list[str]) -> list[str]:
+    """Which of ``paths`` a shell command removes (``rm -f scratch.py``, ``git rm old.py``): a file the
+    agent created and removed again is not a change the summary must name."""
+    out = []
+    for m in _REMOVE.finditer(command):
+        args = [a.strip("'\"") for a in m.group(2).split()]
+        for path in paths:
+            name = path.replace("\\", "/").rsplit("/", 1)[-1]
+            if any(a == path or a.endswith("/" + name) or a == name for a in args):
+                out.append(path)
+    return out
 
 
 def touched_files(messages: Iterable[Any]) -> list[tuple[str, str]]:
@@ -146,8 +174,11 @@ def key_error_line(text: str, limit: int = 200) -> str:
     return normalize_ws(chosen)[:limit]
 
 
-def failing_results(messages: list[Any]) -> list[FailingResult]:
-    """Every tool result with ``is_error`` set, with the call it answers and its key line."""
+def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -> list[FailingResult]:
+    """Every tool result with ``is_error`` set whose kind is in ``kinds`` (by default the errors of
+    the work: not a rejected, cancelled or mis-made call, not a probe; see
+    :func:`pytest_ctxeval.session_facts.error_kind`), with the call it answers and its key line."""
+    wanted = set(kinds)
     calls: dict[str, ToolUseBlock] = {}
     out = []
     for i, message in enumerate(messages):
@@ -158,8 +189,12 @@ def failing_results(messages: list[Any]) -> list[FailingResult]:
                 continue
             use = calls.get(res.tool_use_id)
             text = result_text(res)
-            out.append(FailingResult(i, use.name if use else "?", res.tool_use_id,
-                                     dict(use.input) if use else {}, text, key_error_line(text)))
+            tool = use.name if use else "?"
+            kind = error_kind(tool, text, dict(use.input) if use else {})
+            if kind not in wanted:
+                continue
+            out.append(FailingResult(i, tool, res.tool_use_id, dict(use.input) if use else {}, text,
+                                     key_error_line(text), kind))
     return out
 
 
@@ -174,10 +209,13 @@ def latest_todos(messages: Iterable[Any]) -> list[dict[str, Any]] | None:
 
 
 def open_todos(messages: Iterable[Any]) -> list[str]:
-    """Contents of the todos not marked completed in the latest TodoWrite."""
+    """Contents of the todos not marked completed in the latest TodoWrite, then the subjects of the
+    TaskCreate tasks not completed or deleted (Claude Code 2.1.45+)."""
+    messages = list(messages)
     todos = latest_todos(messages) or []
-    return [str(t.get("content", "")).strip() for t in todos
-            if t.get("status") != "completed" and str(t.get("content", "")).strip()]
+    items = [str(t.get("content", "")).strip() for t in todos
+             if t.get("status") != "completed" and str(t.get("content", "")).strip()]
+    return list(dict.fromkeys(items + open_tasks(messages)))
 
 
 def message_fragments(text: str) -> list[str]:
@@ -191,7 +229,66 @@ def message_fragments(text: str) -> list[str]:
 
 def contains_text(haystack: str, needle: str) -> bool:
     """Whitespace-insensitive substring test."""
-    return normalize_ws(needle) in normalize_ws(haystack)
+    return normalize_ws(needle) in _normalized(haystack)
+
+
+@lru_cache(maxsize=16)
+def _normalized(text: str) -> str:
+    # Graders test many needles (every error line, every task) against one section: normalise it
+    # once, not once per needle (that made grading quadratic in the session's length).
+    return normalize_ws(text)
+
+
+class TextIndex:
+    """One text searched for many needles: lower-cased and whitespace-normalised once, split into
+    items once, each item's significant tokens indexed once (see :func:`text_index`)."""
+
+    def __init__(self, text: str, split: "re.Pattern[str]"):
+        self.lower = normalize_ws(text.lower())
+        parts = split.split(text)
+        self.items = [set(significant_tokens(item)) for item in parts]
+        self.item_lower = [normalize_ws(item.lower()) for item in parts]
+        self.postings: dict[str, list[int]] = {}
+        for i, have in enumerate(self.items):
+            for t in have:
+                self.postings.setdefault(t, []).append(i)
+
+    def contains(self, needle: str, tokens: list[str]) -> bool:
+        """Whether ``needle`` (lower-cased, whitespace-normalised) is in the text. The items holding
+        its rarest token are tried first (an item's text is part of the whole text), the whole text
+        only when none holds it: a section that lists every error is not scanned once per error."""
+        known = [t for t in tokens if t in self.postings]
+        if known:
+            rarest = min(known, key=lambda t: len(self.postings[t]))
+            if any(needle in self.item_lower[i] for i in self.postings[rarest]):
+                return True
+        return needle in self.lower
+
+    def overlap(self, tokens: list[str], share: float) -> bool:
+        """Whether one item holds at least ``share`` of ``tokens`` (counted with repeats), as
+        ``sum(t in item for t in tokens) / len(tokens) >= share`` over every item, but looking only
+        at the items that hold one of the rarest tokens (an item lacking all of them cannot reach
+        the share)."""
+        if not tokens:
+            return False
+        weight: dict[str, int] = {}
+        for t in tokens:
+            weight[t] = weight.get(t, 0) + 1
+        k = len(tokens)
+        candidates: set[int] = set()
+        lacking = 0
+        for t in sorted(weight, key=lambda t: len(self.postings.get(t, ()))):
+            candidates.update(self.postings.get(t, ()))
+            lacking += weight[t]
+            if k - lacking < share * k - 1e-9 or math.isclose(k - lacking, 0):
+                break
+        return any(sum(t in self.items[i] for t in tokens) / k >= share for i in candidates)
+
+
+@lru_cache(maxsize=16)
+def text_index(text: str, split: "re.Pattern[str]") -> TextIndex:
+    """The :class:`TextIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
+    return TextIndex(text, split)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_]|\d+(?:\.\d+)?")

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Literal
 from .errors import GraderError, ProviderError
 from .redact import scrub_output
 from .extract import person_messages
-from .messages import CompactBoundary, UserMessage, plain_text, text_of
+from .messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
 from .scenarios import Expectations
 from .summary import ParsedSummary, parse_summary
 from .tokens import estimate_messages
@@ -142,6 +142,9 @@ class CompactionCase:
     #: format (a SummaryFormat; None: Claude Code's nine sections).
     strategy: str = "claude_code"
     summary_format: Any = field(default=None, repr=False)
+    #: The Claude Code version that wrote this compaction (a real transcript's boundary), None for an
+    #: engine run: graders hold a real summary to what its version promised (pytest_ctxeval.versions).
+    version: str | None = None
 
     @cached_property
     def sections(self) -> ParsedSummary:
@@ -149,10 +152,17 @@ class CompactionCase:
             return self.summary_format.parse(self.summary)
         return parse_summary(self.summary)
 
+    #: For a real transcript: what the compaction itself kept (the preserved segment, the attachments
+    #: and reminders put in before the model's first reply), as opposed to ``post_messages``, which also
+    #: holds what the model did next. A fact found only in the model's later work was not kept by the
+    #: summary. None: every post-compact message counts (an engine run's post-compact context).
+    kept_messages: list[Any] | None = field(default=None, repr=False)
+
     @cached_property
     def kept_text(self) -> str:
         """The text of what the compaction kept besides its summary: kept messages and attachments."""
-        return plain_text(m for m in self.post_messages
+        source = self.kept_messages if self.kept_messages is not None else self.post_messages
+        return plain_text(m for m in source
                           if not isinstance(m, CompactBoundary)
                           and not (isinstance(m, UserMessage) and m.is_compact_summary))
 
@@ -460,14 +470,35 @@ def cases_from_transcript(transcript: Any, *, expect: Expectations | None = None
             post_tokens=estimate_messages([UserMessage(uuid="summary", content=summary_text)]))]
     out = []
     for comp in transcript.compactions:
+        if comp.inherited:
+            continue  # copied in from a parent session: that session's to grade (listed by `grade FOLDER`)
         text = comp.summary_text
         post = estimate_messages([comp.summary]) if comp.summary is not None else 0
         out.append(CompactionCase(
             source=source, index=comp.index, kind="transcript", trigger=comp.boundary.trigger,
             summary=text, summary_message=text, summarized=comp.before, history=comp.history,
-            post_messages=comp.after, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
-            origin="transcript", line=comp.summary_line or comp.boundary_line))
+            # What the model saw right after it (summary, preserved messages, then up to the next
+            # person-typed message), not the rest of the session.
+            post_messages=comp.post_context, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
+            origin="transcript", line=comp.summary_line or comp.boundary_line,
+            version=getattr(comp, "version", None) or transcript.version,
+            kept_messages=_kept_by_compaction(comp)))
     _link(out)
+    return out
+
+
+def _kept_by_compaction(comp: Any) -> list[Any] | None:
+    """What a real compaction kept: its preserved messages, then what came in before the model's
+    first reply (attachments, reminders), not the model's own later work."""
+    kept = getattr(comp, "kept", None)
+    if kept is None:
+        return None
+    preserved = list(getattr(comp, "preserved", []) or [])
+    out = list(preserved)
+    for m in kept[len(preserved):]:
+        if isinstance(m, AssistantMessage):
+            break
+        out.append(m)
     return out
 
 

@@ -30,6 +30,7 @@ What becomes what:
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from .errors import ScenarioError, TranscriptError, UsageError
 from .extract import edited_files, failing_results, open_todos, person_messages
 from .messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock,
-    TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, result_text, text_of,
+    OpaqueBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text, text_of,
 )
 from .redact import merge_counts, redact_tree
 from .scenarios import MAX_FILE_BYTES, TOOL_ID, Scenario, format_path
@@ -176,6 +177,10 @@ def _block(b: Any) -> dict[str, Any] | None:
         if b.title is not None:
             out["title"] = b.title
         return out
+    if isinstance(b, OpaqueBlock):
+        # A block type scenarios do not model (tool_reference in ToolSearch results, server tool
+        # blocks): kept as text naming it with its fields, so the replay still shows what it held.
+        return {"type": "text", "text": f"[{b.type}: {json.dumps(b.model_dump(exclude={'type'}), ensure_ascii=False)}]"}
     return None
 
 
@@ -204,10 +209,18 @@ class _Converter:
             return
         if m.is_meta:
             self.counts["meta"] += 1
+            last = self.turns[-1] if self.turns else None
+            if last is not None and isinstance(last.get("user"), str) and "<command-name>" in last["user"] \
+                    and not last.get("meta") and text_of(m.content).strip():
+                # The expansion of a /command the person typed with arguments: the model saw it.
+                self.turns.append({"user": text_of(m.content), "meta": True, "at": _iso(m.timestamp)})
+                return
             self._stash(m)
             return
+        # A /command echo with arguments is a turn: the arguments are what the person typed.
+        typed_command = person_text(m) is not None
         if isinstance(m.content, str):
-            if _is_echo(m.content):
+            if _is_echo(m.content) and not typed_command:
                 self.counts["command_echoes"] += 1
                 self._stash(m)
             elif not m.content.strip():
@@ -224,7 +237,7 @@ class _Converter:
                 others.append(b)
         if not others:
             return
-        if any(isinstance(b, TextBlock) and _is_echo(b.text) for b in others):
+        if any(isinstance(b, TextBlock) and _is_echo(b.text) for b in others) and not typed_command:
             self.counts["command_echoes"] += 1
             self._stash(m)
             return
@@ -356,7 +369,9 @@ def import_transcript(
     counts: Counter = Counter()
     notes: list[str] = []
     messages = transcript.messages
-    compactions = transcript.compactions
+    # Compactions with a boundary record (1.0.x wrote a summary without one: not a cut point here).
+    written = {id(m) for m in messages if isinstance(m, CompactBoundary)}
+    compactions = [c for c in transcript.compactions if id(c.boundary) in written]
     conv = _Converter(thinking=thinking, counts=counts)
     if compactions and mode != "all" and not any(
             isinstance(m, (UserMessage, AssistantMessage)) for m in messages[:messages.index(compactions[0].boundary)]):

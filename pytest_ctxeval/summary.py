@@ -107,7 +107,8 @@ def format_compact_summary(raw: str) -> str:
 
 _HEADER = re.compile(
     r"^[ \t]{0,3}(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*(?P<num>\d{1,2})[.)][ \t]+(?:\*\*|__)?"
-    r"(?P<title>[^\n:*_]{3,60}?)[ \t]*(?:\*\*|__)?[ \t]*(?::(?:\*\*|__)?[ \t]*(?P<rest>.*))?$",
+    r"(?P<title>[^\n:*_]{3,60}?(?:[ \t]*[(\[][^\n)\]]{0,80}[)\]])?)[ \t]*(?:\*\*|__)?[ \t]*"
+    r"(?::(?:\*\*|__)?[ \t]*(?P<rest>.*))?$",
     re.MULTILINE,
 )
 _STRONG_TITLES = {
@@ -193,7 +194,20 @@ def _summary_part(text: str) -> tuple[str, int]:
 
 
 def _title_key(title: str) -> str:
+    """A title's leading words, lower-cased: any parenthetical or bracketed note and any trailing
+    text after a dash dropped (``Pending Tasks (from tasks.md)`` -> ``pending tasks``)."""
+    title = re.sub(r"[(\[][^)\]]*[)\]]?", " ", title)
+    title = re.split(r"\s[-–—]\s|\s/\s", title)[0]
     return re.sub(r"\s+", " ", re.sub(r"[^a-z ]", "", title.lower())).strip()
+
+
+def _strong_kind(key: str) -> str | None:
+    """The kind of a title whose leading words are a canonical section title (the longest wins):
+    ``errors and fixes made so far`` -> ``errors``."""
+    if key in _STRONG_TITLES:
+        return _STRONG_TITLES[key]
+    best = max((t for t in _STRONG_TITLES if key.startswith(t + " ") and len(t.split()) >= 2), key=len, default=None)
+    return _STRONG_TITLES[best] if best else None
 
 
 def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None) -> ParsedSummary:
@@ -211,7 +225,7 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None)
     for m in _HEADER.finditer(part):
         title = m.group("title").strip()
         key = _title_key(title)
-        strong_kind = _STRONG_TITLES.get(key)
+        strong_kind = _strong_kind(key)
         kind = strong_kind or ((kind_of or section_kind)(title) if len(key.split()) <= 5 else None)
         if kind is None:
             continue

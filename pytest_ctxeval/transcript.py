@@ -6,12 +6,22 @@ Reading follows ``shared/corpus/README.md`` (observed over Claude Code 1.0.98 - 
   reported as a :class:`Problem` with its line number and skipped;
 * the conversation is rebuilt by following ``parentUuid`` back from the newest non-sidechain
   record, *through* records that are not part of the conversation (progress, hooks), and across a
-  ``compact_boundary`` (whose ``parentUuid`` is null) through its ``logicalParentUuid``; a broken
-  chain is reported and the longest consistent chain kept;
+  ``compact_boundary`` (whose ``parentUuid`` is null) through its ``logicalParentUuid``. A record
+  whose parent is not in the file (2.1.45 - 2.1.69 boundaries name a ``logicalParentUuid`` that was
+  never written) is placed after the newest main-line message record before it in the file; a
+  non-boundary record placed that way is reported. The newest chain is always the one read, never an
+  older one because it is longer;
+* a record repeating a uuid read earlier (a resumed session can write its history again) is not read
+  again: the first copy stands, and the repeats are reported once;
+* metadata records without a uuid (``last-prompt``, ``pr-link``, ``mode``, ``ai-title`` ...) are not
+  messages and not problems;
 * ``progress``, ``file-history-snapshot``, ``queue-operation`` and ``summary`` (a /resume title,
   not a compaction) records are not messages; neither are other ``system`` records;
 * assistant records sharing ``message.id`` are merged into one message (usage counted once);
-* a ``compact_boundary`` followed by a user record with ``isCompactSummary`` is a compaction.
+* a ``compact_boundary`` followed by a user record with ``isCompactSummary`` is a compaction
+  (:mod:`pytest_ctxeval.transcript_compactions`: version, kept messages, inherited ones);
+* queued messages the model saw (``queue-operation`` records whose text was consumed mid-turn, and
+  ``queued_command`` attachments) become person-typed user messages at their place.
 
 Writing (:class:`TranscriptWriter`) produces the same format, append-only and flushed per record,
 so the engine's own transcripts read back with :func:`read_transcript` and lose nothing.
@@ -19,9 +29,11 @@ so the engine's own transcripts read back with :func:`read_transcript` and lose 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,14 +43,16 @@ from pydantic import TypeAdapter, ValidationError
 
 from .errors import TranscriptError
 from .messages import (
-    AssistantMessage, AttachmentMessage, CompactBoundary, ContentBlock, TextBlock, UserMessage,
-    Usage,
+    AssistantMessage, AttachmentMessage, Block, CompactBoundary, TextBlock, UserMessage, Usage,
 )
+from .transcript_compactions import Compaction, insert_queued, queued_command, seen_queue_items
 
 __all__ = ["Problem", "Compaction", "Transcript", "read_transcript", "TranscriptWriter", "record_for"]
 
-_BLOCKS = TypeAdapter(list[ContentBlock])
+_BLOCKS = TypeAdapter(list[Block])
 _NOT_MESSAGES = {"progress", "file-history-snapshot", "queue-operation", "summary"}
+#: Record types that must carry a uuid (they can be messages); others without one are metadata.
+_NEEDS_UUID = {"user", "assistant", "attachment"}
 
 
 @dataclass(frozen=True)
@@ -48,28 +62,6 @@ class Problem:
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.message}"
-
-
-@dataclass
-class Compaction:
-    """One real compaction found in a transcript."""
-
-    index: int                      # 1-based, in chain order
-    boundary: CompactBoundary
-    summary: UserMessage | None     # the isCompactSummary message after the boundary
-    before: list[Any]               # the context that was summarised (since the previous boundary)
-    history: list[Any]              # every message before the boundary (earlier summaries included)
-    after: list[Any]                # the post-compact messages up to the next boundary
-    boundary_line: int = 0
-    summary_line: int = 0
-
-    @property
-    def summary_text(self) -> str:
-        if self.summary is None:
-            return ""
-        content = self.summary.content
-        return content if isinstance(content, str) else "\n".join(
-            b.text for b in content if isinstance(b, TextBlock))
 
 
 @dataclass
@@ -87,29 +79,21 @@ class Transcript:
     sidechains: dict[str, list[Any]] = field(default_factory=dict)
     #: The agentId when the file is a subagent's own transcript (its line is the sidechain).
     agent_id: str | None = None
+    #: Per compact_boundary uuid: the record's ``version``, ``sessionId`` and raw ``compactMetadata``.
+    boundary_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Record uuid -> index in :attr:`messages` (records merged into one assistant message share it).
+    index_of: dict[str, int] = field(default_factory=dict)
+    #: Whether a main-line message record precedes each boundary in the file (uuid -> bool).
+    boundary_has_history: dict[str, bool] = field(default_factory=dict)
+    #: Records without a uuid that are not messages (``last-prompt``, ``pr-link``, ``mode`` ...).
+    metadata_records: int = 0
 
     @property
-    def compactions(self) -> list[Compaction]:
-        boundaries = [i for i, m in enumerate(self.messages) if isinstance(m, CompactBoundary)]
-        out = []
-        for n, b in enumerate(boundaries):
-            start = boundaries[n - 1] + 1 if n else 0
-            stop = boundaries[n + 1] if n + 1 < len(boundaries) else len(self.messages)
-            summary = None
-            for m in self.messages[b + 1: stop]:
-                if isinstance(m, UserMessage) and m.is_compact_summary:
-                    summary = m
-                    break
-            boundary = self.messages[b]
-            out.append(Compaction(
-                index=n + 1, boundary=boundary, summary=summary,
-                before=[m for m in self.messages[start:b] if not isinstance(m, CompactBoundary)],
-                history=[m for m in self.messages[:b] if not isinstance(m, CompactBoundary)],
-                after=self.messages[b:stop],
-                boundary_line=self.line_of.get(boundary.uuid, 0),
-                summary_line=self.line_of.get(summary.uuid, 0) if summary else 0,
-            ))
-        return out
+    def compactions(self) -> list["Compaction"]:
+        """Every compaction on the conversation, oldest first (see :mod:`.transcript_compactions`)."""
+        from .transcript_compactions import compactions_of
+
+        return compactions_of(self)
 
 
 class _Node:
@@ -120,11 +104,11 @@ class _Node:
     """
 
     __slots__ = ("line", "type", "parent", "logical_parent", "sidechain", "keep", "offset", "uses",
-                 "results", "agent")
+                 "results", "agent", "prev")
 
     def __init__(self, line: int, type: str, parent: str | None, logical_parent: str | None, sidechain: bool,
                  keep: bool, offset: int, uses: tuple[str, ...] = (), results: tuple[str, ...] | None = None,
-                 agent: str | None = None):
+                 agent: str | None = None, prev: str | None = None):
         self.line = line
         self.type = type
         self.parent = parent
@@ -135,6 +119,7 @@ class _Node:
         self.uses = uses              # tool_use ids of an assistant record
         self.results = results        # tool_use ids answered, when the record holds tool results only
         self.agent = agent            # agentId of a subagent record
+        self.prev = prev              # the newest main-line message record before it in the file
 
 
 def _iter_lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
@@ -165,20 +150,22 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
     records) are read too, into :attr:`Transcript.sidechains`.
     """
     p = Path(path)
-    if p.is_dir():
-        raise TranscriptError(f"{p}: is a folder; give one session's .jsonl file (Claude Code keeps them in "
-                              "~/.claude/projects/<project>/<session>.jsonl)")
-    if not p.is_file():
-        raise TranscriptError(f"{p}: no such transcript file")
+    check_transcript_path(p)
     problems: list[Problem] = []
     nodes: dict[str, _Node] = {}
     order: list[str] = []
     progress: list[tuple[int, int, str]] = []  # agent_progress records: (line, offset, agent id)
-    session_id = version = title = None
+    session_id = version = title = last_session = None
     agent_ids: set[str] = set()
     sidechain_count = 0
     digest = hashlib.sha256()
+    queue_ops: list[tuple[int, str, Any]] = []
+    boundary_has_history: dict[str, bool] = {}
+    last_main: str | None = None       # the newest main-line message record so far
+    repeats: list[int] = []            # lines of records repeating a uuid read earlier
+    metadata = 0
     try:
+        before = os.stat(p)
         for number, offset, raw in _iter_lines(p):
             digest.update(raw)
             if not raw.strip():
@@ -209,12 +196,18 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
                 continue
             uid = data.get("uuid")
             if not isinstance(uid, str):
-                if rtype not in _NOT_MESSAGES:
+                if rtype == "queue-operation":
+                    queue_ops.append((number, str(data.get("operation")), data.get("content")))
+                elif rtype in _NEEDS_UUID or (rtype == "system" and data.get("subtype") == "compact_boundary"):
                     _malformed(problems, strict, p, number, f"{rtype} record has no 'uuid'; line skipped")
+                elif rtype not in _NOT_MESSAGES:
+                    metadata += 1
                 continue
             if uid in nodes:
-                problems.append(Problem(number, f"duplicate uuid {uid} (first on line {nodes[uid].line}); "
-                                                "later record kept"))
+                # A resumed session can write its history again (a real file repeats 588 records);
+                # one record repeated at the end must not become the newest leaf. The first copy stands.
+                repeats.append(number)
+                continue
             sidechain = bool(data.get("isSidechain"))
             sidechain_count += sidechain
             keep = rtype in ("user", "assistant", "attachment") or (
@@ -231,9 +224,13 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             elif keep and rtype == "user":
                 ids = _result_ids(data)
                 results = tuple(ids) if ids is not None else None
-            nodes[uid] = _Node(number, rtype, parent, logical, sidechain, keep, offset, uses, results, agent)
+            nodes[uid] = _Node(number, rtype, parent, logical, sidechain, keep, offset, uses, results, agent,
+                               None if sidechain else last_main)
+            if rtype == "system" and keep and not sidechain:
+                boundary_has_history[uid] = last_main is not None
             if keep and not sidechain:
                 order.append(uid)
+                last_main = uid
             if sidechains and rtype == "progress":
                 pdata = data.get("data")
                 if isinstance(pdata, dict) and pdata.get("type") == "agent_progress" \
@@ -243,9 +240,15 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             session_id = session_id or (data.get("sessionId") if isinstance(data.get("sessionId"), str) else None)
             if isinstance(data.get("version"), str):
                 version = data["version"]
+            if isinstance(data.get("sessionId"), str):
+                last_session = data["sessionId"]
             del data
     except OSError as exc:
         raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if repeats:
+        problems.append(Problem(repeats[0], f"{len(repeats)} record(s) repeat a uuid read earlier in the file "
+                                            f"(lines {repeats[0]}-{repeats[-1]}; a resumed session can write its "
+                                            "history again); the first copy of each is used"))
     main_is_sidechain = False
     if not order:
         # A subagent's own file (agent-*.jsonl) holds only sidechain records: its line is the
@@ -257,10 +260,12 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
                               f"({len(problems)} bad lines); is this a Claude Code session file?")
     chain = _choose_chain(nodes, order, problems)
     chain = _add_parallel_results(nodes, chain)
-    transcript = Transcript(path=p, messages=[], problems=problems, session_id=session_id,
+    _report_off_chain(nodes, chain, problems)
+    transcript = Transcript(path=p, messages=[], problems=problems, session_id=last_session or session_id,
                             version=version, title=title, sidechain_records=sidechain_count,
                             sha256=digest.hexdigest(),
-                            agent_id=next(iter(agent_ids)) if main_is_sidechain and len(agent_ids) == 1 else None)
+                            agent_id=next(iter(agent_ids)) if main_is_sidechain and len(agent_ids) == 1 else None,
+                            boundary_has_history=boundary_has_history, metadata_records=metadata)
     try:
         with p.open("rb") as fh:
             loader = _Loader(fh, p, problems)
@@ -268,9 +273,45 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             if sidechains:
                 transcript.sidechains = _read_sidechains(transcript, nodes, loader, progress,
                                                          inline=not main_is_sidechain)
+            loader.finish(before)
     except OSError as exc:
         raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    insert_queued(transcript, seen_queue_items(queue_ops))
     return transcript
+
+
+def check_transcript_path(p: Path) -> None:
+    """Refuse, with an accurate message, what cannot be read as a transcript file: a missing path,
+    a folder, a symlink loop, a FIFO, a terminal or /dev/stdin (the reader seeks back into the file,
+    so it needs a regular file, and a pipe would block it)."""
+    try:
+        st = os.stat(p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise TranscriptError(f"{p}: symbolic link loop (the link points back to itself); "
+                                  "give the session's .jsonl file") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise TranscriptError(f"{p}: no such transcript file") from None
+        raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TranscriptError(f"{p}: is a folder; give one session's .jsonl file (Claude Code keeps them in "
+                              "~/.claude/projects/<project>/<session>.jsonl), or grade the folder with "
+                              "`ctxeval grade FOLDER`")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
+                "a terminal or character device" if stat.S_ISCHR(st.st_mode) else
+                "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise TranscriptError(f"{p}: is {kind}, not a regular file; the transcript is read twice, so save it "
+                              "to a file first (e.g. `cat > session.jsonl`) and give that file")
+
+
+def _report_off_chain(nodes: dict[str, _Node], chain: list[str], problems: list[Problem]) -> None:
+    """Compactions written on a branch the conversation left (a rewind) are reported, not lost."""
+    on = set(chain)
+    for uid, node in nodes.items():
+        if node.type == "system" and node.keep and not node.sidechain and uid not in on:
+            problems.append(Problem(node.line, "a compaction (compact_boundary) on a branch the conversation left "
+                                               "(a rewind or an earlier resume); it is not graded"))
 
 
 class _Loader:
@@ -280,6 +321,7 @@ class _Loader:
         self.fh = fh
         self.path = path
         self.problems = problems
+        self.changed: list[int] = []    # lines whose record was not there any more on the second read
 
     def load(self, node: _Node, uid: str | None = None) -> dict[str, Any] | None:
         self.fh.seek(node.offset)
@@ -289,10 +331,30 @@ class _Loader:
         except (UnicodeDecodeError, ValueError, RecursionError):
             data = None
         if not isinstance(data, dict) or (uid is not None and data.get("uuid") != uid):
-            self.problems.append(Problem(node.line, "the record changed while the file was read (is the "
-                                                    "session still running?); record skipped"))
+            self.changed.append(node.line)
+            if len(self.changed) == 1 and os.fstat(self.fh.fileno()).st_size <= node.offset:
+                self._raise(node.line, "was cut short")
             return None
         return data
+
+    def _raise(self, line: int, what: str) -> None:
+        raise TranscriptError(f"{self.path}:{line}: the file {what} while it was read (a session still being "
+                              "written, or a file being replaced); read it again once it is complete, or copy "
+                              "it first")
+
+    def finish(self, before: os.stat_result) -> None:
+        """One error when records changed under the reader; one warning when the file only grew
+        (a running session appends; what was appended after the first pass is not included)."""
+        if self.changed:
+            self._raise(self.changed[0], f"changed ({len(self.changed)} record(s) were not where the first pass "
+                                         "found them)")
+        after = os.fstat(self.fh.fileno())
+        if after.st_size > before.st_size:
+            self.problems.append(Problem(0, f"the file grew while it was read ({before.st_size:,} -> "
+                                            f"{after.st_size:,} bytes; the session is still running?): records "
+                                            "appended meanwhile are not included"))
+        elif after.st_size < before.st_size:
+            self._raise(0, f"shrank ({before.st_size:,} -> {after.st_size:,} bytes)")
 
     def items(self, nodes: dict[str, _Node], chain: list[str]) -> Iterator[tuple[str, str, int, str | None, dict]]:
         for uid in chain:
@@ -311,10 +373,23 @@ def _use_ids(record: dict[str, Any]) -> list[str]:
             if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
 
 
-def _step(node: _Node) -> str | None:
+def _step(nodes: dict[str, _Node], node: _Node) -> str | None:
     """The record before ``node`` in its conversation: its parent, or across a compaction
-    boundary (parentUuid null) its logical parent."""
-    return node.parent if node.parent is not None else (node.logical_parent if node.type == "system" else None)
+    boundary (parentUuid null) its logical parent. A main-line record whose parent is not in the
+    file (a boundary's logicalParentUuid that was never written, 2.1.45 - 2.1.69; a boundary with
+    none at all, or one written after the boundary) follows the newest main-line message record
+    before it in the file."""
+    boundary = node.type == "system"
+    parent = node.parent if node.parent is not None else (node.logical_parent if boundary else None)
+    if node.prev is None:
+        return parent
+    if (parent is not None and parent not in nodes) or (boundary and parent is None):
+        return node.prev
+    if boundary and parent is not None and nodes[parent].line > node.line:
+        # 2.1.183 names a message written after the summary (a preserved one) as the boundary's
+        # logical parent: following it would loop; the summarised conversation ends before it.
+        return node.prev
+    return parent
 
 
 def _walk(nodes: dict[str, _Node], leaf: str, problems: list[Problem] | None) -> tuple[list[str], bool]:
@@ -340,52 +415,20 @@ def _walk(nodes: dict[str, _Node], leaf: str, problems: list[Problem] | None) ->
                                                            "is read from this record on"))
             break
         chain.append(cur)
-        cur = _step(node)
+        cur = _step(nodes, node)
+        if (problems is not None and cur is not None and cur == node.prev and node.type != "system"
+                and node.parent is not None and node.parent not in nodes):
+            problems.append(Problem(node.line, f"parent {node.parent} is not in the file; the record is placed "
+                                               f"after line {nodes[cur].line}, the newest message before it"))
     chain.reverse()
     return [uid for uid in chain if nodes[uid].keep], broken
 
 
-def _depths(nodes: dict[str, _Node], candidates: list[str]) -> dict[str, int]:
-    """Message records on the chain ending at each candidate (memoised; loops and missing parents
-    end a chain)."""
-    depth: dict[str, int] = {}
-    for start in candidates:
-        path: list[str] = []
-        on_path: set[str] = set()
-        cur: str | None = start
-        base = 0
-        while cur is not None and cur not in depth:
-            node = nodes.get(cur)
-            if node is None or cur in on_path:
-                break
-            path.append(cur)
-            on_path.add(cur)
-            cur = _step(node)
-        if cur is not None and cur in depth:
-            base = depth[cur]
-        for uid in reversed(path):
-            base += nodes[uid].keep
-            depth[uid] = base
-    return depth
-
-
 def _choose_chain(nodes: dict[str, _Node], order: list[str], problems: list[Problem]) -> list[str]:
-    """The conversation: the chain ending at the newest record; when that chain is broken, the
-    longest consistent chain of the file (reported)."""
-    leaf = order[-1]
-    chain, broken = _walk(nodes, leaf, problems)
-    if not broken:
-        return chain
-    depth = _depths(nodes, order)
-    best = max(order, key=lambda u: (depth.get(u, 0), nodes[u].line))
-    if best == leaf or depth.get(best, 0) <= len(chain):
-        return chain
-    longer, _ = _walk(nodes, best, None)
-    problems.append(Problem(nodes[best].line,
-                            f"the newest conversation (ending on line {nodes[leaf].line}) is broken and holds "
-                            f"{len(chain)} messages; the longest consistent chain ({len(longer)} messages, "
-                            f"ending here) is used instead"))
-    return longer
+    """The conversation: the chain ending at the newest main-line message record. A break in it
+    (a loop) is reported; an older chain is never preferred because it is longer."""
+    chain, _ = _walk(nodes, order[-1], problems)
+    return chain
 
 
 def _result_ids(record: dict[str, Any] | None) -> list[str] | None:
@@ -544,7 +587,16 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
             pre = meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else 0
             out.append(CompactBoundary(uuid=uid, timestamp=ts, trigger=trigger, pre_tokens=pre,
                                        logical_parent_uuid=logical_parent))
+            if record_lines:
+                transcript.boundary_info[uid] = {
+                    "version": data.get("version") if isinstance(data.get("version"), str) else None,
+                    "session_id": data.get("sessionId") if isinstance(data.get("sessionId"), str) else None,
+                    "metadata": meta}
             by_id.clear()
+        elif rtype == "attachment" and isinstance(data.get("attachment"), dict) \
+                and (typed := queued_command(data["attachment"])) is not None:
+            # A prompt typed while the agent worked, given to the model mid-turn (2.1.150+).
+            out.append(UserMessage(uuid=uid, timestamp=ts, content=typed))
         elif rtype == "attachment":
             att = data.get("attachment") if isinstance(data.get("attachment"), dict) else {}
             content = att.get("content")
@@ -558,6 +610,11 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
             blocks: str | list[Any] = content if isinstance(content, str) else _blocks(content, line, problems)
             user = UserMessage(uuid=uid, timestamp=ts, content=blocks, is_meta=bool(data.get("isMeta")),
                                is_compact_summary=bool(data.get("isCompactSummary")))
+            if user.is_compact_summary and record_lines:   # (1.0.x wrote the summary without a boundary)
+                transcript.boundary_info.setdefault(uid, {
+                    "version": data.get("version") if isinstance(data.get("version"), str) else None,
+                    "session_id": data.get("sessionId") if isinstance(data.get("sessionId"), str) else None,
+                    "metadata": {}})
             out.append(user)
             if not (isinstance(blocks, list) and blocks and all(b.type == "tool_result" for b in blocks)):
                 by_id.clear()  # a new turn: later records cannot continue an earlier response
@@ -571,6 +628,7 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
                                                           "usage": usage or prev.usage})
                 if record_lines:
                     transcript.line_of.setdefault(uid, line)
+                    transcript.index_of[uid] = by_id[mid]
                 continue
             out.append(AssistantMessage(uuid=uid, timestamp=ts, content=blocks, message_id=mid, usage=usage,
                                         model=msg.get("model") if isinstance(msg.get("model"), str) else None))
@@ -578,6 +636,7 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
                 by_id[mid] = len(out) - 1
         if record_lines:
             transcript.line_of[uid] = line
+            transcript.index_of[uid] = len(out) - 1
     # An assistant record merged into an earlier one may leave tool results before it: the
     # merge above keeps the first record's position, so results stay after their calls.
     return out

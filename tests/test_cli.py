@@ -115,9 +115,11 @@ def test_grade_real_transcript(tmp_path: Path, capsys: pytest.CaptureFixture[str
     out = tmp_path / "g.json"
     code = main(["grade", str(FASTHOOKS), "--json", str(out), "-v"])
     printed = capsys.readouterr().out
-    # Claude Code 2.0.76 keeps the analysis part and writes no transcript path: both graders say so.
-    assert code == 1
-    assert "FAIL      analysis_stripped" in printed and "PASS      verbatim_user_messages" in printed
+    # Claude Code 2.0.76 keeps the analysis part and writes no transcript path by design: both graders
+    # say n/a and name the version (pytest_ctxeval.versions); nothing in this summary fails.
+    assert code == 0, printed
+    assert "N/A       analysis_stripped" in printed and "2.0.76" in printed
+    assert "PASS      verbatim_user_messages" in printed
     doc = json.loads(out.read_text())
     [entry] = doc["scenarios"]
     assert entry["kind"] == "transcript"
@@ -248,10 +250,10 @@ def test_a_run_with_no_compaction_says_why_once(tiny: Path, capsys: pytest.Captu
 
 def test_output_piped_into_head_still_writes_the_files_and_the_exit_code(tmp_path: Path) -> None:
     """``ctxeval grade S --json out.json | head -1``: the reader goes away after one line; the
-    command still writes out.json and exits with its verdict (1: a lost error), not 0 (found in
-    review: the closed pipe ended it before the JSON was written)."""
+    command still writes out.json and exits with its verdict (1: a next step that quotes nothing), not 0
+    (found in review: the closed pipe ended it before the JSON was written)."""
     out = tmp_path / "g.json"
-    transcript = CORPUS / "marot__spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20__prefix-715.jsonl"
+    transcript = CORPUS / "fenv-org__mementor__2.1.50-auto-planmode-rejects-063071b3.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "pytest_ctxeval.cli", "grade", str(transcript), "--json", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None

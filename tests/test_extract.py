@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_ctxeval.session_facts import ERROR_KINDS
 from pytest_ctxeval.extract import (
     EDIT_TOOLS, LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results,
     file_mentioned, key_error_line, latest_todos, message_fragments, open_todos, person_messages,
@@ -169,8 +170,12 @@ def test_failing_results():
                                                ImageBlock(source={"type": "base64", "data": ""})])),
         results("r3", ToolResultBlock(tool_use_id="ghost", content="boom: not found", is_error=True)),
     ]
-    out = failing_results(msgs)
+    out = failing_results(msgs, kinds=ERROR_KINDS)
     assert [(f.index, f.tool, f.tool_use_id) for f in out] == [(2, "Bash", "t1"), (4, "Read", "t3"), (5, "?", "ghost")]
+    # by default only the errors of the work: not a Read of a path that is not there (a mis-made
+    # call) nor a lookup that found nothing
+    assert [(f.tool_use_id, f.kind) for f in out] == [("t1", "error"), ("t3", "tool_usage"), ("ghost", "probe")]
+    assert [f.tool_use_id for f in failing_results(msgs)] == ["t1"]
     assert out[0].input == {"command": "pytest"}
     assert out[0].text == "Exit code 1\nFAILED t.py::x - assert 0"
     assert out[0].key_line == "FAILED t.py::x - assert 0"

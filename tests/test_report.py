@@ -48,7 +48,7 @@ def hostile_doc(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_results_carry_the_lost_facts_and_their_messages(hostile_doc: dict) -> None:
     scenario = hostile_doc["scenarios"][0]
     lost = scenario["compactions"][0]["lost"]
-    assert lost["errors"] == [{"text": "String to replace not found in file.", "message": 5}]
+    assert lost["errors"] == [{"text": "EACCES: permission denied, open 'src/render.py'", "message": 5}]
     assert scenario["messages"]["5"]["role"] == "tool result"
     assert "<script>document.title='PWNED'</script>" in scenario["messages"]["5"]["excerpt"]
 
@@ -88,7 +88,7 @@ def test_html_shows_timeline_sections_verdicts_and_what_was_lost(hostile_doc: di
     for title in ("1. Primary Request and Intent", "6. All user messages", "9. Optional Next Step"):
         assert title in text
     assert "What was lost (1)" in text and "error lines (1)" in text
-    assert "String to replace not found in file. · message 5" in text
+    assert "EACCES: permission denied, open 'src/render.py' · message 5" in text
     assert "hostile-content-m5" in page.ids
     assert "known failure: The idle gap clears" in text
     assert "errors_preserved" in text and "xfail" in text

@@ -43,11 +43,20 @@ def test_corpus_is_complete():
 def test_corpus_file_reads_and_normalises_to_valid_api(path):
     t = read(path)
     assert t.messages, path.name
-    assert validate_api(to_api(t.messages), allow_pending_tool_use=True) == []
+    # Each stretch between compactions is a valid request; a stretch may end on a call whose result
+    # record was never written (a 2.1.49 boundary names that missing result as its logical parent).
+    cuts = [i for i, m in enumerate(t.messages) if isinstance(m, CompactBoundary)] + [len(t.messages)]
+    start = 0
+    for cut in cuts:
+        assert validate_api(to_api(t.messages[start:cut]), allow_pending_tool_use=True) == [], (path.name, start)
+        start = cut + 1
     if path == ACOMPACT:
         # The compaction call's first record hangs off the main session, which is not in this file.
         assert [p.line for p in t.problems] == [6]
         assert "is not in the file" in t.problems[0].message
+    elif "2.1.149" in path.name:
+        # A resumed session wrote 588 records of its history again: reported once, first copies used.
+        assert [p.line for p in t.problems] == [725] and "588 record(s) repeat a uuid" in t.problems[0].message
     else:
         assert t.problems == []
     # every message knows its line in the file
@@ -60,8 +69,9 @@ PERSON_COUNTS = {
     "M-Thisness__M-Claude__97b0ffde-ece9-4977-91cb-5c8cdeabdf3f.jsonl": 4,
     "marot__spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20__prefix-715.jsonl": 1,
     "moredip__session-share__images-in-user-messages.jsonl": 2,
-    "d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl": 1,
-    "marot__spotter__subagent.jsonl": 1,
+    # /orchestrator's arguments are typed by the person, as is the reply after it.
+    "d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl": 2,
+    "marot__spotter__subagent.jsonl": 2,
 }
 
 
@@ -80,10 +90,12 @@ def test_person_typed_texts_in_other_files():
         "what's this an image of?", "what's the session iD?"]
     kimuson = read(CORPUS / "d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")
     assert [person_text(m) for m in kimuson.messages if is_person_typed(m)] == [
-        "Thanks! Please update CLAUDE.md for current changes"]
+        "create TODO app by Next.js", "Thanks! Please update CLAUDE.md for current changes"]
     assert kimuson.sidechain_records > 0
     subagent = read(CORPUS / "marot__spotter__subagent.jsonl")
-    assert [person_text(m) for m in subagent.messages if is_person_typed(m)] == ["create the beads"]
+    typed = [person_text(m) for m in subagent.messages if is_person_typed(m)]
+    assert typed[0].startswith("websearch to learn how to fastest setup credo")   # /handgemacht:create-beads's arguments
+    assert typed[1:] == ["create the beads"]
 
 
 def test_fasthooks_golden_person_messages():
@@ -152,7 +164,8 @@ def test_corpus_compactions(path, boundary_line, summary_line, trigger, pre):
     assert t.line_of[c.before[-1].uuid] <= boundary_line
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if p not in {c[0] for c in COMPACTIONS}],
+@pytest.mark.parametrize("path", [p for p in FILES if p.name.startswith(("d-kimuson", "marot__spotter__agent",
+                                                                       "marot__spotter__subagent", "moredip"))],
                          ids=lambda p: p.name[:30])
 def test_corpus_files_without_compaction(path):
     assert read(path).compactions == []
@@ -289,9 +302,10 @@ def test_duplicate_uuid_and_invalid_block_are_reported(tmp_path):
                                                             {"type": "tool_use", "name": "NoId"}]))
                      + _line(_rec("u1", "user", None, "second")))
     t = read_transcript(path)
-    assert [p.line for p in t.problems] == [3]
-    assert "duplicate uuid u1" in t.problems[0].message
-    assert [m.content for m in t.messages] == ["second"]
+    assert sorted(p.line for p in t.problems) == [2, 3]
+    assert any("1 record(s) repeat a uuid" in p.message and p.line == 3 for p in t.problems)
+    # The repeat does not become the newest leaf: the conversation read is the first copy's.
+    assert [m.uuid for m in t.messages] == ["u1", "a1"] and t.messages[0].content == "first"
     path.write_bytes(_line(_rec("u1", "user", None, "first"))
                      + _line(_rec("a1", "assistant", "u1", [{"type": "text", "text": "ok"},
                                                             {"type": "tool_use", "name": "NoId"}])))

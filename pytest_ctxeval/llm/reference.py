@@ -307,7 +307,9 @@ class _Facts:
             self.all_people = _merge_texts(carry.user_messages, self.people)
         else:
             self.all_people = carry.user_messages + self.people
-        self.failures = failing_results(history)
+        # The reference keeps every failure but a rejected or cancelled call: a refused tool call or an
+        # empty probe is not an error a summary must keep, but a faithful extract may carry it.
+        self.failures = failing_results(history, kinds=("error", "tool_usage", "probe"))
         self.tool_calls = sum(len(tool_uses(m)) for m in history)
         # Standing rules of memory files (CLAUDE.md) and what the assistant found did not work:
         # both are carried from summary to summary, so a rule followed before a compaction is still

@@ -77,7 +77,8 @@ def test_a_fact_is_looked_for_in_the_formats_section_of_its_kind(kit, session, g
     moved = OPENCODE_GOOD.replace("- src/auth/tokens.py: the TokenStore", "") + "\n"
     verdict = grade("files_preserved", _as(kit.case(session.messages, moved), "opencode", OPENCODE))
     assert verdict.status == "fail"
-    assert verdict.reasons == ["src/auth/tokens.py was changed but is not named in the 'Relevant Files' section (line 19)"]
+    assert verdict.reasons == ["src/auth/tokens.py was changed but is not named in the 'Relevant Files' section (line 19) "
+                               "nor anywhere else in the summary"]
     without = OPENCODE_GOOD.split("## Relevant Files")[0]
     verdict = grade("files_preserved", _as(kit.case(session.messages, without), "opencode", OPENCODE))
     assert verdict.status == "fail" and verdict.reasons[0].startswith(

@@ -1,0 +1,76 @@
+"""``ctxeval grade`` on folders or several files (see :mod:`pytest_ctxeval.folder_grading`).
+
+:func:`add_folder_options` adds the options folder mode needs to the ``grade`` parser;
+:func:`run_grade_folder` runs it. One file named alone is graded as before (``cli._cmd_grade``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from .errors import UsageError
+from .folder_grading import exit_status, find_sessions, folder_document, grade_paths
+from .folder_report import check_output_path, render_html, render_markdown, text_lines, write_text
+from .options import RunOptions, positive_int
+from .redact import scrub_output
+
+__all__ = ["add_folder_options", "run_grade_folder"]
+
+
+def add_folder_options(grade: argparse.ArgumentParser) -> None:
+    """Options of ``ctxeval grade`` that folder mode adds."""
+    grade.add_argument("--workers", type=positive_int, metavar="N", default=None,
+                       help="folder mode: grade in N processes (default: one per core)")
+    grade.add_argument("--md", dest="md_out", metavar="OUT.md", help="folder mode: write the report as Markdown")
+    grade.add_argument("--html", dest="html_out", metavar="OUT.html",
+                       help="folder mode: write the report as a self-contained HTML page")
+
+
+def run_grade_folder(args: argparse.Namespace) -> int:
+    """Grade every session under ``args.transcript`` (folders and files); print the tables."""
+    if args.summary:
+        raise UsageError("--summary grades one text against one transcript: give a single .jsonl file, not "
+                         f"{len(args.transcript)} paths or a folder")
+    if args.expect:
+        raise UsageError("--expect describes one session: give a single .jsonl file with it")
+    for value, flag in ((args.json_out, "--json"), (args.md_out, "--md"), (args.html_out, "--html")):
+        check_output_path(value, flag)
+    files = find_sessions(args.transcript)
+    if not files:
+        raise UsageError(f"{', '.join(args.transcript)}: no .jsonl session files found (Claude Code keeps them in "
+                         "~/.claude/projects/<project>/<session>.jsonl)")
+    options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
+    options.check_key()
+    from .grading import load_graders
+
+    registry = load_graders([Path(d) for d in (args.graders_dir or [])])
+    graders = [s.name for s in registry.select(args.graders)]
+    workers = max(1, min(args.workers or os.cpu_count() or 1, len(files)))
+    start = time.perf_counter()
+    results = list(grade_paths(files, grader_names=args.graders, graders_dirs=args.graders_dir or [],
+                               options=options, workers=workers, strict=args.strict,
+                               progress=sys.stderr.isatty()))
+    doc = folder_document(results, paths=list(args.transcript), graders=graders, workers=workers,
+                          seconds=time.perf_counter() - start)
+    for line in text_lines(doc, verbose=args.verbose):
+        print(line)
+    if any(r.usage for r in results):
+        from .evaluation import merge_usage, usage_lines
+
+        doc["usage"] = merge_usage([r.usage for r in results if r.usage])
+        print()
+        for line in usage_lines(doc["usage"], options.backend):
+            print(line)
+    if args.json_out:
+        print(f"results written to {write_text(args.json_out, scrub_output(json.dumps(doc, indent=2, ensure_ascii=False)) + chr(10))}")
+    if args.md_out:
+        print(f"Markdown written to {write_text(args.md_out, render_markdown(doc))}")
+    if args.html_out:
+        print(f"HTML written to {write_text(args.html_out, render_html(doc))}")
+    return exit_status(doc)
+

@@ -1,0 +1,161 @@
+"""Quoting, as the fidelity graders read it: which person-typed messages a summary kept, and what
+section 9 quotes.
+
+* :func:`message_kept`: a message verbatim (pytest_ctxeval.verbatim), or a long one's head and tail;
+  :func:`drafts`: a message the person re-sent revised right after (the resend is what must survive);
+* :func:`quotes` / :func:`quote_in` / :func:`tokens_in`: the quotes of a next step ("…", “…”, '…',
+  ``>`` lines) and whether one is verbatim, or reformatted, in the recent conversation;
+  :func:`said_after`: what the assistant said and did (text, tool inputs, tool results);
+  :data:`NO_STEP` / :data:`NO_STEP_SENTENCE`: a section 9 that proposes nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from .extract import LONG_MESSAGE_KEEP, message_fragments, significant_tokens
+from .messages import AssistantMessage, UserMessage, result_text, text_of, tool_uses
+from .summary import normalize_ws
+from .verbatim import Haystack, Match, find, normalize
+
+__all__ = ["whole_context", "message_kept", "drafts", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+           "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
+
+
+def whole_context(case: Any) -> Haystack:
+    """The whole post-compact context as one haystack: a fact named in another section still survived."""
+    cached = case.__dict__.get("_whole_haystack")
+    if cached is None:
+        text = (case.summary_message or case.summary) + ("\n" + case.kept_text if case.kept_text else "")
+        cached = case.__dict__["_whole_haystack"] = Haystack(text)
+    return cached
+
+
+def message_kept(text: str, hay: Haystack) -> Match:
+    """A person's message is kept when it is verbatim (see pytest_ctxeval.verbatim), or, for a long
+    one, its head and tail are."""
+    found = find(text, hay)
+    if found:
+        return found
+    frags = message_fragments(text)
+    if len(frags) == 2 and all(find(f, hay) for f in frags):
+        return Match(True, "head and tail", f"long message: its first and last {LONG_MESSAGE_KEEP} characters")
+    return Match(False)
+
+
+def drafts(people: list, history: list) -> dict[int, int]:
+    """Messages the person sent again, revised, right after (an interrupted draft and its resend):
+    index of the draft -> index of the resend. The resend is what must survive."""
+    out: dict[int, int] = {}
+    for i in range(len(people) - 1):
+        a, b = normalize(people[i].text), normalize(people[i + 1].text)
+        if not a or a == b:
+            continue
+        if b.startswith(a[: max(12, len(a) * 3 // 4)]) or covered(a[:600], b[:1200]) >= 0.75:
+            out[i] = i + 1
+    return out
+
+
+def covered(a: str, b: str) -> float:
+    """The share of ``a``'s characters found, in order, in ``b``."""
+    blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+    return sum(m.size for m in blocks) / len(a) if a else 0.0
+
+
+HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "
+        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "quoted outside section 6"}
+
+NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
+                      r"no next step)\b", re.IGNORECASE)
+#: A first sentence that says there is nothing to do until the person speaks: "The task is complete;
+#: awaiting the user's next instruction", "No further action is required", "Wait for the user to confirm".
+NO_STEP_SENTENCE = re.compile(
+    r"\bno (?:further |explicit |immediate |specific |pending |other )?(?:next )?(?:steps?|actions?|work|tasks?)\b|"
+    r"\bnothing (?:further |else |more )?(?:to do|pending|(?:is )?(?:required|needed|requested))\b|"
+    r"\b(?:await(?:ing)?|wait(?:ing)? for) (?:the )?user|\bno action (?:is )?(?:needed|required)\b|"
+    r"\b(?:task|work|request)s? (?:is |are |was |were |has been |have been )?(?:now )?(?:fully )?"
+    r"(?:complete|completed|done|finished)\b[^.]*\b(?:await|wait|unless|until|no )", re.IGNORECASE)
+QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.compile(r"^\s*>\s?(.{2,})$", re.MULTILINE),
+           # 'a quote in single quotes', not an apostrophe: starts after a space or ':', at least three words
+           re.compile(r"(?:(?<=[\s:(])|^)'([^'\n]*?\s[^'\n]*?\s[^'\n]{2,}?)'(?=[\s.,;:!?)]|$)", re.MULTILINE),
+           re.compile(r"‘([^’]{2,})’"))
+# Elisions split a quote into parts that must each be verbatim. The media markers count as
+# elisions too: the summariser is shown [image] / [document] where the person pasted one
+# (stripImagesFromMessages, 003:96-106), so a quote that keeps the marker is still verbatim.
+ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.|\[image\]|\[document\])\s*")
+#: A last message this short that only gives the go-ahead ("Kick it off", "yes do it") refers back to
+#: the request before it: both are the most recent conversation.
+GO_AHEAD_WORDS = 4
+
+
+def quotes(text: str) -> list[str]:
+    out = []
+    for pattern in QUOTES:
+        out += [normalize_ws(m.group(1)) for m in pattern.finditer(text)]
+    return [q for q in out if q]
+
+
+TRAIL = re.compile(r"[\s.,;:!?]+$")
+
+
+def flat_lines(text: str) -> str:
+    return re.sub(r"\s*\n\s*(?:[-*•]\s+|\d+[.)]\s+)?", " ", text)
+
+
+def quote_in(quote: str, texts: list[str], min_len: int) -> bool:
+    """Every part of ``quote`` (split at elisions) is at least ``min_len`` long, or a whole text,
+    and appears in one of ``texts`` (compared after pytest_ctxeval.verbatim.normalize)."""
+    parts = [TRAIL.sub("", normalize(flat_lines(p))) for p in ELISION.split(quote) if p and normalize(p)]
+    parts = [p for p in parts if p]
+    if not parts:
+        return False
+    whole = {TRAIL.sub("", t) for t in texts}
+    for part in parts:
+        if not any(part in t for t in texts):
+            return False
+        if len(part) < min_len and part not in whole:
+            return False
+    return True
+
+
+def said_after(messages: list) -> list[str]:
+    """What the assistant said and did in ``messages``: its text, the text inputs of its tool calls
+    (a plan it wrote, the command it ran) and the tool results it got."""
+    out = []
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            if (t := text_of(m.content)).strip():
+                out.append(t)
+            for use in tool_uses(m):
+                out += [v for v in _strings(use.input) if len(v) >= 8]
+        elif isinstance(m, UserMessage) and not isinstance(m.content, str):
+            out += [result_text(b) for b in m.content if getattr(b, "type", None) == "tool_result"]
+    return out
+
+
+def _strings(value) -> list[str]:  # noqa: ANN001
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+#: A quote counts as reformatted (a list rewritten as a sentence) when at least this share of its
+#: words, and at least 8 of them, are in one recent text.
+QUOTE_WORDS = 0.9
+
+
+def tokens_in(quote: str, texts: list[str]) -> bool:
+    tokens = significant_tokens(quote)
+    if len(tokens) < 8:
+        return False
+    for text in texts:
+        have = set(significant_tokens(text))
+        if sum(t in have for t in tokens) / len(tokens) >= QUOTE_WORDS:
+            return True
+    return False

@@ -1,0 +1,281 @@
+"""Verbatim matching of a person's message (or a quote) against a summary, the way a careful reader does.
+
+A summariser that keeps a message "verbatim" still changes characters that carry no meaning:
+
+* quote characters: inner quotes dropped (``@"architect"`` -> ``@architect``), ``"`` turned into
+  ``'``, curly quotes, backticks;
+* Markdown escapes (``\\*``, ``\\_``) and invisible Unicode: NFC vs NFD, zero-width characters,
+  bidirectional overrides, soft hyphens; a space before ``?``/``!``;
+* case, runs of whitespace, and line breaks flattened into `` / `` or ``; ``; a media marker
+  (``[Image #2]``, ``[Pasted text #1 +40 lines]``) kept or dropped;
+* a typo the person made, fixed (``pythin`` -> ``python``): at most one word in 15, each one edit
+  from the original, same first letter, letters only (``sync``/``async``, ``1.0.5``/``1.0.6`` differ).
+
+And a message that is a typed lead followed by pasted machine output (a stack trace, a console log, code)
+counts as kept when the lead is verbatim and the paste is what was left out.
+
+Anything else is a difference, and :func:`show_difference` makes it visible in a reason (``[-a-]{+b+}``,
+invisible characters as ``<U+200B>``): two strings that look identical never make a reason that does not
+say why they differ.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = ["normalize", "Match", "Haystack", "find", "closest_line", "show_difference", "visible", "machine_output", "words"]
+
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                        "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
+_QUOTE_CHARS = re.compile("[\"'`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u00ab\u00bb"
+                          "\u2039\u203a\u300c\u300d]")
+_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
+_MD_STRONG = re.compile(r"\*\*|__|~~")
+#: Where the person pasted media the prompt holds a marker the summariser may keep or drop.
+_MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n]{0,200})?(?: \+\d+ lines)?\]")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([?!.,;:)])")
+_WS = re.compile(r"\s+")
+#: How a summariser flattens the line breaks of a multi-line message.
+_LINE_SEPARATORS = re.compile(r"\s*(?:\n|(?<=\s)[/|;•·]\s)\s*")
+
+
+def normalize(text: str) -> str:
+    """``text`` with every meaningless difference removed (see the module docstring).
+
+    >>> normalize('Use “quotes”  and \\\\*stars\\\\* ?')
+    'use quotes and *stars*?'
+    >>> normalize("cafe\\u0301 \\u200bok") == normalize("café ok")
+    True
+    """
+    text = unicodedata.normalize("NFC", text)
+    text = _INVISIBLE.sub("", text)
+    text = text.replace("\u00a0", " ").replace("\u2028", "\n").replace("\u2029", "\n")
+    text = _MEDIA.sub(" ", text)
+    text = _MD_ESCAPE.sub(r"\1", text)
+    text = _MD_STRONG.sub("", text)
+    text = _QUOTE_CHARS.sub("", text)
+    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    return _WS.sub(" ", text).strip().casefold()
+
+
+def _flat(text: str) -> str:
+    """Line breaks and the separators a summariser puts in their place, all as one space."""
+    return _LINE_SEPARATORS.sub(" ", text)
+
+
+def words(text: str) -> list[str]:
+    return normalize(text).split(" ") if text.strip() else []
+
+
+@dataclass(frozen=True)
+class Match:
+    """Whether a needle is verbatim in a haystack, and how (``exact``, ``lines``, ``typo``, ``lead``)."""
+
+    found: bool
+    how: str = ""
+    note: str = ""
+
+    def __bool__(self) -> bool:
+        return self.found
+
+
+#: A typo fix counts when at most one word in this many differs (and at least one is allowed).
+TYPO_WORDS = 15
+
+
+def _edits(a: str, b: str) -> int:
+    """Optimal-string-alignment distance (insert, delete, substitute, swap two neighbours)."""
+    prev2, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1] and prev2 is not None:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _near(a: str, b: str) -> bool:
+    """Two words one typo apart: letters only, at least four long, the same first letter (a typo
+    rarely hits it, a prefix such as ``a``/``un`` changes the meaning: sync/async), one edit apart.
+    Numbers never count: 1.0.5 and 1.0.6 are different versions."""
+    a, b = a.strip(".,;:!?()'\""), b.strip(".,;:!?()'\"")
+    if a == b:
+        return True
+    if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < 4 or a[0] != b[0]:
+        return False
+    return _edits(a, b) <= 1
+
+
+def _typo_match(needle: list[str], hay: list[str]) -> str | None:
+    """The typo fixes that make ``needle`` a run of ``hay`` (``"pythin->python"``), or None."""
+    if len(needle) < 3:
+        return None
+    allowed = max(1, len(needle) // TYPO_WORDS)
+    # Anchor on the longest run of the needle's words that is in the haystack as it stands.
+    sm = difflib.SequenceMatcher(None, hay, needle, autojunk=False)
+    block = sm.find_longest_match(0, len(hay), 0, len(needle))
+    if block.size < max(2, len(needle) // 3):
+        return None
+    start = block.a - block.b
+    window = hay[max(0, start): start + len(needle)]
+    if len(window) != len(needle):
+        return None
+    fixes = [(a, b) for a, b in zip(needle, window) if a != b]
+    if len(fixes) > allowed or not all(_near(a, b) for a, b in fixes):
+        return None
+    return ", ".join(f"{a}->{b}" for a, b in fixes)
+
+
+# Lines of pasted machine output: stack frames, file:line locations, log prefixes, prompts, tracebacks.
+_MACHINE_LINE = re.compile(
+    r"^\s*at\s+\S|[\w./@-]+\.(?:js|jsx|ts|tsx|mjs|cjs|py|rb|go|rs|java|kt|cs|cpp|cc|c|h|php|ex|exs|swift|scala)"
+    r"(?::\d+)+|^\s*File \"|Traceback|^\s*\[[\w .:-]{1,30}\]|^\s*\d{2,4}[-/:]\d{1,2}[-/:]\d{1,4}|^\s*[$>#]\s|"
+    r"^\s*(?:E|W|I|D)\d{3,}|\b(?:ERROR|WARN|WARNING|INFO|DEBUG|FATAL)\b|^\s*[|│├└─]|\w+(?:Error|Exception)\b|"
+    r"^\s*(?:warning|error|note|panic|fatal)(?:\[\w+\])?:|^\s*-->|^\s*\^+\s*$|https?://\S+:\d+")
+
+
+# Lines of pasted code.
+_CODE_LINE = re.compile(r"[{};]\s*$|^\s*(?:def|class|function|import|from|const|let|var|return|if|elif|else|for|"
+                        r"while|public|private|protected|fn|func|package|#include|@\w+)\b|^\s{4,}\S|=>|::|\)\s*:?\s*$")
+
+
+def machine_output(text: str) -> bool:
+    """Whether ``text`` is mostly pasted machine output or code (at least 60 % of its non-empty lines)."""
+    lines = [l for l in text.splitlines() if l.strip()]
+    if not lines:
+        return False
+    machine = sum(1 for l in lines if _MACHINE_LINE.search(l) or _CODE_LINE.search(l)
+                  or (len(l) > 40 and " " not in l.strip()))
+    return machine / len(lines) >= 0.6 and len(text) >= 80
+
+
+def _lead_kept(needle: str, norm_hay: str) -> tuple[int, str] | None:
+    """When the start of ``needle`` is verbatim in the haystack and the rest is pasted machine output:
+    the length of the kept lead (in words) and the rest; else None."""
+    parts = needle.split()
+    if len(parts) < 4:
+        return None
+    lo, hi = 0, len(parts)  # the longest verbatim prefix, in words (presence is monotone in length)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if normalize(" ".join(parts[:mid])) in norm_hay:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo < 4 or lo == len(parts):
+        return None
+    # The rest starts after the kept words; find it in the original (line structure matters).
+    rest = needle
+    for p in parts[:lo]:
+        rest = rest[rest.find(p) + len(p):]
+    return (lo, rest) if machine_output(rest) else None
+
+
+def _in_order(parts: list[str], hay: str) -> bool:
+    at = 0
+    for part in parts:
+        found = hay.find(part, at)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
+class Haystack:
+    """A text to search many needles in, normalised once."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.norm = normalize(text)
+        self.flat = normalize(_flat(text))
+        self.words = self.flat.split(" ")
+
+
+def find(needle: str, haystack: "str | Haystack") -> Match:
+    """Whether ``needle`` is verbatim in ``haystack`` up to meaningless differences.
+
+    >>> bool(find('why is "it" slow ?', "- why is 'it' slow?"))
+    True
+    >>> find("why is the agent executing weird pythin?", "why is the agent executing weird python?").how
+    'typo'
+    >>> bool(find("fix the login bug", "fix the logout bug"))
+    False
+    """
+    hay = haystack if isinstance(haystack, Haystack) else Haystack(haystack)
+    norm = normalize(needle)
+    if not norm or norm in hay.norm:
+        return Match(True, "exact")
+    flat = normalize(_flat(needle))
+    if flat in hay.flat:
+        return Match(True, "lines", "its line breaks were flattened")
+    lines = [normalize(l) for l in needle.splitlines() if normalize(l)]
+    if len(lines) > 1 and _in_order(lines, hay.norm):
+        return Match(True, "lines", "its lines kept in order as separate items")
+    fixes = _typo_match(flat.split(" "), hay.words)
+    if fixes is not None:
+        return Match(True, "typo", f"a typo fixed ({fixes})")
+    lead = _lead_kept(needle, hay.flat)
+    if lead is not None:
+        n, rest = lead
+        return Match(True, "lead", f"its first {n} words verbatim; the {len(rest):,} characters of pasted output "
+                                   "after them summarised")
+    return Match(False)
+
+
+def visible(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` with invisible and look-alike characters spelled out (``<U+200B>``)."""
+    out = []
+    for ch in text[:limit]:
+        if _INVISIBLE.match(ch) or (unicodedata.category(ch) in ("Mn", "Cf", "Zs") and ch != " "):
+            out.append(f"<U+{ord(ch):04X}>")
+        else:
+            out.append(ch)
+    return "".join(out) + ("…" if len(text) > limit else "")
+
+
+def show_difference(expected: str, found: str, limit: int = 160) -> str:
+    """A word-level diff of ``found`` against ``expected`` that shows every difference, including
+    characters that look alike or are invisible: ``weird [-pythin-]{+python+}?``.
+
+    >>> show_difference("run the tests", "run the\\u200b tests")
+    'run [-the-]{+the<U+200B>+} tests'
+    """
+    a, b = expected.split(), found.split()
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            seg = a[i1:i2]
+            out.append(" ".join(seg) if len(seg) <= 6 else " ".join(seg[:3]) + " … " + " ".join(seg[-3:]))
+            continue
+        old, new = " ".join(a[i1:i2]), " ".join(b[j1:j2])
+        piece = ""
+        if old:
+            piece += f"[-{visible(old, 60)}-]"
+        if new:
+            piece += f"{{+{visible(new, 60)}+}}"
+        out.append(piece)
+    text = " ".join(p for p in out if p)
+    if a == b and expected != found:  # differ only in whitespace or invisible characters between words
+        text = visible(found, limit)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def closest_line(needle: str, text: str, at_least: float = 0.5) -> tuple[str, float] | None:
+    """The line (list item) of ``text`` most like ``needle``, and how alike (0-1), when at least
+    ``at_least``: what a reason shows next to a message that is not verbatim."""
+    target = " ".join(needle.split())[:300]
+    best = None
+    for line in text.splitlines():
+        line = " ".join(line.strip(" -*\"'").split())
+        if not line:
+            continue
+        ratio = difflib.SequenceMatcher(None, target, line[:300], autojunk=False).ratio()
+        if best is None or ratio > best[1]:
+            best = (line, ratio)
+    return best if best and best[1] >= at_least else None
