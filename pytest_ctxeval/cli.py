@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
 from pydantic import ValidationError
 
 from . import __version__
@@ -38,6 +37,7 @@ from .options import (
 from .runner import check_unique_names, fresh_folder, run_scenario
 from .scenarios import Expectations, find_scenarios, format_path, load_scenario
 from .table import ScenarioRow, format_table
+from .terminal import safe_text
 from .transcript import read_transcript
 
 __all__ = ["main", "build_parser"]
@@ -218,6 +218,8 @@ def _add_report_commands(sub: Any) -> None:
 def _cmd_diff(args: argparse.Namespace) -> int:
     from .baseline import DEFAULT_TOLERANCE, compare, format_comparison, load_document
 
+    if args.json_out:
+        _check_writable(Path(args.json_out))
     baseline, results = load_document(args.baseline), load_document(args.results)
     cmp = compare(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
                   name=str(args.baseline))
@@ -244,6 +246,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     for out in args.outputs:
         if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):
             raise UsageError(f"{out}: the suffix says which report: .html, .md or .json")
+        _check_writable(Path(out))
     for out in args.outputs:
         print(f"report written to {write_report(out, doc, baseline=baseline)}")
     return EXIT_OK
@@ -413,16 +416,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def load_expectations(path: str | Path) -> Expectations:
     """An ``expect:`` mapping from a YAML file (bare, or under a top-level ``expect:`` key)."""
     p = Path(path)
+    from .yaml_safe import BadYAML, load_yaml
+
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = load_yaml(p.read_text(encoding="utf-8"))[0]
     except OSError as exc:
         raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{p}: not UTF-8") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise UsageError(f"{p}{':' + str(mark.line + 1) if mark else ''}: invalid YAML: "
-                         f"{getattr(exc, 'problem', None) or exc}") from None
+    except BadYAML as exc:
+        raise UsageError(f"{p}{':' + str(exc.line) if exc.line else ''}: {exc.message}") from None
     if data is None:
         data = {}
     if isinstance(data, dict) and "expect" in data and isinstance(data["expect"], dict):
@@ -443,6 +446,8 @@ def load_expectations(path: str | Path) -> Expectations:
 def _cmd_grade(args: argparse.Namespace) -> int:
     options = RunOptions.from_namespace(args)
     options.check_key()
+    if args.json_out:
+        _check_writable(Path(args.json_out))
     registry, specs = _registry(args)
     judge = options.make_judge() if any(s.kind == "llm" for s in specs) else None
     expect = load_expectations(args.expect) if args.expect else None
@@ -474,6 +479,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 def _cmd_import(args: argparse.Namespace) -> int:
     from .importer import import_transcript, write_scenario
 
+    _check_writable(Path(args.output))
     result = import_transcript(args.transcript, mode=args.mode or "auto", thinking=args.thinking == "keep",
                                redact=args.redact, strict=args.strict, subagents=args.subagents,
                                name=args.name or Path(args.output).stem)
@@ -489,6 +495,9 @@ def _cmd_compare_real(args: argparse.Namespace) -> int:
 
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
+    for out in (args.json_out, args.html_out):
+        if out:
+            _check_writable(Path(out))
     registry, specs = _registry(args)
     expect = load_expectations(args.expect) if args.expect else None
     llm = options.make_llm()
@@ -508,12 +517,10 @@ def _cmd_compare_real(args: argparse.Namespace) -> int:
     if args.json_out:
         print(f"comparison written to {write_results(args.json_out, comparison.as_dict())}")
     if args.html_out:
-        out = Path(args.html_out)
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(comparison_html(comparison), encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{out}: cannot write ({exc.strerror or exc})") from None
+        from .outputs import write_text_safely
+        from .redact import scrub_output
+
+        out = write_text_safely(args.html_out, scrub_output(comparison_html(comparison)), what="the HTML report")
         print(f"HTML written to {out}")
     return EXIT_FAIL if comparison.failed else EXIT_OK
 
@@ -605,14 +612,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _check_writable(path: Path) -> None:
-    """Refuse an output path whose folder cannot be created or written, before any work."""
-    folder = path.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{folder}: cannot create the output folder ({exc.strerror or exc})") from None
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{folder}: the output folder is not writable")
+    """Refuse an output path that cannot be written (a folder, a socket, an unwritable folder),
+    before any work (:func:`~pytest_ctxeval.outputs.check_output_path`)."""
+    from .outputs import check_output_path
+
+    check_output_path(path)
 
 
 class _ClosedPipeSafe:
@@ -625,7 +629,8 @@ class _ClosedPipeSafe:
     def write(self, text: str) -> int:
         if not self.closed_pipe:
             try:
-                return self._stream.write(text)
+                self._stream.write(safe_text(text))  # no terminal escapes, no secrets
+                return len(text)
             except BrokenPipeError:
                 self._gone()
         return len(text)
@@ -659,11 +664,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     stdout, sys.stdout = sys.stdout, _ClosedPipeSafe(sys.stdout)
+    stderr, sys.stderr = sys.stderr, _ClosedPipeSafe(sys.stderr)
     try:
         return _main(args)
     finally:
         sys.stdout.flush()  # through the wrapper: what is left must not raise at exit
-        sys.stdout = stdout
+        sys.stdout, sys.stderr = stdout, stderr
 
 
 def _main(args: Any) -> int:

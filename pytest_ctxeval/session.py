@@ -40,6 +40,7 @@ from .compaction.driver import strategy_recompact
 from .grading import GraderRegistry, GraderSpec, Verdict, load_graders
 from .options import RunOptions, builtin_scenarios_dir
 from .report import write_report
+from .terminal import safe_text
 from .runner import RunResult, run_scenario as _run_scenario
 from .scenarios import load_scenario
 from .table import ScenarioRow, format_table
@@ -373,30 +374,30 @@ class CtxEvalSession:
         else:
             tr.write_sep("=", "ctxeval summary")
             for line in format_table(rows):
-                tr.write_line(line)
+                tr.write_line(safe_text(line))
             if doc is not None:
                 usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
                 for line in usage_lines(usage, self.options.backend):
-                    tr.write_line(line)
+                    tr.write_line(safe_text(line))
         if doc is not None and "strategies" in doc:
             from .compaction.compare import format_strategy_table
 
             tr.write_sep("-", f"ctxeval strategies: {', '.join(doc['strategies']['strategies'])}")
             for line in format_strategy_table(doc["strategies"]):
-                tr.write_line(line)
+                tr.write_line(safe_text(line))
         if doc is not None and "ab" in doc:
             tr.write_sep("-", "ctxeval A/B: prompt A vs prompt B")
             for line in format_ab(doc["ab"]["table"]):
-                tr.write_line(line)
+                tr.write_line(safe_text(line))
         if self.comparison is not None:
             cmp = self.comparison
             tr.write_sep("-", "ctxeval baseline", red=cmp.failed, green=not cmp.failed)
             for line in format_comparison(cmp):
-                tr.write_line(line, red=line.lstrip().startswith("REGRESSED"))
+                tr.write_line(safe_text(line), red=line.lstrip().startswith("REGRESSED"))
         for path in self.written:
             tr.write_line(f"ctxeval: wrote {_shown(config, path)}")
         if self.written_error:
-            tr.write_line(f"ctxeval: error: {self.written_error}", red=True)
+            tr.write_line(safe_text(f"ctxeval: error: {self.written_error}"), red=True)
 
 
 class _GraderFailed(Exception):
@@ -406,7 +407,12 @@ class _GraderFailed(Exception):
 
 
 def _out_path(value: str | None) -> Path | None:
-    return Path(value).absolute() if value else None
+    """The absolute output path, checked now (a folder or a socket fails before the run)."""
+    if not value:
+        return None
+    from .outputs import check_output_path
+
+    return check_output_path(Path(value).absolute())
 
 
 def _shown(config: pytest.Config, path: str | Path) -> str:

@@ -503,8 +503,10 @@ def _task_prompts(messages: list[Any]) -> dict[str, str]:
 def _parse_time(value: Any) -> datetime:
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
+            from .limits import check_time  # a date outside the calendar is no date
+
+            return check_time(datetime.fromisoformat(value.replace("Z", "+00:00")))
+        except (ValueError, OverflowError):
             pass
     return datetime(1970, 1, 1, tzinfo=timezone.utc)
 

@@ -1,0 +1,132 @@
+"""Reading YAML written by anyone: plain data only, bounded, no silent surprises.
+
+:func:`load_yaml` composes the document once (libyaml's safe parser when present), checks the node
+graph, then builds the Python values from it:
+
+* a key written twice in one mapping is an error naming both lines (PyYAML keeps the last one
+  silently: two ``user:`` keys in a turn, two ``expect:`` blocks dropping a constraint);
+* an anchor used inside itself (``&a [*a]``) is an error naming its line, never a recursive value;
+* aliases are counted (:data:`~pytest_ctxeval.limits.MAX_YAML_ALIASES`) and the document's size
+  once they are expanded is computed from the graph, without expanding it
+  (:data:`~pytest_ctxeval.limits.MAX_YAML_NODES`): an alias bomb is refused before it is built;
+* nesting is bounded (:data:`~pytest_ctxeval.limits.MAX_NESTING`);
+* tags other than YAML's plain ones (``!!python/object``) are refused.
+
+Every check walks the graph with an explicit stack: no input can make it recurse.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .limits import MAX_NESTING, MAX_YAML_ALIASES, MAX_YAML_NODES
+
+__all__ = ["BadYAML", "load_yaml", "SAFE_LOADER"]
+
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class BadYAML(ValueError):
+    """Why a YAML text cannot be read, with the (1-based) line it concerns (0 when none)."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(message)
+        self.line, self.message = line, message
+
+
+def _line(node: Any) -> int:
+    mark = getattr(node, "start_mark", None)
+    return mark.line + 1 if mark is not None else 0
+
+
+def check_graph(root: yaml.Node) -> None:
+    """Raise :class:`BadYAML` for a duplicate key, a recursive anchor, too many aliases, too many
+    nodes once expanded, or nesting deeper than the limit."""
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    on_path: set[int] = set()
+    aliases = 0
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            kids = _children(node)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            height[key] = 1 + max((height[id(k)] for k in kids), default=0)
+            if height[key] > MAX_NESTING:
+                raise BadYAML(_line(node), f"nested more than {MAX_NESTING} levels deep (limits.MAX_NESTING)")
+            if size[key] > MAX_YAML_NODES:
+                raise BadYAML(_line(node), f"expands to more than {MAX_YAML_NODES:,} values once its aliases are "
+                                           "expanded (limits.MAX_YAML_NODES); write the values out or use fewer aliases")
+            continue
+        if key in size:  # a node seen before: this reference is an alias
+            aliases += 1
+            if aliases > MAX_YAML_ALIASES:
+                raise BadYAML(_line(node), f"more than {MAX_YAML_ALIASES} alias references (*name) "
+                                           "(limits.MAX_YAML_ALIASES); write the values out")
+            continue
+        if key in on_path:
+            raise BadYAML(_line(node), "an anchor is used inside itself (a recursive alias); YAML data here "
+                                       "must be a tree")
+        if isinstance(node, yaml.MappingNode):
+            _check_keys(node)
+        on_path.add(key)
+        stack.append((node, True))
+        for kid in _children(node):
+            if id(kid) in on_path:
+                raise BadYAML(_line(kid) or _line(node), "an anchor is used inside itself (a recursive alias); "
+                                                         "YAML data here must be a tree")
+            stack.append((kid, False))
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def _check_keys(node: yaml.MappingNode) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        ident = (key.tag, key.value)
+        line = _line(key)
+        if ident in seen:
+            raise BadYAML(line, f"key {key.value!r} appears twice in one mapping (first on line {seen[ident]}); "
+                                "YAML would keep only the last one: merge them or rename one")
+        seen[ident] = line
+
+
+def load_yaml(text: str) -> tuple[Any, yaml.Node | None]:
+    """``(data, node)`` of one YAML document: the Python values and the composed node (for line
+    numbers). Raises :class:`BadYAML` (with a line when there is one) for anything refused.
+
+    >>> load_yaml("a: 1\\nb: [x, y]\\n")[0]
+    {'a': 1, 'b': ['x', 'y']}
+    >>> load_yaml("a: 1\\na: 2\\n")
+    Traceback (most recent call last):
+    ...
+    pytest_ctxeval.yaml_safe.BadYAML: key 'a' appears twice in one mapping (first on line 1); YAML would keep only the last one: merge them or rename one
+    """
+    try:
+        node = yaml.compose(text, Loader=SAFE_LOADER)
+        if node is None:
+            return None, None
+        check_graph(node)
+        data = yaml.constructor.SafeConstructor().construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if isinstance(exc, yaml.constructor.ConstructorError) and "tag" in str(problem):
+            problem = f"{problem} (only plain YAML is allowed: tags such as !!python/object are refused)"
+        raise BadYAML(mark.line + 1 if mark is not None else 0, f"invalid YAML: {problem}") from None
+    except RecursionError:
+        raise BadYAML(0, f"invalid YAML: nested too deeply (over {MAX_NESTING} levels, limits.MAX_NESTING)") from None
+    return data, node
