@@ -453,10 +453,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     expect = load_expectations(args.expect) if args.expect else None
     summary = None
     if args.summary:
-        try:
-            summary = Path(args.summary).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{args.summary}: cannot read the summary ({getattr(exc, 'strerror', None) or exc})") from None
+        summary = _read_summary(Path(args.summary))
     transcript = read_transcript(args.transcript, strict=args.strict)
     if summary is None and not transcript.compactions:
         raise UsageError(f"{args.transcript}: no compaction in this transcript (no compact_boundary record); "
@@ -474,6 +471,54 @@ def _cmd_grade(args: argparse.Namespace) -> int:
                                judge=judge.label if judge else None)
         print(f"results written to {write_results(args.json_out, doc)}")
     return _exit_code([outcome])
+
+
+def _read_summary(p: Path) -> str:
+    """The ``--summary`` file: a regular file (or a pipe/FIFO that ends) of at most
+    :data:`~pytest_ctxeval.limits.MAX_SUMMARY_BYTES`; a FIFO nobody writes to is refused rather than
+    waited on forever (opened non-blocking, read only once a writer is there)."""
+    import select
+    import stat as stat_mod
+
+    from . import limits
+
+    MAX_SUMMARY_BYTES = limits.MAX_SUMMARY_BYTES
+
+    def fail(why: str) -> UsageError:
+        return UsageError(f"{p}: cannot read the summary ({why})")
+
+    try:
+        mode = os.stat(p).st_mode
+        if stat_mod.S_ISDIR(mode):
+            raise fail("is a folder")
+        fd = os.open(p, os.O_RDONLY | (os.O_NONBLOCK if stat_mod.S_ISFIFO(mode) else 0))
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    chunks, size = [], 0
+    try:
+        while True:
+            if stat_mod.S_ISFIFO(mode) and not select.select([fd], [], [], limits.PIPE_WAIT_SECONDS)[0]:
+                raise fail(f"a pipe with no data for {limits.PIPE_WAIT_SECONDS:g} s (limits.PIPE_WAIT_SECONDS); "
+                           "write the summary to a file")
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                if stat_mod.S_ISFIFO(mode) and not chunks:
+                    raise fail("a pipe with no writer; write the summary to a file")
+                break
+            size += len(chunk)
+            if size > MAX_SUMMARY_BYTES:
+                raise fail(f"over {MAX_SUMMARY_BYTES:,} bytes (limits.MAX_SUMMARY_BYTES)")
+            chunks.append(chunk)
+    except BlockingIOError:
+        raise fail("a pipe with no writer; write the summary to a file") from None
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"not UTF-8 at byte {exc.start}") from None
 
 
 def _cmd_import(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 __all__ = [
     "MAX_YAML_ALIASES", "MAX_YAML_NODES", "MAX_NESTING", "MAX_LINE_CHARS", "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS",
     "MAX_STEPS", "MAX_LOOP_STEPS", "MAX_FILLER_LINES", "MAX_FILLER_ITEMS", "MAX_FILLER_WORDS", "MAX_FILLER_DEPTH",
-    "MAX_PAD_WIDTH", "MAX_JUDGE_VOTES", "MAX_SUMMARY_BYTES", "MAX_JSON_BYTES", "FILLER_RANGES", "check_range",
+    "MAX_FILLER_NAME", "MAX_FILLER_TEXT", "MAX_PAD_WIDTH", "MAX_JUDGE_VOTES", "MAX_SUMMARY_BYTES", "PIPE_WAIT_SECONDS", "MAX_JSON_BYTES", "FILLER_RANGES", "check_range", "check_text",
     "EARLIEST_TIME", "LATEST_TIME", "check_time",
 ]
 
@@ -48,12 +48,20 @@ MAX_FILLER_ITEMS = 100_000
 MAX_FILLER_WORDS = 1_000_000
 #: Upper bound of ``stack_trace(depth=…)``.
 MAX_FILLER_DEPTH = 10_000
+#: Characters of a filler's name-like text argument (``name``, ``service``, ``table``, ``resource``,
+#: ``pattern``, ``lang``, a string ``seed``): repeated on every line, so kept short.
+MAX_FILLER_NAME = 200
+#: Characters of a filler's free-text argument (``error``, ``exc``, ``text``, each ``failed`` name)
+#: and items of a list argument (``failed``).
+MAX_FILLER_TEXT = 10_000
 #: Widths of ``center``, ``indent``, ``ljust``/``rjust``/``zfill`` and ``%``/``format`` padding.
 MAX_PAD_WIDTH = 100_000
 #: ``--judge-votes``: independent judgements per verdict.
 MAX_JUDGE_VOTES = 25
 #: Bytes of a ``grade --summary`` file (read in chunks, so a FIFO that never ends stops here).
 MAX_SUMMARY_BYTES = 64 * 1024 * 1024
+#: Seconds ``grade --summary PIPE`` waits for data before giving up (a FIFO nobody writes to).
+PIPE_WAIT_SECONDS = 10.0
 #: Bytes of a results, baseline or cassette JSON file.
 MAX_JSON_BYTES = 512 * 1024 * 1024
 
@@ -100,6 +108,25 @@ FILLER_RANGES: dict[str, dict[str, tuple[int, int]]] = {
 }
 
 
+_NAME_ARGS = ("name", "service", "table", "resource", "pattern", "lang", "seed")
+
+
+def check_text(helper: str, name: str, value: object) -> None:
+    """Raise ``ValueError`` when a string (or list of strings) argument of a filler is too long."""
+    if isinstance(value, (list, tuple)):
+        if len(value) > MAX_FILLER_ITEMS:
+            raise ValueError(f"{helper}: {name} may have at most {MAX_FILLER_ITEMS} items (limits.MAX_FILLER_ITEMS)")
+        for item in value:
+            check_text(helper, name, item)
+        return
+    if not isinstance(value, str):
+        return
+    limit, setting = ((MAX_FILLER_NAME, "limits.MAX_FILLER_NAME") if name in _NAME_ARGS
+                      else (MAX_FILLER_TEXT, "limits.MAX_FILLER_TEXT"))
+    if len(value) > limit:
+        raise ValueError(f"{helper}: {name} may be at most {limit} characters ({setting}), not {len(value)}")
+
+
 def check_range(helper: str, name: str, value: object) -> None:
     """Raise ``ValueError`` naming ``helper``'s argument ``name`` when ``value`` is outside its range
     in :data:`FILLER_RANGES` (or not an integer).
@@ -111,7 +138,9 @@ def check_range(helper: str, name: str, value: object) -> None:
     ValueError: lorem: words must be an integer from 0 to 1000000 (limits.MAX_FILLER_WORDS), not 1000000000
     """
     low, high = FILLER_RANGES[helper][name]
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{helper}: {name} must be an integer from {low} to {high}, not {value!r}")
+    if not low <= value <= high:
         setting = _SETTING.get((helper, name), "limits.FILLER_RANGES")
         raise ValueError(f"{helper}: {name} must be an integer from {low} to {high} ({setting}), not {value!r}")
 
