@@ -341,7 +341,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     files = find_scenarios(paths)
     if not files:
         raise UsageError(f"no scenario files (*.yaml) under {', '.join(map(str, paths))}")
-    scenarios = [load_scenario(f) for f in files]  # all input errors before any run
+    scenarios, broken = _load_all(files)  # all input errors before any run
     check_unique_names(scenarios)
     if args.json_out:
         _check_writable(Path(args.json_out))  # before the run, which may be a paid one
@@ -389,13 +389,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # Scenarios are independent: run them on a bounded pool (results in file order).
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=min(options.concurrency, len(scenarios))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(options.concurrency, len(scenarios)))) as pool:
         futures = [pool.submit(one, sc) for sc in scenarios]
         outcomes = []
         for sc, fut in zip(scenarios, futures):
             outcomes.append(fut.result())
             progress.step(sc.display_name, usages)
     progress.close()
+    outcomes += [Outcome(name=path.stem, source=str(path), kind="scenario", error=message,
+                         graders=[s.name for s in specs]) for path, message in broken]
     _print_outcomes(outcomes, args.verbose)
     usage = merge_usage(usages + [llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm])
     print()
@@ -410,7 +412,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                judge=judge.label if judge else None,
                                strategy=strategy.name if strategy is not None else None)
         print(f"results written to {write_results(args.json_out, doc)}")
-    return _exit_code(outcomes)
+    for _, message in broken:
+        print(f"ctxeval: error: {message}", file=sys.stderr)
+    return EXIT_USAGE if broken else _exit_code(outcomes)
+
+
+def _load_all(files: list[Path]) -> tuple[list[Any], list[tuple[Path, str]]]:
+    """The scenarios that load, and ``(path, message)`` for each that does not: a bad file in a
+    folder is reported (exit 2) and the others still run and are written. One file that does not
+    load is the usual one-line error."""
+    scenarios, broken = [], []
+    for f in files:
+        try:
+            scenarios.append(load_scenario(f))
+        except CtxEvalError as exc:
+            if len(files) == 1:
+                raise
+            broken.append((f, str(exc)))
+    if not scenarios:
+        raise UsageError("; ".join(message for _, message in broken))
+    return scenarios, broken
 
 
 def load_expectations(path: str | Path) -> Expectations:

@@ -20,7 +20,7 @@ from typing import Any
 
 from .limits import MAX_NESTING
 
-__all__ = ["BadDocument", "loads_strict", "dumps_finite", "finite", "check_depth", "check_results",
+__all__ = ["BadDocument", "loads_strict", "parse_record", "dumps_finite", "finite", "check_depth", "check_results",
            "check_baseline", "STATUSES"]
 
 #: The verdict statuses a results or baseline file may hold (``Verdict.status``).
@@ -69,6 +69,22 @@ def loads_strict(text: str) -> Any:
     except RecursionError:
         raise BadDocument("", f"nested more than {MAX_NESTING} levels deep (limits.MAX_NESTING)") from None
     check_depth(value)
+    return value
+
+
+def parse_record(text: str) -> Any:
+    """One JSON line of a transcript: ``json.loads`` refusing what JSON cannot carry back
+    (``NaN``, ``Infinity``, ``1e999``) and nesting over the limit, as :class:`BadDocument`; other
+    syntax errors stay ``json.JSONDecodeError``. The depth walk runs only when the line has more
+    brackets than the limit (it cannot nest deeper otherwise), so ordinary records pay nothing."""
+    try:
+        value = json.loads(text, parse_constant=_constant, parse_float=_float)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        raise BadDocument("", str(exc)) from None
+    if text.count("{") + text.count("[") > MAX_NESTING:
+        check_depth(value)
     return value
 
 

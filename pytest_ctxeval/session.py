@@ -465,7 +465,9 @@ class ScenarioFile(pytest.File):
         try:
             scenario = load_scenario(_display_path(self.config, self.path))
         except CtxEvalError as exc:
-            raise self.CollectError(str(exc)) from None
+            # One error for this file; the other scenarios (and the user's tests) still run.
+            yield BrokenScenarioItem.from_parent(self, name="load", message=str(exc))
+            return
         unknown = sorted(set(scenario.known_failures) - set(session.registry.names))
         if unknown:
             raise self.CollectError(f"{scenario.where(('known_failures',))}: known_failures names unknown grader "
@@ -474,6 +476,31 @@ class ScenarioFile(pytest.File):
             # known_failures describe the reference engine: under another strategy items are graded as they are.
             known = scenario.known_failures.get(spec.name) if session.strategy_name == "claude_code" else None
             yield GraderItem.from_parent(self, name=spec.name, spec=spec, known_failure=known)
+
+
+class _Unloadable(Exception):
+    pass
+
+
+class BrokenScenarioItem(pytest.Item):
+    """A scenario file that cannot be loaded: one failed item naming the file, line and field (a
+    collection error would interrupt the whole session, losing every other scenario's results)."""
+
+    def __init__(self, *, message: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.message = message
+        self.add_marker(pytest.mark.ctxeval)
+
+    def runtest(self) -> None:
+        raise _Unloadable(self.message)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, _Unloadable):
+            return safe_text(str(excinfo.value))
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, "cannot be loaded"
 
 
 class GraderItem(pytest.Item):
