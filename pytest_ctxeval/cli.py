@@ -234,6 +234,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .baseline import DEFAULT_TOLERANCE, RESULTS_FORMAT, compare, load_document
     from .report import write_report
 
+    for out in args.outputs:  # before any work
+        if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):
+            raise UsageError(f"{out}: the suffix says which report: .html, .md or .json")
+        _check_writable(Path(out))
     doc = load_document(args.results)
     if doc.get("format") != RESULTS_FORMAT:
         raise UsageError(f"{args.results}: a baseline holds no events or verdict reasons; render a results file "
@@ -243,10 +247,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
         doc = dict(doc)
         doc["comparison"] = compare(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
                                     else args.tolerance, name=str(args.baseline)).as_dict()
-    for out in args.outputs:
-        if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):
-            raise UsageError(f"{out}: the suffix says which report: .html, .md or .json")
-        _check_writable(Path(out))
     for out in args.outputs:
         print(f"report written to {write_report(out, doc, baseline=baseline)}")
     return EXIT_OK

@@ -46,8 +46,8 @@ def _float(text: str) -> float:
     return value
 
 
-class _Refused(Exception):
-    pass
+# One decoder, made once: json.loads(..., parse_float=...) builds a new one on every call.
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float)
 
 
 def loads_strict(text: str) -> Any:
@@ -61,7 +61,7 @@ def loads_strict(text: str) -> Any:
     pytest_ctxeval.documents.BadDocument: line 1: NaN is not a JSON number
     """
     try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_float)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise BadDocument(f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
     except ValueError as exc:  # from the hooks; the decoder gives no position, find the line
@@ -78,7 +78,7 @@ def parse_record(text: str) -> Any:
     syntax errors stay ``json.JSONDecodeError``. The depth walk runs only when the line has more
     brackets than the limit (it cannot nest deeper otherwise), so ordinary records pay nothing."""
     try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_float)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError:
         raise
     except ValueError as exc:

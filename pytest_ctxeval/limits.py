@@ -20,7 +20,8 @@ __all__ = [
     "EARLIEST_TIME", "LATEST_TIME", "check_time",
 ]
 
-#: Alias references (``*name``) in one YAML document. Real scenarios use none (``ctxeval import``
+#: Alias references (``*name``) to lists or mappings in one YAML document (an alias to a scalar
+#: cannot multiply anything). Real scenarios use none (``ctxeval import``
 #: writes none); a "billion laughs" file needs thousands.
 MAX_YAML_ALIASES = 1_000
 #: Nodes of one YAML document once aliases are expanded: a small file whose aliases multiply into

@@ -36,6 +36,7 @@ from .scenarios import (
     MAX_FILE_BYTES, BadYAML, Scenario, _data_path, _describe_error, _node_lines, find_scenarios, format_path, load_yaml,
 )
 from .summary import normalize_ws
+from .textindex import TextIndex
 
 __all__ = ["Problem", "lint_file", "lint_paths", "REQUIRED_INPUTS"]
 
@@ -268,7 +269,7 @@ def _script_text(steps: list[Any]) -> str:
 
 
 def _check_expect(scenario: Scenario, steps: list[Any], out: _Collector) -> None:
-    text = _script_text(steps)
+    text = TextIndex(_script_text(steps))  # one pass, not one scan per item (linear in the script)
     expect = scenario.expect
     graders = {"files": "files_preserved", "errors": "errors_preserved", "pending": "pending_tasks",
                "superseded": "no_superseded_work", "constraints": "constraints_preserved",

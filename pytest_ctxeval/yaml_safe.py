@@ -43,11 +43,15 @@ def _line(node: Any) -> int:
 
 def check_graph(root: yaml.Node) -> None:
     """Raise :class:`BadYAML` for a duplicate key, a recursive anchor, too many aliases, too many
-    nodes once expanded, or nesting deeper than the limit."""
+    nodes once expanded, or nesting deeper than the limit. Scalars are counted where they stand
+    (an alias to a scalar cannot multiply anything); only lists and mappings are walked."""
     size: dict[int, int] = {}
     height: dict[int, int] = {}
     on_path: set[int] = set()
     aliases = 0
+    collections = (yaml.SequenceNode, yaml.MappingNode)
+    if not isinstance(root, collections):
+        return
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
@@ -55,40 +59,43 @@ def check_graph(root: yaml.Node) -> None:
         if done:
             on_path.discard(key)
             kids = _children(node)
-            size[key] = 1 + sum(size[id(k)] for k in kids)
-            height[key] = 1 + max((height[id(k)] for k in kids), default=0)
-            if height[key] > MAX_NESTING:
+            total, tallest = 1, 0
+            for k in kids:
+                if isinstance(k, collections):
+                    total += size[id(k)]
+                    tallest = max(tallest, height[id(k)])
+                else:
+                    total += 1
+                    tallest = tallest or 1
+            size[key], height[key] = total, tallest + 1
+            if tallest + 1 > MAX_NESTING:
                 raise BadYAML(_line(node), f"nested more than {MAX_NESTING} levels deep (limits.MAX_NESTING)")
-            if size[key] > MAX_YAML_NODES:
+            if total > MAX_YAML_NODES:
                 raise BadYAML(_line(node), f"expands to more than {MAX_YAML_NODES:,} values once its aliases are "
                                            "expanded (limits.MAX_YAML_NODES); write the values out or use fewer aliases")
             continue
-        if key in size:  # a node seen before: this reference is an alias
+        if key in size:  # a list or mapping seen before: this reference is an alias
             aliases += 1
             if aliases > MAX_YAML_ALIASES:
-                raise BadYAML(_line(node), f"more than {MAX_YAML_ALIASES} alias references (*name) "
-                                           "(limits.MAX_YAML_ALIASES); write the values out")
+                raise BadYAML(_line(node), f"more than {MAX_YAML_ALIASES} alias references (*name) to lists or "
+                                           "mappings (limits.MAX_YAML_ALIASES); write the values out")
             continue
-        if key in on_path:
-            raise BadYAML(_line(node), "an anchor is used inside itself (a recursive alias); YAML data here "
-                                       "must be a tree")
         if isinstance(node, yaml.MappingNode):
             _check_keys(node)
         on_path.add(key)
         stack.append((node, True))
         for kid in _children(node):
-            if id(kid) in on_path:
-                raise BadYAML(_line(kid) or _line(node), "an anchor is used inside itself (a recursive alias); "
-                                                         "YAML data here must be a tree")
-            stack.append((kid, False))
+            if isinstance(kid, collections):
+                if id(kid) in on_path:
+                    raise BadYAML(_line(kid) or _line(node), "an anchor is used inside itself (a recursive "
+                                                             "alias); YAML data here must be a tree")
+                stack.append((kid, False))
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [n for pair in node.value for n in pair]
-    return []
+        return node.value
+    return [n for pair in node.value for n in pair]
 
 
 def _check_keys(node: yaml.MappingNode) -> None:
