@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+import jinja2
 from pydantic import ValidationError
 
 from . import __version__
@@ -221,8 +222,11 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     if args.json_out:
         _check_writable(Path(args.json_out))
     baseline, results = load_document(args.baseline), load_document(args.results)
-    cmp = compare(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
-                  name=str(args.baseline))
+    try:
+        cmp = compare(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
+                      name=str(args.baseline))
+    except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as exc:
+        raise UsageError(f"{args.baseline} vs {args.results}: malformed file ({type(exc).__name__}: {exc})") from None
     for line in format_comparison(cmp):
         print(line)
     if args.json_out:
@@ -248,7 +252,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
         doc["comparison"] = compare(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
                                     else args.tolerance, name=str(args.baseline)).as_dict()
     for out in args.outputs:
-        print(f"report written to {write_report(out, doc, baseline=baseline)}")
+        try:
+            written = write_report(out, doc, baseline=baseline)
+        except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError, jinja2.TemplateError) as exc:
+            # A field the checks let through but the page cannot show: still one line, no traceback.
+            raise UsageError(f"{args.results}: malformed results file ({type(exc).__name__}: {exc}); "
+                             "render a file written by ctxeval") from None
+        print(f"report written to {written}")
     return EXIT_OK
 
 

@@ -165,6 +165,8 @@ def _opt(v: Any, types: tuple[type, ...]) -> bool:
 
 def _verdict(v: Any, parts: tuple[Any, ...]) -> None:
     _want(isinstance(v, dict), parts, "expected an object with status and score")
+    for key in ("kind", "known_failure", "expectation", "grader"):
+        _want(_opt(v.get(key), (str,)), parts + (key,), "expected a string")
     _want(v.get("status") in STATUSES, parts + ("status",),
           f"{v.get('status')!r} is not a status (one of {', '.join(STATUSES)})")
     score = v.get("score", 0.0)
@@ -196,7 +198,12 @@ def check_results(doc: Any, *, version: int = 1) -> None:
     for key in ("backend", "model", "judge"):
         _want(_opt(doc.get(key), (str,)), (key,), "expected a string")
     _want(_opt(doc.get("prompt"), (dict,)), ("prompt",), "expected an object")
+    for key, value in (doc.get("prompt") or {}).items():
+        _want(_opt(value, (str,)), ("prompt", key), "expected a string")
     _want(_opt(doc.get("usage"), (dict,)), ("usage",), "expected an object")
+    for key, value in (doc.get("usage") or {}).items():
+        _want(value is None or isinstance(value, (int, float, dict)) and not isinstance(value, bool),
+              ("usage", key), "expected a number")
     scenarios = doc.get("scenarios", [])
     _want(isinstance(scenarios, list), ("scenarios",), "expected a list of scenario results")
     for i, s in enumerate(scenarios):
@@ -214,7 +221,20 @@ def check_results(doc: Any, *, version: int = 1) -> None:
             _want(isinstance(s.get(key, []), list), at + (key,), "expected a list")
         for j, ev in enumerate(s.get("events", [])):
             _want(isinstance(ev, dict), at + ("events", j), "expected an object (one engine event)")
-        _want(isinstance(s.get("messages", {}), dict), at + ("messages",), "expected an object")
+            for key in ("tier", "action", "detail"):
+                _want(_opt(ev.get(key), (str,)), at + ("events", j, key), "expected a string")
+            for key in ("turn", "tokens_before", "tokens_after"):
+                _want(_opt(ev.get(key), (int,)), at + ("events", j, key), "expected a whole number")
+            _want(_opt(ev.get("ids"), (list,)), at + ("events", j, "ids"), "expected a list")
+        for j, note in enumerate(s.get("notes", [])):
+            _want(isinstance(note, str), at + ("notes", j), "expected a string")
+        messages = s.get("messages", {})
+        _want(isinstance(messages, dict), at + ("messages",), "expected an object")
+        for k, ref in messages.items():
+            _want(k.isdigit() and k.isascii(), at + ("messages", k), "expected a message number as the key")
+            _want(isinstance(ref, dict), at + ("messages", k), "expected an object with role and excerpt")
+            for key in ("role", "excerpt", "at"):
+                _want(_opt(ref.get(key), (str,)), at + ("messages", k, key), "expected a string")
         comps = s.get("compactions", [])
         _want(isinstance(comps, list), at + ("compactions",), "expected a list")
         for j, c in enumerate(comps):
@@ -235,6 +255,11 @@ def check_results(doc: Any, *, version: int = 1) -> None:
                 for n, item in enumerate(items):
                     _want(isinstance(item, str) or (isinstance(item, dict) and isinstance(item.get("text"), str)),
                           cat + ("lost", key, n), "expected a string or an object with 'text'")
+                    if isinstance(item, dict):
+                        _want(_opt(item.get("message"), (int,)), cat + ("lost", key, n, "message"),
+                              "expected a message number")
+                        _want(_opt(item.get("context"), (str,)), cat + ("lost", key, n, "context"),
+                              "expected a string")
 
 
 def check_baseline(doc: Any) -> None:

@@ -68,13 +68,13 @@ _CUT: list[tuple[str, str]] = [
     ("anthropic", _START + r"sk-ant-[A-Za-z0-9_\-]{4,}"),
     ("openai", _START + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{4,}"),
     ("stripe", _START + r"[sr]k_(?:live|test)_[A-Za-z0-9]{4,}"),
-    ("aws_access_key", _START + r"(?:AKIA|ASIA)[A-Z0-9]{6,15}"),
+    ("aws_access_key", _START + r"(?:AKIA|ASIA)[A-Z0-9]{4,15}"),
     ("aws_secret_key", r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
                        r"(?P<cut_aws_value>(?=[A-Za-z]*[0-9/+])[A-Za-z0-9/+]{6,39})"),
     ("github", _START + r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{4,}|" + _START + r"github_pat_[A-Za-z0-9_]{4,}"),
     ("gitlab", _START + r"glpat-[A-Za-z0-9_\-]{4,}"),
     ("slack", _START + r"xox[abposr]-[A-Za-z0-9\-]{4,}"),
-    ("google", _START + r"AIza[0-9A-Za-z_\-]{6,}"),
+    ("google", _START + r"AIza[0-9A-Za-z_\-]{4,}"),
     ("jwt", _START + r"eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*){0,2}"),
     ("bearer", r"(?i:\bbearer)\s+(?P<cut_bearer_value>(?!\[REDACTED)(?=[A-Za-z._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{10,})"),
 ]
