@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 __all__ = [
-    "MAX_YAML_ALIASES", "MAX_YAML_NODES", "MAX_NESTING", "MAX_LINE_CHARS", "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS",
+    "MAX_YAML_ALIASES", "MAX_YAML_NODES", "MAX_NESTING", "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS",
     "MAX_STEPS", "MAX_LOOP_STEPS", "MAX_FILLER_LINES", "MAX_FILLER_ITEMS", "MAX_FILLER_WORDS", "MAX_FILLER_DEPTH",
     "MAX_FILLER_NAME", "MAX_FILLER_TEXT", "MAX_PAD_WIDTH", "MAX_JUDGE_VOTES", "MAX_SUMMARY_BYTES", "PIPE_WAIT_SECONDS", "MAX_JSON_BYTES", "FILLER_RANGES", "check_range", "check_text",
     "EARLIEST_TIME", "LATEST_TIME", "check_time",
@@ -30,9 +30,6 @@ MAX_YAML_NODES = 5_000_000
 #: Nesting of lists and mappings in any structured input (YAML, a tool input in a transcript, a
 #: results, baseline or cassette JSON file). Real tool inputs nest under 20.
 MAX_NESTING = 100
-#: Characters of one line of a transcript, results, baseline or cassette file (a 50 MB message
-#: is one line; over this the file is refused rather than read into memory whole).
-MAX_LINE_CHARS = 256 * 1024 * 1024
 #: Characters one template field may render to.
 MAX_FIELD_CHARS = 16 * 1024 * 1024
 #: Characters a whole scenario may render to.

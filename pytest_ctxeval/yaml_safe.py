@@ -10,13 +10,15 @@ graph, then builds the Python values from it:
   once they are expanded is computed from the graph, without expanding it
   (:data:`~pytest_ctxeval.limits.MAX_YAML_NODES`): an alias bomb is refused before it is built;
 * nesting is bounded (:data:`~pytest_ctxeval.limits.MAX_NESTING`);
-* tags other than YAML's plain ones (``!!python/object``) are refused.
+* tags other than YAML's plain ones (``!!python/object``) are refused, and so are numbers JSON
+  cannot carry (``.inf``, ``.nan``, ``1e999``): a scenario's values end up in API requests.
 
 Every check walks the graph with an explicit stack: no input can make it recurse.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import yaml
@@ -67,6 +69,9 @@ def check_graph(root: yaml.Node) -> None:
                 else:
                     total += 1
                     tallest = tallest or 1
+                    if k.tag == _FLOAT and not _finite(k.value):
+                        raise BadYAML(_line(k), f"{k.value} is not a finite number (JSON, and so the API, cannot "
+                                                "carry it)")
             size[key], height[key] = total, tallest + 1
             if tallest + 1 > MAX_NESTING:
                 raise BadYAML(_line(node), f"nested more than {MAX_NESTING} levels deep (limits.MAX_NESTING)")
@@ -90,6 +95,16 @@ def check_graph(root: yaml.Node) -> None:
                     raise BadYAML(_line(kid) or _line(node), "an anchor is used inside itself (a recursive "
                                                              "alias); YAML data here must be a tree")
                 stack.append((kid, False))
+
+
+_FLOAT = "tag:yaml.org,2002:float"
+
+
+def _finite(text: str) -> bool:
+    try:
+        return math.isfinite(float(text.replace("_", "")))
+    except ValueError:  # .inf, .NaN and the like
+        return False
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

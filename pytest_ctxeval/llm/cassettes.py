@@ -39,6 +39,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -215,9 +216,15 @@ class CassetteStore:
                   "response": encode_reply(response, key, request, secret)}
         with self._lock:
             p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_name(p.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False, sort_keys=True), encoding="utf-8")
-            tmp.replace(p)
+            # Created exclusively under a random name: a planted symlink is never followed.
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(json.dumps(record, indent=1, ensure_ascii=False, sort_keys=True))
+                os.replace(tmp_name, p)
+            except BaseException:
+                Path(tmp_name).unlink(missing_ok=True)
+                raise
         return p
 
     def all(self) -> list[dict[str, Any]]:

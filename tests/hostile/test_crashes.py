@@ -113,3 +113,16 @@ def test_markdown_neutralises_bare_www_links() -> None:
 def test_the_crafted_scenario_itself_is_lint_clean(tmp_path: Path) -> None:
     shutil.copy(INPUTS / "leaky_tokens.yaml", tmp_path / "leaky.yaml")
     assert main(["lint", str(tmp_path / "leaky.yaml")]) == 0
+
+
+@pytest.mark.parametrize("verb", ["run", "compare", "lint"])
+def test_a_number_json_cannot_carry_is_refused_with_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             verb: str) -> None:
+    scenario = tmp_path / "inf.yaml"
+    scenario.write_text("turns:\n  - user: hi\n  - assistant: ok\n    tools:\n      - name: Bash\n"
+                        "        input: {command: ls, timeout: .inf}\n        result: done\n")
+    argv = [verb, str(scenario)] + (["--strategies", "claude_code,codex"] if verb == "compare" else [])
+    assert main(argv) in ((1,) if verb == "lint" else (2,))
+    out = capsys.readouterr()
+    assert "inf.yaml:6:" in out.out + out.err and ".inf is not a finite number" in out.out + out.err
+    assert "Traceback" not in out.err
