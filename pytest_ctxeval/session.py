@@ -535,14 +535,14 @@ class GraderItem(pytest.Item):
         if verdict.status in ("n/a", "ungraded"):
             label = "n/a" if verdict.status == "n/a" else "UNGRADED"
             # Report the skip at the scenario file, not at this line of the plugin.
-            raise pytest.skip.Exception(f"{label}: {'; '.join(verdict.reasons)}", _use_item_location=True)
+            raise pytest.skip.Exception(safe_text(f"{label}: {'; '.join(verdict.reasons)}"), _use_item_location=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, _GraderFailed):
             v = excinfo.value.verdict
             lines = [f"{self.spec.name} failed on {self.path.name} (score {v.score:.2f}):"]
             lines += [f"  - {r}" for r in v.reasons]
-            return "\n".join(lines)
+            return safe_text("\n".join(lines))  # reasons quote transcript text: no terminal escapes
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:

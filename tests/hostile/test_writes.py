@@ -115,3 +115,11 @@ def test_a_dangling_symlink_and_a_socket_are_refused(tmp_path: Path) -> None:
             check_output_path(sock_path)
     finally:
         sock.close()
+
+
+def test_plugin_output_paths_are_checked_before_the_run(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"scenarios/tiny": TINY})
+    (pytester.path / "out.json").mkdir()
+    result = pytester.runpytest("--ctxeval", "--ctxeval-report", "out.json", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*out.json: is a folder*"])
