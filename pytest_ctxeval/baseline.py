@@ -34,7 +34,6 @@ that fails, is reported at the scenario level (``compaction: null``).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -333,13 +333,18 @@ class _Progress:
         usage = merge_usage(usages + [llm.usage.as_dict() for llm in self.llms if llm is not None])
         line = (f"[{self.done}/{self.total}] {name}  {usage['api_calls']} calls  "
                 f"{usage['input_tokens'] + usage['output_tokens']:,} tokens  ${usage['usd']:.4f}")
-        sys.stdout.write("\r" + line[:120].ljust(120))
-        sys.stdout.flush()
+        _write_raw("\r" + safe_text(line)[:120].ljust(120))  # the name is escaped, the redraw is ours
 
     def close(self) -> None:
         if self.live and self.done:
-            sys.stdout.write("\r" + " " * 120 + "\r")
-            sys.stdout.flush()
+            _write_raw("\r" + " " * 120 + "\r")
+
+
+def _write_raw(text: str) -> None:
+    """Write our own control characters (the progress line's carriage returns) past the guard."""
+    write = getattr(sys.stdout, "write_raw", sys.stdout.write)
+    write(text)
+    sys.stdout.flush()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -707,6 +712,15 @@ class _ClosedPipeSafe:
             try:
                 self._stream.write(safe_text(text))  # no terminal escapes, no secrets
                 return len(text)
+            except BrokenPipeError:
+                self._gone()
+        return len(text)
+
+    def write_raw(self, text: str) -> int:
+        """Write ``text`` as it is: only for what ctxeval itself composes (no transcript text)."""
+        if not self.closed_pipe:
+            try:
+                return self._stream.write(text)
             except BrokenPipeError:
                 self._gone()
         return len(text)

@@ -35,13 +35,12 @@ excerpt of each message a lost fact points at). ``pytest --ctxeval-report OUT.js
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .errors import CtxEvalError, GraderError
+from .errors import GraderError
 from .grading import (
     CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
 )

@@ -75,7 +75,7 @@ TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|d)?\s*$")
 
 
-from .yaml_safe import SAFE_LOADER as _SAFE_LOADER, BadYAML, load_yaml  # noqa: E402
+from .yaml_safe import BadYAML, load_yaml  # noqa: E402
 
 
 class _Strict(BaseModel):
