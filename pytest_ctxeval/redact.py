@@ -94,8 +94,23 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
     ('nothing here', {})
     """
     counts: dict[str, int] = {}
+    if not _may_hold_secret(text):
+        return text, counts
     out = _RE.sub(lambda m: _replace(m, counts, _VALUE_GROUP, ""), text)
     return out, counts
+
+
+# Every pattern contains one of these (case-folded): checking them with ``in`` (memmem speed) lets
+# the text that holds none skip the regex, which costs microseconds per character (25x faster on
+# ordinary tool output; ``import`` spent 40 % of its time here).
+_TRIGGERS = ("-----begin", "sk-", "sk_", "rk_", "akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa",
+             "anva", "apka", "secret", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "aiza",
+             "eyj", "bearer")
+
+
+def _may_hold_secret(text: str) -> bool:
+    low = text.lower()
+    return any(t in low for t in _TRIGGERS)
 
 
 def _replace(match: re.Match[str], counts: dict[str, int], values: dict[str, str], prefix: str) -> str:
