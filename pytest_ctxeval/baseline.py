@@ -34,14 +34,15 @@ that fails, is reported at the scenario level (``compaction: null``).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import CtxEvalError, UsageError
-from .redact import scrub_output
+from .documents import dumps_finite
+from .outputs import write_text_safely
+from .redact import scrub_output, scrub_tree
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "DEFAULT_TOLERANCE", "Change", "Comparison", "baseline_document",
            "load_document", "write_baseline", "compare", "ab_table", "format_comparison", "format_ab",
@@ -125,16 +126,14 @@ def baseline_document(results: dict[str, Any]) -> dict[str, Any]:
 
 def dumps(doc: dict[str, Any]) -> str:
     """Stable text: sorted keys, two-space indent, UTF-8, a final newline."""
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps_finite(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def write_baseline(path: str | os.PathLike[str], results: dict[str, Any]) -> Path:
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(scrub_output(dumps(baseline_document(results))), encoding="utf-8")
-        tmp.replace(p)
+        write_text_safely(p, scrub_output(dumps(scrub_tree(baseline_document(results)))), what="the baseline")
     except OSError as exc:
         raise CtxEvalError(f"{p}: cannot write the baseline ({exc.strerror or exc})") from None
     return p
@@ -142,9 +141,17 @@ def write_baseline(path: str | os.PathLike[str], results: dict[str, Any]) -> Pat
 
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A results or baseline JSON file (a :class:`UsageError` naming the file otherwise)."""
+    from .documents import BadDocument, check_baseline, check_results, loads_strict
+    from .limits import MAX_JSON_BYTES
+
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        if p.is_file() and p.stat().st_size > MAX_JSON_BYTES:
+            raise UsageError(f"{p}: {p.stat().st_size:,} bytes is over the {MAX_JSON_BYTES:,}-byte limit for a "
+                             "results or baseline file (limits.MAX_JSON_BYTES)")
+        if p.exists() and not p.is_file():
+            raise UsageError(f"{p}: not a regular file (a results or baseline JSON file is read whole)")
+        doc = loads_strict(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{p}: no such file (a baseline is written by pytest --ctxeval --ctxeval-save-baseline "
                          "PATH; results by ctxeval run --json PATH or pytest --ctxeval --ctxeval-report PATH.json)"
@@ -153,16 +160,23 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{p}: not UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{p}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except BadDocument as exc:
+        where = exc.where[len("line "):] if exc.where.startswith("line ") else ""
+        raise UsageError(f"{p}:{where}: {exc.message}" if where else f"{p}: {exc}") from None
     if not isinstance(doc, dict) or doc.get("format") not in (RESULTS_FORMAT, BASELINE_FORMAT):
         raise UsageError(f"{p}: not a ctxeval results or baseline file (expected format {RESULTS_FORMAT!r} "
                          f"or {BASELINE_FORMAT!r})")
     try:
+        if doc["format"] == RESULTS_FORMAT:
+            check_results(doc)
+        elif doc.get("version") == BASELINE_VERSION:
+            check_baseline(doc)
         _normalise(doc)
+    except BadDocument as exc:
+        raise UsageError(f"{p}: {exc}") from None
     except UsageError as exc:
         raise UsageError(f"{p}: {exc}") from None
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{p}: malformed {doc.get('format')} file ({type(exc).__name__}: {exc})") from None
     return doc
 

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
+import jinja2
 from pydantic import ValidationError
 
 from . import __version__
@@ -42,6 +42,7 @@ from .options import (
 from .runner import check_unique_names, fresh_folder, run_scenario
 from .scenarios import Expectations, find_scenarios, format_path, load_scenario
 from .table import ScenarioRow, format_table
+from .terminal import safe_text
 from .transcript import read_transcript
 
 __all__ = ["main", "build_parser"]
@@ -233,9 +234,14 @@ def _add_report_commands(sub: Any) -> None:
 def _cmd_diff(args: argparse.Namespace) -> int:
     from .baseline import DEFAULT_TOLERANCE, compare, format_comparison, load_document
 
+    if args.json_out:
+        _check_writable(Path(args.json_out))
     baseline, results = load_document(args.baseline), load_document(args.results)
-    cmp = compare(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
-                  name=str(args.baseline))
+    try:
+        cmp = compare(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
+                      name=str(args.baseline))
+    except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as exc:
+        raise UsageError(f"{args.baseline} vs {args.results}: malformed file ({type(exc).__name__}: {exc})") from None
     for line in format_comparison(cmp):
         print(line)
     if args.json_out:
@@ -247,6 +253,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .baseline import DEFAULT_TOLERANCE, RESULTS_FORMAT, compare, load_document
     from .report import write_report
 
+    for out in args.outputs:  # before any work
+        if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):
+            raise UsageError(f"{out}: the suffix says which report: .html, .md or .json")
+        _check_writable(Path(out))
     doc = load_document(args.results)
     if doc.get("format") != RESULTS_FORMAT:
         raise UsageError(f"{args.results}: a baseline holds no events or verdict reasons; render a results file "
@@ -257,10 +267,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
         doc["comparison"] = compare(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
                                     else args.tolerance, name=str(args.baseline)).as_dict()
     for out in args.outputs:
-        if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):
-            raise UsageError(f"{out}: the suffix says which report: .html, .md or .json")
-    for out in args.outputs:
-        print(f"report written to {write_report(out, doc, baseline=baseline)}")
+        try:
+            written = write_report(out, doc, baseline=baseline)
+        except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError, jinja2.TemplateError) as exc:
+            # A field the checks let through but the page cannot show: still one line, no traceback.
+            raise UsageError(f"{args.results}: malformed results file ({type(exc).__name__}: {exc}); "
+                             "render a file written by ctxeval") from None
+        print(f"report written to {written}")
     return EXIT_OK
 
 
@@ -346,13 +359,18 @@ class _Progress:
         usage = merge_usage(usages + [llm.usage.as_dict() for llm in self.llms if llm is not None])
         line = (f"[{self.done}/{self.total}] {name}  {usage['api_calls']} calls  "
                 f"{usage['input_tokens'] + usage['output_tokens']:,} tokens  ${usage['usd']:.4f}")
-        sys.stdout.write("\r" + line[:120].ljust(120))
-        sys.stdout.flush()
+        _write_raw("\r" + safe_text(line)[:120].ljust(120))  # the name is escaped, the redraw is ours
 
     def close(self) -> None:
         if self.live and self.done:
-            sys.stdout.write("\r" + " " * 120 + "\r")
-            sys.stdout.flush()
+            _write_raw("\r" + " " * 120 + "\r")
+
+
+def _write_raw(text: str) -> None:
+    """Write our own control characters (the progress line's carriage returns) past the guard."""
+    write = getattr(sys.stdout, "write_raw", sys.stdout.write)
+    write(text)
+    sys.stdout.flush()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -364,7 +382,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     files = find_scenarios(paths)
     if not files:
         raise UsageError(f"no scenario files (*.yaml) under {', '.join(map(str, paths))}")
-    scenarios = [load_scenario(f) for f in files]  # all input errors before any run
+    scenarios, broken = _load_all(files)  # all input errors before any run
     check_unique_names(scenarios)
     if args.json_out:
         _check_writable(Path(args.json_out))  # before the run, which may be a paid one
@@ -420,7 +438,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # Scenarios are independent: run them on a bounded pool (results in file order).
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=min(options.concurrency, len(scenarios))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(options.concurrency, len(scenarios)))) as pool:
         futures = [pool.submit(one, sc) for sc in scenarios]
         outcomes = []
         for sc, fut in zip(scenarios, futures):
@@ -434,6 +452,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     progress.close()
     if staged:
         outcomes = _batch_stages(outcomes, graded, judge, registry, specs, recompact)
+    outcomes += [Outcome(name=path.stem, source=str(path), kind="scenario", error=message,
+                         graders=[s.name for s in specs]) for path, message in broken]
     _print_outcomes(outcomes, args.verbose)
     usage = merge_usage(usages + [llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm])
     print()
@@ -448,7 +468,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                judge=judge.label if judge else None,
                                strategy=strategy.name if strategy is not None else None)
         print(f"results written to {write_results(args.json_out, doc)}")
-    return _exit_code(outcomes, strict=args.strict)
+    for _, message in broken:
+        print(f"ctxeval: error: {message}", file=sys.stderr)
+    return EXIT_USAGE if broken else _exit_code(outcomes, strict=args.strict)
 
 
 def _batch_stages(outcomes: list[Outcome], graded: list[tuple[int, Outcome, Any, Any]], judge: Any,
@@ -469,19 +491,36 @@ def _batch_stages(outcomes: list[Outcome], graded: list[tuple[int, Outcome, Any,
     return [regraded[id(o)] for o in outcomes]
 
 
+def _load_all(files: list[Path]) -> tuple[list[Any], list[tuple[Path, str]]]:
+    """The scenarios that load, and ``(path, message)`` for each that does not: a bad file in a
+    folder is reported (exit 2) and the others still run and are written. One file that does not
+    load is the usual one-line error."""
+    scenarios, broken = [], []
+    for f in files:
+        try:
+            scenarios.append(load_scenario(f))
+        except CtxEvalError as exc:
+            if len(files) == 1:
+                raise
+            broken.append((f, str(exc)))
+    if not scenarios:
+        raise UsageError("; ".join(message for _, message in broken))
+    return scenarios, broken
+
+
 def load_expectations(path: str | Path) -> Expectations:
     """An ``expect:`` mapping from a YAML file (bare, or under a top-level ``expect:`` key)."""
     p = Path(path)
+    from .yaml_safe import BadYAML, load_yaml
+
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = load_yaml(p.read_text(encoding="utf-8"))[0]
     except OSError as exc:
         raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{p}: not UTF-8") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise UsageError(f"{p}{':' + str(mark.line + 1) if mark else ''}: invalid YAML: "
-                         f"{getattr(exc, 'problem', None) or exc}") from None
+    except BadYAML as exc:
+        raise UsageError(f"{p}{':' + str(exc.line) if exc.line else ''}: {exc.message}") from None
     if data is None:
         data = {}
     if isinstance(data, dict) and "expect" in data and isinstance(data["expect"], dict):
@@ -505,18 +544,14 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     args.transcript = args.transcript[0]
     options = RunOptions.from_namespace(args)
     options.check_key()
+    if args.json_out:
+        _check_writable(Path(args.json_out))
     registry, specs = _registry(args)
     judge = options.make_judge() if any(s.kind == "llm" for s in specs) else None
     expect = load_expectations(args.expect) if args.expect else None
     summary = None
     if args.summary:
-        if Path(args.summary).exists() and not Path(args.summary).is_file():   # a FIFO would block the read
-            raise UsageError(f"{args.summary}: not a regular file (a folder, FIFO or device); save the summary "
-                             "to a file and give that")
-        try:
-            summary = Path(args.summary).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{args.summary}: cannot read the summary ({getattr(exc, 'strerror', None) or exc})") from None
+        summary = _read_summary(Path(args.summary))
     transcript = read_transcript(args.transcript, strict=args.strict)
     if summary is None and not transcript.compactions:
         raise UsageError(f"{args.transcript}: no compaction in this transcript (no compact_boundary record); "
@@ -536,9 +571,58 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     return _exit_code([outcome], strict=args.strict)
 
 
+def _read_summary(p: Path) -> str:
+    """The ``--summary`` file: a regular file (or a pipe/FIFO that ends) of at most
+    :data:`~pytest_ctxeval.limits.MAX_SUMMARY_BYTES`; a FIFO nobody writes to is refused rather than
+    waited on forever (opened non-blocking, read only once a writer is there)."""
+    import select
+    import stat as stat_mod
+
+    from . import limits
+
+    MAX_SUMMARY_BYTES = limits.MAX_SUMMARY_BYTES
+
+    def fail(why: str) -> UsageError:
+        return UsageError(f"{p}: cannot read the summary ({why})")
+
+    try:
+        mode = os.stat(p).st_mode
+        if stat_mod.S_ISDIR(mode):
+            raise fail("is a folder")
+        fd = os.open(p, os.O_RDONLY | (os.O_NONBLOCK if stat_mod.S_ISFIFO(mode) else 0))
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    chunks, size = [], 0
+    try:
+        while True:
+            if stat_mod.S_ISFIFO(mode) and not select.select([fd], [], [], limits.PIPE_WAIT_SECONDS)[0]:
+                raise fail(f"a pipe with no data for {limits.PIPE_WAIT_SECONDS:g} s (limits.PIPE_WAIT_SECONDS); "
+                           "write the summary to a file")
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                if stat_mod.S_ISFIFO(mode) and not chunks:
+                    raise fail("a pipe with no writer; write the summary to a file")
+                break
+            size += len(chunk)
+            if size > MAX_SUMMARY_BYTES:
+                raise fail(f"over {MAX_SUMMARY_BYTES:,} bytes (limits.MAX_SUMMARY_BYTES)")
+            chunks.append(chunk)
+    except BlockingIOError:
+        raise fail("a pipe with no writer; write the summary to a file") from None
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"not UTF-8 at byte {exc.start}") from None
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     from .importer import import_transcript, write_scenario
 
+    _check_writable(Path(args.output))
     result = import_transcript(args.transcript, mode=args.mode or "auto", thinking=args.thinking == "keep",
                                redact=args.redact, strict=args.strict, subagents=args.subagents,
                                name=args.name or Path(args.output).stem)
@@ -554,6 +638,9 @@ def _cmd_compare_real(args: argparse.Namespace) -> int:
 
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
+    for out in (args.json_out, args.html_out):
+        if out:
+            _check_writable(Path(out))
     registry, specs = _registry(args)
     expect = load_expectations(args.expect) if args.expect else None
     llm = options.make_llm()
@@ -573,12 +660,10 @@ def _cmd_compare_real(args: argparse.Namespace) -> int:
     if args.json_out:
         print(f"comparison written to {write_results(args.json_out, comparison.as_dict())}")
     if args.html_out:
-        out = Path(args.html_out)
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(comparison_html(comparison), encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{out}: cannot write ({exc.strerror or exc})") from None
+        from .outputs import write_text_safely
+        from .redact import scrub_output
+
+        out = write_text_safely(args.html_out, scrub_output(comparison_html(comparison)), what="the HTML report")
         print(f"HTML written to {out}")
     return EXIT_FAIL if comparison.failed else EXIT_OK
 
@@ -670,14 +755,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _check_writable(path: Path) -> None:
-    """Refuse an output path whose folder cannot be created or written, before any work."""
-    folder = path.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{folder}: cannot create the output folder ({exc.strerror or exc})") from None
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{folder}: the output folder is not writable")
+    """Refuse an output path that cannot be written (a folder, a socket, an unwritable folder),
+    before any work (:func:`~pytest_ctxeval.outputs.check_output_path`)."""
+    from .outputs import check_output_path
+
+    check_output_path(path)
 
 
 class _ClosedPipeSafe:
@@ -688,6 +770,16 @@ class _ClosedPipeSafe:
         self._stream, self.closed_pipe = stream, False
 
     def write(self, text: str) -> int:
+        if not self.closed_pipe:
+            try:
+                self._stream.write(safe_text(text))  # no terminal escapes, no secrets
+                return len(text)
+            except BrokenPipeError:
+                self._gone()
+        return len(text)
+
+    def write_raw(self, text: str) -> int:
+        """Write ``text`` as it is: only for what ctxeval itself composes (no transcript text)."""
         if not self.closed_pipe:
             try:
                 return self._stream.write(text)
@@ -724,11 +816,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     stdout, sys.stdout = sys.stdout, _ClosedPipeSafe(sys.stdout)
+    stderr, sys.stderr = sys.stderr, _ClosedPipeSafe(sys.stderr)
     try:
         return _main(args)
     finally:
         sys.stdout.flush()  # through the wrapper: what is left must not raise at exit
-        sys.stdout = stdout
+        sys.stdout, sys.stderr = stdout, stderr
 
 
 def _main(args: Any) -> int:

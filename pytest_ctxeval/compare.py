@@ -599,7 +599,9 @@ def format_comparison(cmp: Comparison, *, verbose: bool = False) -> list[str]:
 
 
 _HTML = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>compare-real: {{ name }}</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
+<meta name="referrer" content="no-referrer"><title>compare-real: {{ name }}</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}

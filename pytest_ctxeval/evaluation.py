@@ -39,13 +39,12 @@ excerpt of each message a lost fact points at); per compaction ``attachments`` a
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .errors import CtxEvalError, GraderError
+from .errors import GraderError
 from .grading import (
     CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
 )
@@ -389,13 +388,11 @@ def results_document(outcomes: Iterable[Outcome], *, usage: dict[str, Any], back
 def write_results(path: str | os.PathLike[str], document: dict[str, Any]) -> Path:
     """Write the results JSON (atomically: a reader never sees half a file), with the API key and
     key-shaped strings scrubbed (:func:`~pytest_ctxeval.redact.scrub_output`)."""
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp")
-        text = scrub_output(json.dumps(document, indent=2, ensure_ascii=False))
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(p)
-    except OSError as exc:
-        raise CtxEvalError(f"{p}: cannot write results ({exc.strerror or exc})") from None
-    return p
+    from .documents import dumps_finite
+    from .outputs import write_text_safely
+
+    from .redact import scrub_tree
+
+    # Each string scrubbed on its own (a token cut at a string's end is recognised), then the text.
+    text = scrub_output(dumps_finite(scrub_tree(document), indent=2, ensure_ascii=False))
+    return write_text_safely(path, text + "\n", what="results")

@@ -10,17 +10,16 @@ here, each error naming the step's file and line.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Union
 
 import jinja2
-from jinja2.sandbox import SandboxedEnvironment
 from pydantic import TypeAdapter
 
 from .errors import ScenarioError
 from .fillers import FILLERS
+from .sandbox import BoundedSandbox
 from .messages import ContentBlock
 from .scenarios import (
     MAX_GAP_SECONDS, AssistantTurn, CompactTurn, GapTurn, RecordedCompactionTurn, RepeatTurn, Scenario,
@@ -30,9 +29,7 @@ from .scenarios import (
 __all__ = ["expand", "ExpandedScenario", "UserStep", "AssistantStep", "GapStep", "CompactStep", "ToolStep",
            "RecordedCompactionStep", "Step", "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS", "MAX_STEPS"]
 
-MAX_FIELD_CHARS = 16 * 1024 * 1024
-MAX_TOTAL_CHARS = 256 * 1024 * 1024
-MAX_STEPS = 200_000
+from .limits import MAX_FIELD_CHARS, MAX_STEPS, MAX_TOTAL_CHARS  # noqa: E402  (named settings, one place)
 
 
 @dataclass
@@ -97,23 +94,7 @@ class ExpandedScenario:
     chars: int
 
 
-class _BoundedSandbox(SandboxedEnvironment):
-    """A sandbox whose ``*`` cannot build a string or list larger than the field limit."""
-
-    intercepted_binops = frozenset(["*", "**"])
-
-    def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:
-        if operator_ == "*":
-            for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_FIELD_CHARS:
-                    raise ScenarioError(f"a template multiplies a sequence to {len(seq) * n} items, over the "
-                                        f"{MAX_FIELD_CHARS} limit")
-            return operator.mul(left, right)
-        if operator_ == "**":
-            if isinstance(right, int) and right > 256:
-                raise ScenarioError("a template raises a number to a power over 256")
-            return operator.pow(left, right)
-        return super().call_binop(context, operator_, left, right)
+_BoundedSandbox = BoundedSandbox  # the name lint and older code import
 
 
 class _Expander:
@@ -146,6 +127,7 @@ class _Expander:
                 template = self.cache[text] = self.env.from_string(text)
             out: list[str] = []
             size = 0
+            self.env.loop_steps = 0
             for chunk in template.generate(**ctx):
                 size += len(chunk)
                 if size > MAX_FIELD_CHARS:

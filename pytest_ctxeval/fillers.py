@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import inspect
 import json
 import operator
 import random
@@ -364,7 +365,33 @@ def _memo(f: Callable[..., str]) -> Callable[..., str]:
 _MEMO_ENTRIES = 2_048
 _MEMO_CHARS = 32_000
 
-#: The fillers as scenario templates see them (remembering recent results, see :func:`_memo`).
-FILLERS = {f.__name__: _memo(f) for f in (lorem, python_file, typescript_file, go_file, javascript_file, sql_file,
+def _bounded(f: Callable[..., str]) -> Callable[..., str]:
+    """``f`` refusing integer arguments outside :data:`~pytest_ctxeval.limits.FILLER_RANGES` before
+    any work (``lorem(words=1e9)`` is an error naming the limit, not minutes and gigabytes)."""
+    signature = inspect.signature(f)
+
+    @functools.wraps(f)
+    def filler(*args: Any, **kwargs: Any) -> str:
+        # Absolute and lazy: this file also loads on its own (tests compare its bytes in a fresh
+        # interpreter), outside the package.
+        from pytest_ctxeval.limits import FILLER_RANGES, check_range, check_text
+
+        ranges = FILLER_RANGES.get(f.__name__, {})
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{f.__name__}: {exc}") from None
+        for name, value in bound.arguments.items():
+            if name in ranges and not (name == "error_at" and value is None):
+                check_range(f.__name__, name, value)
+            else:
+                check_text(f.__name__, name, value)
+        return f(*args, **kwargs)
+
+    return filler
+
+
+#: The fillers as scenario templates see them (arguments bounded, recent results remembered).
+FILLERS = {f.__name__: _memo(_bounded(f)) for f in (lorem, python_file, typescript_file, go_file, javascript_file, sql_file,
                                           log, grep_hits, test_output, json_response, api_response, stack_trace,
                                           todo_status, png, pdf)}

@@ -604,13 +604,9 @@ def write_scenario(result: ImportResult, out: str | Path, *, force: bool = False
         raise UsageError(f"{p}: already exists (it may hold your edits to expect:); pass --force to overwrite")
     text = scenario_yaml(result)
     data = text.encode("utf-8")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(p)
-    except OSError as exc:
-        raise UsageError(f"{p}: cannot write ({exc.strerror or exc})") from None
+    from .outputs import write_text_safely
+
+    write_text_safely(p, text, what="the scenario")
     if len(data) > MAX_FILE_BYTES:
         result.notes.append(f"the scenario is {len(data) / 1e6:.1f} MB, over the {MAX_FILE_BYTES / 1e6:.0f} MB a "
                             "scenario file may have: import up to the first compaction, or drop thinking "

@@ -44,6 +44,7 @@ from .messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, TextBlock, UserMessage, person_text,
     plain_text, text_of, tool_results, tool_uses,
 )
+from .redact import excerpt, redact
 from .summary import normalize_ws
 
 __all__ = ["LostFact", "Lost", "lost_facts", "identifiers", "message_ref", "CATEGORIES", "MAX_IDENTIFIERS"]
@@ -120,7 +121,8 @@ def identifiers(text: str) -> list[str]:
     for pattern in _IDENT_PATTERNS:
         for m in pattern.finditer(text):
             value = m.group(1).strip().rstrip(".,:;")
-            if len(value) < 2 or len(value) > 80 or value.lower() in _BORING or _HEXISH.match(value):
+            if (len(value) < 2 or len(value) > 80 or value.lower() in _BORING or _HEXISH.match(value)
+                    or "REDACTED" in value):
                 continue
             spans.append((m.start(1), m.start(1) + len(value), value))
     # The longest match wins where matches overlap (src/util.py, not also util.py).
@@ -280,6 +282,9 @@ def lost_facts(summarized: list[Any], post_messages: list[Any], history: list[An
     held_after = _Held(post_text)
     for m in summarized:
         for text in _said_and_done(m):
+            # Secrets are masked first: an identifier is never a token pulled out of its label
+            # ("Bearer <token>"), and a context is never cut inside one.
+            text = redact(text)[0]
             for value in identifiers(text):
                 if value in ident_lost or value in already or held_after(value):
                     continue
@@ -310,8 +315,7 @@ def message_ref(message: Any, limit: int = 280) -> dict[str, Any]:
         role, text = f"attachment ({message.attachment_type})", message.content
     else:
         role, text = "boundary", ""
-    text = normalize_ws(text)
-    ref: dict[str, Any] = {"role": role, "excerpt": text[:limit] + ("…" if len(text) > limit else "")}
+    ref: dict[str, Any] = {"role": role, "excerpt": excerpt(normalize_ws(text), limit)}
     ts = getattr(message, "timestamp", None)
     if ts is not None:
         ref["at"] = ts.isoformat().replace("+00:00", "Z")

@@ -37,6 +37,19 @@ def window_tokens(value: str) -> int:
     return n
 
 
+def judge_votes(value: str) -> int:
+    """argparse type for ``--judge-votes``: 1 to :data:`~pytest_ctxeval.limits.MAX_JUDGE_VOTES`."""
+    import argparse
+
+    from .limits import MAX_JUDGE_VOTES
+
+    n = positive_int(value)
+    if n > MAX_JUDGE_VOTES:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_JUDGE_VOTES} votes (limits.MAX_JUDGE_VOTES), got "
+                                         f"{value!r}; each vote is one model call per verdict")
+    return n
+
+
 def positive_int(value: str) -> int:
     """argparse type for counts: a clear message instead of a traceback."""
     import argparse
@@ -80,7 +93,7 @@ def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
                    "pytest-ctxeval[vertex])")
     addoption(f"{prefix}judge-model", dest="ctxeval_judge_model", default=None, metavar="NAME",
               help="model for the LLM graders' judge and probe answers (default: the summariser model)")
-    addoption(f"{prefix}judge-votes", dest="ctxeval_judge_votes", type=positive_int, default=None, metavar="N",
+    addoption(f"{prefix}judge-votes", dest="ctxeval_judge_votes", type=judge_votes, default=None, metavar="N",
               help="independent judgements per verdict; the median score counts, the majority decides "
                    "pass/fail, a spread over 2 points marks the verdict unstable (default 1)")
     addoption(f"{prefix}cassettes", dest="ctxeval_cassettes", default=None, metavar="DIR",
@@ -147,8 +160,11 @@ class RunOptions:
         for d in self.graders_dirs:
             if not Path(d).is_dir():
                 raise UsageError(f"graders folder {d}: no such directory")
-        if self.judge_votes < 1:
-            raise UsageError(f"judge votes must be at least 1. Current input: {self.judge_votes!r}")
+        from .limits import MAX_JUDGE_VOTES
+
+        if not 1 <= self.judge_votes <= MAX_JUDGE_VOTES:
+            raise UsageError(f"judge votes must be from 1 to {MAX_JUDGE_VOTES} (limits.MAX_JUDGE_VOTES). "
+                             f"Current input: {self.judge_votes!r}")
         if self.prices is not None:
             from .pricing import load_prices, set_prices
             set_prices(load_prices(self.prices))

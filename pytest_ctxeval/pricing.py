@@ -9,10 +9,11 @@ The offline reference model is free.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
+from .yaml_safe import load_yaml
 
 from .errors import UsageError
 
@@ -70,8 +71,8 @@ def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
-        data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+        data = json.loads(text) if p.suffix == ".json" else load_yaml(text)[0]
+    except (OSError, ValueError, RecursionError) as exc:  # BadYAML is a ValueError naming the line
         raise UsageError(f"{p}: cannot read the price table ({exc})") from None
     if not isinstance(data, dict):
         raise UsageError(f"{p}: a price table maps model names to {{input, output, cache_write, cache_read}}")
@@ -83,6 +84,8 @@ def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
             out[str(model)] = {k: float(v) for k, v in row.items()}
         except (TypeError, ValueError):
             raise UsageError(f"{p}: {model}: prices must be numbers") from None
+        if not all(math.isfinite(v) and v >= 0 for v in out[str(model)].values()):
+            raise UsageError(f"{p}: {model}: prices must be finite numbers, 0 or more")
     return out
 
 

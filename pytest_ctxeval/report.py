@@ -26,7 +26,7 @@ from typing import Any
 from .baseline import Comparison, _normalise, verdict_label
 from .errors import CtxEvalError
 from .lost import CATEGORIES, CATEGORY_TITLES
-from .redact import scrub_output
+from .redact import excerpt, scrub_output
 from .summary import SECTION_TITLES, parse_summary
 from .table import format_tokens
 
@@ -286,12 +286,14 @@ def md(text: Any, limit: int = 240) -> str:
     >>> md("<script>alert(1)</script> | [x](http://e) @team")
     '\\\\<script\\\\>alert\\\\(1\\\\)\\\\</script\\\\> \\\\| \\\\[x\\\\]\\\\(http:&#47;&#47;e\\\\) &#64;team'
     """
-    s = " ".join(str(text).split())
-    if len(s) > limit:
-        s = s[:limit] + "…"
+    s = excerpt(" ".join(str(text).split()), limit)  # secrets redacted before the cut
     s = s.replace("&", "&amp;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
-    return s.replace("@", "&#64;").replace("://", ":&#47;&#47;")
+    # GitHub autolinks a scheme and a bare www. host: neither may become a link.
+    return _WWW.sub(lambda m: m.group()[:3] + "&#46;", s.replace("@", "&#64;").replace("://", ":&#47;&#47;"))
+
+
+_WWW = re.compile(r"(?i)\bwww\.")
 
 
 def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
@@ -386,21 +388,22 @@ def write_report(path: str | os.PathLike[str], doc: dict[str, Any], *, baseline:
     """Write the report ``path``'s suffix names: ``.html``/``.htm``, ``.md`` or ``.json``."""
     from .evaluation import write_results
 
+    from .redact import scrub_tree
+
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix == ".json":
         return write_results(p, doc)
+    # Every string scrubbed before it is rendered (a key cut by an excerpt is still recognised at the
+    # end of its string), then the page as a whole.
+    doc = scrub_tree(doc)
+    baseline = scrub_tree(baseline) if baseline is not None else None
     if suffix in (".html", ".htm"):
         text = render_html(doc, baseline=baseline)
     elif suffix == ".md":
         text = render_markdown(doc)
     else:
         raise CtxEvalError(f"{p}: the suffix says which report: .html, .json or .md")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(scrub_output(text), encoding="utf-8")
-        tmp.replace(p)
-    except OSError as exc:
-        raise CtxEvalError(f"{p}: cannot write the report ({exc.strerror or exc})") from None
-    return p
+    from .outputs import write_text_safely
+
+    return write_text_safely(p, scrub_output(text), what="the report")

@@ -40,6 +40,7 @@ from .compaction.driver import strategy_recompact
 from .grading import GraderRegistry, GraderSpec, Verdict, load_graders
 from .options import RunOptions, builtin_scenarios_dir
 from .report import write_report
+from .terminal import safe_text
 from .runner import RunResult, run_scenario as _run_scenario
 from .scenarios import load_scenario
 from .table import ScenarioRow, format_table
@@ -380,7 +381,7 @@ class CtxEvalSession:
         else:
             tr.write_sep("=", "ctxeval summary")
             for line in format_table(rows):
-                tr.write_line(line)
+                tr.write_line(safe_text(line))
             if errors:
                 tr.write_line(f"ctxeval: {errors} grader error{'s' if errors > 1 else ''}: a grader raised (see the "
                               "ERROR items); the run fails", red=True)
@@ -392,26 +393,26 @@ class CtxEvalSession:
             if doc is not None:
                 usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
                 for line in usage_lines(usage, self.options.backend):
-                    tr.write_line(line)
+                    tr.write_line(safe_text(line))
         if doc is not None and "strategies" in doc:
             from .compaction.compare import format_strategy_table
 
             tr.write_sep("-", f"ctxeval strategies: {', '.join(doc['strategies']['strategies'])}")
             for line in format_strategy_table(doc["strategies"]):
-                tr.write_line(line)
+                tr.write_line(safe_text(line))
         if doc is not None and "ab" in doc:
             tr.write_sep("-", "ctxeval A/B: prompt A vs prompt B")
             for line in format_ab(doc["ab"]["table"]):
-                tr.write_line(line)
+                tr.write_line(safe_text(line))
         if self.comparison is not None:
             cmp = self.comparison
             tr.write_sep("-", "ctxeval baseline", red=cmp.failed, green=not cmp.failed)
             for line in format_comparison(cmp):
-                tr.write_line(line, red=line.lstrip().startswith("REGRESSED"))
+                tr.write_line(safe_text(line), red=line.lstrip().startswith("REGRESSED"))
         for path in self.written:
             tr.write_line(f"ctxeval: wrote {_shown(config, path)}")
         if self.written_error:
-            tr.write_line(f"ctxeval: error: {self.written_error}", red=True)
+            tr.write_line(safe_text(f"ctxeval: error: {self.written_error}"), red=True)
 
 
 class _GraderFailed(Exception):
@@ -422,7 +423,12 @@ class _GraderFailed(Exception):
 
 
 def _out_path(value: str | None) -> Path | None:
-    return Path(value).absolute() if value else None
+    """The absolute output path, checked now (a folder or a socket fails before the run)."""
+    if not value:
+        return None
+    from .outputs import check_output_path
+
+    return check_output_path(Path(value).absolute())
 
 
 def _shown(config: pytest.Config, path: str | Path) -> str:
@@ -476,7 +482,9 @@ class ScenarioFile(pytest.File):
         try:
             scenario = load_scenario(_display_path(self.config, self.path))
         except CtxEvalError as exc:
-            raise self.CollectError(str(exc)) from None
+            # One error for this file; the other scenarios (and the user's tests) still run.
+            yield BrokenScenarioItem.from_parent(self, name="load", message=str(exc))
+            return
         unknown = sorted(set(scenario.known_failures) - set(session.registry.names))
         if unknown:
             raise self.CollectError(f"{scenario.where(('known_failures',))}: known_failures names unknown grader "
@@ -485,6 +493,31 @@ class ScenarioFile(pytest.File):
             # known_failures describe the reference engine: under another strategy items are graded as they are.
             known = scenario.known_failures.get(spec.name) if session.strategy_name == "claude_code" else None
             yield GraderItem.from_parent(self, name=spec.name, spec=spec, known_failure=known)
+
+
+class _Unloadable(Exception):
+    pass
+
+
+class BrokenScenarioItem(pytest.Item):
+    """A scenario file that cannot be loaded: one failed item naming the file, line and field (a
+    collection error would interrupt the whole session, losing every other scenario's results)."""
+
+    def __init__(self, *, message: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.message = message
+        self.add_marker(pytest.mark.ctxeval)
+
+    def runtest(self) -> None:
+        raise _Unloadable(self.message)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, _Unloadable):
+            return safe_text(str(excinfo.value))
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, "cannot be loaded"
 
 
 class GraderItem(pytest.Item):
@@ -544,7 +577,7 @@ class GraderItem(pytest.Item):
         if verdict.status in ("n/a", "ungraded"):
             label = "n/a" if verdict.status == "n/a" else "UNGRADED"
             # Report the skip at the scenario file, not at this line of the plugin.
-            raise pytest.skip.Exception(f"{label}: {'; '.join(verdict.reasons)}", _use_item_location=True)
+            raise pytest.skip.Exception(safe_text(f"{label}: {'; '.join(verdict.reasons)}"), _use_item_location=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, _GraderFailed):
@@ -553,7 +586,7 @@ class GraderItem(pytest.Item):
                      else f"{self.spec.name} is UNGRADED on {self.path.name} (a judge could not decide), a failure "
                           "under --ctxeval-strict:"]
             lines += [f"  - {r}" for r in v.reasons]
-            return "\n".join(lines)
+            return safe_text("\n".join(lines))  # reasons quote transcript text: no terminal escapes
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:

@@ -41,6 +41,7 @@ from typing import Any, Iterator
 
 from pydantic import TypeAdapter, ValidationError
 
+from .documents import BadDocument, parse_record
 from .errors import TranscriptError
 from .messages import (
     AssistantMessage, AttachmentMessage, Block, CompactBoundary, TextBlock, UserMessage, Usage,
@@ -176,7 +177,10 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
                 _malformed(problems, strict, p, number, f"not UTF-8 ({exc.reason} at byte {exc.start}); line skipped")
                 continue
             try:
-                data = json.loads(text)
+                data = parse_record(text)
+            except BadDocument as exc:  # NaN/Infinity/1e999 or nesting over limits.MAX_NESTING
+                _malformed(problems, strict, p, number, f"{exc.message}; line skipped")
+                continue
             except ValueError as exc:
                 _malformed(problems, strict, p, number, f"not valid JSON ({exc}); line skipped")
                 continue
@@ -327,7 +331,7 @@ class _Loader:
         self.fh.seek(node.offset)
         raw = self.fh.readline()
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = parse_record(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             data = None
         if not isinstance(data, dict) or (uid is not None and data.get("uuid") != uid):
@@ -510,8 +514,8 @@ def _read_sidechains(transcript: Transcript, nodes: dict[str, _Node], loader: _L
         for line, offset, agent in progress:
             loader.fh.seek(offset)
             try:
-                rec = json.loads(loader.fh.readline().decode("utf-8"))["data"]["message"]
-            except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                rec = parse_record(loader.fh.readline().decode("utf-8"))["data"]["message"]
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError):
                 continue
             rtype = rec.get("type") if isinstance(rec, dict) else None
             if rtype not in ("user", "assistant"):
@@ -546,8 +550,10 @@ def _task_prompts(messages: list[Any]) -> dict[str, str]:
 def _parse_time(value: Any) -> datetime:
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
+            from .limits import check_time  # a date outside the calendar is no date
+
+            return check_time(datetime.fromisoformat(value.replace("Z", "+00:00")))
+        except (ValueError, OverflowError):
             pass
     return datetime(1970, 1, 1, tzinfo=timezone.utc)
 

@@ -20,6 +20,19 @@ key in use and for key- or token-shaped strings (every shape :mod:`pytest_ctxeva
 Anthropic, OpenAI, AWS, GitHub, GitLab, Slack, Google, Stripe, JWT, bearer tokens, private keys),
 which are replaced by ``[REDACTED:<kind>]``. The request key is computed before scrubbing, so a
 replay still finds the cassette.
+
+A reply is stored so that replay returns its original bytes while no key-shaped string is written:
+
+* a key-shaped string the reply shares with the request (the model quoting a key from the session)
+  is stored as ``[REDACTED:<kind>:<hash>]``, a keyed sha256 of the value; replay takes the value
+  back from the incoming request, which is the same request (it has the same key) and holds it;
+* one that appears in no request (the model wrote it) cannot be a secret the session gave it: it
+  is stored hex-encoded as ``[KEYSHAPED:<hex>]`` (not key-shaped) and decoded on replay;
+* the API key in use is never stored in any form (``[REDACTED:anthropic]``).
+
+So a recorded run replays exactly, and later requests never carry ``[REDACTED:…]`` the recording
+did not. A cassette that is not valid JSON or lacks ``response.json`` is reported naming its file
+(a 400 from the transport in replay mode; re-recorded otherwise), never as a connection error.
 """
 
 from __future__ import annotations
@@ -27,6 +40,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -34,9 +49,13 @@ from typing import Any
 import httpx2
 
 from ..errors import flag
-from ..redact import redact
+from ..redact import redact, secret_values
 
-__all__ = ["request_key", "CassetteStore", "CassetteTransport", "TransportStats", "MODES", "KEY_FIELDS"]
+
+class BadCassette(ValueError):
+    """A cassette file that exists but cannot be used (what and where in the message)."""
+
+__all__ = ["request_key", "CassetteStore", "BadCassette", "encode_reply", "decode_reply", "CassetteTransport", "TransportStats", "MODES", "KEY_FIELDS"]
 
 
 class TransportStats:
@@ -85,6 +104,76 @@ def _scrub(value: Any, secret: str | None) -> Any:
     return value
 
 
+_PLACEHOLDER = re.compile(r"\[REDACTED:([a-z-]+):([0-9a-f]{16})\]|\[KEYSHAPED:((?:[0-9a-f]{2}){1,2048})\]")
+
+
+def _strings(value: Any) -> list[str]:
+    out, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+def _tag(key: str, value: str) -> str:
+    return hashlib.sha256(f"{key}\x00{value}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _request_values(key: str, request: dict[str, Any]) -> dict[str, str]:
+    """tag -> value of every key-shaped value in the request body."""
+    return {_tag(key, v): v for text in _strings(request) for _, v in secret_values(text)}
+
+
+def encode_reply(value: Any, key: str, request: dict[str, Any], secret: str | None) -> Any:
+    """The reply as stored: key-shaped values replaced by restorable placeholders (module docstring)."""
+    known = set(_request_values(key, request).values())
+
+    def one(text: str) -> str:
+        if secret and secret in text:
+            text = text.replace(secret, "[REDACTED:anthropic]")
+        for kind, v in sorted(secret_values(text), key=lambda kv: -len(kv[1])):
+            if v in known:
+                text = text.replace(v, f"[REDACTED:{kind}:{_tag(key, v)}]")
+            else:
+                text = text.replace(v, f"[KEYSHAPED:{v.encode('utf-8', 'surrogatepass').hex()}]")
+        return redact(text)[0]
+
+    return _map_strings(value, one)
+
+
+def decode_reply(value: Any, key: str, request: dict[str, Any]) -> Any:
+    """The stored reply with its placeholders replaced by the original values (module docstring)."""
+    values = _request_values(key, request)
+
+    def one(text: str) -> str:
+        if "[REDACTED:" not in text and "[KEYSHAPED:" not in text:
+            return text
+
+        def back(m: re.Match[str]) -> str:
+            if m.group(3) is not None:
+                return bytes.fromhex(m.group(3)).decode("utf-8", "surrogatepass")
+            return values.get(m.group(2), m.group(0))
+
+        return _PLACEHOLDER.sub(back, text)
+
+    return _map_strings(value, one)
+
+
+def _map_strings(value: Any, f: Any) -> Any:
+    if isinstance(value, str):
+        return f(value)
+    if isinstance(value, list):
+        return [_map_strings(v, f) for v in value]
+    if isinstance(value, dict):
+        return {k: _map_strings(v, f) for k, v in value.items()}
+    return value
+
+
 class CassetteStore:
     """``<dir>/<key[:2]>/<key>.json`` holding ``{"task", "request", "response"}``."""
 
@@ -96,23 +185,48 @@ class CassetteStore:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The cassette recorded for ``key``, None when there is none; :class:`BadCassette` naming
+        the file and the field when there is one that cannot be used."""
         p = self.path(key)
         if not p.is_file():
             return None
+        from ..documents import BadDocument, loads_strict
+        from ..limits import MAX_JSON_BYTES
+
         try:
-            return json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+            if p.stat().st_size > MAX_JSON_BYTES:
+                raise BadCassette(f"{p}: over the {MAX_JSON_BYTES:,}-byte limit (limits.MAX_JSON_BYTES)")
+            record = loads_strict(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadCassette(f"{p}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+        except BadDocument as exc:
+            raise BadCassette(f"{p}: {exc}") from None
+        response = record.get("response") if isinstance(record, dict) else None
+        if not isinstance(response, dict):
+            raise BadCassette(f"{p}: response: missing or not an object")
+        if not isinstance(response.get("json"), dict):
+            raise BadCassette(f"{p}: response.json: {type(response.get('json')).__name__}, expected the reply object")
+        status = response.get("status", 200)
+        if isinstance(status, bool) or not isinstance(status, int) or not 200 <= status <= 599:
+            raise BadCassette(f"{p}: response.status: {status!r} is not an HTTP status")
+        return record
 
     def put(self, key: str, task: str, request: dict[str, Any], response: dict[str, Any], secret: str | None) -> Path:
         p = self.path(key)
-        record = _scrub({"task": task, "request": {k: request[k] for k in KEY_FIELDS if k in request},
-                         "response": response}, secret)
+        record = {"task": task,
+                  "request": _scrub({k: request[k] for k in KEY_FIELDS if k in request}, secret),
+                  "response": encode_reply(response, key, request, secret)}
         with self._lock:
             p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_name(p.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False, sort_keys=True), encoding="utf-8")
-            tmp.replace(p)
+            # Created exclusively under a random name: a planted symlink is never followed.
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(json.dumps(record, indent=1, ensure_ascii=False, sort_keys=True))
+                os.replace(tmp_name, p)
+            except BaseException:
+                Path(tmp_name).unlink(missing_ok=True)
+                raise
         return p
 
     def all(self) -> list[dict[str, Any]]:
@@ -215,11 +329,20 @@ class CassetteTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         task = request.headers.get("x-ctxeval-task", "chat")
         key = request_key(body, task)
         if self.mode != "record":
-            found = self.store.get(key)
+            try:
+                found = self.store.get(key)
+            except BadCassette as exc:
+                if self.mode != "replay":
+                    found = None  # asked again and re-recorded
+                else:
+                    return key, task, body, httpx2.Response(400, json={"type": "error", "error": {
+                        "type": "invalid_request_error", "message": f"broken cassette: {exc}; record it again with "
+                        f"{flag('backend record')}"}}, headers={"x-should-retry": "false"})
             if found is not None:
                 self.stats.hit()
                 resp = found["response"]
-                return key, task, body, httpx2.Response(resp.get("status", 200), json=resp["json"],
+                reply = decode_reply(resp["json"], key, body)
+                return key, task, body, httpx2.Response(resp.get("status", 200), json=reply,
                                                         headers={"x-ctxeval-cassette": "hit"})
         if self.mode == "replay":
             message = (f"cassette miss in replay mode (no network): {self.store.nearest_diff(task, body)}; "
