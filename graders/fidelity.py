@@ -32,7 +32,7 @@ from pytest_ctxeval.extract import (
     open_todos, person_messages, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, tool_uses
+from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
 from pytest_ctxeval.proposals import proposals, quoted_spans
 from pytest_ctxeval.quoting import (
     GO_AHEAD_WORDS, HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
@@ -121,6 +121,13 @@ def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
     return best if best and best[1] >= 0.5 else None
 
 
+def _is_command_arguments(message: object) -> bool:
+    """The person-typed text of ``message`` is a slash command's ``<command-args>``."""
+    content = getattr(message, "content", None)
+    text = content if isinstance(content, str) else text_of(content or [])
+    return "<command-args>" in text
+
+
 @grader("verbatim_user_messages", kind="rule")
 def verbatim_user_messages(case: CompactionCase) -> Verdict:
     """Every person-typed message so far appears verbatim in section 6.
@@ -128,7 +135,8 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     Verbatim as a careful reader counts it (pytest_ctxeval.verbatim): quote characters, Markdown
     escapes, invisible Unicode, flattened line breaks and a fixed typo do not count as changes; a
     typed lead whose pasted log was summarised is kept; a draft the person sent again revised is kept
-    by its resend; a message quoted verbatim in another part of the summary survived too."""
+    by its resend; a ``/command``'s arguments may stand anywhere in the summary (they parameterise
+    the command rather than say something to the agent)."""
     people = person_messages(case.history)
     if not people:
         return Verdict.not_applicable("no person-typed messages before this compaction")
@@ -142,10 +150,14 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     kept: dict[int, Match] = {}
     for n, p in enumerate(people):
         found = _message_kept(p.text, hay)
-        if not found:
+        if not found and _is_command_arguments(case.history[p.index]):
+            # A /command's arguments ("/gsd:discuss-phase 14" -> "14") are a parameter of the command,
+            # which summaries state where the command's work is told (section 1), not as a message.
+            # Any other message must be in section 6 itself: a copy elsewhere (section 1 often
+            # quotes the request) does not stand in for the list the prompt asks for.
             elsewhere = _message_kept(p.text, _whole(case))
             if elsewhere:
-                found = Match(True, "elsewhere", "quoted outside section 6")
+                found = Match(True, "elsewhere", "command arguments stated outside section 6")
         if found:
             kept[n] = found
     drafts = _drafts(people, case.history)

@@ -18,6 +18,7 @@ from .extract import (
 from .messages import AssistantMessage, plain_text, text_of
 from .mutants import Mutant, drop_lines, find_spans, flexible, mutation, section_span
 from .mutation_ops import context_text, lost_people_targets
+from .session_facts import error_kept
 from .summary import normalize_ws
 
 __all__ = ["drop_user_message", "paraphrase_user_message", "translate_user_message", "truncate_user_message",
@@ -357,24 +358,119 @@ def _reached(case: Any, items: list[str]) -> list[str]:
 
 @mutation("drop_edited_file", targets=("files_preserved",))
 def drop_edited_file(case: Any, rng: random.Random) -> list[Mutant]:
-    """Remove every line of section 3 that names one edited file."""
+    """Remove every line of the summary that names one edited file (section 3, and wherever else the
+    summary names it: files_preserved counts a file named in any section as kept). A file that a
+    quoted user message or a kept message names cannot be dropped: it makes no mutant."""
     files = list(dict.fromkeys(edited_files(case.history) + _reached(case, list(case.expect.files))))
-    return _drop_fact(case, rng, "files", files, lambda f, t: file_mentioned(f, t, files),
-                      lambda f, t: not file_mentioned(f, t, files), "dropped an edited file")
+    section = case.sections.get("files")
+    if section is None:
+        return []
+    pool = [f for f in files if file_mentioned(f, section.body, files)]
+    rng.shuffle(pool)
+    kinds = [s.kind for s in case.sections.sections if s.kind and s.kind != "user_messages"]
+    for f in pool:
+        current, summary = case, case.summary
+        for kind in kinds:
+            edited = _edit_section(current, kind, lambda seg: drop_matching_lines(
+                seg, lambda l: file_mentioned(f, l, files)))
+            if edited is not None:
+                summary = edited
+                current = Mutant.of(case, summary=summary, what="", text="").case
+        if summary == case.summary:
+            continue
+        mutant = Mutant.of(case, summary=summary, what=f"dropped an edited file from section '{section.title}'",
+                           text=f)
+        c = mutant.case
+        if not file_mentioned(f, (c.summary_message or c.summary) + "\n" + c.kept_text, files):
+            mutant.targets = tuple(dict.fromkeys((*_OWN["files"], *lost_people_targets(case, mutant.case))))
+            return [mutant]
+    return []
 
 
 @mutation("drop_error_line", targets=("errors_preserved",))
 def drop_error_line(case: Any, rng: random.Random) -> list[Mutant]:
-    """Remove the lines of section 4 that carry one failing tool result's key line."""
-    lines = [f.key_line for f in failing_results(case.summarized) if f.key_line]
-    lines = list(dict.fromkeys(lines + _reached(case, list(case.expect.errors))))
-    return _drop_fact(case, rng, "errors", lines, lambda e, t: _holds(e, t, CUT_OVERLAP),
-                      lambda e, t: not _still_there(e, t), "dropped an error line")
+    """Remove every line that tells one failing tool result: its key line, or (as errors_preserved
+    reads an error in its own words) its identifying tokens or failing command, in section 4 and in
+    the sections where an error is also told (5, problem solving; 8, current work)."""
+    errors: dict[str, Any] = {f.key_line: f for f in failing_results(case.summarized)
+                              if f.key_line and f.kind == "error"}
+    for line in _reached(case, list(case.expect.errors)):
+        errors.setdefault(line, None)
+    section = case.sections.get("errors")
+    if section is None:
+        return []
+    kinds = [k for k in ("errors", "problem", "current") if case.sections.get(k) is not None]
+
+    def tells(key: str, f: Any, text: str) -> bool:
+        if _holds(key, text, CUT_OVERLAP):
+            return True
+        return f is not None and error_kept(key, f.text, str(f.input.get("command", "")), text)[0]
+
+    def told(key: str, f: Any, c: Any) -> bool:
+        wider = "\n".join(c.sections.body(k) for k in kinds) + "\n" + c.kept_text
+        return _still_there(key, wider) or tells(key, f, wider)
+
+    pool = [k for k in errors if tells(k, errors[k], section.body) and not _still_there(k, case.kept_text)]
+    rng.shuffle(pool)
+    for key in pool:
+        f = errors[key]
+        mutant_case, summary = case, case.summary
+        for kind in kinds:
+            edited = _edit_section(mutant_case, kind, lambda seg: drop_matching_lines(seg, lambda l: tells(key, f, l)))
+            if edited is not None:
+                summary = edited
+                mutant_case = Mutant.of(case, summary=summary, what="", text="").case
+        if summary == case.summary:
+            continue
+        mutant = Mutant.of(case, summary=summary, what=f"dropped an error line from section '{section.title}'",
+                           text=key)
+        if not told(key, f, mutant.case):
+            mutant.targets = tuple(dict.fromkeys((*_OWN["errors"], *lost_people_targets(case, mutant.case))))
+            return [mutant]
+    return []
 
 
 @mutation("drop_open_todo", targets=("pending_tasks",))
 def drop_open_todo(case: Any, rng: random.Random) -> list[Mutant]:
-    """Remove the lines of section 7 that carry one open todo."""
+    """Remove the lines that carry one open todo from section 7 and from sections 8-9, where
+    pending_tasks also accepts a task in progress."""
     todos = list(dict.fromkeys(open_todos(case.history) + _reached(case, list(case.expect.pending))))
-    return _drop_fact(case, rng, "pending", todos, lambda e, t: _holds(e, t, CUT_OVERLAP),
-                      lambda e, t: not _still_there(e, t), "dropped an open todo")
+    section = case.sections.get("pending")
+    if section is None:
+        return []
+    kinds = [k for k in ("pending", "current", "next") if case.sections.get(k) is not None]
+    hit = lambda e, t: _holds(e, t, CUT_OVERLAP)  # noqa: E731 - the line test, as _drop_fact takes it
+    pool = [t for t in todos if hit(t, section.body) and not _still_there(t, case.kept_text)]
+    rng.shuffle(pool)
+    for todo in pool:
+        current, summary = case, case.summary
+        for kind in kinds:
+            edited = _edit_section(current, kind, lambda seg: drop_matching_lines(seg, lambda l: hit(todo, l)))
+            if edited is not None:
+                summary = edited
+                current = Mutant.of(case, summary=summary, what="", text="").case
+        if summary == case.summary:
+            continue
+        mutant = Mutant.of(case, summary=summary, what=f"dropped an open todo from section '{section.title}'",
+                           text=todo)
+        c = mutant.case
+        wider = c.sections.body(*kinds) + "\n" + c.kept_text
+        if not _still_there(todo, wider) and not _task_overlap(todo, wider):
+            mutant.targets = tuple(dict.fromkeys((*_OWN["pending"], *lost_people_targets(case, mutant.case))))
+            return [mutant]
+    return []
+
+
+def _task_overlap(task: str, region: str, share: float = 0.6) -> bool:
+    """Most of the task's significant words in one item of ``region`` (how pending_tasks reads a task
+    told in other words)."""
+    tokens = significant_tokens(task)
+    if not tokens:
+        return False
+    for item in re.split(r"\n(?=\s{0,6}(?:[-*\u2022]|\d+[.)])\s)", region):
+        low = item.lower()
+        if sum(t in low for t in tokens) / len(tokens) >= share:
+            return True
+    return False
+
+

@@ -21,6 +21,7 @@ from .extract import message_fragments, person_messages
 from .messages import AssistantMessage, CompactBoundary, UserMessage, tool_results, tool_uses
 from .mutants import Mutant, mutation, remove_spans, section_span
 from .summary import normalize_ws
+from .versions import CONTINUATION_WORDINGS
 
 __all__ = ["drop_section", "swap_sections", "keep_analysis", "drop_continuation", "drop_transcript_path",
            "split_tool_pair", "SECTION_GRADERS", "lost_people_targets"]
@@ -64,7 +65,9 @@ def lost_people_targets(before: Any, after: Any) -> tuple[str, ...]:
     old_q, new_q = (["".join(q) for q in re.findall(r"\"([^\"\n]{2,})\"|“([^”]{2,})”", c.sections.get("next").body)]
                     if c.sections.get("next") else [] for c in (before, after))
     parts = [p.strip() for q in new_q for p in re.split(r"…|\[…\]|\[\.\.\.\]|\.\.\.", q) if p.strip()]
-    if old_q and any(not any(p in o for o in old_q) for p in parts):  # a quote that is no longer verbatim
+    # A quote that is no longer verbatim breaks the grader only when no quote of section 9 is left
+    # as it was (next_step_quote asks for a verbatim quote of the recent conversation, not for all).
+    if old_q and any(not any(p in o for o in old_q) for p in parts) and not any(q in old_q for q in new_q):
         out.append("next_step_quote")
     # A constraint the user typed goes with the message that holds it.
     from .mutation_facts import _still_there
@@ -132,8 +135,11 @@ def keep_analysis(case: Any, rng: random.Random) -> list[Mutant]:
                       text=block.strip()[:200])]
 
 
-_CONTINUE_SENTENCE = re.compile(r"[^.\n]*continue\s+the\s+conversation\s+from\s+where\s+(?:it|we|you)\s+left\s+off"
-                                r"[^\n]*?(?:\.|$)", re.IGNORECASE | re.MULTILINE)
+# Every sentence of the instruction: the grader accepts any version's wording ("continue ... from where
+# we left off", "Resume directly", "Pick up the last task"), so dropping one sentence and keeping
+# another would not drop the instruction.
+_CONTINUE_SENTENCE = re.compile(r"[^.\n]*(?:" + CONTINUATION_WORDINGS.pattern + r")[^\n]*?(?:\.|$)",
+                                re.IGNORECASE | re.MULTILINE)
 _PATH_LINE = re.compile(r"[^\n]*read\s+the\s+full\s+transcript\s+at:[ \t]*(?:\n[ \t]*)?\S[^\n]*\n?", re.IGNORECASE)
 
 
@@ -145,7 +151,7 @@ def drop_continuation(case: Any, rng: random.Random) -> list[Mutant]:
     spans = [m.span() for m in _CONTINUE_SENTENCE.finditer(case.summary_message)]
     if not spans:
         return []
-    text = case.summary_message[spans[0][0]:spans[0][1]].strip()
+    text = " ".join(case.summary_message[a:b].strip() for a, b in spans)
     return [Mutant.of(case, summary_message=remove_spans(case.summary_message, spans),
                       what="dropped the continuation instruction", text=text)]
 

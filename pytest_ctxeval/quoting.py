@@ -65,7 +65,7 @@ def covered(a: str, b: str) -> float:
 
 
 HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "
-        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "quoted outside section 6"}
+        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "command arguments stated outside section 6"}
 
 NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)
@@ -151,11 +151,39 @@ QUOTE_WORDS = 0.9
 
 
 def tokens_in(quote: str, texts: list[str]) -> bool:
+    """A reformatted quote: most of its words in one recent text, with the same polarity (a quote
+    that drops the "don't" before a word the text negates says the opposite: not a quote)."""
     tokens = significant_tokens(quote)
     if len(tokens) < 8:
         return False
     for text in texts:
         have = set(significant_tokens(text))
-        if sum(t in have for t in tokens) / len(tokens) >= QUOTE_WORDS:
+        if sum(t in have for t in tokens) / len(tokens) >= QUOTE_WORDS and _same_polarity(quote, text):
             return True
     return False
+
+
+_NEGATION = re.compile(r"^(?:not|no|never|don't|dont|doesn't|didn't|won't|can't|cannot|shouldn't|mustn't|isn't|"
+                       r"aren't|without|avoid|stop|nor|n't)$")
+_WORD = re.compile(r"[\w']+")
+
+
+def _negated_words(text: str, window: int = 3) -> set[str]:
+    """The words of ``text`` that a negation stands before (within ``window`` words)."""
+    words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(text.replace("\u2019", "'"))]
+    out = set()
+    for i, w in enumerate(words):
+        if any(_NEGATION.match(x) for x in words[max(0, i - window):i]):
+            out.add(w)
+    return out
+
+
+def _same_polarity(quote: str, text: str) -> bool:
+    """No word that ``text`` negates appears un-negated in ``quote`` (and the other way round)."""
+    q_words = {w.lower() for w in _WORD.findall(quote)}
+    t_words = {w.lower() for w in _WORD.findall(text)}
+    q_neg, t_neg = _negated_words(quote), _negated_words(text)
+    significant = set(significant_tokens(quote))
+    flipped = {w for w in (t_neg & q_words & significant) if w not in q_neg}
+    flipped |= {w for w in (q_neg & t_words & significant) if w not in t_neg}
+    return not flipped
