@@ -400,12 +400,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(line)
     if judge is not None:
         print(f"judge: {judge.label}")
+    from .prompt_coverage import coverage_note, format_coverage
+
+    note = coverage_note(prompts.render_compact())
+    if note is not None:
+        print()
+        print("\n".join(format_coverage(note)))
     if args.json_out:
         model = next((o.run.requests[0]["model"] for o in outcomes if o.run and o.run.requests), options.model)
         doc = results_document(outcomes, usage=usage, backend=options.backend, model=model,
-                               prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint},
+                               prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint,
+                                       "text": prompts.render_compact()},
                                judge=judge.label if judge else None,
                                strategy=strategy.name if strategy is not None else None)
+        if note is not None:
+            doc["prompt_coverage"] = note
         print(f"results written to {write_results(args.json_out, doc)}")
     return _exit_code(outcomes)
 

@@ -221,6 +221,7 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
             "prompt": prompt.get("path"), "fingerprint": prompt.get("fingerprint")}
     return {"meta": meta, "rows": rows, "scenarios": scenarios, "totals": totals, "changes": changes, "ab": ab_view,
             "strategies": _strategies_view(doc.get("strategies"), ids), "strategy": doc.get("strategy"),
+            "coverage": doc.get("prompt_coverage") or (comparison.coverage if comparison else None),
             "usage": usage, "prompt": {"path": prompt.get("path"), "fingerprint": prompt.get("fingerprint")},
             "compaction_count": sum(r["compactions"] for r in rows),
             "failed": any(r["bad"] for r in rows) or bool(comparison and comparison.failed)}
@@ -347,6 +348,18 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
             flips = ", ".join(f"{md(f['scenario'])} {md(f['a'])} → {md(f['b'])}" for f in r["flips"]) or "-"
             lines.append(f"| {md(r['grader'])} | {_pct(r['a'])} | {_mean(r['a'])} | {_pct(r['b'])} | "
                          f"{_mean(r['b'])} | {flips} |")
+    cov = ctx["coverage"]
+    if cov is not None:
+        lines += ["", f"#### prompt-change coverage against {md(cov['against'])}: {cov['seen']} read offline, "
+                      f"{cov['unseen']} not seen offline", ""]
+        for c in cov["lines"][:max_items]:
+            mark = "read" if c["seen"] else "**not seen offline**"
+            lines.append(f"- `{c['sign']}` line {c['line']} {mark}: {md(c['text'], 160)}"
+                         + (f" ({md('; '.join(c['mapped']), 200)})" if c["mapped"] else ""))
+        if len(cov["lines"]) > max_items:
+            lines.append(f"- … and {len(cov['lines']) - max_items} more")
+        if cov["unseen"]:
+            lines += ["", md(cov["advice"], 400)]
     st = ctx["strategies"]
     if st is not None:
         lines += ["", f"#### Compaction strategies: {md(', '.join(st['names']))}", "", md(st["note"], 600), "",

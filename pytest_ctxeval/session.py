@@ -315,7 +315,8 @@ class CtxEvalSession:
         judge = next((s.get("judge") for s in meta if s.get("judge")), None)
         doc = results_document([], usage=merge_usage(usages), backend=self.options.backend, model=model,
                                prompt={"path": _prompt_label(self.config, prompts.compact_path),
-                                       "fingerprint": prompts.fingerprint}, judge=judge,
+                                       "fingerprint": prompts.fingerprint, "text": prompts.render_compact()},
+                               judge=judge,
                                strategy=getattr(self.strategy_of(variant), "name", None))
         if self.compared:  # the strategies' own model calls, for the strategies table
             doc["run_usage"] = merge_usage(run_usages)
@@ -342,6 +343,11 @@ class CtxEvalSession:
                                    price_model=DEFAULT_MODEL if self.options.backend == "offline" else None)
             table["results"] = {name: d["scenarios"] for name, d in docs.items() if name != self.strategy_name}
             doc["strategies"] = table
+        from .prompt_coverage import coverage_note
+
+        note = coverage_note(doc["prompt"]["text"], self.baseline)
+        if note is not None:
+            doc["prompt_coverage"] = note
         if self.baseline is not None:
             self.comparison = compare(self.baseline, doc, tolerance=self.tolerance,
                                       name=_shown(self.config, self.baseline_path))
@@ -391,8 +397,15 @@ class CtxEvalSession:
         if self.comparison is not None:
             cmp = self.comparison
             tr.write_sep("-", "ctxeval baseline", red=cmp.failed, green=not cmp.failed)
-            for line in format_comparison(cmp):
+            for line in format_comparison(cmp, coverage=False):
                 tr.write_line(line, red=line.lstrip().startswith("REGRESSED"))
+        if doc is not None and doc.get("prompt_coverage"):
+            from .prompt_coverage import HEADING, format_coverage
+
+            note = doc["prompt_coverage"]
+            tr.write_sep("-", f"ctxeval {HEADING}", yellow=bool(note.get("unseen")))
+            for line in format_coverage(note):
+                tr.write_line(line, yellow=" NOT SEEN OFFLINE " in line)
         for path in self.written:
             tr.write_line(f"ctxeval: wrote {_shown(config, path)}")
         if self.written_error:

@@ -78,7 +78,7 @@ class Instruction:
 
     def opposes(self, sentence: "Sentence") -> bool:
         """Whether the sentence is about the subject and asks for the opposite (or negates the ask)."""
-        if not self.about(sentence):
+        if not (self.about(sentence) or self._subject.search(sentence.text)):  # "no code": still about code
             return False
         negated_ask = any(_negated(sentence.text, m.start()) for m in self._ask.finditer(sentence.text))
         return negated_ask or (self._opposite is not None and _unnegated(self._opposite, sentence.text)
@@ -150,7 +150,7 @@ VOCABULARY: tuple[Instruction, ...] = (
     Instruction(
         name="memory_rules", title="rules of memory files (CLAUDE.md)",
         subject=r"claude\.md|agents\.md|memory files?|project (?:rules|instructions|conventions)|standing "
-                r"(?:rules|instructions)|house rules|\brules\b",
+                r"(?:rules|instructions)|house rules",
         ask=r"\bkeep\w*|\bpreserv\w*|\binclud\w*|\bquot\w*|\blist\w*|\bcarry\w*|\bretain\w*|\bcapture\w*|"
             r"still (?:apply|applies|in force|hold)|\brecord\w*|\bmention\w*|\brestat\w*|\brepeat\w*",
         section=None, opposite=r"\bignor\w*|\bdrop\w*",
@@ -241,6 +241,9 @@ class Sentence:
     text: str
     line: int
     section: str | None
+    #: As written (for display), and whether it is a section entry's title (``6. All user messages:``).
+    raw: str = ""
+    title: bool = False
 
 
 @dataclass(frozen=True)
@@ -307,13 +310,14 @@ def sentences(prompt: str) -> list[Sentence]:
         entry = _ENTRY.match(raw)
         if entry:  # the title itself asks for the section, not for how to write it
             section = section_kind(normalise(entry.group("title")))
+            out.append(Sentence(normalise(entry.group(0)), number, section, entry.group(0).strip(), title=True))
             raw = raw[entry.end():]
         elif not raw[:1].isspace():
             section = None
         for part in _SENTENCE_END.split(raw):
             text = normalise(part)
             if text:
-                out.append(Sentence(text, number, section))
+                out.append(Sentence(text, number, section, part.strip()))
     return out
 
 
@@ -332,6 +336,8 @@ def read_prompt(prompt: str) -> Reading:
     """
     reading = Reading()
     for s in sentences(prompt):
+        if s.title:
+            continue
         for inst in VOCABULARY:
             if inst.asks(s):
                 reading.asked.setdefault(inst.name, []).append(s.line)
@@ -352,6 +358,14 @@ def read_prompt(prompt: str) -> Reading:
     if reading.language == "english":
         reading.language = None
     return reading
+
+
+def sentence_reading(s: Sentence) -> list[str]:
+    """The instructions one sentence asks for (``name``) or against (``name (opposite)``)."""
+    if s.title:
+        return []
+    out = [i.name for i in VOCABULARY if i.asks(s)]
+    return out + [f"{i.name} (opposite)" for i in VOCABULARY if i.name not in out and i.opposes(s)]
 
 
 def instruction(name: str) -> Instruction:
