@@ -96,6 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lint_command(sub)
     _add_report_commands(sub)
     _add_compare_command(sub)
+    from .cli_plan import add_plan_command
+    from .cli_prompt import add_prompt_command
+
+    add_prompt_command(sub)
+    add_plan_command(sub)
     return parser
 
 
@@ -168,6 +173,9 @@ def _add_lint_command(sub: Any) -> None:
                       help="scenario files or folders (default: ./scenarios, else the built-in library)")
     lint.add_argument("--graders-dir", action="append", default=None, metavar="DIR",
                       help="a folder of your own graders, so known_failures may name them (repeatable)")
+    from .cli_plan import add_plan_flag
+
+    add_plan_flag(lint)
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
@@ -184,6 +192,12 @@ def _cmd_lint(args: argparse.Namespace) -> int:
               f"{len({p.path for p in problems})} of {files} scenario file{'s' if files > 1 else ''}")
         return EXIT_FAIL
     print(f"{files} scenario file{'s' if files > 1 else ''}: no problems")
+    if args.plan:
+        from .cli_plan import plan_lines
+
+        for path in find_scenarios(paths):
+            print()
+            print("\n".join(plan_lines(path)))
     return EXIT_OK
 
 
@@ -680,6 +694,14 @@ def _main(args: Any) -> int:
         commands = {"run": _cmd_run, "grade": _cmd_grade, "import": _cmd_import, "compare-real": _cmd_compare_real,
                     "compare": _cmd_compare,
                     "lint": _cmd_lint, "diff": _cmd_diff, "report": _cmd_report}
+        if args.command == "prompt":
+            from .cli_prompt import run_prompt
+
+            return run_prompt(args)
+        if args.command == "plan":
+            from .cli_plan import run_plan
+
+            return run_plan(args)
         return commands[args.command](args)
     except CtxEvalError as exc:
         print(f"ctxeval: error: {exc}", file=sys.stderr)

@@ -192,7 +192,7 @@ VOCABULARY: tuple[Instruction, ...] = (
         name="length_limit", title="a length limit",
         subject=r"\bsummary\b|\breply\b|\bresponse\b|\boutput\b|\bit\b|\bwords?\b|\btokens?\b",
         ask=r"(?:under|below|at most|no more than|not more than|fewer than|less than|within|maximum of|max\.?|"
-            r"limit(?:ed)? to|not (?:to )?exceed(?:ing)?|up to|shorter than)\s+(?:about\s+)?\d[\d,]*\s*"
+            r"limit(?:ed)?(?: (?:it|this|the summary|the reply|yourself))? to|not (?:to )?exceed(?:ing)?|up to|shorter than)\s+(?:about\s+)?\d[\d,]*\s*"
             r"(?:words?|tokens?|characters?|chars?|lines?)\b",
         when_asked="the summary cut to the limit (the longest sections lose their last items first)",
         otherwise="no limit",

@@ -47,7 +47,7 @@ from .formats import OTHER_KINDS, deserialise, other_section, read_other, refere
 from .instructions import LANGUAGES, Reading, read_prompt
 from .rewording import error_gist, generalise_identifiers, paraphrase, translate, trim_to_limit
 
-__all__ = ["requested_sections", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
+__all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
 
 SUMMARY_PREFIX = "This session is being continued from a previous conversation"
@@ -87,6 +87,19 @@ def requested_sections(prompt: str) -> list[tuple[str, str]]:
     """
     found = _match_titles(prompt, (_NUMBERED, _HEADING))
     return found or _match_titles(prompt, (_BULLET,))
+
+
+def skeleton_sections(prompt: str) -> list[tuple[str, str]]:
+    """The sections of the reply skeleton a prompt shows inside ``<summary>...</summary>`` (the last
+    such block; [] when it shows none)."""
+    skeleton = re.search(r"<summary>((?:(?!<summary>)[\s\S])*?)</summary>", prompt)
+    return requested_sections(skeleton.group(1)) if skeleton else []
+
+
+def prompt_sections(prompt: str) -> list[tuple[str, str]]:
+    """The sections the reference writes for ``prompt``: those of the reply skeleton it shows in
+    ``<summary>`` when it shows one with titles (what a model copies), else those it lists."""
+    return skeleton_sections(prompt) or requested_sections(prompt)
 
 
 def _match_titles(prompt: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[str, str]]:
@@ -281,13 +294,10 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
     if tags:  # Gemini CLI's XML state snapshot
         parts = [f"    <{tag}>\n{_indent(facts.section(kind).rstrip(), 8)}\n    </{tag}>" for tag, kind in tags]
         return "<state_snapshot>\n" + "\n".join(parts) + "\n</state_snapshot>"
-    sections = requested_sections(instruction)
+    sections = prompt_sections(instruction)
     # The <analysis>/<summary> layout is Claude Code's; a prompt that does not ask for it (another
     # strategy's) gets its sections as plain text.
     tagged = bool(re.search(r"<(?:analysis|summary)>", instruction))
-    skeleton = re.search(r"<summary>([\s\S]*?)</summary>", instruction)
-    if skeleton and (shown := requested_sections(skeleton.group(1))):
-        sections = shown  # the reply's structure the prompt shows is what a model copies
     if tagged:
         # A Claude Code prompt: how each section is written follows the prompt's instructions
         # (:mod:`.instructions`). Other strategies' prompts keep every behaviour on.

@@ -81,7 +81,7 @@ def error_gist(tool: str, target: str, key_line: str) -> str:
 _IDENT = re.compile(
     r"`[^`\n]+`"                                      # code spans
     r"|(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+"           # paths
-    r"|\b[A-Za-z_][\w]*\([^()\n]{0,40}\)"              # calls
+    r"|\b[A-Za-z_][\w.]*\([^()\n]{0,40}\)"            # calls
     r"|\b[A-Za-z_]+(?:\.[A-Za-z_][\w]*)+\b"            # dotted names
     r"|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b"  # snake_case, CONSTANT_CASE
     r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"    # camelCase, CamelCase
