@@ -137,6 +137,8 @@ class CompactionCase:
     #: format (a SummaryFormat; None: Claude Code's nine sections).
     strategy: str = "claude_code"
     summary_format: Any = field(default=None, repr=False)
+    #: The scenario's planted facts (pytest_ctxeval.planted.PlantedFact), for facts_survive and stale_values.
+    facts: list[Any] = field(default_factory=list, repr=False)
 
     @cached_property
     def sections(self) -> ParsedSummary:
@@ -366,7 +368,8 @@ def cases_from_run(run: Any) -> list[CompactionCase]:
             transcript_path=None if res.kind == "transcript" else shown_transcript_path(run.transcript_path.stem),
             pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
             turn=rec.turn, origin="engine", config=run.config,
-            strategy=getattr(run, "strategy", "claude_code"), summary_format=getattr(run, "summary_format", None)))
+            strategy=getattr(run, "strategy", "claude_code"), summary_format=getattr(run, "summary_format", None),
+            facts=list(run.scenario.facts) if run.scenario is not None else []))
     _link(out)
     if out:
         out[-1].final_context = list(run.final_messages)
