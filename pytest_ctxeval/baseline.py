@@ -44,7 +44,7 @@ from .errors import CtxEvalError, UsageError
 from .redact import scrub_output
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "DEFAULT_TOLERANCE", "Change", "Comparison", "baseline_document",
-           "load_document", "write_baseline", "compare", "ab_table", "format_comparison", "format_ab",
+           "load_document", "write_baseline", "compare", "ab_table", "format_comparison", "format_ab", "rollup",
            "verdict_label"]
 
 BASELINE_FORMAT = "pytest-ctxeval/baseline"
@@ -388,6 +388,26 @@ def _describe(value: Any) -> str:
 _GROUPED = ("scenario removed", "new scenario", "grader no longer run", "new grader")
 
 
+def rollup(changes: list[Change]) -> list[tuple[str, int, str]]:
+    """``(grader, count, what it became)`` over ``changes``, most frequent first: 130 regressions
+    from one dropped section read as "nine_sections 38 → fail, verbatim_user_messages 38 → fail"
+    before the items. ``what it became`` is ``fail`` when any of them now fails, else ``lower score``."""
+    by: dict[str, list[Change]] = {}
+    for c in changes:
+        by.setdefault(c.grader or "(scenario)", []).append(c)
+    out = []
+    for grader, items in by.items():
+        afters = {str(c.after or "").split(" ")[0] for c in items}
+        if "fail" in afters:
+            after = "fail"
+        elif afters == {"pass"}:
+            after = "lower score" if all(c.kind == "regression" for c in items) else "pass"
+        else:
+            after = "/".join(sorted(a for a in afters if a)) or "changed"
+        out.append((grader, len(items), after))
+    return sorted(out, key=lambda t: (-t[1], t[0]))
+
+
 def format_comparison(cmp: Comparison, *, limit: int = 200, coverage: bool = True) -> list[str]:
     """A short human-readable list: regressions first, then improvements and notes, then the
     prompt-change coverage note (``coverage=False`` leaves it to the caller)."""
@@ -396,6 +416,10 @@ def format_comparison(cmp: Comparison, *, limit: int = 200, coverage: bool = Tru
             f"{len(cmp.improvements)} improvement{'s' if len(cmp.improvements) != 1 else ''} against {cmp.baseline} "
             f"(score tolerance {cmp.tolerance:g})")
     lines.append(head)
+    for label, bucket in (("regressed by grader", cmp.regressions), ("improved by grader", cmp.improvements)):
+        counts = rollup(bucket)
+        if len(bucket) > 1:
+            lines.append(f"  {label}: " + ", ".join(f"{g} {n} → {after}" for g, n, after in counts))
     # Notes that only name what came or went are grouped (a -k run leaves out most of the baseline).
     grouped: dict[str, list[Change]] = {}
     notes = []

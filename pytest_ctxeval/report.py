@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .baseline import Comparison, _normalise, verdict_label
+from .baseline import Comparison, _normalise, rollup, verdict_label
 from .errors import CtxEvalError
 from .lost import CATEGORIES, CATEGORY_TITLES
 from .redact import scrub_output
@@ -209,7 +209,10 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
             return [{**c.as_dict(), "id": anchor(c.scenario, c.compaction)} for c in bucket]
         changes = {"baseline": comparison.baseline, "tolerance": comparison.tolerance,
                    "regressions": rows_of(comparison.regressions), "improvements": rows_of(comparison.improvements),
-                   "notes": rows_of(comparison.notes)}
+                   "notes": rows_of(comparison.notes),
+                   "rollup": {k: [{"grader": g, "count": n, "after": a} for g, n, a in rollup(bucket)]
+                              for k, bucket in (("regressions", comparison.regressions),
+                                                ("improvements", comparison.improvements))}}
     ab_view = None
     if ab:
         ab_view = {"a": ab["table"]["a"], "b": ab["table"]["b"],
@@ -330,6 +333,9 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
             lines += ["", f"#### {title} against {md(ch['baseline'])} ({len(items)})", ""]
             if not items:
                 lines.append("none")
+            if len(items) > 1:
+                lines += ["By grader: " + ", ".join(f"{md(r['grader'])} {r['count']} → {md(r['after'])}"
+                                                   for r in ch["rollup"][key]), ""]
             for c in items[:max_items]:
                 where = md(c["scenario"]) + (f" compaction {c['compaction']}" if c["compaction"] is not None else "")
                 lines.append(f"- **{where}** · {md(c['grader'] or '')}: {md(c['before'])} → {md(c['after'])}"
