@@ -122,7 +122,8 @@ def format_coverage(cov: Coverage | dict[str, Any], *, width: int = 100) -> list
         return []
     seen = sum(c.seen for c in cov.lines)
     out = [f"{HEADING}: {len(cov.lines)} changed sentence{'s' if len(cov.lines) != 1 else ''} against {cov.against}, "
-           f"{seen} read by the offline model, {len(cov.unseen)} not seen offline"]
+           f"{seen} read by the offline model, {len(cov.unseen)} not seen offline (line numbers of the rendered "
+           "prompt: ctxeval prompt show)"]
     for c in cov.lines:
         text = c.text if len(c.text) <= width else c.text[: width - 1] + "…"
         mark = "read" if c.seen else "NOT SEEN OFFLINE"

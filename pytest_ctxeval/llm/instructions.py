@@ -187,7 +187,7 @@ VOCABULARY: tuple[Instruction, ...] = (
         section=None, opposite=r"\bdrop\w*|\bomit\w*",
         when_asked="the assistant's findings (its own words, the last 16) in section 5, carried forward",
         otherwise="findings left out (the problem-solving section counts the tool calls only)",
-        grader="facts_survive"),
+        grader="probes"),
     Instruction(
         name="length_limit", title="a length limit",
         subject=r"\bsummary\b|\breply\b|\bresponse\b|\boutput\b|\bit\b|\bwords?\b|\btokens?\b",

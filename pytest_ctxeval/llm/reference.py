@@ -44,6 +44,7 @@ from ..extract import (
 from ..messages import AssistantMessage, from_api, text_of, tool_uses
 from ..summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
 from .formats import OTHER_KINDS, deserialise, other_section, read_other, reference_kind, snapshot_tags, split_merged
+from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
 from .rewording import error_gist, generalise_identifiers, paraphrase, translate, trim_to_limit
 
@@ -147,6 +148,7 @@ class _Carry:
     rules: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    tool_facts: list[str] = field(default_factory=list)   # relied.TOOL_FACTS_HEADER's items
     #: Set when an earlier summary was another strategy's (its user messages are quoted in its goal
     #: section, and the context may also keep them as messages: count each once).
     dedupe: bool = False
@@ -229,6 +231,7 @@ def _read_carry(texts: list[str]) -> _Carry:
         if (s := parsed.get("problem")) is not None:
             carry.failed += _sublist(s.body, FAILED_HEADER)
             carry.findings += _sublist(s.body, FINDINGS_HEADER)
+            carry.tool_facts += _sublist(s.body, relied.TOOL_FACTS_HEADER)
         if (s := parsed.get("user_messages")) is not None:
             carry.user_messages += [_unquote(i) for i in _items(s.body)]
         if (s := parsed.get("files")) is not None:
@@ -337,7 +340,7 @@ class _Facts:
         # Standing rules of memory files (CLAUDE.md) and what the assistant found did not work:
         # both are carried from summary to summary, so a rule followed before a compaction is still
         # followed after it and a dead end is not tried again.
-        self.rules = _merge_texts(carry.rules, memory_rules(history))
+        self.rules = relied.mark_replaced(_merge_texts(carry.rules, memory_rules(history)), history)
         self.failed = _merge_texts(carry.failed, failed_attempts(history))
         #: What the prompt asks for (None: not a Claude Code prompt, every behaviour on).
         self.reading: Reading | None = None
@@ -437,7 +440,7 @@ class _Facts:
         return " — fixed: a later call succeeded" if later else " — still open"
 
     def _s_problem(self) -> str:
-        if not self.tool_calls and not self.findings and not self.failed:
+        if not self.tool_calls and not self.findings and not self.failed and not self.carry.tool_facts:
             return "No tool work in this part of the conversation."
         text = f"Ran {self.tool_calls} tool calls; {len(self.failures)} failed."
         if self.failures:
@@ -446,12 +449,18 @@ class _Facts:
             key = last.key_line if self.asks("errors_quoted_and_fixed") else error_gist(last.tool, "", last.key_line)
             text += (f" The last failure was {last.tool}: {key}"
                      + (" — work continued after it." if later_ok else " — not resolved yet."))
+        exact = self.asks("identifiers")
         if self.failed and self.asks("failed_approaches"):
-            text += "\n" + FAILED_HEADER + "\n" + "\n".join(f"- {f}" for f in self.failed)
+            text += "\n" + FAILED_HEADER + "\n" + "\n".join(
+                f"- {f if exact else generalise_identifiers(f)}" for f in self.failed)
         if self.findings and self.asks("keep_facts"):
-            exact = self.asks("identifiers")
             text += "\n" + FINDINGS_HEADER + "\n" + "\n".join(
                 f"- {f if exact else generalise_identifiers(f)}" for f in self.findings)
+        tool_facts = relied.tool_facts(self.history, self.carry.tool_facts) if self.asks("keep_facts") else []
+        if tool_facts:  # facts planted in tool results (issue 19): kept when the prompt asks for facts
+            exact = self.asks("identifiers")
+            text += "\n" + relied.TOOL_FACTS_HEADER + "\n" + "\n".join(
+                f"- {f if exact else generalise_identifiers(f)}" for f in tool_facts)
         return text
 
     @functools.cached_property
@@ -460,14 +469,9 @@ class _Facts:
         such as "Reading the module."), earlier summaries' findings first, the most recent
         ``_MAX_FINDINGS`` kept, oldest first shown; those already listed as failed attempts are not
         repeated."""
-        out = list(self.carry.findings)
-        for m in self.history:
-            if isinstance(m, AssistantMessage):
-                text = normalize_ws(text_of(m.content))
-                if len(text) >= 60 or any(c.isdigit() for c in text) and len(text) >= 30:
-                    out.append(text if len(text) <= 400 else text[:399] + "…")
-        failed = {normalize_ws(f) for f in self.failed}
-        return [f for f in _merge_texts(out) if normalize_ws(f) not in failed][-_MAX_FINDINGS:]
+        # Every finding that carries a fact, wherever in the session (issue 19), the narration only
+        # the last _MAX_FINDINGS (relied.RECENT): an early goal stated by the assistant survives.
+        return relied.findings(self.history, self.carry.findings, self.failed)
 
     def _s_user_messages(self) -> str:
         if not self.all_people:
@@ -508,9 +512,16 @@ class _Facts:
     def _s_next(self) -> str:
         if not self.all_people:
             return "None."
+        # The latest *request*: a statement of preference after it ("I prefer small commits") is not
+        # a task; it is quoted too, as the most recent message (relied.latest_request).
+        at = relied.latest_request(self.all_people)
+        request, later = self.all_people[at], self.all_people[at + 1:]
         if not self.asks("next_step_quotes"):
-            return f"Continue with the most recent request: {paraphrase(self.all_people[-1]).replace(chr(34), chr(39))}"
-        return f"Continue with the most recent request, quoted verbatim: {_quote(self.all_people[-1])}"
+            return f"Continue with the most recent request: {paraphrase(request).replace(chr(34), chr(39))}"
+        text = f"Continue with the most recent request, quoted verbatim: {_quote(request)}"
+        if later:
+            text += f"\nThe user's latest message, to keep in mind (not a new task): {_quote(later[-1])}"
+        return text
 
     def generic(self) -> str:
         if not self.all_people:
