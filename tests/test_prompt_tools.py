@@ -135,3 +135,16 @@ def test_a_comparison_rolls_regressions_up_per_grader_before_the_items() -> None
     assert lines[2].lstrip().startswith("REGRESSED")
     one = Comparison(baseline="b.json", tolerance=0.05, regressions=regs[:1])
     assert "by grader" not in "\n".join(format_comparison(one))  # one item needs no roll-up
+
+
+def test_the_builtin_section_list_is_written_once_and_sections_j2_is_its_copy() -> None:
+    from pytest_ctxeval.engine.prompt import section_list
+
+    prompts = PromptSet()
+    listed = prompts.section_list()
+    assert listed.startswith("1. Primary Request and Intent:") and "\n9. Optional Next Step:" in listed
+    part = (BUILTIN_PROMPTS / "_sections.j2").read_text().split("-#}\n", 1)[1].strip()
+    assert part == listed
+    rendered = prompts.render_compact()
+    assert rendered.count("6. All user messages") == 1  # no second copy under <summary>
+    assert section_list(prompts.render_partial("up_to")) == listed
