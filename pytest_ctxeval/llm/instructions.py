@@ -122,8 +122,8 @@ VOCABULARY: tuple[Instruction, ...] = (
     Instruction(
         name="code_snippets", title="full code snippets",
         subject=r"\bsnippets?\b|\bcode\b|\bdiffs?\b|\bthe (?:edits?|changes?) (?:themselves|made)",
-        ask=r"\binclud\w*|\bfull\b|\bcomplete\b|\bshow\w*|\bquot\w*|\bpaste\w*|\bkeep\w*|\bpreserv\w*|\bwith\b|"
-            r"\badd\b|\bcopy\b|\bgive\b|\breproduc\w*",
+        ask=r"\binclud\w*|\bfull\b|\bcomplete\b|\bshow\w*|\bquot\w*|\bpaste\w*|\bkeep\w*|\bpreserv\w*|"
+            r"\bwith (?:(?:the|their|its|relevant|full|complete)\s+){0,2}(?:code|snippets?|diffs?)\b|\badd\b|\bcopy\b|\breproduc\w*",
         section=None, opposite=r"(?:file )?names? only|only (?:the )?(?:file )?names?|just (?:the )?(?:file )?names?",
         when_asked="each changed file with what changed (old and new code)",
         otherwise="file names with how they were touched, no code",

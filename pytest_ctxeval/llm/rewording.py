@@ -142,9 +142,22 @@ def trim_to_limit(sections: list[tuple[str, list[str]]], amount: int, unit: str)
 
 
 def translate(text: str, table: dict[str, str] | None) -> str:
-    """The reference's fixed narration phrases in another language (quotes are left as they are)."""
+    """The reference's fixed narration phrases in another language. Only a phrase that opens a line
+    (after its indent and list mark) is narration; the same words inside a quote are left alone.
+
+    >>> translate('   - None.', {"None.": "Aucun."}), translate('   - "None."', {"None.": "Aucun."})
+    ('   - Aucun.', '   - "None."')
+    """
     if not table:
         return text
-    for english, other in sorted(table.items(), key=lambda kv: -len(kv[0])):
-        text = text.replace(english, other)
-    return text
+    phrases = sorted(table, key=len, reverse=True)
+    lines = []
+    for line in text.split("\n"):
+        head = re.match(r"^\s*(?:- )?", line).group(0)
+        rest = line[len(head):]
+        for english in phrases:
+            if rest.startswith(english):
+                rest = table[english] + rest[len(english):]
+                break
+        lines.append(head + rest)
+    return "\n".join(lines)

@@ -119,3 +119,10 @@ def test_other_strategies_prompts_keep_every_behaviour() -> None:
     s = write_summary(to_api(session()) + [{"role": "user", "content": "1. All user messages: list them.\n"
                                                                       "2. Next step: what comes next."}])
     assert f'"{REQUEST}"' in s and f'"{LAST}"' in s
+
+
+def test_a_language_never_rewrites_a_quote_that_looks_like_narration() -> None:
+    messages = to_api([user("None."), say("Nothing to do then."), user(LAST)])
+    s = format_compact_summary(write_summary(messages + [{"role": "user", "content": BUILTIN + "\n\nRespond in German."}]))
+    assert '- "None."' in parse_summary(s).get("user_messages").body
+    assert "Mit der letzten Anfrage fortfahren, wörtlich zitiert:" in s

@@ -63,6 +63,7 @@ DOES_NOT = [
     ("code_snippets", "3. Files: give file names only, no code."),
     ("code_snippets", "3. Files: there is no need to include code."),
     ("code_snippets", "3. Files and Code Sections:"),
+    ("code_snippets", "Capture code patterns and architectural decisions with care."),
     ("errors_quoted_and_fixed", "4. Errors and fixes:"),
     ("errors_quoted_and_fixed", "4. Errors: describe them in general terms, without quoting them."),
     ("errors_quoted_and_fixed", "4. Errors: mention briefly what went wrong."),
