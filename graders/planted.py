@@ -89,6 +89,17 @@ _MARKER = re.compile(r"\b(?:was|were|previously|formerly|old|older|earlier|used 
                      r"dropped|abandoned|retired|after all)\b|→|->|=>", re.IGNORECASE)
 
 
+#: Words that mark a change only next to the new value ("now 9090, not 8080").
+_WEAK_MARKER = re.compile(r"\b(?:now|not|new|instead)\b|→|->|=>", re.IGNORECASE)
+
+
+def _marked(line: str, new: list[str], new_present: bool) -> bool:
+    """Whether a line holding an old value marks it as replaced: a change word with the new value in
+    the post-compact context, or "now"/"not"/an arrow next to the new value itself."""
+    return bool(_MARKER.search(line) and new_present
+                or _WEAK_MARKER.search(line) and all(has_token(t, line) for t in new))
+
+
 def _section_at(case: CompactionCase, line: int):  # noqa: ANN202 - a Section or None
     current = None
     for s in case.sections.sections:
@@ -158,8 +169,8 @@ def stale_values(case: CompactionCase) -> Verdict:
             if quoted and all(has_token(t, "\n".join(lines[n:_section_end(case, section, len(lines))]))
                               for t in s.wanted):
                 continue  # a quote of the user's words, and the correction quoted after it in the same section
-            if _MARKER.search(line) and (new_present or all(has_token(t, line) for t in s.wanted)):
-                continue  # marked as replaced, with the new value in view
+            if _marked(line, s.wanted, new_present):
+                continue  # marked as replaced, with the new value in view (or stated next to it)
             where = (f"section {section.number} '{section.title}'" if section is not None and section.kind
                      else "the summary")
             found = (f"{where} (summary line {n}) states it as current", line)
@@ -174,6 +185,12 @@ def stale_values(case: CompactionCase) -> Verdict:
                     continue
                 if m.uuid in history_ids and new_present:
                     continue  # the conversation as it happened, with the update still in view
+                bad = [ln for ln in body.splitlines() if any(has_token(t, ln) for t in old)
+                       and not _marked(ln, s.wanted, new_present)]
+                if not bad:
+                    continue
+                spans = [a for t in old for a in token_spans(t, bad[0])] or [0]
+                body = bad[0]
                 where = "a kept message" if m.uuid in history_ids else "a message the compaction wrote"
                 found = (f"{where} (post-compact message {i}) holds it"
                          + ("" if new_present else " and the new value is gone"), _excerpt(body, spans[0]))

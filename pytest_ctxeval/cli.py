@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_prompt_command(sub)
     add_plan_command(sub)
+    from .cli_facts import add_facts_command
+    from .cli_grade_output import add_grade_output_command
+
+    add_facts_command(sub)
+    add_grade_output_command(sub)
     return parser
 
 
@@ -702,6 +707,14 @@ def _main(args: Any) -> int:
             from .cli_plan import run_plan
 
             return run_plan(args)
+        if args.command == "facts":
+            from .cli_facts import run_facts
+
+            return run_facts(args)
+        if args.command == "grade-output":
+            from .cli_grade_output import run_grade_output
+
+            return run_grade_output(args)
         return commands[args.command](args)
     except CtxEvalError as exc:
         print(f"ctxeval: error: {exc}", file=sys.stderr)

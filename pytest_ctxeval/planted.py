@@ -43,7 +43,7 @@ from .summary import normalize_ws
 __all__ = [
     "PlantedFact", "FactUpdate", "CompressionBar", "FACT_TYPES", "PLACES", "PLACE_NAMES", "DEFAULT_BARS",
     "DEFAULT_SHARE", "DEFAULT_MIN_TOKENS", "FactState", "fact_states", "has_token", "post_text", "survival",
-    "bars_of", "fact_label",
+    "bars_of", "fact_label", "survival_entry",
 ]
 
 #: The fact types of compaction-conformance-kit (PEERS.md), and identifiers; a scenario may add its own.
@@ -194,27 +194,23 @@ def token_spans(token: str, text: str) -> list[int]:
 # Where facts are planted, and what the model sees after a compaction
 
 
-def place_of(message: Any) -> str | None:
-    """Which place a history message is: ``user``, ``memory``, ``tool``, ``assistant`` (None: a
-    summary, a boundary, an attachment)."""
+def places_of(message: Any) -> dict[str, str]:
+    """The places a history message holds, with their text: ``user``, ``memory``, ``tool``,
+    ``assistant`` (a user message may hold tool results and the person's words at once; a summary,
+    a boundary or an attachment holds none)."""
     if isinstance(message, AssistantMessage):
-        return "assistant"
+        return {"assistant": text_of(message.content)}
+    out: dict[str, str] = {}
     if isinstance(message, UserMessage) and not message.is_compact_summary:
-        if tool_results(message):
-            return "tool"
-        if person_text(message) is not None:
-            return "user"
-        if "<system-reminder>" in text_of(message.content):
-            return "memory"
-    return None
-
-
-def _place_text(message: Any, place: str) -> str:
-    if place == "tool":
-        return "\n".join(result_text(b) for b in tool_results(message))
-    if place == "user":
-        return person_text(message) or ""
-    return text_of(message.content)
+        results = tool_results(message)
+        if results:
+            out["tool"] = "\n".join(result_text(b) for b in results)
+        person = person_text(message)
+        if person is not None:
+            out["user"] = person
+        elif "<system-reminder>" in text_of(message.content):
+            out["memory"] = text_of(message.content)
+    return out
 
 
 def planted_at(fact: PlantedFact, history: list[Any], tokens: list[str] | None = None,
@@ -224,7 +220,8 @@ def planted_at(fact: PlantedFact, history: list[Any], tokens: list[str] | None =
     tokens = tokens or fact.tokens
     place = place or fact.planted
     for i, m in enumerate(history):
-        if place_of(m) == place and all(has_token(t, _place_text(m, place)) for t in tokens):
+        text = places_of(m).get(place)
+        if text is not None and all(has_token(t, text) for t in tokens):
             return i
     return None
 
@@ -235,9 +232,7 @@ def updated_at(fact: PlantedFact, history: list[Any], start: int = 0) -> int | N
     if fact.update is None:
         return None
     for i in range(start, len(history)):
-        m = history[i]
-        p = place_of(m)
-        if p is not None and all(has_token(t, _place_text(m, p)) for t in fact.update.tokens):
+        if any(all(has_token(t, text) for t in fact.update.tokens) for text in places_of(history[i]).values()):
             return i
     return None
 
@@ -310,21 +305,24 @@ def fact_states(facts: list[PlantedFact], case: Any) -> list[FactState]:
     return out
 
 
-def survival(facts: list[PlantedFact], cases: list[Any], bars: dict[str, float]) -> dict[str, Any]:
-    """Per type, the share held in each round (None: no fact of the type planted yet), and the cliff
-    round (first round below the type's bar; None: never)::
+def survival(facts: list[PlantedFact], cases: list[Any], bars: dict[str, float], *, by: str = "type") -> dict[str, Any]:
+    """Per type (``by="planted"``: per place), the share held in each round (None: no fact of the
+    type planted yet), and the cliff round (first round below the type's bar; None: never)::
 
         {"rounds": [1, 2, 3], "types": {"constraint": {"bar": 1.0, "curve": [1.0, 1.0, 0.5],
          "held": [2, 2, 1], "planted": [2, 2, 2], "cliff": 3}}}
+
+    Places have no bar: their ``cliff`` is the first round that loses one of their facts.
     """
-    types = list(dict.fromkeys(f.type for f in facts))
+    key = (lambda f: f.type) if by == "type" else (lambda f: f.planted)
+    groups = list(dict.fromkeys(key(f) for f in facts))
     out: dict[str, Any] = {"rounds": [c.index for c in cases], "types": {}}
-    for t in types:
+    for t in groups:
         held, planted, curve = [], [], []
         cliff = None
-        bar = bars.get(t, 0.0)
+        bar = bars.get(t, 0.0) if by == "type" else 1.0
         for case in cases:
-            states = [s for s in fact_states(facts, case) if s.fact.type == t and s.planted]
+            states = [s for s in fact_states(facts, case) if key(s.fact) == t and s.planted]
             h = sum(s.held for s in states)
             held.append(h)
             planted.append(len(states))
@@ -334,3 +332,8 @@ def survival(facts: list[PlantedFact], cases: list[Any], bars: dict[str, float])
                 cliff = case.index
         out["types"][t] = {"bar": bar, "curve": curve, "held": held, "planted": planted, "cliff": cliff}
     return out
+
+
+def survival_entry(facts: list[PlantedFact], cases: list[Any], expect: Any) -> dict[str, Any]:
+    """What the results JSON keeps per scenario with facts: survival by type and by place."""
+    return {"by_type": survival(facts, cases, bars_of(expect)), "by_place": survival(facts, cases, {}, by="planted")}

@@ -384,6 +384,15 @@ class CtxEvalSession:
                 usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
                 for line in usage_lines(usage, self.options.backend):
                     tr.write_line(line)
+        if doc is not None:  # planted facts (issue 19): survival per type and round, per strategy
+            from .facts_table import survival_lines
+
+            runs = [(self.strategy_name, doc["scenarios"])] + list((doc.get("strategies") or {}).get("results", {}).items())
+            tables = [survival_lines(entries, label=name if len(runs) > 1 else None) for name, entries in runs]
+            if any(tables):
+                tr.write_sep("-", "ctxeval planted facts: share held per round")
+                for line in (l for t in tables for l in t):
+                    tr.write_line(line)
         if doc is not None and "strategies" in doc:
             from .compaction.compare import format_strategy_table
 
