@@ -87,7 +87,7 @@ def plan_lines(path: str | Path, *, context_window: int | None = None) -> list[s
     manual = [e for e in run.events if id(e) not in seen]
     for n, (turn, tokens, warning, events) in enumerate(rows, start=1):
         for e in [m for m in manual if m.turn < turn]:
-            out.append(f"{'':>7}  {'':>8}  {'':<{_BAR + 7}}  {'':9}  (manual) {_event(e)}")
+            out.append(f"{'':>7}  {'':>8}  {'':<{_BAR + 7}}  {'':9}  {_between(e)}")
             manual.remove(e)
         # A request a compaction shrank is shown at the size that triggered it.
         before = max([tokens] + [e.tokens_before for e in events if e.tier in ("autocompact", "session_memory")
@@ -102,7 +102,7 @@ def plan_lines(path: str | Path, *, context_window: int | None = None) -> list[s
         fired = "; ".join(f"{what} ×{k}" if k > 1 else what for what, k in counts.items())
         out.append(f"{n:>7}  {tokens:>8,}  {_bar(tokens, cfg.autocompact_threshold)} {pct:>4.0%}  {state:9}  {fired}".rstrip())
     for e in manual:
-        out.append(f"{'':>7}  {'':>8}  {'':<{_BAR + 7}}  {'':9}  (manual) {_event(e)}")
+        out.append(f"{'':>7}  {'':>8}  {'':<{_BAR + 7}}  {'':9}  {_between(e)}")
     compactions = [c for c in run.compactions]
     out.append(f"{len(rows)} requests, {len(compactions)} compaction{'s' if len(compactions) != 1 else ''}"
                + (": " + ", ".join(f"#{c.index} {c.result.trigger} at request {_request_of(rows, c.turn)} "
@@ -111,6 +111,11 @@ def plan_lines(path: str | Path, *, context_window: int | None = None) -> list[s
     out.append("(planned with the offline reference model; a real model's summaries differ in size, so later "
                "rows may shift)")
     return out
+
+
+def _between(e: Any) -> str:
+    """An event between requests: a scripted compact: step, or work after a reply (session notes)."""
+    return f"({'manual' if e.tier == 'compact' else 'after the reply'}) {_event(e)}"
 
 
 def _request_of(rows: list[tuple[int, int, Any, list[Any]]], turn: int) -> str:

@@ -148,3 +148,11 @@ def test_the_builtin_section_list_is_written_once_and_sections_j2_is_its_copy() 
     rendered = prompts.render_compact()
     assert rendered.count("6. All user messages") == 1  # no second copy under <summary>
     assert section_list(prompts.render_partial("up_to")) == listed
+
+
+def test_plan_tells_work_after_a_reply_from_a_manual_compaction(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(SCENARIOS / "session_memory_then_full.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "(after the reply) session memory extracted" in out
+    assert "COMPACTED  autocompact session memory compaction" in out
+    assert "(manual) compact full compaction" in out and "(manual) session memory" not in out
