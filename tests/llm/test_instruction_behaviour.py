@@ -25,7 +25,7 @@ def session() -> list:  # noqa: ANN401
             AssistantMessage(uuid="a-run", content=[run]),
             UserMessage(uuid="u-res", content=[ToolResultBlock(tool_use_id="toolu_b1", is_error=True,
                                                                 content="E   KeyError: 'coupon:SUMMER24'")]),
-            say("coupons.get(key) did not fix it: the discount is not applied. Reverting."),
+            say("coupons.get(key) did not fix it: the discount is not applied. Reverting."), user("go on"),
             say("The cache key in src/shop/cache.py is built from COUPON_PREFIX + code, 412 misses a minute."),
             AssistantMessage(uuid="a-edit", content=[edit]),
             UserMessage(uuid="u-edit", content=[ToolResultBlock(tool_use_id="toolu_e1", content="updated")]),
