@@ -421,7 +421,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"judge: {judge.label}")
     from .prompt_coverage import coverage_note, format_coverage
 
-    note = coverage_note(prompts.render_compact())
+    note = (coverage_note(prompts.render_compact())  # other strategies write their own prompts
+            if getattr(strategy, "name", "claude_code") == "claude_code" else None)
     if note is not None:
         print()
         print("\n".join(format_coverage(note)))

@@ -345,7 +345,9 @@ class CtxEvalSession:
             doc["strategies"] = table
         from .prompt_coverage import coverage_note
 
-        note = coverage_note(doc["prompt"]["text"], self.baseline)
+        # Only the reference engine sends this prompt; other strategies write their own.
+        engine = getattr(self.strategy_of(MAIN), "name", "claude_code") == "claude_code"
+        note = coverage_note(doc["prompt"]["text"], self.baseline) if engine else None
         if note is not None:
             doc["prompt_coverage"] = note
         if self.baseline is not None:
