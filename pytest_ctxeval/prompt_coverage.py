@@ -102,6 +102,13 @@ def prompt_coverage(new: str, old: str, *, against: str = "the built-in prompt")
             continue
         removed = [CoverageLine("-", u.line, u.raw, _label(u, readings[0])) for u in units[0][i1:i2]]
         added = [CoverageLine("+", u.line, u.raw, _label(u, readings[1])) for u in units[1][j1:j2]]
+        # A sentence of a section entry that comes or goes with its title is read through the title
+        # (the offline model writes the section or not).
+        for lines, block in ((removed, units[0][i1:i2]), (added, units[1][j1:j2])):
+            titles = {u.section: u.raw.rstrip(":").strip() for u in block if u.title and u.section}
+            for c, u in zip(lines, block):
+                if not c.mapped and u.section in titles:
+                    c.mapped = [f"part of section: {titles[u.section]}"]
         # What the block no longer asks for is read offline: the rewording left in its place is
         # seen through it (the reference stops doing it), not an invisible change.
         before = {m for c in removed for m in c.mapped if m.startswith("instruction: ") and "opposite" not in m}
