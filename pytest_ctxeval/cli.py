@@ -413,6 +413,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             progress.step(sc.display_name, usages)
     progress.close()
     _print_outcomes(outcomes, args.verbose)
+    from .facts_table import print_survival
+
+    print_survival(outcomes)  # planted facts (issue 19): share held per type and round
     usage = merge_usage(usages + [llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm])
     print()
     for line in usage_lines(usage, options.backend):

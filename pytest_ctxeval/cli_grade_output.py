@@ -6,7 +6,8 @@ is replayed offline through the reference engine up to that compaction point, an
 takes the place of what the engine made there. The graders then see the conversation before that
 point (``history``), the scenario's ``expect:`` and ``facts:``, and the saved output as the whole
 post-compact context. A nine-section output is read as Claude Code's format; any other as a
-free-form summary (facts searched in all of it).
+free-form summary (facts searched in all of it). By default every rule grader runs except
+``continuation`` (it checks the message Claude Code wraps a summary in, not the output itself).
 """
 
 from __future__ import annotations
@@ -110,7 +111,10 @@ def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: 
                    summary_format=None if nine else FREE_FORM, is_last=True, generations=[])
     case.generations = [case]
     registry = load_graders(list(graders_dirs))
-    specs = registry.select(graders, kinds=None if graders else ["rule"])
+    # By default every rule grader but continuation, which checks the message Claude Code wraps a
+    # summary in (transcript path, continue instruction), not the compactor's output.
+    specs = registry.select(graders) if graders else [s for s in registry.select(kinds=["rule"])
+                                                      if s.name != "continuation"]
     return Outcome(name=f"{output.name} as round {round} of {scenario.display_name}", source=str(output),
                    kind="scenario", cases=[case], verdicts=[registry.run(case, specs)],
                    graders=[s.name for s in specs], context_window=config.context_window if config else None)

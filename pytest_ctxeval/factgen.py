@@ -8,8 +8,8 @@ every fact must survive ``rounds`` compactions, each of a summary of the one bef
 facts get a new value in the second block (a user's correction or a changed config), so the old value
 must not be carried as current afterwards (``stale_values``).
 
-The same arguments always give the same bytes (one seeded ``random.Random``); two seeds share no
-fact value, so a held-out set is a list of seeds. Compaction-conformance-kit plants 20 canaries, four
+The same arguments always give the same bytes (one seeded ``random.Random``); other seeds draw other
+names and values, so a held-out set is a list of seeds. Compaction-conformance-kit plants 20 canaries, four
 each of five types, and compacts 5 times (PEERS.md); the defaults do the same with the kit's five types.
 """
 

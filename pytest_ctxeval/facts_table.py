@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-__all__ = ["request_tokens", "combine", "survival_lines", "pct"]
+__all__ = ["request_tokens", "combine", "survival_lines", "pct", "print_survival"]
 
 
 def request_tokens(run: Any) -> dict[str, Any]:
@@ -70,19 +70,36 @@ def survival_lines(entries: Iterable[dict[str, Any]], *, label: str | None = Non
         return []
     n = sum(1 for e in entries if e.get("survival"))
     rounds = max(len(r["held"]) for r in by_type.values())
-    head = f"{'planted facts held' + (' (' + label + ')' if label else ''):<30}" + "".join(
+    title = "planted facts held" + (f" ({label})" if label else "")
+    places = combine(entries, "by_place") if places else {}
+    width = max(30, len(title) + 2, *(len(g) + 4 for g in by_type), *(len(g) + 15 for g in places))
+    head = f"{title:<{width}}" + "".join(
         f"{'round ' + str(i):>9}" for i in range(1, rounds + 1)) + f"{'bar':>7}{'cliff':>10}"
     lines = [head]
     for group, row in by_type.items():
         cells = "".join(f"{pct(h, p):>9}" for h, p in zip(row["held"], row["planted"]))
         cells += " " * 9 * (rounds - len(row["held"]))
         bar = row.get("bar", 0.0)
-        lines.append(f"  {group:<28}{cells}{(f'{bar:.0%}' if bar else '-'):>7}{_cliff(row):>10}")
-    if places:
-        by_place = combine(entries, "by_place")
-        for group, row in by_place.items():
-            cells = "".join(f"{pct(h, p):>9}" for h, p in zip(row["held"], row["planted"]))
-            lines.append(f"  {'planted in ' + group:<28}{cells}")
+        lines.append(f"  {group:<{width - 2}}{cells}{(f'{bar:.0%}' if bar else '-'):>7}{_cliff(row):>10}")
+    for group, row in places.items():
+        cells = "".join(f"{pct(h, p):>9}" for h, p in zip(row["held"], row["planted"]))
+        lines.append(f"  {'planted in ' + group:<{width - 2}}{cells}")
     total = sum(max(r["planted"], default=0) for r in by_type.values())
     lines.append(f"  ({n} scenario{'s' if n != 1 else ''}, {total} facts; a fact counts from the round it is planted)")
     return lines
+
+
+def print_survival(outcomes: Iterable[Any]) -> None:
+    """Print the survival table of evaluated outcomes that plant facts (``ctxeval run``)."""
+    from .planted import survival_entry
+
+    entries = []
+    for o in outcomes:
+        scenario = o.run.scenario if getattr(o, "run", None) is not None else None
+        if scenario is not None and scenario.facts and o.cases:
+            entries.append({"survival": survival_entry(list(scenario.facts), o.cases, scenario.expect)})
+    lines = survival_lines(entries)
+    if lines:
+        print()
+        for line in lines:
+            print(line)

@@ -189,6 +189,7 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
                    for g, row in e.get("graders", {}).items()]
         events = [{**ev, "compaction": ev.get("action", "").endswith("_compaction")} for ev in e.get("events", [])]
         scenarios.append({
+            **_charts(e),  # tokens over requests, survival curves (issue 19)
             "id": sid, "name": e["name"], "source": e.get("source"), "description": e.get("description"),
             "error": e.get("error"), "window": e.get("context_window"), "kind": e.get("kind"),
             "graders": graders, "events": events, "compactions": compactions, "notes": e.get("notes", []),
@@ -228,6 +229,19 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
             "usage": usage, "prompt": {"path": prompt.get("path"), "fingerprint": prompt.get("fingerprint")},
             "compaction_count": sum(r["compactions"] for r in rows),
             "failed": any(r["bad"] for r in rows) or bool(comparison and comparison.failed)}
+
+
+def _charts(entry: dict[str, Any]) -> dict[str, Any]:
+    """A scenario's inline SVG charts and survival table (pytest_ctxeval.report_charts, facts_table)."""
+    from markupsafe import Markup
+
+    from .facts_table import survival_lines
+    from .report_charts import survival_svg, tokens_svg
+
+    survival = entry.get("survival") or {}
+    return {"tokens_chart": Markup(tokens_svg(entry.get("tokens") or {})),  # text escaped where the SVG is made
+            "survival_chart": Markup(survival_svg(survival.get("by_type") or {})),
+            "survival_table": survival_lines([entry]) if survival else []}
 
 
 def _strategies_view(table: dict[str, Any] | None, ids: dict[str, str]) -> dict[str, Any] | None:
@@ -380,6 +394,11 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
                          f"{r['verdicts'].get('pass', 0)} | {r['verdicts'].get('fail', 0)} |")
         for f in st["failures"][:max_items]:
             lines.append(f"- **{md(f['scenario'])}** · {md(f['strategy'])} · {md(f['grader'])}: {md(f['reason'])}")
+    from .facts_table import survival_lines
+
+    table = survival_lines(doc.get("scenarios", []))
+    if table:  # planted facts (issue 19); fact types are names of letters, digits and '_'
+        lines += ["", "#### Planted facts held per round", "", "```", *table, "```"]
     lost = [(s, c) for s in ctx["scenarios"] for c in s["compactions"] if c["lost_count"]]
     if lost:
         lines += ["", "#### What compactions lost", ""]

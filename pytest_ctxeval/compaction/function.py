@@ -35,6 +35,9 @@ from .formats import FREE_FORM
 
 __all__ = ["FunctionStrategy", "is_compact_function"]
 
+#: An output over this many context windows is refused (a failed compaction with the reason).
+_MAX_WINDOWS = 4
+
 
 def is_compact_function(obj: Any) -> bool:
     """Whether ``obj`` is a plain compactor function (``compact(messages, ...)``): a function with a
@@ -86,6 +89,11 @@ class FunctionStrategy(BaseStrategy):
             out = self.func(json.loads(json.dumps(api)), **kwargs)  # a copy: the function may change it
         except Exception as exc:  # noqa: BLE001 - the user's compactor failed: a failed compaction, with its cause
             raise CompactionFailed(f"the {self.name} compactor raised {type(exc).__name__}: {exc}") from None
+        size = len(out) if isinstance(out, str) else len(json.dumps(out, default=str)) if isinstance(out, list) else 0
+        if size > _MAX_WINDOWS * 4 * state.config.context_window:  # ~4 characters a token
+            raise CompactionFailed(f"the {self.name} compactor returned {size:,} characters, over {_MAX_WINDOWS} "
+                                   f"context windows ({state.config.context_window:,} tokens each): refused before "
+                                   "it is used (a summary that grows every round would exhaust memory)")
         if isinstance(out, str):
             if not out.strip():
                 raise CompactionFailed(f"the {self.name} compactor returned an empty summary")
@@ -99,7 +107,7 @@ class FunctionStrategy(BaseStrategy):
         problems = validate_api(out, allow_pending_tool_use=True)
         if problems:
             raise CompactionFailed(f"the {self.name} compactor returned messages the API would refuse: {problems[0]}")
-        originals = {json.dumps(to_api([m])[0], sort_keys=True): m for m in state.messages}
+        originals = {json.dumps(api[0], sort_keys=True): m for m in state.messages if (api := to_api([m]))}
         made = from_api(out, uuid_prefix=state.uuid())
         messages: list[Any] = []
         summary = ""

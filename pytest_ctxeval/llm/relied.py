@@ -130,7 +130,7 @@ def _result_lines(history: list[Any]) -> list[tuple[int, list[str]]]:
 
 def _fact_line(line: str) -> str | None:
     text = line.strip()
-    if not 12 <= len(text) <= 240 or text.startswith(("[", "{", "}", "```")):
+    if not 8 <= len(text) <= 240 or text.startswith(("[", "{", "}", "```")):
         return None
     if _NOTE.match(text):
         return text
@@ -194,7 +194,7 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
             out.append(item)
             continue
         words = [w for w in significant_tokens(item) if not re.search(r"\d", w)]
-        if len(words) < 2:
+        if not words:
             out.append(item)
             continue
         key = normalize_ws(item).lower()
