@@ -32,7 +32,7 @@ def _y(v: float, top: float) -> float:
 
 def _frame(title: str, top_label: str, bottom_label: str, x_label: str) -> list[str]:
     t = escape(title)
-    return [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" '
+    return [f'<svg width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" '
             f'aria-label="{t}"><title>{t}</title>',
             f'<line x1="{PAD_L}" y1="{H - PAD_B}" x2="{W - PAD_R}" y2="{H - PAD_B}" stroke="#999"/>',
             f'<line x1="{PAD_L}" y1="{PAD_T}" x2="{PAD_L}" y2="{H - PAD_B}" stroke="#999"/>',
