@@ -234,3 +234,25 @@ def test_the_scenario_schema_names_the_field_of_a_bad_fact(tmp_path) -> None:  #
     path.write_text("turns:\n  - user: hi\nfacts:\n  - {type: fact, planted: user, tokens: [a], turn: 4}\n")
     with pytest.raises(ScenarioError, match=r"facts\[0\].turn: 4 is not a turn"):
         load_scenario(path)
+
+
+def test_compresses_passes_every_real_compaction_of_the_corpus(registry) -> None:  # noqa: ANN001
+    """No false alarm on Claude Code's own compactions: each replaced far more than its summary."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from shared_paths import CORPUS
+    from pytest_ctxeval.grading import cases_from_transcript
+    from pytest_ctxeval.transcript import read_transcript
+
+    files = sorted(CORPUS.glob("*.jsonl")) if CORPUS.is_dir() else []
+    if not files:
+        pytest.skip(f"the shared corpus is not at {CORPUS} (set CTXEVAL_SHARED)")
+    graded = 0
+    for path in files:
+        for case in cases_from_transcript(read_transcript(path)):
+            (v,) = registry.run(case, [registry.get("compresses")])
+            assert v.status in ("pass", "n/a"), (path.name, case.index, v.reasons)
+            graded += v.status == "pass"
+    assert graded >= 10
