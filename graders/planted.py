@@ -23,7 +23,7 @@ from pytest_ctxeval.extract import person_messages
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.messages import AttachmentMessage, CompactBoundary, UserMessage, plain_text
 from pytest_ctxeval.planted import (
-    DEFAULT_MIN_TOKENS, DEFAULT_SHARE, bars_of, fact_states, has_token, post_text, survival, token_spans,
+    DEFAULT_MIN_TOKENS, DEFAULT_SHARE, PLACE_NAMES, bars_of, fact_states, has_token, post_text, survival, token_spans,
 )
 from pytest_ctxeval.summary import normalize_ws
 from pytest_ctxeval.tokens import estimate_messages
@@ -66,17 +66,30 @@ def facts_survive(case: CompactionCase) -> Verdict:
                     reasons.append(f"round {rnd}: {t} '{s.label}' planted in {s.where(case.history)} is lost: "
                                    f"{', '.join(repr(m) for m in s.missing)}{value} not in the post-compact context "
                                    f"({t}: {held}/{len(of_type)} held, {_pct(share)} < bar {_pct(bar)})")
+    missing_note = ""
+    if case.is_last:  # a fact that never showed up where the scenario says it is planted: say so
+        never = [s for s in fact_states(facts, case) if not s.planted]
+        if never:
+            missing_note = (f"{len(never)} fact(s) not planted before any compaction (their tokens never appeared in "
+                            "the place 'planted' names; check 'planted' and 'tokens', or the fact comes after the "
+                            "last compaction): " + ", ".join(f"{s.fact.type} '{s.label}' ({PLACE_NAMES[s.fact.planted]})"
+                                                              for s in never[:5])
+                            + (f" (+{len(never) - 5})" if len(never) > 5 else ""))
+            evidence["not_planted"] = [s.label for s in never]
     held_all = sum(s.held for s in states)
     score = round(held_all / len(states), 4)
     cliffs = {t: c["cliff"] for t, c in (curves or {}).get("types", {}).items() if c["cliff"] is not None}
     if reasons:
+        if missing_note:
+            reasons.append(missing_note)
         if cliffs:
             reasons.append("cliff round per type: " + ", ".join(f"{t} {r}" for t, r in cliffs.items()))
         return Verdict.failed(*reasons, score=score, missing=missing, shares=shares, **evidence)
     lost = [f"{s.fact.type} '{s.label}'" for s in states if not s.held]
     note = f"; lost (below no bar): {', '.join(lost[:5])}" + (f" (+{len(lost) - 5})" if len(lost) > 5 else "") if lost else ""
     per_type = ", ".join(f"{t} {_pct(v)}" for t, v in shares.items())
-    return Verdict.passed_(f"round {rnd}: {held_all}/{len(states)} planted facts held ({per_type}){note}",
+    extra = [missing_note] if missing_note else []
+    return Verdict.passed_(f"round {rnd}: {held_all}/{len(states)} planted facts held ({per_type}){note}", *extra,
                            score=score, shares=shares, **evidence)
 
 

@@ -256,3 +256,12 @@ def test_compresses_passes_every_real_compaction_of_the_corpus(registry) -> None
             assert v.status in ("pass", "n/a"), (path.name, case.index, v.reasons)
             graded += v.status == "pass"
     assert graded >= 10
+
+
+def test_a_fact_never_planted_where_the_scenario_says_is_reported(kit, grade) -> None:  # noqa: ANN001
+    msgs = session(kit)
+    planted = facts(*FACTS, {"id": "ghost", "type": "fact", "planted": "tool", "tokens": ["zz_never_seen"]})
+    summary = kit.summary({"request": f"{SAFETY}. 8080 garnet_signal httpx"})
+    v = grade("facts_survive", case_for(kit, msgs, summary, planted))
+    assert v.status == "pass" and v.evidence["not_planted"] == ["ghost"]
+    assert "1 fact(s) not planted before any compaction" in v.reasons[1] and "fact 'ghost' (a tool result)" in v.reasons[1]
