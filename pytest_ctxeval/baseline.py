@@ -45,7 +45,7 @@ from .outputs import write_text_safely
 from .redact import scrub_output, scrub_tree
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "DEFAULT_TOLERANCE", "Change", "Comparison", "baseline_document",
-           "load_document", "write_baseline", "compare", "ab_table", "format_comparison", "format_ab",
+           "load_document", "write_baseline", "compare", "ab_table", "format_comparison", "format_ab", "rollup",
            "verdict_label"]
 
 BASELINE_FORMAT = "pytest-ctxeval/baseline"
@@ -115,7 +115,9 @@ def _normalise(doc: dict[str, Any], *, reasons: bool = False) -> dict[str, Any]:
     return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "backend": doc.get("backend"),
             "model": doc.get("model"),
             "prompt": {"name": Path(str(prompt.get("path") or "")).name or None,
-                       "fingerprint": prompt.get("fingerprint")} if prompt else None,
+                       "fingerprint": prompt.get("fingerprint"),
+                       # the rendered prompt, so a later run can say which changed lines it can see
+                       **({"text": prompt["text"]} if prompt.get("text") else {})} if prompt else None,
             "scenarios": dict(sorted(scenarios.items()))}
 
 
@@ -225,6 +227,8 @@ class Comparison:
     improvements: list[Change] = field(default_factory=list)
     notes: list[Change] = field(default_factory=list)
     summaries: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)  # baseline's, for diffs
+    #: The prompt-change coverage note (:mod:`pytest_ctxeval.prompt_coverage`) when the prompts differ.
+    coverage: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:
@@ -234,7 +238,8 @@ class Comparison:
         return {"baseline": self.baseline, "tolerance": self.tolerance,
                 "regressions": [c.as_dict() for c in self.regressions],
                 "improvements": [c.as_dict() for c in self.improvements],
-                "notes": [c.as_dict() for c in self.notes]}
+                "notes": [c.as_dict() for c in self.notes],
+                **({"coverage": self.coverage} if self.coverage else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Comparison":
@@ -242,7 +247,8 @@ class Comparison:
             return [Change(**{k: c.get(k) for k in ("kind", "scenario", "grader", "compaction", "before", "after")},
                            reason=c.get("reason") or "") for c in data.get(key, [])]
         return cls(baseline=data.get("baseline", "?"), tolerance=float(data.get("tolerance", DEFAULT_TOLERANCE)),
-                   regressions=changes("regressions"), improvements=changes("improvements"), notes=changes("notes"))
+                   regressions=changes("regressions"), improvements=changes("improvements"), notes=changes("notes"),
+                   coverage=data.get("coverage"))
 
 
 def _reason(after: dict[str, Any] | None, before: dict[str, Any] | None) -> str:
@@ -281,7 +287,7 @@ def _classify(before: dict[str, Any] | None, after: dict[str, Any] | None, toler
 
 
 _EXCLUDE = [r"\['(summary|lost|missing|superseded|reasons|pre_tokens|post_tokens|kind|trigger|index|known_failure)'\]",
-            r"root\['format'\]", r"root\['version'\]"]
+            r"root\['format'\]", r"root\['version'\]", r"root\['prompt'\]\['text'\]"]
 
 
 def compare(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE,
@@ -368,6 +374,11 @@ def compare(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: flo
         {"regression": result.regressions, "improvement": result.improvements}.get(change.kind, result.notes).append(change)
     for bucket in (result.regressions, result.improvements, result.notes):
         bucket.sort(key=lambda c: (c.scenario, c.compaction or 0, c.grader or ""))
+    old_text, new_text = ((d.get("prompt") or {}).get("text") for d in (old, new))
+    if old_text and new_text:
+        from .prompt_coverage import coverage_note
+
+        result.coverage = coverage_note(new_text, old)
     return result
 
 
@@ -383,21 +394,46 @@ def _gain(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
 
 
 def _describe(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {v}" for k, v in value.items() if v)
+    if isinstance(value, dict):  # the prompt's text is the coverage note's business
+        return ", ".join(f"{k} {v}" for k, v in value.items() if v and k != "text")
     return str(value)
 
 
 _GROUPED = ("scenario removed", "new scenario", "grader no longer run", "new grader")
 
 
-def format_comparison(cmp: Comparison, *, limit: int = 200) -> list[str]:
-    """A short human-readable list: regressions first, then improvements and notes."""
+def rollup(changes: list[Change]) -> list[tuple[str, int, str]]:
+    """``(grader, count, what it became)`` over ``changes``, most frequent first: 130 regressions
+    from one dropped section read as "nine_sections 38 → fail, verbatim_user_messages 38 → fail"
+    before the items. ``what it became`` is ``fail`` when any of them now fails, else ``lower score``."""
+    by: dict[str, list[Change]] = {}
+    for c in changes:
+        by.setdefault(c.grader or "(scenario)", []).append(c)
+    out = []
+    for grader, items in by.items():
+        afters = {str(c.after or "").split(" ")[0] for c in items}
+        if "fail" in afters:
+            after = "fail"
+        elif afters == {"pass"}:
+            after = "lower score" if all(c.kind == "regression" for c in items) else "pass"
+        else:
+            after = "/".join(sorted(a for a in afters if a)) or "changed"
+        out.append((grader, len(items), after))
+    return sorted(out, key=lambda t: (-t[1], t[0]))
+
+
+def format_comparison(cmp: Comparison, *, limit: int = 200, coverage: bool = True) -> list[str]:
+    """A short human-readable list: regressions first, then improvements and notes, then the
+    prompt-change coverage note (``coverage=False`` leaves it to the caller)."""
     lines = []
     head = (f"{len(cmp.regressions)} regression{'s' if len(cmp.regressions) != 1 else ''}, "
             f"{len(cmp.improvements)} improvement{'s' if len(cmp.improvements) != 1 else ''} against {cmp.baseline} "
             f"(score tolerance {cmp.tolerance:g})")
     lines.append(head)
+    for label, bucket in (("regressed by grader", cmp.regressions), ("improved by grader", cmp.improvements)):
+        counts = rollup(bucket)
+        if len(bucket) > 1:
+            lines.append(f"  {label}: " + ", ".join(f"{g} {n} → {after}" for g, n, after in counts))
     # Notes that only name what came or went are grouped (a -k run leaves out most of the baseline).
     grouped: dict[str, list[Change]] = {}
     notes = []
@@ -419,6 +455,10 @@ def format_comparison(cmp: Comparison, *, limit: int = 200) -> list[str]:
             change = f"  {c.before} → {c.after}" if c.before or c.after else ""
             reason = c.reason if len(c.reason) <= limit else c.reason[:limit] + "…"
             lines.append(f"  {label:9} {what}{change}" + (f"  {reason}" if reason else ""))
+    if coverage and cmp.coverage:
+        from .prompt_coverage import format_coverage
+
+        lines += format_coverage(cmp.coverage)
     return lines
 
 

@@ -112,6 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_validate import add_validate_commands
 
     add_validate_commands(sub, _grader_args)
+    from .cli_plan import add_plan_command
+    from .cli_prompt import add_prompt_command
+
+    add_prompt_command(sub)
+    add_plan_command(sub)
+    from .cli_facts import add_facts_command
+    from .cli_grade_output import add_grade_output_command
+
+    add_facts_command(sub)
+    add_grade_output_command(sub)
     return parser
 
 
@@ -184,6 +194,9 @@ def _add_lint_command(sub: Any) -> None:
                       help="scenario files or folders (default: ./scenarios, else the built-in library)")
     lint.add_argument("--graders-dir", action="append", default=None, metavar="DIR",
                       help="a folder of your own graders, so known_failures may name them (repeatable)")
+    from .cli_plan import add_plan_flag
+
+    add_plan_flag(lint)
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
@@ -200,6 +213,12 @@ def _cmd_lint(args: argparse.Namespace) -> int:
               f"{len({p.path for p in problems})} of {files} scenario file{'s' if files > 1 else ''}")
         return EXIT_FAIL
     print(f"{files} scenario file{'s' if files > 1 else ''}: no problems")
+    if args.plan:
+        from .cli_plan import plan_lines
+
+        for path in find_scenarios(paths):
+            print()
+            print("\n".join(plan_lines(path)))
     return EXIT_OK
 
 
@@ -455,18 +474,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
     outcomes += [Outcome(name=path.stem, source=str(path), kind="scenario", error=message,
                          graders=[s.name for s in specs]) for path, message in broken]
     _print_outcomes(outcomes, args.verbose)
+    from .facts_table import print_survival
+
+    print_survival(outcomes)  # planted facts (issue 19): share held per type and round
     usage = merge_usage(usages + [llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm])
     print()
     for line in usage_lines(usage, options.backend):
         print(line)
     if judge is not None:
         print(f"judge: {judge.label}")
+    from .prompt_coverage import coverage_note, format_coverage
+
+    note = (coverage_note(prompts.render_compact())  # other strategies write their own prompts
+            if getattr(strategy, "name", "claude_code") == "claude_code" else None)
+    if note is not None:
+        print()
+        print("\n".join(format_coverage(note)))
     if args.json_out:
         model = next((o.run.requests[0]["model"] for o in outcomes if o.run and o.run.requests), options.model)
         doc = results_document(outcomes, usage=usage, backend=options.backend, model=model,
-                               prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint},
+                               prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint,
+                                       "text": prompts.render_compact()},
                                judge=judge.label if judge else None,
                                strategy=strategy.name if strategy is not None else None)
+        if note is not None:
+            doc["prompt_coverage"] = note
         print(f"results written to {write_results(args.json_out, doc)}")
     for _, message in broken:
         print(f"ctxeval: error: {message}", file=sys.stderr)
@@ -832,6 +864,22 @@ def _main(args: Any) -> int:
         from .cli_validate import cmd_graders, cmd_validate
 
         commands.update({"validate": cmd_validate, "graders": cmd_graders})
+        if args.command == "prompt":
+            from .cli_prompt import run_prompt
+
+            return run_prompt(args)
+        if args.command == "plan":
+            from .cli_plan import run_plan
+
+            return run_plan(args)
+        if args.command == "facts":
+            from .cli_facts import run_facts
+
+            return run_facts(args)
+        if args.command == "grade-output":
+            from .cli_grade_output import run_grade_output
+
+            return run_grade_output(args)
         return commands[args.command](args)
     except CtxEvalError as exc:
         print(f"ctxeval: error: {exc}", file=sys.stderr)

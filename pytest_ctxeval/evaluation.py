@@ -34,7 +34,10 @@ excerpt of each message a lost fact points at); per compaction ``attachments`` a
 ``{"kind": "file", "path": ...}``, ``{"kind": "skill", "name": ...}``, ``{"kind": "plan"}``,
 ``{"kind": "mcp_instructions_delta", "name": ...}``... and ``{"event": "SessionStart", "text": ...}``
 (see :mod:`pytest_ctxeval.engine.hooks`). ``pytest --ctxeval-report OUT.json`` adds
-``comparison`` (against ``--ctxeval-baseline``) and ``ab`` (``--ctxeval-compare-prompt``).
+``comparison`` (against ``--ctxeval-baseline``) and ``ab`` (``--ctxeval-compare-prompt``). The
+``prompt`` object holds the rendered compaction prompt as ``text``, and ``prompt_coverage`` (when the
+prompt differs from the built-in one or the baseline's) lists its changed sentences, each ``seen`` by
+the offline model or not (:mod:`pytest_ctxeval.prompt_coverage`).
 """
 
 from __future__ import annotations
@@ -309,6 +312,7 @@ def outcome_entry(o: Outcome) -> dict[str, Any]:
              **reinjected(c.post_messages)})
     # The history messages the lost facts point at ("message": N), for the report's links.
     entry["messages"] = {str(k): refs[k] for k in sorted(refs)}
+    _facts_entries(o, entry)
     return entry
 
 
@@ -337,6 +341,19 @@ def reinjected(post_messages: list[Any]) -> dict[str, list[dict[str, str]]]:
             row["name"] = m.name
         attachments.append(row)
     return {"attachments": attachments, "hook_results": hooks}
+
+
+def _facts_entries(o: Outcome, entry: dict[str, Any]) -> None:
+    """Planted-fact survival (scenarios with ``facts:``) and the tokens of every request, for the
+    survival tables and the report's charts (pytest_ctxeval.planted, pytest_ctxeval.facts_table)."""
+    from .facts_table import request_tokens
+    from .planted import survival_entry
+
+    scenario = o.run.scenario if o.run is not None else None
+    if scenario is not None and scenario.facts and o.cases:
+        entry["survival"] = survival_entry(list(scenario.facts), o.cases, scenario.expect)
+    if o.run is not None:
+        entry["tokens"] = request_tokens(o.run)
 
 
 def _shown_paths(run: RunResult) -> Callable[[str], str]:

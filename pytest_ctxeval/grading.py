@@ -145,6 +145,8 @@ class CompactionCase:
     #: The Claude Code version that wrote this compaction (a real transcript's boundary), None for an
     #: engine run: graders hold a real summary to what its version promised (pytest_ctxeval.versions).
     version: str | None = None
+    #: The scenario's planted facts (pytest_ctxeval.planted.PlantedFact), for facts_survive and stale_values.
+    facts: list[Any] = field(default_factory=list, repr=False)
 
     @cached_property
     def sections(self) -> ParsedSummary:
@@ -442,7 +444,8 @@ def cases_from_run(run: Any) -> list[CompactionCase]:
             transcript_path=None if res.kind == "transcript" else shown_transcript_path(run.transcript_path.stem),
             pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
             turn=rec.turn, origin="engine", config=run.config,
-            strategy=getattr(run, "strategy", "claude_code"), summary_format=getattr(run, "summary_format", None)))
+            strategy=getattr(run, "strategy", "claude_code"), summary_format=getattr(run, "summary_format", None),
+            facts=list(run.scenario.facts) if run.scenario is not None else []))
     _link(out)
     if out:
         out[-1].final_context = list(run.final_messages)

@@ -118,7 +118,8 @@ def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
               help="add a manual compaction after the last turn, so the end state is always graded")
     addoption(f"{prefix}prompt", dest="ctxeval_prompt", default=None, metavar="PATH",
               help="a jinja2 compaction prompt to use instead of the built-in one (it may include "
-                   "_no_tools_preamble.j2, _sections.j2 and _no_tools_trailer.j2)")
+                   "_no_tools_preamble.j2, _sections.j2 and _no_tools_trailer.j2; 'ctxeval prompt init DIR' "
+                   "copies the built-ins to edit, 'ctxeval prompt show' prints what a run sends)")
     addoption(f"{prefix}session-memory-prompt", dest="ctxeval_session_memory_prompt", default=None, metavar="PATH",
               help="a jinja2 session-memory notes template to use instead of the built-in ten-section one")
     addoption(f"{prefix}strategy", dest="ctxeval_strategy", default=None, metavar="SPEC",

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .baseline import Comparison, _normalise, verdict_label
+from .baseline import Comparison, _normalise, rollup, verdict_label
 from .errors import CtxEvalError
 from .lost import CATEGORIES, CATEGORY_TITLES
 from .redact import excerpt, scrub_output
@@ -189,6 +189,7 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
                    for g, row in e.get("graders", {}).items()]
         events = [{**ev, "compaction": ev.get("action", "").endswith("_compaction")} for ev in e.get("events", [])]
         scenarios.append({
+            **_charts(e),  # tokens over requests, survival curves (issue 19)
             "id": sid, "name": e["name"], "source": e.get("source"), "description": e.get("description"),
             "error": e.get("error"), "window": e.get("context_window"), "kind": e.get("kind"),
             "graders": graders, "events": events, "compactions": compactions, "notes": e.get("notes", []),
@@ -209,7 +210,10 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
             return [{**c.as_dict(), "id": anchor(c.scenario, c.compaction)} for c in bucket]
         changes = {"baseline": comparison.baseline, "tolerance": comparison.tolerance,
                    "regressions": rows_of(comparison.regressions), "improvements": rows_of(comparison.improvements),
-                   "notes": rows_of(comparison.notes)}
+                   "notes": rows_of(comparison.notes),
+                   "rollup": {k: [{"grader": g, "count": n, "after": a} for g, n, a in rollup(bucket)]
+                              for k, bucket in (("regressions", comparison.regressions),
+                                                ("improvements", comparison.improvements))}}
     ab_view = None
     if ab:
         ab_view = {"a": ab["table"]["a"], "b": ab["table"]["b"],
@@ -221,9 +225,23 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
             "prompt": prompt.get("path"), "fingerprint": prompt.get("fingerprint")}
     return {"meta": meta, "rows": rows, "scenarios": scenarios, "totals": totals, "changes": changes, "ab": ab_view,
             "strategies": _strategies_view(doc.get("strategies"), ids), "strategy": doc.get("strategy"),
+            "coverage": doc.get("prompt_coverage") or (comparison.coverage if comparison else None),
             "usage": usage, "prompt": {"path": prompt.get("path"), "fingerprint": prompt.get("fingerprint")},
             "compaction_count": sum(r["compactions"] for r in rows),
             "failed": any(r["bad"] for r in rows) or bool(comparison and comparison.failed)}
+
+
+def _charts(entry: dict[str, Any]) -> dict[str, Any]:
+    """A scenario's inline SVG charts and survival table (pytest_ctxeval.report_charts, facts_table)."""
+    from markupsafe import Markup
+
+    from .facts_table import survival_lines
+    from .report_charts import survival_svg, tokens_svg
+
+    survival = entry.get("survival") or {}
+    return {"tokens_chart": Markup(tokens_svg(entry.get("tokens") or {})),  # text escaped where the SVG is made
+            "survival_chart": Markup(survival_svg(survival.get("by_type") or {})),
+            "survival_table": survival_lines([entry]) if survival else []}
 
 
 def _strategies_view(table: dict[str, Any] | None, ids: dict[str, str]) -> dict[str, Any] | None:
@@ -331,6 +349,9 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
             lines += ["", f"#### {title} against {md(ch['baseline'])} ({len(items)})", ""]
             if not items:
                 lines.append("none")
+            if len(items) > 1:
+                lines += ["By grader: " + ", ".join(f"{md(r['grader'])} {r['count']} → {md(r['after'])}"
+                                                   for r in ch["rollup"][key]), ""]
             for c in items[:max_items]:
                 where = md(c["scenario"]) + (f" compaction {c['compaction']}" if c["compaction"] is not None else "")
                 lines.append(f"- **{where}** · {md(c['grader'] or '')}: {md(c['before'])} → {md(c['after'])}"
@@ -349,6 +370,18 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
             flips = ", ".join(f"{md(f['scenario'])} {md(f['a'])} → {md(f['b'])}" for f in r["flips"]) or "-"
             lines.append(f"| {md(r['grader'])} | {_pct(r['a'])} | {_mean(r['a'])} | {_pct(r['b'])} | "
                          f"{_mean(r['b'])} | {flips} |")
+    cov = ctx["coverage"]
+    if cov is not None:
+        lines += ["", f"#### prompt-change coverage against {md(cov['against'])}: {cov['seen']} read offline, "
+                      f"{cov['unseen']} not seen offline", ""]
+        for c in cov["lines"][:max_items]:
+            mark = "read" if c["seen"] else "**not seen offline**"
+            lines.append(f"- `{c['sign']}` line {c['line']} {mark}: {md(c['text'], 160)}"
+                         + (f" ({md('; '.join(c['mapped']), 200)})" if c["mapped"] else ""))
+        if len(cov["lines"]) > max_items:
+            lines.append(f"- … and {len(cov['lines']) - max_items} more")
+        if cov["unseen"]:
+            lines += ["", md(cov["advice"], 400)]
     st = ctx["strategies"]
     if st is not None:
         lines += ["", f"#### Compaction strategies: {md(', '.join(st['names']))}", "", md(st["note"], 600), "",
@@ -363,6 +396,11 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
                          f"{r['verdicts'].get('pass', 0)} | {r['verdicts'].get('fail', 0)} |")
         for f in st["failures"][:max_items]:
             lines.append(f"- **{md(f['scenario'])}** · {md(f['strategy'])} · {md(f['grader'])}: {md(f['reason'])}")
+    from .facts_table import survival_lines
+
+    table = survival_lines(doc.get("scenarios", []))
+    if table:  # planted facts (issue 19); fact types are names of letters, digits and '_'
+        lines += ["", "#### Planted facts held per round", "", "```", *table, "```"]
     lost = [(s, c) for s in ctx["scenarios"] for c in s["compactions"] if c["lost_count"]]
     if lost:
         lines += ["", "#### What compactions lost", ""]

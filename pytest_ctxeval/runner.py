@@ -32,7 +32,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .config import EngineConfig
 from .engine.context_prefix import system_context
@@ -127,6 +127,7 @@ def run_scenario(
     session_dir: str | Path | None = None,
     prompts: PromptSet | None = None,
     strategy: Any = None,
+    on_prepare: Callable[[Any], None] | None = None,
 ) -> RunResult:
     """Run ``scenario`` (a :class:`Scenario` or a path) and return the :class:`RunResult`.
 
@@ -138,6 +139,8 @@ def run_scenario(
     :mod:`pytest_ctxeval.compaction` strategy or its spec, e.g. ``"codex"``) decides when to compact
     and what the model sees afterwards; None runs the reference engine (``claude_code``). A strategy
     that cannot run on the backend raises :class:`~pytest_ctxeval.compaction.StrategyUnavailable`.
+    ``on_prepare`` sees each :class:`~pytest_ctxeval.engine.pipeline.PreparedRequest` as it is made
+    (``ctxeval plan`` reads the token count and the tiers' events from it).
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
@@ -196,6 +199,8 @@ def run_scenario(
                 if driver is not None:
                     driver.before_request(clock)
                 prepared = cm.prepare(clock)
+                if on_prepare is not None:
+                    on_prepare(prepared)
                 if prepared.refused:
                     continue  # not sent: no response, no tool calls (the event says why)
                 blocks: list[Any] = []

@@ -58,6 +58,7 @@ from .config import EngineConfig, resolve_context_window
 from .errors import ScenarioError, UsageError
 from .limits import check_time
 from .messages import ContentBlock, ResultContent
+from .planted import CompressionBar, FactUpdate, PlantedFact, check_bars
 
 __all__ = [
     "Scenario", "Expectations", "Probe", "ToolCall", "load_scenario", "find_scenarios", "expand",
@@ -276,6 +277,12 @@ class Expectations(_Strict):
     #: Approaches the session proved wrong: a summary must record them as failed.
     failed_approaches: list[str] = Field(default_factory=list)
     probes: list[Probe] = Field(default_factory=list)
+    #: Bars per planted-fact type for ``facts_survive`` (share held in every round; see planted.py).
+    survival: dict[str, float] = Field(default_factory=dict)
+    #: The ``compresses`` gate (share, min_tokens); None: the defaults.
+    compression: CompressionBar | None = None
+
+    _bars = field_validator("survival")(check_bars)
 
 
 class PreCompactHook(_Strict):
@@ -366,6 +373,8 @@ class Scenario(_Strict):
     #: and grading by hand, never replayed (their results are in the main line as Task results).
     sidechains: dict[str, list[Turn]] = Field(default_factory=dict)
     expect: Expectations = Field(default_factory=Expectations)
+    #: Facts that must survive compaction, typed and placed (pytest_ctxeval.planted).
+    facts: list[PlantedFact] = Field(default_factory=list)
     #: Graders this scenario is known to fail, with the reason: reported as expected failures
     #: (pytest ``xfail(strict=True)``); a known failure that passes is an error, so the entry goes
     #: once the engine or prompt is fixed.
@@ -390,6 +399,20 @@ class Scenario(_Strict):
         if empty:
             raise ValueError(f"known_failures.{empty[0]}: give the reason the grader is expected to fail")
         return out
+
+    @model_validator(mode="after")
+    def _facts(self) -> "Scenario":
+        seen: set[str] = set()
+        for i, fact in enumerate(self.facts):
+            if fact.id is not None:
+                if fact.id in seen:
+                    raise ValueError(f"facts[{i}].id: {fact.id!r} names two facts; give each its own id")
+                seen.add(fact.id)
+            for where, turn in (("turn", fact.turn), ("update.turn", fact.update.turn if fact.update else None)):
+                if turn is not None and turn >= len(self.turns):
+                    raise ValueError(f"facts[{i}].{where}: {turn} is not a turn (the scenario has {len(self.turns)} "
+                                     f"turns, numbered from 0)")
+        return self
 
     @field_validator("start")
     @classmethod
@@ -433,7 +456,7 @@ class Scenario(_Strict):
 #: Every field name of the schema, for "did you mean" hints.
 _KNOWN_FIELDS = sorted({name for model in (ToolCall, UserTurn, AssistantTurn, GapTurn, CompactSpec, RecordedCompaction,
                                            RepeatTurn, Probe, Expectations, Provenance, PreCompactHook, SessionStartHook,
-                                           Scenario)
+                                           Scenario, PlantedFact, FactUpdate, CompressionBar)
                         for name in model.model_fields if name not in ("path", "lines")})
 
 

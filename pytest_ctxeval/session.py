@@ -321,7 +321,8 @@ class CtxEvalSession:
         judge = next((s.get("judge") for s in meta if s.get("judge")), None)
         doc = results_document([], usage=merge_usage(usages), backend=self.options.backend, model=model,
                                prompt={"path": _prompt_label(self.config, prompts.compact_path),
-                                       "fingerprint": prompts.fingerprint}, judge=judge,
+                                       "fingerprint": prompts.fingerprint, "text": prompts.render_compact()},
+                               judge=judge,
                                strategy=getattr(self.strategy_of(variant), "name", None))
         if self.compared:  # the strategies' own model calls, for the strategies table
             doc["run_usage"] = merge_usage(run_usages)
@@ -348,6 +349,13 @@ class CtxEvalSession:
                                    price_model=DEFAULT_MODEL if self.options.backend == "offline" else None)
             table["results"] = {name: d["scenarios"] for name, d in docs.items() if name != self.strategy_name}
             doc["strategies"] = table
+        from .prompt_coverage import coverage_note
+
+        # Only the reference engine sends this prompt; other strategies write their own.
+        engine = getattr(self.strategy_of(MAIN), "name", "claude_code") == "claude_code"
+        note = coverage_note(doc["prompt"]["text"], self.baseline) if engine else None
+        if note is not None:
+            doc["prompt_coverage"] = note
         if self.baseline is not None:
             self.comparison = compare(self.baseline, doc, tolerance=self.tolerance,
                                       name=_shown(self.config, self.baseline_path))
@@ -394,6 +402,15 @@ class CtxEvalSession:
                 usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
                 for line in usage_lines(usage, self.options.backend):
                     tr.write_line(safe_text(line))
+        if doc is not None:  # planted facts (issue 19): survival per type and round, per strategy
+            from .facts_table import survival_lines
+
+            runs = [(self.strategy_name, doc["scenarios"])] + list((doc.get("strategies") or {}).get("results", {}).items())
+            tables = [survival_lines(entries, label=name if len(runs) > 1 else None) for name, entries in runs]
+            if any(tables):
+                tr.write_sep("-", "ctxeval planted facts: share held per round")
+                for line in (l for t in tables for l in t):
+                    tr.write_line(safe_text(line))
         if doc is not None and "strategies" in doc:
             from .compaction.compare import format_strategy_table
 
@@ -407,8 +424,15 @@ class CtxEvalSession:
         if self.comparison is not None:
             cmp = self.comparison
             tr.write_sep("-", "ctxeval baseline", red=cmp.failed, green=not cmp.failed)
-            for line in format_comparison(cmp):
+            for line in format_comparison(cmp, coverage=False):
                 tr.write_line(safe_text(line), red=line.lstrip().startswith("REGRESSED"))
+        if doc is not None and doc.get("prompt_coverage"):
+            from .prompt_coverage import HEADING, format_coverage
+
+            note = doc["prompt_coverage"]
+            tr.write_sep("-", f"ctxeval {HEADING}", yellow=bool(note.get("unseen")))
+            for line in format_coverage(note):
+                tr.write_line(safe_text(line), yellow=" NOT SEEN OFFLINE " in line)
         for path in self.written:
             tr.write_line(f"ctxeval: wrote {_shown(config, path)}")
         if self.written_error:

@@ -54,7 +54,7 @@ def test_ctxeval_runs_only_ctxeval_items(project: pytest.Pytester) -> None:
             raise AssertionError("deselected under --ctxeval")
     """)
     result = project.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "marked or continuation")
-    result.assert_outcomes(passed=2, deselected=18)
+    result.assert_outcomes(passed=2, deselected=21)
 
 
 def test_ctxeval_collects_scenario_times_grader_items(project: pytest.Pytester) -> None:
@@ -68,7 +68,7 @@ def test_ctxeval_collects_scenario_times_grader_items(project: pytest.Pytester) 
     ])
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) == 0
-    assert outcomes["passed"] + outcomes.get("skipped", 0) == 18  # 15 rule + 3 llm graders
+    assert outcomes["passed"] + outcomes.get("skipped", 0) == 21  # 18 rule + 3 llm graders
 
 
 def test_a_weak_prompt_fails_graders_with_reasons(project: pytest.Pytester) -> None:
@@ -96,17 +96,17 @@ def test_scenario_without_compaction_fails_with_advice(pytester: pytest.Pytester
     pytester.makefile(".yaml", **{"scenarios/short": "context_window: 200000\nturns:\n  - user: hi\n  - assistant: hello\n"})
     result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "nine_sections")
     result.stdout.fnmatch_lines(["*no compaction happened in short*--compact-at-end*"])
-    result.assert_outcomes(failed=1, deselected=17)
+    result.assert_outcomes(failed=1, deselected=20)
     # ... and --ctxeval-compact-at-end makes the end state gradable.
     result = pytester.runpytest("--ctxeval", "--ctxeval-compact-at-end", "-p", "no:cacheprovider", "-k", "nine_sections")
-    result.assert_outcomes(passed=1, deselected=17)
+    result.assert_outcomes(passed=1, deselected=20)
 
 
 def test_two_scenarios_with_one_name_fail_the_second_with_the_reason(project: pytest.Pytester) -> None:
     project.makefile(".yaml", **{"scenarios/copy": TINY})
     result = project.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "nine_sections")
     result.stdout.fnmatch_lines(["*the name 'tiny' is also the name of scenarios/*.yaml*names must be unique*"])
-    result.assert_outcomes(passed=1, failed=1, deselected=34)
+    result.assert_outcomes(passed=1, failed=1, deselected=40)
 
 
 def test_user_graders_folder_adds_items(project: pytest.Pytester) -> None:
@@ -271,7 +271,7 @@ def test_the_built_in_library_runs_from_a_folder_without_scenarios(pytester: pyt
     conftest.py as a non-root conftest, which must not break the run or change the user's
     Hypothesis profile (found in review: it defined pytest_plugins, an error there)."""
     result = pytester.runpytest_subprocess("--ctxeval", "-q", "-p", "no:cacheprovider", "-k", "idle_gap")
-    result.assert_outcomes(passed=13, skipped=5)
+    result.assert_outcomes(passed=14, skipped=7)
     assert "non-top-level conftest" not in result.stdout.str() + result.stderr.str()
 
 

@@ -53,7 +53,7 @@ NO_SECTION_6 = textwrap.dedent("""\
     {{ custom_instructions }}{% endif %}
     """)
 
-RULE_GRADERS = 15  # items per scenario: 15 rule graders + 3 llm graders
+RULE_GRADERS = 18  # items per scenario: 18 rule graders + 3 llm graders
 LLM_GRADERS = 3
 
 

@@ -7,6 +7,8 @@ A spec is one of::
     gemini_cli(verify=false, tiers=none)
     mypkg.compaction:MyStrategy             a class (instantiated with the options) or an instance
     mypkg.compaction:make_strategy(level=2) a factory returning a strategy
+    mypkg.compaction:compact                a plain function compact(messages, *, instructions=None)
+                                            returning the summary text or the new messages (compaction/function.py)
 
 (quote a spec with parentheses in a shell). A bad spec is a :class:`~pytest_ctxeval.errors.UsageError`
 that names it and says how to fix it.
@@ -194,12 +196,19 @@ def load_strategy(spec: str | Any) -> Any:
     >>> load_strategy("observation_masking(keep=3)").keep
     3
     """
+    from .function import FunctionStrategy, is_compact_function
+
     if not isinstance(spec, str):
+        if is_compact_function(spec):
+            return FunctionStrategy(spec)
         _check(spec, repr(spec))
         return spec
     target, options = parse_spec(spec)
     obj = _builtin(target) if target in BUILTIN else _import(target, spec)
-    if isinstance(obj, type) or callable(obj) and not isinstance(obj, Strategy):
+
+    if is_compact_function(obj):  # a plain compact(messages, *, instructions=None) function
+        strategy = FunctionStrategy(obj, **options)
+    elif isinstance(obj, type) or callable(obj) and not isinstance(obj, Strategy):
         try:
             strategy = obj(**options)
         except UsageError:

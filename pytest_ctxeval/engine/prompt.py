@@ -91,7 +91,13 @@ class PromptSet:
 
     def render_partial(self, direction: str, custom_instructions: str | None = None) -> str:
         return self._render(self._partial, BUILTIN_PROMPTS / "partial_compact.j2", direction=direction,
-                            custom_instructions=custom_instructions or "")
+                            custom_instructions=custom_instructions or "", sections=self.section_list())
+
+    def section_list(self) -> str:
+        """The numbered section list of the compaction prompt in use (its first run of numbered
+        section entries and their continuation lines), so a partial compaction asks for the
+        sections the user's prompt asks for; "" when the prompt has none."""
+        return section_list(self.render_compact())
 
     def session_memory_template(self) -> str:
         return self._render(self._sm_template, self.sm_template_path)
@@ -104,6 +110,25 @@ class PromptSet:
     def fingerprint(self) -> str:
         """A short hash of the rendered compaction prompt (to tell prompt versions apart)."""
         return hashlib.sha256(self.render_compact().encode()).hexdigest()[:12]
+
+
+def section_list(prompt: str) -> str:
+    """The first block of numbered section entries in ``prompt`` (see :meth:`PromptSet.section_list`)."""
+    import re
+
+    from ..summary import section_kind
+
+    entry = re.compile(r"^\s*(?:#{1,6}\s+)?\d{1,2}[.)]\s+(?:\*\*)?([^:\n*]{3,60}?)(?:\*\*)?\s*(?::|$)")
+    out: list[str] = []
+    for line in prompt.split("\n"):
+        m = entry.match(line)
+        if m and section_kind(m.group(1).strip().lower()):
+            out.append(line)
+        elif out and line.strip() and line[:1].isspace():
+            out.append(line)
+        elif out:
+            break
+    return "\n".join(out)
 
 
 def _template_line(exc: BaseException, tpl: jinja2.Template) -> int | None:

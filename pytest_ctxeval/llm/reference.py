@@ -44,8 +44,11 @@ from ..extract import (
 from ..messages import AssistantMessage, from_api, text_of, tool_uses
 from ..summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
 from .formats import OTHER_KINDS, deserialise, other_section, read_other, reference_kind, snapshot_tags, split_merged
+from . import relied
+from .instructions import LANGUAGES, Reading, read_prompt
+from .rewording import error_gist, generalise_identifiers, paraphrase, translate, trim_to_limit
 
-__all__ = ["requested_sections", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
+__all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
 
 SUMMARY_PREFIX = "This session is being continued from a previous conversation"
@@ -85,6 +88,19 @@ def requested_sections(prompt: str) -> list[tuple[str, str]]:
     """
     found = _match_titles(prompt, (_NUMBERED, _HEADING))
     return found or _match_titles(prompt, (_BULLET,))
+
+
+def skeleton_sections(prompt: str) -> list[tuple[str, str]]:
+    """The sections of the reply skeleton a prompt shows inside ``<summary>...</summary>`` (the last
+    such block; [] when it shows none)."""
+    skeleton = re.search(r"<summary>((?:(?!<summary>)[\s\S])*?)</summary>", prompt)
+    return requested_sections(skeleton.group(1)) if skeleton else []
+
+
+def prompt_sections(prompt: str) -> list[tuple[str, str]]:
+    """The sections the reference writes for ``prompt``: those of the reply skeleton it shows in
+    ``<summary>`` when it shows one with titles (what a model copies), else those it lists."""
+    return skeleton_sections(prompt) or requested_sections(prompt)
 
 
 def _match_titles(prompt: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[str, str]]:
@@ -132,6 +148,7 @@ class _Carry:
     rules: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    tool_facts: list[str] = field(default_factory=list)   # relied.TOOL_FACTS_HEADER's items
     #: Set when an earlier summary was another strategy's (its user messages are quoted in its goal
     #: section, and the context may also keep them as messages: count each once).
     dedupe: bool = False
@@ -214,6 +231,7 @@ def _read_carry(texts: list[str]) -> _Carry:
         if (s := parsed.get("problem")) is not None:
             carry.failed += _sublist(s.body, FAILED_HEADER)
             carry.findings += _sublist(s.body, FINDINGS_HEADER)
+            carry.tool_facts += _sublist(s.body, relied.TOOL_FACTS_HEADER)
         if (s := parsed.get("user_messages")) is not None:
             carry.user_messages += [_unquote(i) for i in _items(s.body)]
         if (s := parsed.get("files")) is not None:
@@ -279,18 +297,28 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
     if tags:  # Gemini CLI's XML state snapshot
         parts = [f"    <{tag}>\n{_indent(facts.section(kind).rstrip(), 8)}\n    </{tag}>" for tag, kind in tags]
         return "<state_snapshot>\n" + "\n".join(parts) + "\n</state_snapshot>"
-    sections = requested_sections(instruction)
+    sections = prompt_sections(instruction)
     # The <analysis>/<summary> layout is Claude Code's; a prompt that does not ask for it (another
     # strategy's) gets its sections as plain text.
     tagged = bool(re.search(r"<(?:analysis|summary)>", instruction))
+    if tagged:
+        # A Claude Code prompt: how each section is written follows the prompt's instructions
+        # (:mod:`.instructions`). Other strategies' prompts keep every behaviour on.
+        facts.reading = read_prompt(instruction)
     analysis = (f"<analysis>\nRead {len(history)} messages: {len(facts.people)} from the user, "
                 f"{facts.tool_calls} tool calls ({len(facts.failures)} failed)"
                 f"{', and ' + str(len(earlier)) + ' earlier summary' if earlier else ''}.\n</analysis>")
     if not sections:
         body = facts.generic()
     else:
-        body = "\n\n".join(f"{number}. {title}:\n{_indent(facts.section(kind).rstrip())}"
-                            for number, (kind, title) in enumerate(sections, start=1))
+        parts = [(f"{number}. {title}:", facts.section(kind).rstrip().split("\n"))
+                 for number, (kind, title) in enumerate(sections, start=1)]
+        reading = facts.reading
+        if reading is not None and reading.limit is not None:
+            parts = trim_to_limit(parts, reading.limit.amount, reading.limit.unit)
+        body = "\n\n".join(f"{head}\n{_indent(chr(10).join(lines))}" for head, lines in parts)
+        if reading is not None and reading.language:
+            body = translate(body, LANGUAGES.get(reading.language))
     return f"{analysis}\n\n<summary>\n{body}\n</summary>" if tagged or not sections else body
 
 
@@ -314,8 +342,20 @@ class _Facts:
         # Standing rules of memory files (CLAUDE.md) and what the assistant found did not work:
         # both are carried from summary to summary, so a rule followed before a compaction is still
         # followed after it and a dead end is not tried again.
-        self.rules = _merge_texts(carry.rules, memory_rules(history))
+        self.rules = relied.mark_replaced(_merge_texts(carry.rules, memory_rules(history)), history)
         self.failed = _merge_texts(carry.failed, failed_attempts(history))
+        #: What the prompt asks for (None: not a Claude Code prompt, every behaviour on).
+        self.reading: Reading | None = None
+
+    def asks(self, name: str) -> bool:
+        """Whether the prompt asks for the instruction ``name`` (:mod:`.instructions`)."""
+        return self.reading is None or name in self.reading
+
+    def said(self, text: str, clip: int | None = None) -> str:
+        """A user message as the prompt asks for it: quoted verbatim, or paraphrased."""
+        if self.asks("user_messages_verbatim"):
+            return _quote(_clip(text, clip) if clip else text)
+        return paraphrase(text)
 
     # -- sections ----------------------------------------------------------------------------
     def section(self, kind: str) -> str:
@@ -325,20 +365,20 @@ class _Facts:
 
     def _s_request(self) -> str:
         if not self.all_people:
-            if self.rules:
+            if self.rules and self.asks("memory_rules"):
                 return "\n".join(["No request from the user in this part of the conversation.", RULES_HEADER,
                                   *[f"- {r}" for r in self.rules]])
             return "No request from the user in this part of the conversation."
         first = self.all_people[0]
-        lines = [f"The user's first request: {_quote(first)}"]
-        if self.rules:
+        lines = [f"The user's first request: {self.said(first)}"]
+        if self.rules and self.asks("memory_rules"):
             lines.append(RULES_HEADER)
             lines += [f"- {r}" for r in self.rules]
         later = self.all_people[1:]
         if later:
             # Every later message may correct or narrow the request: the prompt asks for all of them.
             lines.append("Later requests and corrections, oldest first:")
-            lines += [f"- {_quote(_clip(t, 300))}" for t in later]
+            lines += [f"- {self.said(t, 300)}" for t in later]
         return "\n".join(lines)
 
     def _s_concepts(self) -> str:
@@ -355,7 +395,7 @@ class _Facts:
         lines = list(self.carry.files)
         known = {l.split(" — ")[0].strip() for l in lines}
         verbs = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
-        changes = self._changes()
+        changes = self._changes() if self.asks("code_snippets") else {}
         for path, how in touched_files(self.history):
             line = f"{path} — {verbs.get(how, 'read' if how == 'Read' else how)}"
             for change in changes.get(path, [])[-3:]:
@@ -363,6 +403,8 @@ class _Facts:
             if path in known:
                 lines = [l for l in lines if l.split(" — ")[0].strip() != path]
             lines.append(line)
+        if not self.asks("code_snippets"):  # an earlier summary's snippets go with the instruction
+            lines = [l.split("\n")[0] for l in lines]
         return "\n".join(f"- {l}" for l in lines) or "- None."
 
     def _changes(self) -> dict[str, list[str]]:
@@ -383,24 +425,44 @@ class _Facts:
 
     def _s_errors(self) -> str:
         lines = list(self.carry.errors)
+        quoted = self.asks("errors_quoted_and_fixed")
         for f in self.failures:
             what = _short_input(f.input)
-            lines.append(f"{f.tool}{' (' + what + ')' if what else ''} failed: {f.key_line}")
+            if quoted:
+                lines.append(f"{f.tool}{' (' + what + ')' if what else ''} failed: {f.key_line}{self._fix(f)}")
+            else:
+                lines.append(error_gist(f.tool, what, f.key_line))
         return "\n".join(f"- {l}" for l in lines) or "- None."
 
+    def _fix(self, failure: Any) -> str:
+        """How a failure was dealt with: a later call of the same tool that succeeded, else open."""
+        failed = {f.tool_use_id for f in self.failures}
+        later = [u for m in self.history[failure.index + 1:] for u in tool_uses(m)
+                 if u.name == failure.tool and u.id not in failed]
+        return " — fixed: a later call succeeded" if later else " — still open"
+
     def _s_problem(self) -> str:
-        if not self.tool_calls and not self.findings and not self.failed:
+        if not self.tool_calls and not self.findings and not self.failed and not self.carry.tool_facts:
             return "No tool work in this part of the conversation."
         text = f"Ran {self.tool_calls} tool calls; {len(self.failures)} failed."
         if self.failures:
             last = self.failures[-1]
             later_ok = any(m for m in self.history[last.index + 1:] if tool_uses(m))
-            text += (f" The last failure was {last.tool}: {last.key_line}"
+            key = last.key_line if self.asks("errors_quoted_and_fixed") else error_gist(last.tool, "", last.key_line)
+            text += (f" The last failure was {last.tool}: {key}"
                      + (" — work continued after it." if later_ok else " — not resolved yet."))
-        if self.failed:
-            text += "\n" + FAILED_HEADER + "\n" + "\n".join(f"- {f}" for f in self.failed)
-        if self.findings:
-            text += "\n" + FINDINGS_HEADER + "\n" + "\n".join(f"- {f}" for f in self.findings)
+        exact = self.asks("identifiers")
+        if self.failed and self.asks("failed_approaches"):
+            text += "\n" + FAILED_HEADER + "\n" + "\n".join(
+                f"- {f if exact else generalise_identifiers(f)}" for f in self.failed)
+        if self.findings and self.asks("keep_facts"):
+            text += "\n" + FINDINGS_HEADER + "\n" + "\n".join(
+                f"- {f if exact else generalise_identifiers(f)}" for f in self.findings)
+        tool_facts = relied.tool_facts(self.history, self.carry.tool_facts) if self.asks("keep_facts") else []
+        if tool_facts:  # facts planted in tool results (issue 19): kept when the prompt asks for facts
+            exact = self.asks("identifiers")
+            text += "\n" + relied.TOOL_FACTS_HEADER + "\n" + "\n".join(
+                f"- {f if exact else generalise_identifiers(f)}" for f in tool_facts)
         return text
 
     @functools.cached_property
@@ -409,22 +471,19 @@ class _Facts:
         such as "Reading the module."), earlier summaries' findings first, the most recent
         ``_MAX_FINDINGS`` kept, oldest first shown; those already listed as failed attempts are not
         repeated."""
-        out = list(self.carry.findings)
-        for m in self.history:
-            if isinstance(m, AssistantMessage):
-                text = normalize_ws(text_of(m.content))
-                if len(text) >= 60 or any(c.isdigit() for c in text) and len(text) >= 30:
-                    out.append(text if len(text) <= 400 else text[:399] + "…")
-        failed = {normalize_ws(f) for f in self.failed}
-        return [f for f in _merge_texts(out) if normalize_ws(f) not in failed][-_MAX_FINDINGS:]
+        # Every finding that carries a fact, wherever in the session (issue 19), the narration only
+        # the last _MAX_FINDINGS (relied.RECENT): an early goal stated by the assistant survives.
+        return relied.findings(self.history, self.carry.findings, self.failed)
 
     def _s_user_messages(self) -> str:
         if not self.all_people:
             return "- None."
-        return "\n".join(f"- {_quote(t)}" for t in self.all_people)
+        return "\n".join(f"- {self.said(t)}" for t in self.all_people)
 
     def _s_pending(self) -> str:
-        if latest_todos(self.history) is not None:
+        if not self.asks("pending_explicit"):  # every task ever listed and not done, dropped ones too
+            items = _every_open_task(self.history, self.carry.pending or [])
+        elif latest_todos(self.history) is not None:
             items = open_todos(self.history)
         else:
             items = self.carry.pending or []
@@ -455,7 +514,16 @@ class _Facts:
     def _s_next(self) -> str:
         if not self.all_people:
             return "None."
-        return f"Continue with the most recent request, quoted verbatim: {_quote(self.all_people[-1])}"
+        # The latest *request*: a statement of preference after it ("I prefer small commits") is not
+        # a task; it is quoted too, as the most recent message (relied.latest_request).
+        at = relied.latest_request(self.all_people)
+        request, later = self.all_people[at], self.all_people[at + 1:]
+        if not self.asks("next_step_quotes"):
+            return f"Continue with the most recent request: {paraphrase(request).replace(chr(34), chr(39))}"
+        text = f"Continue with the most recent request, quoted verbatim: {_quote(request)}"
+        if later:
+            text += f"\nThe user's latest message, to keep in mind (not a new task): {_quote(later[-1])}"
+        return text
 
     def generic(self) -> str:
         if not self.all_people:
@@ -464,6 +532,19 @@ class _Facts:
         return (f"The user first asked: {_quote(self.all_people[0])}. "
                 f"The most recent request was: {_quote(self.all_people[-1])}. "
                 f"In between, {self.tool_calls} tool calls were made and {len(self.failures)} failed.")
+
+
+def _every_open_task(history: list[Any], carried: list[str]) -> list[str]:
+    """Every task of every TodoWrite call whose last status is not completed, in first-seen order
+    (what a summary lists when the prompt does not limit it to the tasks still asked for)."""
+    status: dict[str, str] = {normalize_ws(t): "pending" for t in carried}
+    for m in history:
+        for u in tool_uses(m):
+            if u.name == "TodoWrite" and isinstance(u.input.get("todos"), list):
+                for t in u.input["todos"]:
+                    if isinstance(t, dict) and str(t.get("content", "")).strip():
+                        status[str(t["content"]).strip()] = str(t.get("status", "pending"))
+    return [t for t, s in status.items() if s != "completed" and normalize_ws(t).lower() not in ("none.", "none")]
 
 
 # Titles are used as given by the prompt; the canonical ones are exported for templates and tests.

@@ -130,13 +130,13 @@ def test_pytest_strategy_options(pytester: pytest.Pytester):
     pytester.makefile(".yaml", **{"scenarios/debug": TINY})
     result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-rs", "--ctxeval-strategy", "codex",
                                 "-k", "nine_sections or tool_pairing or verbatim")
-    result.assert_outcomes(passed=2, skipped=1, deselected=15)
+    result.assert_outcomes(passed=2, skipped=1, deselected=18)
     result.stdout.fnmatch_lines(["*n/a: nine_sections checks the format of the claude_code strategy; the codex "
                                  "strategy writes a Codex handoff summary*"])
     result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "tool_pairing",
                                 "--ctxeval-compare-strategies", "opencode,observation_masking(keep=5),anthropic_server",
                                 "--ctxeval-report", "out.json", "--ctxeval-report", "out.md")
-    result.assert_outcomes(passed=1, deselected=17)
+    result.assert_outcomes(passed=1, deselected=20)
     result.stdout.fnmatch_lines(["*ctxeval strategies: claude_code, opencode, observation_masking, anthropic_server*",
                                  "Offline, every strategy's summaries*",
                                  "anthropic_server: skipped on 1 scenario(s)*"])

@@ -67,6 +67,10 @@ SCENARIO = textwrap.dedent("""\
             result: "File created successfully at: src/auth/loader.py"
       - user: "Good, now add the revocation table migration"
       - assistant: "Writing the migration next."
+    facts:
+      - {id: tokens, type: goal_state, planted: user, tokens: [JWT], update: {tokens: [opaque tokens], replaces: [JWT]}}
+      - {id: key-error, type: fact, planted: tool, tokens: ["KeyError: 'user_id'"]}
+      - {id: loader, type: fact, planted: assistant, tokens: [session loader]}
     expect:
       files: [src/auth/session.py]
       errors: ["KeyError: 'user_id'"]
@@ -81,7 +85,8 @@ BAD_PROMPT = ("Summarise the conversation so far in at most three short lines of
 
 ALL = {"tool_pairing", "nine_sections", "analysis_stripped", "continuation", "verbatim_user_messages",
        "next_step_quote", "files_preserved", "errors_preserved", "pending_tasks", "no_superseded_work",
-       "last_request_intact", "constraints_preserved", "failed_approaches_preserved", "fits_window"}
+       "last_request_intact", "constraints_preserved", "failed_approaches_preserved", "fits_window",
+       "facts_survive", "stale_values", "compresses"}
 #: Checks another strategy's summary format: n/a on the engine's own compactions (tests/compaction).
 OTHER_FORMATS = {"format_sections"}
 

@@ -9,13 +9,13 @@ import pytest
 STRUCTURAL = ("tool_pairing", "nine_sections", "analysis_stripped", "continuation")
 
 
-def test_registry_holds_the_fifteen_builtin_rule_graders_and_three_llm_ones(registry):
+def test_registry_holds_the_eighteen_builtin_rule_graders_and_three_llm_ones(registry):
     rules = [s.name for s in registry.select(kinds=["rule"])]
     assert sorted(rules) == sorted(STRUCTURAL + (
         "verbatim_user_messages", "next_step_quote", "files_preserved", "errors_preserved",
         "pending_tasks", "no_superseded_work",
         "last_request_intact", "constraints_preserved", "failed_approaches_preserved",
-        "format_sections", "fits_window"))
+        "format_sections", "fits_window", "facts_survive", "stale_values", "compresses"))
     assert sorted(s.name for s in registry.select(kinds=["llm"])) == ["drift", "intent_preservation", "probes"]
 
 

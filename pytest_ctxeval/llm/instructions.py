@@ -1,0 +1,376 @@
+"""The instructions the offline reference model follows, read from the prompt's wording.
+
+The reference model (:mod:`.reference`) writes the sections a prompt asks for; *how* it writes
+them depends on the instructions the prompt gives, matched here against one table,
+:data:`VOCABULARY`. Each entry names the instruction, how a prompt may phrase it (a matcher, not a
+list of sentences), what the reference does when the prompt asks for it and what it does when it
+does not, and the grader that sees the difference. A behaviour happens **only when the prompt asks
+for it**, so deleting or weakening an instruction changes the summary the way a model's would:
+user messages are paraphrased (a deterministic rewording, not a copy), the next step loses its
+quote, files lose their snippets, errors are described instead of quoted, and so on.
+
+How a sentence is matched. The prompt is split into sentences; each sentence belongs to the
+section entry it is written in (``6. All user messages: ...`` and its continuation lines), so
+"quote each one exactly" under section 6 is about user messages. A sentence asks for an
+instruction when it names the instruction's *subject* (or sits in the instruction's section) and
+one of its *ask* terms, and that term is not negated right before it ("do not quote", "no need to
+keep them verbatim", "without snippets"). Matching is case-, markdown- and apostrophe-insensitive.
+Sentences that ask for the opposite ("briefly paraphrased") are recorded too, for the
+``prompt-change coverage`` note (:mod:`pytest_ctxeval.prompt_coverage`).
+
+Two instructions carry a value: a **length limit** ("keep the summary under 600 words") and a
+**language** ("write the summary in French"). The built-in prompt sets neither.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Instruction", "VOCABULARY", "Reading", "read_prompt", "sentences", "LengthLimit", "LANGUAGES"]
+
+#: Words that negate the term right after them (up to three words later, no punctuation between).
+_NEGATOR = (r"(?:not|never|no|without|don't|do not|doesn't|does not|need not|needn't|no need to|avoid|skip|"
+            r"omit|drop|leave out|rather than|instead of|nor|neither)")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One entry of the vocabulary (see the module docstring)."""
+
+    name: str
+    #: What the prompt asks for, in a few words (shown in the coverage note).
+    title: str
+    #: Where the instruction's subject is named (regex over a normalised sentence).
+    subject: str
+    #: The words that make it an instruction rather than a mention (regex).
+    ask: str
+    #: What the reference does when the prompt asks / does not ask.
+    when_asked: str
+    otherwise: str
+    #: The grader that sees the difference.
+    grader: str
+    #: The section kind whose entry supplies the subject implicitly (None: any sentence).
+    section: str | None = None
+    #: Words that ask for the opposite (the coverage note calls such a line a weakening).
+    opposite: str | None = None
+
+    @functools.cached_property
+    def _subject(self) -> re.Pattern[str]:
+        return re.compile(self.subject)
+
+    @functools.cached_property
+    def _ask(self) -> re.Pattern[str]:
+        return re.compile(self.ask)
+
+    @functools.cached_property
+    def _opposite(self) -> re.Pattern[str] | None:
+        return re.compile(self.opposite) if self.opposite else None
+
+    def about(self, sentence: "Sentence") -> bool:
+        """Whether the sentence is about this instruction's subject."""
+        return (self.section is not None and sentence.section == self.section) or _unnegated(self._subject, sentence.text)
+
+    def asks(self, sentence: "Sentence") -> bool:
+        """Whether the sentence asks for this instruction (subject, an un-negated ask term)."""
+        return self.about(sentence) and _unnegated(self._ask, sentence.text)
+
+    def opposes(self, sentence: "Sentence") -> bool:
+        """Whether the sentence is about the subject and asks for the opposite (or negates the ask)."""
+        if not (self.about(sentence) or self._subject.search(sentence.text)):  # "no code": still about code
+            return False
+        negated_ask = any(_negated(sentence.text, m.start()) for m in self._ask.finditer(sentence.text))
+        return negated_ask or (self._opposite is not None and _unnegated(self._opposite, sentence.text)
+                               and not self.asks(sentence))
+
+
+def _negated(text: str, at: int) -> bool:
+    before = text[max(0, at - 40):at]
+    return bool(re.search(rf"\b{_NEGATOR}\b(?:\s+[\w'-]+){{0,3}}\s*$", before))
+
+
+def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
+    return any(not _negated(text, m.start()) for m in pattern.finditer(text))
+
+
+_VERBATIM = (r"verbatim|word[- ]for[- ]word|exactly as (?:\w+ )?(?:written|typed|sent|given|said|they were)|"
+             r"(?:their |the |his |her )?exact (?:words|wording|text)|unchanged|unedited|as[- ]is\b|literally|"
+             r"character[- ]for[- ]character|(?:direct|exact|literal|full) quot\w*|"
+             r"quot\w* (?:\w+ ){0,3}(?:exactly|in full|verbatim|word for word)|(?:in|with) quotation marks")
+
+VOCABULARY: tuple[Instruction, ...] = (
+    Instruction(
+        name="user_messages_verbatim", title="user messages verbatim",
+        subject=r"\buser(?:'s)? (?:messages?|requests?|words|prompts?|input)|messages? (?:from|of|by|sent by|typed by) "
+                r"(?:the )?(?:user|person|human)|what the (?:user|person) (?:said|wrote|typed|asked)|"
+                r"\b(?:human|person)(?:'s)? messages?",
+        ask=_VERBATIM, section="user_messages",
+        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\bbrief\w*|condens\w*|\bgist\b|own words|shorten\w*|reword\w*",
+        when_asked="every person-typed message, quoted verbatim, one per item",
+        otherwise="each message paraphrased (a deterministic rewording in reported speech, not a copy)",
+        grader="verbatim_user_messages"),
+    Instruction(
+        name="next_step_quotes", title="next step with direct quotes",
+        subject=r"next step|where (?:you|we) left off|(?:most recent|latest|last) (?:request|message|conversation|"
+                r"exchange)|what (?:task )?you were (?:doing|working on)",
+        ask=_VERBATIM + r"|\bquot(?:e|es|ed|ing)\b", section="next",
+        opposite=r"paraphras\w*|summar(?:is|iz)\w*|own words",
+        when_asked="the next step quotes the most recent request verbatim",
+        otherwise="the next step describes the latest request in its own words, without a quote",
+        grader="next_step_quote"),
+    Instruction(
+        name="code_snippets", title="full code snippets",
+        subject=r"\bsnippets?\b|\bcode\b|\bdiffs?\b|\bthe (?:edits?|changes?) (?:themselves|made)",
+        ask=r"\binclud\w*|\bfull\b|\bcomplete\b|\bshow\w*|\bquot\w*|\bpaste\w*|\bkeep\w*|\bpreserv\w*|"
+            r"\bwith (?:(?:the|their|its|relevant|full|complete)\s+){0,2}(?:code|snippets?|diffs?)\b|\badd\b|\bcopy\b|\breproduc\w*",
+        section=None, opposite=r"(?:file )?names? only|only (?:the )?(?:file )?names?|just (?:the )?(?:file )?names?",
+        when_asked="each changed file with what changed (old and new code)",
+        otherwise="file names with how they were touched, no code",
+        grader="probes"),
+    Instruction(
+        name="errors_quoted_and_fixed", title="errors quoted, with how they were fixed",
+        subject=r"\berrors?\b|\bfailures?\b|\bexceptions?\b|\btracebacks?\b|what went wrong",
+        ask=_VERBATIM + r"|\bquot\w*|how (?:you |it |they |each |we )?(?:was |were )?(?:fixed|resolved|solved|handled)|"
+                        r"\bfix(?:es)?\b|\bresolution\b",
+        section="errors", opposite=r"\bbrief\w*|summar(?:is|iz)\w*|in general terms|paraphras\w*",
+        when_asked="the key line of each failing result, quoted, and how it was fixed (or that it is open)",
+        otherwise="each error described in a few words (its kind), not quoted, no fix",
+        grader="errors_preserved"),
+    Instruction(
+        name="pending_explicit", title="pending tasks only when explicitly asked",
+        subject=r"\bpending\b|\btasks?\b|\btodos?\b|to-do|what (?:is|remains) left|remaining work",
+        ask=r"explicitly (?:been )?(?:asked|requested|told|given)|(?:asked|requested|told) (?:you )?(?:to do|for|"
+            r"explicitly)|only (?:the )?(?:tasks?|items?|todos?|ones?) (?:the user|you were|that were|you have been)|"
+            r"(?:the )?user (?:asked|requested) for|(?:still )?open (?:todo|task)s?|not (?:yet )?(?:done|completed|finished)",
+        section="pending", opposite=r"\bany\b|\ball (?:tasks|todos|ideas)|everything mentioned|\bpossible\b",
+        when_asked="the open items of the latest todo list (or the earlier summary's), nothing else",
+        otherwise="every task ever put on a todo list and not completed, including ones the user dropped",
+        grader="no_superseded_work"),
+    Instruction(
+        name="memory_rules", title="rules of memory files (CLAUDE.md)",
+        subject=r"claude\.md|agents\.md|memory files?|project (?:rules|instructions|conventions)|standing "
+                r"(?:rules|instructions)|house rules",
+        ask=r"\bkeep\w*|\bpreserv\w*|\binclud\w*|\bquot\w*|\blist\w*|\bcarry\w*|\bretain\w*|\bcapture\w*|"
+            r"still (?:apply|applies|in force|hold)|\brecord\w*|\bmention\w*|\brestat\w*|\brepeat\w*",
+        section=None, opposite=r"\bignor\w*|\bdrop\w*",
+        when_asked="the memory files' rules quoted in section 1, carried from summary to summary",
+        otherwise="memory-file rules left out (they were a system reminder, not a request)",
+        grader="constraints_preserved"),
+    Instruction(
+        name="failed_approaches", title="approaches that did not work",
+        subject=r"approach\w*|attempts?\b|(?:things|ideas|fixes|what) (?:you |we )?(?:tried|attempted)|dead ends?|"
+                r"\bruled out\b",
+        ask=r"did ?n[o']t work|did not work|\bfailed\b|not work\w*|dead ends?|\bruled out\b|\brevert\w*|"
+            r"\babandon\w*|(?:are |is )?not (?:re)?tried|not (?:to )?(?:retry|repeat|try)|\bwrong\b",
+        section=None, opposite=r"only (?:what|the ones that) worked",
+        when_asked="what the assistant found did not work, listed as failed in section 5",
+        otherwise="dead ends left out (only what is in progress is described)",
+        grader="failed_approaches_preserved"),
+    Instruction(
+        name="identifiers", title="exact identifiers",
+        subject=r"identifiers?|function names?|(?:variable|class|method|symbol|setting|key|table|column|branch|"
+                r"commit) names?|\bnames of\b|\bsignatures?\b|\bhashes\b|\bids\b|\bpaths?\b|\bversions? numbers?|"
+                r"\bnumbers\b|\bvalues\b",
+        ask=r"\bexact\w*|verbatim|as (?:they )?(?:appear\w*|written)|\bprecise\w*|unchanged|character[- ]for[- ]character|"
+            r"\bspell\w* out|\bliteral\w*",
+        section=None, opposite=r"\bgeneral terms\b|\bgeneri\w*|\bapproximat\w*",
+        when_asked="the assistant's findings keep names, paths, numbers and IDs as written",
+        otherwise="the findings say 'the function', 'a file', 'a value' instead of the identifiers",
+        grader="probes"),
+    Instruction(
+        name="keep_facts", title="facts the session relied on (tool results, findings)",
+        subject=r"\bfindings?\b|\bfacts?\b|what (?:you|the assistant) (?:found|learned|discovered|concluded)|"
+                r"tool results?|\bresults? of (?:tools?|commands?)|\bmeasurements?\b|\bconclusions?\b",
+        ask=r"\bkeep\w*|\bpreserv\w*|\binclud\w*|\bquot\w*|\blist\w*|\bcarry\w*|\bretain\w*|\bcapture\w*|"
+            r"\brecord\w*|\bdocument\w*|\bnot lose\b|\bsurviv\w*|\bmention\w*",
+        section=None, opposite=r"\bdrop\w*|\bomit\w*",
+        when_asked="the assistant's findings (its own words, the last 16) in section 5, carried forward",
+        otherwise="findings left out (the problem-solving section counts the tool calls only)",
+        grader="probes"),
+    Instruction(
+        name="length_limit", title="a length limit",
+        subject=r"\bsummary\b|\breply\b|\bresponse\b|\boutput\b|\bit\b|\bwords?\b|\btokens?\b",
+        ask=r"(?:under|below|at most|no more than|not more than|fewer than|less than|within|maximum of|max\.?|"
+            r"limit(?:ed)?(?: (?:it|this|the summary|the reply|yourself))? to|not (?:to )?exceed(?:ing)?|up to|shorter than)\s+(?:about\s+)?\d[\d,]*\s*"
+            r"(?:words?|tokens?|characters?|chars?|lines?)\b",
+        when_asked="the summary cut to the limit (the longest sections lose their last items first)",
+        otherwise="no limit",
+        grader="fits_window"),
+    Instruction(
+        name="language", title="a language",
+        subject=r"\bsummary\b|\breply\b|\brespond\b|\bwrite\b|\banswer\b|\boutput\b|\blanguage\b",
+        ask=r"\bin (?:french|german|spanish|japanese|chinese|english|fran[cç]ais|deutsch|espa[nñ]ol)\b|"
+            r"language:\s*\w+|same language as the user",
+        when_asked="the narration (not the quotes) in that language",
+        otherwise="narration in English",
+        grader="verbatim_user_messages"),
+)
+
+_BY_NAME = {i.name: i for i in VOCABULARY}
+
+#: The narration phrases the reference writes, per language (quotes are never translated).
+LANGUAGES: dict[str, dict[str, str]] = {
+    "french": {"None.": "Aucun.", "Continue with the most recent request, quoted verbatim:":
+               "Poursuivre la demande la plus récente, citée mot pour mot :",
+               "Continue with the most recent request:": "Poursuivre la demande la plus récente :",
+               "Last assistant message:": "Dernier message de l'assistant :", "Last tool calls:": "Derniers appels d'outils :"},
+    "german": {"None.": "Keine.", "Continue with the most recent request, quoted verbatim:":
+               "Mit der letzten Anfrage fortfahren, wörtlich zitiert:",
+               "Continue with the most recent request:": "Mit der letzten Anfrage fortfahren:",
+               "Last assistant message:": "Letzte Nachricht des Assistenten:", "Last tool calls:": "Letzte Werkzeugaufrufe:"},
+    "spanish": {"None.": "Ninguno.", "Continue with the most recent request, quoted verbatim:":
+                "Continuar con la solicitud más reciente, citada literalmente:",
+                "Continue with the most recent request:": "Continuar con la solicitud más reciente:",
+                "Last assistant message:": "Último mensaje del asistente:", "Last tool calls:": "Últimas llamadas a herramientas:"},
+    "japanese": {"None.": "なし。", "Continue with the most recent request, quoted verbatim:": "最新の依頼を続ける（原文のまま引用）：",
+                 "Continue with the most recent request:": "最新の依頼を続ける：",
+                 "Last assistant message:": "アシスタントの最後のメッセージ：", "Last tool calls:": "最後のツール呼び出し："},
+    "chinese": {"None.": "无。", "Continue with the most recent request, quoted verbatim:": "继续最近的请求（逐字引用）：",
+                "Continue with the most recent request:": "继续最近的请求：",
+                "Last assistant message:": "助手的最后一条消息：", "Last tool calls:": "最后的工具调用："},
+}
+_LANGUAGE_NAMES = {"français": "french", "francais": "french", "deutsch": "german", "español": "spanish",
+                   "espanol": "spanish"}
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of the prompt, normalised, with the line it starts on and its section entry."""
+
+    text: str
+    line: int
+    section: str | None
+    #: As written (for display), and whether it is a section entry's title (``6. All user messages:``).
+    raw: str = ""
+    title: bool = False
+
+
+@dataclass(frozen=True)
+class LengthLimit:
+    amount: int
+    unit: str  # words, tokens, characters, lines
+
+
+@dataclass
+class Reading:
+    """What a prompt asks for: the instructions it gives (by name, with the lines that give them),
+    the ones it contradicts, and the length limit and language it sets."""
+
+    asked: dict[str, list[int]] = field(default_factory=dict)
+    opposed: dict[str, list[int]] = field(default_factory=dict)
+    limit: LengthLimit | None = None
+    language: str | None = None
+
+    def __contains__(self, name: str) -> bool:
+        if name not in _BY_NAME:
+            raise KeyError(f"unknown instruction {name!r}; the vocabulary has: {', '.join(_BY_NAME)}")
+        return name in self.asked
+
+    def lines_for(self) -> dict[int, list[str]]:
+        """Line number → the instructions (``name``, or ``name (opposite)``) read on it."""
+        out: dict[int, list[str]] = {}
+        for name, lines in self.asked.items():
+            for n in lines:
+                out.setdefault(n, []).append(name)
+        for name, lines in self.opposed.items():
+            for n in lines:
+                if name not in out.get(n, []):
+                    out.setdefault(n, []).append(f"{name} (opposite)")
+        return out
+
+
+def normalise(text: str) -> str:
+    """Lower case, markdown emphasis and code marks dropped, curly quotes straightened."""
+    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    text = re.sub(r"[*_`]+", "", text)
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Za-z0-9])|\n")
+_ENTRY = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\d{1,2}[.)][ \t]+)(?P<title>[^:\n]{3,60}?)[ \t]*(?::|$)")
+_TAG = re.compile(r"^\s*</?(?:summary|analysis)>\s*$")
+
+
+def sentences(prompt: str) -> list[Sentence]:
+    """The prompt's sentences with their line numbers (1-based) and the section entry they are in.
+
+    A numbered line whose title names a section kind (``6. All user messages: ...``) opens that
+    section's entry; indented continuation lines stay in it; a blank line, an unindented line or a
+    ``<summary>`` tag closes it.
+    """
+    from ..summary import section_kind
+
+    out: list[Sentence] = []
+    section: str | None = None
+    for number, raw in enumerate(prompt.split("\n"), start=1):
+        if not raw.strip() or _TAG.match(raw):
+            section = None
+            continue
+        entry = _ENTRY.match(raw)
+        if entry:  # the title itself asks for the section, not for how to write it
+            section = section_kind(normalise(entry.group("title")))
+            out.append(Sentence(normalise(entry.group(0)), number, section, entry.group(0).strip(), title=True))
+            raw = raw[entry.end():]
+        elif not raw[:1].isspace():
+            section = None
+        for part in _SENTENCE_END.split(raw):
+            text = normalise(part)
+            if text:
+                out.append(Sentence(text, number, section, part.strip()))
+    return out
+
+
+_LIMIT = re.compile(r"(\d[\d,]*)\s*(words?|tokens?|characters?|chars?|lines?)\b")
+_LANG = re.compile(r"\bin (french|german|spanish|japanese|chinese|english|fran[cç]ais|deutsch|espa[nñ]ol)\b|"
+                   r"language:\s*(\w+)")
+
+
+@functools.lru_cache(maxsize=64)
+def read_prompt(prompt: str) -> Reading:
+    """What ``prompt`` asks for (see :class:`Reading`).
+
+    >>> r = read_prompt("6. All user messages: list each one verbatim.\\n9. Next step: describe it briefly.")
+    >>> "user_messages_verbatim" in r, "next_step_quotes" in r
+    (True, False)
+    """
+    reading = Reading()
+    for s in sentences(prompt):
+        if s.title:
+            continue
+        for inst in VOCABULARY:
+            if inst.asks(s):
+                reading.asked.setdefault(inst.name, []).append(s.line)
+                if inst.name == "length_limit" and reading.limit is None:
+                    m = inst._ask.search(s.text)
+                    amount = _LIMIT.search(m.group(0)) if m else None
+                    if amount:
+                        unit = amount.group(2).rstrip("s")
+                        unit = {"char": "character"}.get(unit, unit) + "s"
+                        reading.limit = LengthLimit(int(amount.group(1).replace(",", "")), unit)
+                if inst.name == "language" and reading.language is None:
+                    m = _LANG.search(s.text)
+                    if m:
+                        name = (m.group(1) or m.group(2) or "").lower()
+                        reading.language = _LANGUAGE_NAMES.get(name, name)
+            elif inst.opposes(s):
+                reading.opposed.setdefault(inst.name, []).append(s.line)
+    if reading.language == "english":
+        reading.language = None
+    return reading
+
+
+def sentence_reading(s: Sentence) -> list[str]:
+    """The instructions one sentence asks for (``name``) or against (``name (opposite)``)."""
+    if s.title:
+        return []
+    out = [i.name for i in VOCABULARY if i.asks(s)]
+    return out + [f"{i.name} (opposite)" for i in VOCABULARY if i.name not in out and i.opposes(s)]
+
+
+def instruction(name: str) -> Instruction:
+    """The vocabulary entry called ``name``."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"unknown instruction {name!r}; the vocabulary has: {', '.join(_BY_NAME)}") from None

@@ -1,0 +1,244 @@
+"""What the session relied on, wherever it was said: for the offline reference summary.
+
+When the prompt asks for the facts the session relied on (the ``keep_facts`` instruction of
+:mod:`.instructions`), the reference summary keeps:
+
+* **findings** (:func:`findings`): every statement of the assistant that carries a fact — a number,
+  an identifier, a path, a rule word (*must*, *never*, *only*...), a goal (*done means*, *the goal
+  is*) — from the whole session and from earlier summaries, not only the most recent ones; other
+  substantive statements (the narration of the work) only the last :data:`RECENT`. A budget of
+  :data:`FINDINGS_CHARS` characters drops the oldest narration first, then the oldest facts.
+* **facts from tool results** (:func:`tool_facts`): the lines of tool output that state a fact a
+  summary must not lose — a setting with a concrete value (``port = 5433``, ``TIMEOUT_S: 30``), a
+  note or rule line (``NOTE: ...``, ``# Never ...``, a Markdown bullet that says *must*), at most
+  :data:`PER_RESULT` per result and :data:`TOOL_FACTS` in all, earlier summaries' first; source code
+  and failing results (the errors section has those) are not read.
+
+A fact a later message changed (a user's correction, a newer config: "the service listens on port
+9090 now, no longer 8080") is kept **marked as replaced**, with the newer statement
+(:func:`mark_replaced`), so the summary never states an old value as current.
+
+:func:`latest_request` is the most recent person message that asks for something: section 9 quotes
+it, not a statement of preference or information that came after it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..extract import significant_tokens
+from ..messages import AssistantMessage, person_text, result_text, text_of, tool_results, tool_uses
+from ..summary import normalize_ws
+
+__all__ = ["findings", "tool_facts", "mark_replaced", "latest_request", "TOOL_FACTS_HEADER", "REPLACED"]
+
+TOOL_FACTS_HEADER = "Facts from tool results the work relied on (as written):"
+#: How a replaced fact is marked (read back from an earlier summary as already marked).
+REPLACED = " (replaced later: "
+RECENT = 16
+FINDINGS_CHARS = 6_000
+PER_RESULT = 6
+TOOL_FACTS = 40
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+_IDENT = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[A-Z][A-Z0-9]*_[A-Z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[\w.-]+/[\w./-]+|"
+                    r"[\w-]+\.(?:py|ts|js|go|rs|toml|yaml|yml|json|md|sql|cfg|ini|env))\b")
+_RULE = re.compile(r"\b(?:must|never|always|only|do not|don't|required?|forbidden|prefer\w*|rather than|instead of|"
+                   r"done means|the goal|goal is|deadline|limit|at most|at least|under \d|listens? on|"
+                   r"is (?:now |set to )?\d)", re.IGNORECASE)
+_SETTING = re.compile(r"^\s*[\"']?(?P<key>[A-Za-z_][\w.-]{1,60})[\"']?\s*[:=]\s*(?P<value>\S.{0,100})$")
+_NOTE = re.compile(r"^\s*(?:[-*•]\s+|#+\s*|//\s*|--\s*)?(?:NOTE|IMPORTANT|WARNING|CAUTION|DEPRECATED|UPDATE)\b[:\s-]",
+                   re.IGNORECASE)
+_COMMENT_OR_BULLET = re.compile(r"^\s*(?:[-*•]\s+|#+\s+|//\s+|;\s+)")
+_CODE_FILE = re.compile(r"\.(?:py|pyi|ts|tsx|js|jsx|go|rs|java|kt|c|cc|cpp|h|hpp|rb|php|cs|swift|scala)$")
+_CHANGE = re.compile(r"\b(?:now|no longer|instead|changed?|moved|renamed|after all|switch\w*|replac\w*|retired|"
+                     r"updated?|change of plan|from now on|not anymore|any more)\b", re.IGNORECASE)
+
+
+_NARRATION = re.compile(r"^\W*(?:re-?)?(?:reading|running|checking|looking|opening|updating|writing|editing|searching|"
+                        r"listing|adding|fixing|setting up|starting|trying|planning)\b", re.IGNORECASE)
+
+
+def _factual(text: str) -> bool:
+    """Whether a statement carries a fact: a number, an identifier or path, or a rule word (a line
+    of narration such as "Reading src/app.py." names a file, not a fact)."""
+    if _NARRATION.match(text) and not (re.search(r"\d", _IDENT.sub("", text)) or _RULE.search(text)):
+        return False
+    return bool(re.search(r"\d", text) or _IDENT.search(text) or _RULE.search(text))
+
+
+def _distinct(text: str) -> set[str]:
+    """The tokens that tell one fact from another of the same wording: numbers and identifiers."""
+    return {t.lower() for t in re.findall(r"\b\d[\d.,]*\b", text)} | {m.group(0).lower() for m in _IDENT.finditer(text)}
+
+
+def findings(history: list[Any], carried: list[str], failed: list[str]) -> list[str]:
+    """The assistant's findings to keep (see the module docstring), oldest first."""
+    skip = {normalize_ws(f) for f in failed}
+    items: list[tuple[str, bool]] = [(c, _factual(c)) for c in carried]
+    for m in history:
+        if not isinstance(m, AssistantMessage):
+            continue
+        text = normalize_ws(text_of(m.content))
+        if not text:
+            continue
+        # A message may hold several statements (consecutive replies merge): each fact on its own.
+        parts = [p.strip() for p in _SENTENCE.split(text) if p.strip()]
+        facts = [p for p in parts if _factual(p) and len(p) >= 20]
+        rest = " ".join(p for p in parts if p not in facts)
+        for p in facts:
+            items.append((p if len(p) <= 400 else p[:399] + "…", True))
+        if len(rest) >= 60:
+            items.append((rest if len(rest) <= 400 else rest[:399] + "…", False))
+    seen: set[str] = set()
+    unique = []
+    for text, fact in items:
+        key = normalize_ws(text)
+        if key in seen or any(f and (f in key or key.rstrip(".") in f) for f in skip):
+            continue  # listed once: a failed attempt is not also a finding
+        seen.add(key)
+        unique.append((text, fact))
+    narration = [i for i, (_, f) in enumerate(unique) if not f]
+    keep = set(i for i, (_, f) in enumerate(unique) if f) | set(narration[-RECENT:])
+    chosen = [i for i in range(len(unique)) if i in keep]
+    total = sum(len(unique[i][0]) for i in chosen)
+    for group in ([i for i in chosen if not unique[i][1]], [i for i in chosen if unique[i][1]]):
+        for i in group:  # oldest first: narration, then facts
+            if total <= FINDINGS_CHARS:
+                break
+            chosen.remove(i)
+            total -= len(unique[i][0])
+    return mark_replaced([unique[i][0] for i in chosen], history)
+
+
+def _result_lines(history: list[Any]) -> list[tuple[int, list[str]]]:
+    """``(message index, lines)`` of each successful tool result that is not source code."""
+    paths: dict[str, str] = {}
+    for m in history:
+        for u in tool_uses(m):
+            path = u.input.get("file_path") or u.input.get("path") or ""
+            paths[u.id] = str(path) if u.name in ("Read", "NotebookRead") else ""
+    out = []
+    for i, m in enumerate(history):
+        for b in tool_results(m):
+            if b.is_error or _CODE_FILE.search(paths.get(b.tool_use_id, "")):
+                continue
+            out.append((i, result_text(b).splitlines()))
+    return out
+
+
+def _fact_line(line: str) -> str | None:
+    text = line.strip()
+    if not 8 <= len(text) <= 240 or text.startswith(("[", "{", "}", "```")):
+        return None
+    if _NOTE.match(text):
+        return text
+    setting = _SETTING.match(text)
+    if setting and re.search(r"\d|[A-Z]{2,}_|\"[^\"]{2,}\"", setting.group("value")) and " " not in setting.group("key"):
+        return text if len(setting.group("value")) <= 100 else None
+    if _COMMENT_OR_BULLET.match(text) and _RULE.search(text) and _factual(_COMMENT_OR_BULLET.sub("", text)):
+        return text
+    return None
+
+
+def tool_facts(history: list[Any], carried: list[str]) -> list[str]:
+    """The fact lines of tool results to keep (see the module docstring), oldest first."""
+    out = list(carried)
+    seen = {normalize_ws(c) for c in carried}
+    for _, lines in _result_lines(history):
+        picked = 0
+        for line in lines:
+            fact = _fact_line(line)
+            if fact is not None:
+                fact = re.sub(r"^(?:[-*•]\s+)+", "", fact)
+            if fact is None or normalize_ws(fact) in seen:
+                continue
+            seen.add(normalize_ws(fact))
+            out.append(fact)
+            picked += 1
+            if picked >= PER_RESULT:
+                break
+    return mark_replaced(out[-TOOL_FACTS:], history)
+
+
+def _statements(history: list[Any]) -> list[tuple[int, str]]:
+    """``(message index, statement)`` of what the person, the tools and the assistant said."""
+    out = []
+    for i, m in enumerate(history):
+        texts: list[str] = []
+        person = person_text(m)  # a user message may hold tool results and the person's next words
+        if person is not None:
+            texts.append(person)
+        if isinstance(m, AssistantMessage):
+            texts.append(text_of(m.content))
+        texts += [line for b in tool_results(m) if not b.is_error for line in result_text(b).splitlines()]
+        for t in texts:
+            for s in _SENTENCE.split(normalize_ws(t)) if "\n" not in t else [t]:
+                if s.strip():
+                    out.append((i, s.strip()))
+    return out
+
+
+def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
+    """``items`` with each one a later statement changed marked ``(replaced later: "...")``.
+
+    A later statement changes an item when it says so (*now*, *no longer*, *instead*, *renamed*,
+    *after all*...) and shares most of the item's words that are not values; an item found in the
+    history is changed only by what came after it, a carried one by anything in this span.
+    """
+    statements = _statements(history)
+    out = []
+    for item in items:
+        if REPLACED in item:
+            out.append(item)
+            continue
+        words = [w for w in significant_tokens(item) if not re.search(r"\d", w)]
+        if not words:
+            out.append(item)
+            continue
+        key = normalize_ws(item).lower()
+        distinct = _distinct(item)
+        if not distinct:  # nothing tells this statement from another of the same wording
+            out.append(item)
+            continue
+        start = next((i for i, s in statements if key[:80] in s.lower() or s.lower()[:60] in key), -1)
+        newer = None
+        for i, s in statements:
+            low = s.lower()
+            if i <= start or key[:80] in low or low[:60] in key or not _CHANGE.search(s):
+                continue
+            # The same fact: most of its words, and (when it has any) one of its numbers or
+            # identifiers, so "port 6554" is not changed by a statement about another service's port.
+            if not distinct & _distinct(s):
+                continue
+            have = set(significant_tokens(s))
+            if sum(w in have for w in words) / len(words) >= 0.6:
+                newer = s
+        out.append(item if newer is None else f"{item}{REPLACED}\"{newer[:200]}\")")
+    return out
+
+
+_STATEMENT = re.compile(
+    r"^\W*(?:(?:also|oh|and|btw|by the way|fyi|ps|note|one more thing|for the record|just so you know|remember)\b[,:]?\s*)?"
+    r"(?:i|we)\s+(?:prefer|like|love|hate|dislike|'d rather|would rather|usually|always|never|tend to|don't like|"
+    r"do not like)\b|^\W*(?:fyi|for the record|just so you know|btw|by the way|note)\b[,:]",
+    re.IGNORECASE)
+_ASK = re.compile(r"\?|\b(?:please|can you|could you|would you|let's|go ahead|make sure)\b", re.IGNORECASE)
+
+
+def latest_request(people: list[str]) -> int:
+    """The index in ``people`` of the most recent message that asks for something: a statement of
+    preference or information ("I prefer tabs.", "FYI: the staging DB is down") is not a request.
+    The last message when none is (or when the last one asks).
+
+    >>> latest_request(["Fix the login bug", "I prefer small commits, by the way."])
+    0
+    >>> latest_request(["Fix the login bug", "Now add a test, please"])
+    1
+    """
+    for i in range(len(people) - 1, -1, -1):
+        text = people[i]
+        if not _STATEMENT.search(text) or _ASK.search(text):
+            return i
+    return len(people) - 1

@@ -1,0 +1,163 @@
+"""How the offline reference model writes when the prompt does *not* ask for exactness.
+
+A model that is not told to quote paraphrases; not told to keep identifiers, it writes "the
+function"; not told to quote errors, it names their kind; given a word limit, it drops detail.
+These functions are those habits, made deterministic (the same input always gives the same text),
+so a prompt that drops an instruction (:mod:`.instructions`) gets a summary that differs the way a
+model's would, and the graders see it. None of them copies its input: a paraphrase is a rewording.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..summary import normalize_ws
+
+__all__ = ["paraphrase", "PARAPHRASE_PREFIX", "error_gist", "generalise_identifiers", "trim_to_limit", "translate"]
+
+#: How a paraphrased user message starts (an earlier summary's paraphrase is not reworded twice).
+PARAPHRASE_PREFIX = "The user asked"
+_MAX_WORDS = 14
+
+_POLITE = re.compile(r"^(?:(?:ok(?:ay)?|so|now|hey|hi|please|pls|thanks?|thank you|great|cool|alright|right|"
+                     r"well|also|and|but)[,!.]?\s+)+", re.IGNORECASE)
+_REQUEST = re.compile(r"^(?:(?:could|can|would|will) you(?: please)?|i(?:'d| would) like you to|i want you to|"
+                      r"i need you to|let's|let us|please)\s+", re.IGNORECASE)
+_PRONOUNS = {"i": "they", "i'm": "they are", "i've": "they have", "i'd": "they would", "i'll": "they will",
+             "me": "them", "my": "their", "mine": "theirs", "myself": "themselves", "we": "they", "we're": "they are",
+             "we've": "they have", "us": "them", "our": "their", "you": "the assistant", "your": "the assistant's",
+             "you're": "the assistant is", "yourself": "itself", "don't": "do not", "doesn't": "does not",
+             "can't": "cannot", "won't": "will not", "isn't": "is not", "it's": "it is", "that's": "that is"}
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+
+
+def paraphrase(text: str) -> str:
+    """A user message in reported speech: politeness dropped, persons swapped, contractions
+    expanded, cut after 14 words.
+
+    >>> paraphrase("Please don't touch my tests, just fix the parser!")
+    'The user asked to not touch their tests, just fix the parser.'
+    """
+    t = normalize_ws(text.replace("’", "'"))
+    if t.startswith(PARAPHRASE_PREFIX):
+        return t
+    t = _POLITE.sub("", t)
+    t = _REQUEST.sub("", t)
+    t = _WORD.sub(lambda m: _PRONOUNS.get(m.group(0).lower(), m.group(0)), t)
+    t = re.sub(r"\bdo not\b", "not", t, count=1) if t.lower().startswith("do not") else t
+    words = t.split()
+    cut = len(words) > _MAX_WORDS
+    body = " ".join(words[:_MAX_WORDS]).rstrip(".!?,;:")
+    if body[:1].isupper() and not body[:2].isupper():
+        body = body[0].lower() + body[1:]
+    verb = "to " if body.split(" ", 1)[0].lower() in _VERBS or body.lower().startswith("not ") else "about: "
+    return f"{PARAPHRASE_PREFIX} {verb}{body}{'…' if cut else '.'}"
+
+
+#: Imperative openings that read as "asked to <verb>".
+_VERBS = {"add", "build", "change", "check", "clean", "continue", "convert", "create", "debug", "delete", "deploy",
+          "do", "document", "drop", "find", "finish", "fix", "go", "implement", "improve", "investigate", "keep",
+          "look", "make", "merge", "migrate", "move", "optimise", "optimize", "profile", "refactor", "remove",
+          "rename", "replace", "revert", "review", "rewrite", "run", "split", "start", "stop", "switch", "test",
+          "try", "update", "upgrade", "use", "write", "not", "commit", "push", "read", "explain", "show", "tell"}
+
+_ERROR_KIND = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Denied|Timeout|Failure))\b|"
+                         r"\b(timed out|permission denied|not found|no such file|syntax error|conflict|refused)\b",
+                         re.IGNORECASE)
+
+
+def error_gist(tool: str, target: str, key_line: str) -> str:
+    """An error named by its kind, not quoted: ``Bash (pytest -q) failed with a KeyError``.
+
+    >>> error_gist("Bash", "pytest -q", "E   KeyError: 'coupon:SUMMER24'")
+    'Bash (pytest -q) failed with a KeyError'
+    """
+    m = _ERROR_KIND.search(key_line)
+    kind = (m.group(1) or m.group(2).lower()) if m else "an error"
+    article = "" if kind == "an error" else ("an " if kind[:1].lower() in "aeiou" else "a ")
+    return f"{tool}{' (' + target + ')' if target else ''} failed with {article}{kind}"
+
+
+_IDENT = re.compile(
+    r"`[^`\n]+`"                                      # code spans
+    r"|(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+"           # paths
+    r"|\b[A-Za-z_][\w.]*\([^()\n]{0,40}\)"            # calls
+    r"|\b[A-Za-z_]+(?:\.[A-Za-z_][\w]*)+\b"            # dotted names
+    r"|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b"  # snake_case, CONSTANT_CASE
+    r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"    # camelCase, CamelCase
+    r"|\b[0-9a-f]{7,40}\b"                            # hashes
+    r"|\b\d+(?:[.,:]\d+)*(?:\s?(?:ms|s|kb|mb|gb|%|px))?\b")  # numbers
+
+
+def _generic(token: str) -> str:
+    if "/" in token:
+        return "a file"
+    if "(" in token:
+        return "a function"
+    if token[:1].isdigit():
+        return "a value" if not re.fullmatch(r"[0-9a-f]{7,40}", token) or token.isdigit() else "a hash"
+    return "a name"
+
+
+def generalise_identifiers(text: str) -> str:
+    """Identifiers replaced by what they are ("a file", "a function", "a name", "a value").
+
+    >>> generalise_identifiers("coupons.get(key) in src/shop/cart.py took 7.8 s")
+    'a function in a file took a value'
+    """
+    return _IDENT.sub(lambda m: _generic(m.group(0)), text)
+
+
+def _size(text: str, unit: str) -> int:
+    if unit == "words":
+        return len(text.split())
+    if unit == "characters":
+        return len(text)
+    if unit == "lines":
+        return len([l for l in text.split("\n") if l.strip()])
+    return max(1, len(text) // 4)  # tokens: the engine's rough estimate (4 characters a token)
+
+
+def trim_to_limit(sections: list[tuple[str, list[str]]], amount: int, unit: str) -> list[tuple[str, list[str]]]:
+    """Sections (heading, body lines) cut to ``amount`` ``unit``: the section with the most lines
+    loses its last line first, until the whole fits (each section keeps at least one line, cut
+    short if need be)."""
+    out = [(h, list(lines)) for h, lines in sections]
+
+    def total() -> int:
+        return _size("\n".join(h + "\n" + "\n".join(ls) for h, ls in out), unit)
+
+    while total() > amount:
+        longest = max(range(len(out)), key=lambda i: (len(out[i][1]), sum(len(l) for l in out[i][1])))
+        lines = out[longest][1]
+        if len(lines) > 1:
+            lines.pop()
+            continue
+        i = max(range(len(out)), key=lambda i: len(out[i][1][0]) if out[i][1] else 0)
+        line = out[i][1][0] if out[i][1] else ""
+        if len(line) <= 12:
+            break  # nothing left to cut: a limit below the section titles cannot be met
+        out[i][1][0] = line[: max(8, len(line) * 2 // 3)].rstrip() + "…"
+    return out
+
+
+def translate(text: str, table: dict[str, str] | None) -> str:
+    """The reference's fixed narration phrases in another language. Only a phrase that opens a line
+    (after its indent and list mark) is narration; the same words inside a quote are left alone.
+
+    >>> translate('   - None.', {"None.": "Aucun."}), translate('   - "None."', {"None.": "Aucun."})
+    ('   - Aucun.', '   - "None."')
+    """
+    if not table:
+        return text
+    phrases = sorted(table, key=len, reverse=True)
+    lines = []
+    for line in text.split("\n"):
+        head = re.match(r"^\s*(?:- )?", line).group(0)
+        rest = line[len(head):]
+        for english in phrases:
+            if rest.startswith(english):
+                rest = table[english] + rest[len(english):]
+                break
+        lines.append(head + rest)
+    return "\n".join(lines)

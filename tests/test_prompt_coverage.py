@@ -1,0 +1,55 @@
+"""The prompt-change coverage note: each changed sentence read offline (and as what) or not seen."""
+
+from __future__ import annotations
+
+from pytest_ctxeval.engine.prompt import PromptSet
+from pytest_ctxeval.prompt_coverage import coverage_note, format_coverage, prompt_coverage
+
+BUILTIN = PromptSet().render_compact()
+
+
+def _change(old: str, new: str) -> str:
+    assert old in BUILTIN
+    return BUILTIN.replace(old, new)
+
+
+def test_a_dropped_section_is_read_whole() -> None:
+    line = next(l for l in BUILTIN.split("\n") if l.startswith("6. All user messages"))
+    cov = prompt_coverage(_change(line + "\n", ""), BUILTIN)
+    assert [c.mapped[0].split(":")[0] for c in cov.lines] == ["section", "instruction", "part of section"]
+    assert not cov.unseen
+
+
+def test_a_sentence_left_behind_by_a_removed_instruction_is_read_through_it() -> None:
+    cov = prompt_coverage(_change(" verbatim,", ""), BUILTIN)
+    added = [c for c in cov.lines if c.sign == "+"]
+    assert added[0].mapped == ["no longer asks for: user messages verbatim"]
+    assert not cov.unseen
+
+
+def test_a_tone_change_is_not_seen_and_says_what_to_run() -> None:
+    cov = prompt_coverage(_change("Double-check for technical accuracy and completeness.", "Stay upbeat."), BUILTIN)
+    assert [c.sign for c in cov.unseen] == ["-", "+"]
+    text = "\n".join(format_coverage(cov))
+    assert "NOT SEEN OFFLINE - Stay upbeat." in text and "--ctxeval-backend anthropic" in text
+
+
+def test_an_added_limit_and_language_are_read_with_their_value() -> None:
+    cov = prompt_coverage(BUILTIN + "\nKeep the summary under 500 words. Write it in Spanish.", BUILTIN)
+    labels = [m for c in cov.lines for m in c.mapped]
+    assert "instruction: a length limit (500 words)" in labels
+    assert "instruction: a language (spanish)" in labels
+
+
+def test_no_note_without_a_change_and_whitespace_is_not_a_change() -> None:
+    assert coverage_note(BUILTIN) is None
+    assert coverage_note(BUILTIN.replace("\n\n", "\n \n")) is None
+    assert prompt_coverage(BUILTIN.replace(". ", ".  "), BUILTIN).lines == []
+
+
+def test_the_baseline_prompt_wins_over_the_builtin_one() -> None:
+    mine = _change("Double-check for technical accuracy and completeness.", "Stay upbeat.")
+    note = coverage_note(mine, {"prompt": {"name": "mine.j2", "text": mine}})
+    assert note is not None and note["against"] == "the built-in prompt"  # same as the baseline: vs built-in
+    other = coverage_note(mine + "\nBe brief.", {"prompt": {"name": "mine.j2", "text": mine}})
+    assert other["against"] == "the baseline's prompt (mine.j2)" and len(other["lines"]) == 1
