@@ -89,19 +89,46 @@ def _section_missing(case: CompactionCase, kind: str, number: int, what: str, it
                           f"(sections found: {', '.join(case.sections.kinds) or 'none'})", missing=list(items))
 
 
+#: A short quoted value in a key line or todo (``KeyError: 'XK'``, ``exit status "2"``): often the only
+#: thing that tells one error from another of its type, and too short to count as a significant token.
+_QUOTED_VALUE = re.compile(r"(?<![\w])(['\"`])([^'\"`\n]{1,40})\1(?![\w])")
+
+
+def _items(text: str) -> list[str]:
+    """A section split into items: a line starting a list entry, with its continuation lines."""
+    return re.split(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)", text)
+
+
 def _present(needle: str, haystack: str) -> bool:
     """Verbatim (whitespace- and case-insensitive), or most of its significant tokens within one
-    item of the section (a line, with its continuation lines), not scattered over the section."""
+    item of the section (a line, with its continuation lines), not scattered over the section.
+
+    In the second case every short quoted value of the needle must be in that item too: "a KeyError
+    for Kosovo" does not keep ``KeyError: 'XK'`` (its one significant token is the exception type)."""
     if contains_text(haystack.lower(), needle.lower()):
         return True
     tokens = significant_tokens(needle)
     if not tokens:
         return False
-    for item in re.split(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)", haystack):
+    values = [normalize_ws(m.group(2)).lower() for m in _QUOTED_VALUE.finditer(needle) if m.group(2).strip()]
+    for item in _items(haystack):
         have = set(significant_tokens(item))
-        if sum(t in have for t in tokens) / len(tokens) >= TOKEN_OVERLAP:
+        if sum(t in have for t in tokens) / len(tokens) >= TOKEN_OVERLAP and all(
+                re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", normalize_ws(item).lower()) for v in values):
             return True
     return False
+
+
+#: An item a summary marks as finished: a ticked box or check mark, struck through, or a trailing
+#: "(done)", "— completed", ": finished" that no "not"/"yet" qualifies.
+_DONE_ITEM = re.compile(
+    r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\[[xX✓✔]\]|[✓✔✅☑]|~~)"
+    r"|(?:[(\[—–:,;]|\s-)\s*(?:done|completed|complete|finished)\s*[)\].!]?\s*$", re.IGNORECASE)
+
+
+def _open_items(text: str) -> str:
+    """``text`` without the items it marks as finished (an open task written as done is not kept)."""
+    return "\n".join(i for i in _items(text) if not _DONE_ITEM.search(normalize_ws(i)))
 
 
 def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
@@ -278,8 +305,13 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     if region is None:
         return _section_missing(case, "pending", 7, f"the {len(items)} open tasks", items)
     where = _where(case, "pending", 7)
-    missing = [i for i in items if not _present(i, region)]
-    reasons = [f"open task not in {where}: \"{_short(i)}\"" for i in missing]
+    # Only the summary's own items are read for done marks: kept messages are what was said, not a list.
+    kept = case.kept_text
+    head = region[: len(region) - len(kept)] if kept and region.endswith(kept) else region
+    open_region = _open_items(head) + region[len(head):]
+    missing = [i for i in items if not _present(i, open_region)]
+    reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if _present(i, region) else "")
+               + f": \"{_short(i)}\"" for i in missing]
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
                                  f"all {len(items)} open tasks in {where}", missing=missing)
 
