@@ -126,9 +126,40 @@ _DONE_ITEM = re.compile(
     r"|(?:[(\[—–:,;]|\s-)\s*(?:done|completed|complete|finished)\s*[)\].!]?\s*$", re.IGNORECASE)
 
 
+#: A sub-heading of section 7 under which the items are finished ("Done:", "**Completed tasks:**"), and
+#: any other sub-heading (a markdown heading, a bold line, a line ending in a colon that is not a list
+#: item: "### Active", "Still open:"), which ends that list.
+_DONE_HEADING = re.compile(r"^\s*(?:#+\s*)?[*_]*\s*(?:already\s+)?(?:done|completed|complete|finished)"
+                           r"(?:\s+(?:tasks|items|so far))?\s*:?\s*[*_]*\s*:?\s*$", re.IGNORECASE)
+_LIST_START = re.compile(r"\s{0,3}(?:[-*]|\d+[.)])\s")
+_SUB_HEADING = re.compile(r"^\s*(?:#+\s+\S[^\n]*|[*_]{2}[^\n*_]{1,60}[*_]{2}:?"
+                          r"|(?![-*+]\s|\d+[.)]\s)[^\n]{1,60}:\s*[*_]*)\s*$")
+
+
 def _open_items(text: str) -> str:
-    """``text`` without the items it marks as finished (an open task written as done is not kept)."""
-    return "\n".join(i for i in _items(text) if not _DONE_ITEM.search(normalize_ws(i)))
+    """``text`` without the items it marks as finished (an open task written as done is not kept):
+    items ticked, struck through or marked "(done)", and the items under a "Done:" sub-heading."""
+    kept: list[str] = []
+    item: list[str] = []
+    under_done = dropped = False
+
+    def close() -> None:
+        if item and not dropped and not _DONE_ITEM.search(normalize_ws("\n".join(item))):
+            kept.extend(item)
+        item.clear()
+
+    for line in text.split("\n"):
+        if _DONE_HEADING.match(line) or _SUB_HEADING.match(line):
+            close()
+            under_done = dropped = bool(_DONE_HEADING.match(line))
+            kept.append(line)
+            continue
+        if _LIST_START.match(line):
+            close()
+            dropped = under_done
+        item.append(line)
+    close()
+    return "\n".join(kept)
 
 
 def _closest(needle: str, haystack: str) -> tuple[str, float] | None:

@@ -220,6 +220,11 @@ good("g-pdf-only-no-csv", E, [(8, "Last tool calls:", "Export the report as a PD
 good("g-export-pdf-csv-gone", E, [(9, Q9, Q9 + " (Export goes to the BI dashboard instead of CSV.)")])
 good("g-never-jwts", A, [(7, "   - None.", "   - None (never issue JWTs (access tokens) again: they cannot be revoked).")])
 good("g-constraint-user-hedge-kept", M, [(1, "The user's first request:", "Rule: never touch the migrations folder (src/shop/migrations/); if a change needs one, give the DBA the field definitions.\n   The user's first request:")])
+bad("p-under-done-heading", E, P, [(7, "   - Email the report to finance on the 1st", "   Done:\n   - Email the report to finance on the 1st")], idx=0)
+bad("p-under-completed-bold", E, P, [(7, "   - Email the report to finance on the 1st", "   **Completed:**\n   - Email the report to finance on the 1st")], idx=0)
+good("g-pending-after-done-heading", E, [(7, "   - Add a per-region breakdown table", "   Done:\n   - Decide the EUR rate (ECB)\n   Still open:\n   - Add a per-region breakdown table")], idx=0)
+good("g-pending-md-subheadings", E, [(7, "   - Add a per-region breakdown table", "   ### Completed\n   - Decide the EUR rate (ECB)\n   ### Active\n   - Add a per-region breakdown table")], idx=0)
+bad("p-under-md-completed", E, P, [(7, "   - Email the report to finance on the 1st", "   ### Completed\n   - Email the report to finance on the 1st")], idx=0)
 good("g-constraint-restated", D, [(1, "The user's first request:", "Constraints: fix it without changing the test, and don't touch the fixture.\n   The user's first request:")])
 
 
