@@ -98,16 +98,81 @@ def _section_missing(case: CompactionCase, kind: str, number: int, what: str, it
 
 _PRESENT_ITEMS = re.compile(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)")
 
+#: A short quoted value in a key line or todo (``KeyError: 'XK'``, ``exit status "2"``): often the only
+#: thing that tells one error from another of its type, and too short to count as a significant token.
+_QUOTED_VALUE = re.compile(r"(?<![\w])(['\"`])([^'\"`\n]{1,40})\1(?![\w])")
+
+
+def _items(text: str) -> list[str]:
+    """A section split into items: a line starting a list entry, with its continuation lines."""
+    return re.split(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)", text)
+
 
 def _present(needle: str, haystack: str) -> bool:
     """Verbatim (whitespace- and case-insensitive), or most of its significant tokens within one
     item of the section (a line, with its continuation lines), not scattered over the section.
-    (The section is indexed once for all needles: text_index.)"""
+
+    (The section is indexed once for all needles: text_index.) In the second case every short quoted
+    value of the needle must be in that item too: "a KeyError for Kosovo" does not keep
+    ``KeyError: 'XK'`` (its one significant token is the exception type)."""
     index = text_index(haystack, _PRESENT_ITEMS)
     tokens = significant_tokens(needle)
     if index.contains(normalize_ws(needle.lower()), tokens):
         return True
-    return index.overlap(tokens, TOKEN_OVERLAP)
+    if not index.overlap(tokens, TOKEN_OVERLAP):
+        return False
+    values = [normalize_ws(m.group(2)).lower() for m in _QUOTED_VALUE.finditer(needle) if m.group(2).strip()]
+    if not values:
+        return True
+    for item in _items(haystack):  # rare: an item holds the tokens; does it hold the quoted values too?
+        have = set(significant_tokens(item))
+        if sum(t in have for t in tokens) / len(tokens) >= TOKEN_OVERLAP and all(
+                re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", normalize_ws(item).lower()) for v in values):
+            return True
+    return False
+
+
+#: An item a summary marks as finished: a ticked box or check mark, struck through, or a trailing
+#: "(done)", "— completed", ": finished" that no "not"/"yet" qualifies.
+_DONE_ITEM = re.compile(
+    r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\[[xX✓✔]\]|[✓✔✅☑]|~~)"
+    r"|(?:[(\[—–:,;]|\s-)\s*(?:done|completed|complete|finished)\s*[)\].!]?\s*$", re.IGNORECASE)
+
+
+#: A sub-heading of section 7 under which the items are finished ("Done:", "**Completed tasks:**"), and
+#: any other sub-heading (a markdown heading, a bold line, a line ending in a colon that is not a list
+#: item: "### Active", "Still open:"), which ends that list.
+_DONE_HEADING = re.compile(r"^\s*(?:#+\s*)?[*_]*\s*(?:already\s+)?(?:done|completed|complete|finished)"
+                           r"(?:\s+(?:tasks|items|so far))?\s*:?\s*[*_]*\s*:?\s*$", re.IGNORECASE)
+_LIST_START = re.compile(r"\s{0,3}(?:[-*]|\d+[.)])\s")
+_SUB_HEADING = re.compile(r"^\s*(?:#+\s+\S[^\n]*|[*_]{2}[^\n*_]{1,60}[*_]{2}:?"
+                          r"|(?![-*+]\s|\d+[.)]\s)[^\n]{1,60}:\s*[*_]*)\s*$")
+
+
+def _open_items(text: str) -> str:
+    """``text`` without the items it marks as finished (an open task written as done is not kept):
+    items ticked, struck through or marked "(done)", and the items under a "Done:" sub-heading."""
+    kept: list[str] = []
+    item: list[str] = []
+    under_done = dropped = False
+
+    def close() -> None:
+        if item and not dropped and not _DONE_ITEM.search(normalize_ws("\n".join(item))):
+            kept.extend(item)
+        item.clear()
+
+    for line in text.split("\n"):
+        if _DONE_HEADING.match(line) or _SUB_HEADING.match(line):
+            close()
+            under_done = dropped = bool(_DONE_HEADING.match(line))
+            kept.append(line)
+            continue
+        if _LIST_START.match(line):
+            close()
+            dropped = under_done
+        item.append(line)
+    close()
+    return "\n".join(kept)
 
 
 def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
@@ -341,9 +406,14 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     if region is None:
         return _section_missing(case, "pending", 7, f"the {len(items)} open tasks", items)
     where = _where(case, "pending", 7)
-    wider = region + "\n" + case.sections.body("current", "next")
-    missing = [i for i in items if not _present(i, region) and not _task_told(i, wider)]
-    reasons = [f"open task not in {where}: \"{_short(i)}\"" for i in missing]
+    # Only the summary's own items are read for done marks: kept messages are what was said, not a list.
+    kept = case.kept_text
+    head = region[: len(region) - len(kept)] if kept and region.endswith(kept) else region
+    open_region = _open_items(head) + region[len(head):]
+    wider = open_region + "\n" + _open_items(case.sections.body("current", "next"))
+    missing = [i for i in items if not _present(i, open_region) and not _task_told(i, wider)]
+    reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if _present(i, region) else "")
+               + f": \"{_short(i)}\"" for i in missing]
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
                                  f"all {len(items)} open tasks in {where}", missing=missing)
 

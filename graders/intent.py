@@ -193,18 +193,50 @@ _NEGATIVE = re.compile(r"\b(?:not|no|never|without|avoid\w*|neither|nor|none|not
 _SENTENCE_END = re.compile(r"(?<=[.!?;])[\"”')]*\s+")
 
 
-def _rule_kept(rule: str, item: str) -> bool:
+#: Words that turn a rule into a preference ("ideally without changing the test", "avoid the fixture
+#: if you can"): a sentence that adds one the person did not say does not keep the rule.
+_HEDGE = re.compile(
+    r"\b(?:ideally|preferably|if (?:at all )?possible|where(?:ver)? possible|when(?:ever)? possible|"
+    r"as far as possible|if you can|where you can|if practical|where practical|try (?:not )?to|"
+    r"(?:if|when|as) (?:needed|necessary|required)|unless (?:needed|necessary|required)|"
+    r"if it helps|should probably|for the most part|mostly)\b", re.IGNORECASE)
+
+
+def _hedges(text: str) -> set[str]:
+    return {normalize_ws(m.group(0)).lower() for m in _HEDGE.finditer(text)}
+
+
+def _rule_kept(rule: str, item: str, said: set[str] = frozenset()) -> bool:
     """``rule`` is verbatim in ``item``, or most of its words are in one sentence of it, with its
     polarity: a prohibition ("Do not push to main") is kept only as a prohibition, so a sentence
     that holds its words without any negation ("Push to main") reverses it. Words scattered over
-    several sentences of a paragraph do not make a rule."""
-    if contains_text(item.lower(), rule.lower()):
-        return True
+    several sentences of a paragraph do not make a rule. The sentence must not soften the rule with
+    a hedge ("ideally", "if possible", "try to") beyond those in ``said`` (the person's own words)."""
+    allowed = _hedges(rule) | set(said)
     negative = _NEGATIVE.search(rule) is not None
     for sentence in _SENTENCE_END.split(normalize_ws(item)):
+        if _hedges(sentence) - allowed:
+            continue
+        if contains_text(sentence.lower(), rule.lower()):
+            return True
         if _present(rule, sentence) and (not negative or _NEGATIVE.search(sentence)):
             return True
-    return False
+    # A rule of several sentences, verbatim in the item.
+    return len(_SENTENCE_END.split(normalize_ws(rule))) > 1 and contains_text(item.lower(), rule.lower())
+
+
+def _said_hedges(case: CompactionCase, rule: str) -> set[str]:
+    """Hedges in the sentences of the session that state ``rule`` (the person's own softening)."""
+    low = normalize_ws(rule).lower()
+    text = _history_text(case)
+    out: set[str] = set()
+    start = text.find(low)
+    while start >= 0:
+        a = max(text.rfind(c, 0, start) for c in ".!?;\n") + 1
+        ends = [i for i in (text.find(c, start + len(low)) for c in ".!?;\n") if i >= 0]
+        out |= _hedges(text[a:min(ends) if ends else len(text)])
+        start = text.find(low, start + 1)
+    return out
 
 
 @grader("constraints_preserved", kind="rule")
@@ -217,7 +249,7 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no constraint of expect.constraints has come up yet")
     items = _items(_context(case))
     where = _context_name(case)
-    missing = [c for c in constraints if not any(_rule_kept(c, i) for i in items)]
+    missing = [c for c in constraints if not any(_rule_kept(c, i, _said_hedges(case, c)) for i in items)]
     reasons = [f"constraint lost: \"{_short(c, 100)}\" ({_origin(case, c)}) is not in {where}, so the agent "
                "may break it after this compaction" for c in missing]
     return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,

@@ -82,13 +82,16 @@ def _words_pattern(needle: str) -> str | None:
         if word.isalpha() and len(word) >= 4:
             stem = _SUFFIX.sub("", word.lower())
             parts.append(re.escape(stem) + r"[a-z]*")
+        elif word.isalpha() and word.isupper() and len(word) >= 2:  # an acronym, in the plural too: JWTs
+            parts.append(re.escape(word) + r"s?")
         else:
             parts.append(re.escape(word))
     if not parts:
         return None
     head = r"(?<![\w])" if needle[:1].isalnum() or needle[:1] == "_" else ""
     tail = r"(?![\w])" if (needle[-1:].isalnum() or needle[-1:] == "_") and not parts[-1].endswith("*") else ""
-    return head + r"\s+".join(parts) + tail
+    # Words may be set apart by brackets as well as spaces: "JWTs (access tokens)".
+    return head + r"(?:\s*[(\[]\s*|\s*[)\]]\s+|\s+)".join(parts) + tail
 
 
 _NOT_A_VERB = {"the", "a", "an", "no", "not", "all", "any", "some", "this", "that", "these", "those", "our", "their"}
@@ -103,6 +106,13 @@ def mention_pattern(needle: str) -> re.Pattern[str]:
     rest = " ".join(words[1:])
     if len(words) >= 3 and words[0].isalpha() and words[0].lower() not in _NOT_A_VERB and len(rest) >= 8:
         forms.append(_words_pattern(rest))
+    if len(words) == 2 and all(w.isalnum() for w in words):
+        # Two words the other way round, up to four plain words apart in one clause: "CSV export" is also
+        # "export the report to CSV" (no comma or negation in between: "export the PDF, no CSV" is not).
+        a, b = (_words_pattern(w) for w in words)
+        if a and b:
+            gap = r"[^\S\n]+(?:(?!(?:not|no|never|without|nor|instead|than)\b)[A-Za-z0-9_]+[^\S\n]+){0,4}"
+            forms.append(b + gap + a)
     forms = [f for f in forms if f]
     return re.compile("|".join(f"(?:{f})" for f in forms), re.IGNORECASE) if forms else re.compile(r"(?!)")
 
