@@ -60,12 +60,16 @@ KEY_FIELDS = ("model", "system", "messages", "tools", "tool_choice", "max_tokens
 
 
 def request_key(body: dict[str, Any], task: str | None = None) -> str:
-    """sha256 of the canonical JSON of the fields that determine a reply.
+    """sha256 of the canonical JSON of the fields that determine a reply. Prompt-cache
+    breakpoints (``cache_control``) change what a request costs, not the reply: they are left out,
+    so cassettes recorded with or without them answer the same request.
 
     >>> request_key({"model": "m", "messages": []}) == request_key({"messages": [], "model": "m"})
     True
     """
-    canonical = {k: body[k] for k in KEY_FIELDS if k in body}
+    from .prompt_cache import strip_cache_control
+
+    canonical = {k: strip_cache_control(body[k]) for k in KEY_FIELDS if k in body}
     canonical["_task"] = task or "chat"
     data = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
