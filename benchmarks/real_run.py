@@ -98,6 +98,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--price-as", default="claude-sonnet-5-5", help="the model whose list prices cost the run")
     ap.add_argument("--votes", type=int, default=1, help="judge votes (the library's default is 1)")
+    ap.add_argument("--cost-only", action="store_true", help="skip the wall-time runs")
     args = ap.parse_args()
     os.chdir(ROOT)
     print(f"machine: {platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}"
@@ -114,6 +115,8 @@ def main() -> None:
                   f"{u['output_tokens']:,} output tokens: ${usd:.4f}")
         print(f"cost ratio: {usd_on / usd_off:.3f}   (target <= 0.5)   {'met' if usd_on <= usd_off / 2 else 'NOT met'}")
 
+        if args.cost_only:
+            return
         serial, chain = timed_suite(args.latency, args.concurrency, work / "serial.json", serial=True)
         concurrent, _ = timed_suite(args.latency, args.concurrency, work / "concurrent.json", serial=False)
         calls = json.loads((work / "concurrent.json").read_text())["usage"]["api_calls"]

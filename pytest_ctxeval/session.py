@@ -143,12 +143,16 @@ class CtxEvalSession:
         self._loaded: dict[Path, Any] = {}  # scenarios loaded ahead of a concurrent run
         self._failed: dict[tuple[str, Path], BaseException] = {}
         self._prefetched = False
+        import threading
+
+        self._judge_lock = threading.Lock()
 
     def judge(self) -> Any:
         """The session's judge (and the model that re-compacts for drift), made on first use."""
-        if self._judge is None:
-            self._judge = self.options.make_judge()
-            self._regen = self.options.make_llm()
+        with self._judge_lock:  # scenarios running side by side ask for it at once
+            if self._judge is None:
+                self._regen = self.options.make_llm()
+                self._judge = self.options.make_judge()
         return self._judge
 
     # -- collection --------------------------------------------------------------------------

@@ -90,6 +90,7 @@ class ReferenceModel:
         return "ok"
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        started = time.monotonic()
         if "/v1/messages/batches" in request.url.path:
             return self._batches(request)
         if request.method != "POST" or not request.url.path.endswith("/v1/messages"):
@@ -107,7 +108,8 @@ class ReferenceModel:
         with self._lock:
             self.requests.append(body)
         input_tokens = estimate_api_request(body)
-        problem = breakpoint_problem(body)
+        marked = b'"cache_control"' in request.content  # a breakpoint anywhere (else no cache work)
+        problem = breakpoint_problem(body) if marked else None
         if problem:
             return _error(400, "invalid_request_error", problem)
         if input_tokens > window:  # rejected before any generation: no scripted fault is used up
@@ -130,9 +132,9 @@ class ReferenceModel:
         if fault == "ptl_no_gap":
             return _error(400, "invalid_request_error", "prompt is too long")
         text = self._answer(task, body, fault)
-        split = self.cache.account(body, input_tokens)  # the reply begins: its prefix is cached now
-        if self.latency:
-            time.sleep(self.latency)
+        split = self.cache.account(body, input_tokens) if marked else None  # the reply begins: cached now
+        if self.latency:  # the reply comes ``latency`` after the request, the model's own work included
+            time.sleep(max(0.0, self.latency - (time.monotonic() - started)))
         return httpx2.Response(200, json={
             "id": "msg_ref_" + hashlib.sha256(request.content).hexdigest()[:24],  # not the arrival order
             "type": "message",
@@ -141,9 +143,9 @@ class ReferenceModel:
             "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": split.input_tokens, "output_tokens": estimate_text(text),
-                      "cache_creation_input_tokens": split.cache_creation_input_tokens,
-                      "cache_read_input_tokens": split.cache_read_input_tokens},
+            "usage": {"input_tokens": split.input_tokens if split else input_tokens, "output_tokens": estimate_text(text),
+                      "cache_creation_input_tokens": split.cache_creation_input_tokens if split else 0,
+                      "cache_read_input_tokens": split.cache_read_input_tokens if split else 0},
         })
 
     def _batches(self, request: httpx2.Request) -> httpx2.Response:
