@@ -257,7 +257,7 @@ class Judge:
             if key in self._batch_errors:
                 return self._batch_errors[key]
             found = self.llm.store.get(key) if self.llm.store is not None else None
-            if found is None:
+            if found is None or found.get("response", {}).get("status", 200) != 200:
                 self._deferred.setdefault(key, request)
                 return ModelError(DEFERRED)
         return self.llm.complete_batch([request])[0]  # from the store: no request is sent

@@ -233,7 +233,11 @@ class RunOptions:
 
         return make_llm(self.backend, self.model, faults=faults, cassettes=self.cassettes,
                         concurrency=self.concurrency, base_url=self.base_url, provider=self.provider,
-                        gate=self.gate(), **self._cache_args())
+                        gate=self.gate(), clients=self._clients(), **self._cache_args())
+
+    def _clients(self) -> dict[Any, Any]:
+        """The SDK clients of this run (one connection pool per endpoint, kept alive)."""
+        return self.__dict__.setdefault("_clients_cache", {})
 
     def _cache_args(self) -> dict[str, Any]:
         return {"cache": self.prompt_cache(), "latency": self.offline_latency, "caching": self.prompt_caching}
@@ -267,7 +271,7 @@ class RunOptions:
         plan = {k: v for k, v in (faults or {}).items() if k in ("judge", "probe")} or None
         llm = make_llm(self.backend, self.judge_model or self.model, cassettes=self.cassettes,
                        concurrency=self.concurrency, faults=plan, base_url=self.base_url, provider=self.provider,
-                       gate=self.gate(), **self._cache_args())
+                       gate=self.gate(), clients=self._clients(), **self._cache_args())
         return Judge(llm, votes=self.judge_votes, batch=self.batch)
 
     def make_strategy(self, spec: str | None = None) -> Any:

@@ -26,7 +26,7 @@ from typing import Any
 
 import anthropic
 
-from ..errors import flag
+from ..errors import flag, ModelError
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
 from ..messages import CompactBoundary, Usage, to_api
@@ -78,14 +78,24 @@ class AnthropicServer(BaseStrategy):
         context = [m for m in state.view if not isinstance(m, CompactBoundary)]
         request = {"model": llm.model, "max_tokens": state.config.summary_output_reserve_tokens,
                    "messages": to_api(media_stripped(context)), "context_management": {"edits": [self.edit(state)]}}
+        kwargs = {**request, "betas": [BETA], "extra_headers": {
+            "x-ctxeval-task": "compact", "x-ctxeval-context-window": str(state.config.context_window)}}
+        cached = False
         try:
-            response = llm.client.beta.messages.create(
-                **request, betas=[BETA],
-                extra_headers={"x-ctxeval-task": "compact", "x-ctxeval-context-window": str(state.config.context_window)})
-        except anthropic.APIError as exc:
+            if hasattr(llm, "send"):  # cassettes, the run's gate and one retry policy, as for any request
+                from anthropic.types.beta import BetaMessage
+
+                response, cached = llm.send("compact", kwargs, create=llm.client.beta.messages.create,
+                                            parse=BetaMessage.model_validate)
+            else:
+                response = llm.client.beta.messages.create(**kwargs)
+        except (anthropic.APIError, ModelError) as exc:
             raise CompactionFailed(f"the API's compaction request failed: {type(exc).__name__}: {exc}", request) from None
         usage = _usage(response)
-        llm.usage.add(response.model or llm.model, usage)
+        if cached:
+            llm.usage.add_cached(response.model or llm.model)
+        else:
+            llm.usage.add(response.model or llm.model, usage)
         blocks = [b for b in response.content if getattr(b, "type", None) == "compaction"]
         if not blocks:
             raise CompactionFailed(f"the API did not compact (stop_reason {response.stop_reason!r}): its count of the "

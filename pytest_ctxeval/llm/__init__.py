@@ -53,13 +53,16 @@ def make_llm(
     cache: Any = None,
     latency: float = 0.0,
     caching: bool = True,
+    clients: dict[Any, Any] | None = None,
 ) -> LLM:
     """An :class:`LLM` for ``backend``.
 
     Real backends use the SDK client of ``provider`` with its own HTTP client (proxies,
     keep-alive, timeouts, the streaming guard) and retries; ``base_url`` (else
     ``ANTHROPIC_BASE_URL``, read by the SDK) points it at any endpoint speaking the Messages API.
-    ``gate`` is the run's one concurrency limit (:class:`~pytest_ctxeval.llm.base.Gate`).
+    ``gate`` is the run's one concurrency limit (:class:`~pytest_ctxeval.llm.base.Gate`);
+    ``clients``, a dict the run keeps, shares one SDK client (one connection pool) between the
+    models it makes.
     ``caching``: requests that share a prefix mark it with ``cache_control`` (prompt caching);
     ``cache`` is the offline model's :class:`~pytest_ctxeval.llm.prompt_cache.PromptCache` (one per
     run) and ``latency`` the seconds it takes to answer (``--ctxeval-offline-latency``).
@@ -117,7 +120,13 @@ def make_llm(
         llm.caching = caching
         return llm
     scrub_logs()  # the SDK logs request bodies at DEBUG; a pasted key would be in them
-    client, secret = _provider_client(provider, backend, base_url, max_retries, network)
+    shared = (provider, base_url, max_retries, os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_BASE_URL"))
+    if clients is not None and network is None and shared in clients:
+        client, secret = clients[shared]
+    else:
+        client, secret = _provider_client(provider, backend, base_url, max_retries, network)
+        if clients is not None and network is None:
+            clients[shared] = (client, secret)
     llm = LLM(client, model=model or DEFAULT_MODEL, backend=backend, concurrency=concurrency, stats=stats,
               store=store, mode="record" if backend == "record" else "cache", secret=secret, gate=gate)
     llm.caching = caching

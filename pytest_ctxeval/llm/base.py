@@ -33,7 +33,7 @@ from typing import Any
 
 import anthropic
 
-from ..errors import ModelError, ProviderError
+from ..errors import ModelError, PromptTooLongError, ProviderError
 from ..messages import Usage
 from .failures import model_error, parse_prompt_too_long, refusal_error
 from .usage import UsageTotals
@@ -148,17 +148,27 @@ class LLM:
         return kwargs
 
     def _send(self, task: str, kwargs: dict[str, Any]) -> tuple[Any, bool]:
-        """The reply to ``kwargs``: from a cassette, or from the API (then stored)."""
+        return self.send(task, kwargs)
+
+    def send(self, task: str, kwargs: dict[str, Any], *, create: Any = None, parse: Any = None) -> tuple[Any, bool]:
+        """The reply to the SDK call ``create(**kwargs)`` (default ``client.messages.create``) and
+        whether it came from a cassette: answered from disk when recorded, else sent (under the
+        run's gate, with the SDK's retries only) and stored. ``parse`` reads a stored reply
+        (default: ``Message``). For SDK calls other than plain messages, e.g. the beta API."""
         from .cassettes import request_key
 
-        body = {k: v for k, v in kwargs.items() if k != "extra_headers"}
+        body = {k: v for k, v in kwargs.items() if k not in ("extra_headers", "betas")}
         key = request_key(body, task) if self.store is not None else None
         if key is not None and self.mode != "record":
             found = self.store.get(key)
-            if found is not None and found.get("response", {}).get("status", 200) == 200:
+            status = (found or {}).get("response", {}).get("status", 200)
+            if found is not None and status in (200, 400):
                 if self.stats is not None:
                     self.stats.hit()
-                return _message_from(found["response"]["json"]), True
+                if status == 400:  # a recorded prompt-too-long: the PTL path replays as it ran
+                    message = str(found["response"]["json"].get("error", {}).get("message", ""))
+                    raise parse_prompt_too_long(message) or ModelError(f"{task} request rejected (400): {message}")
+                return (parse or _message_from)(found["response"]["json"]), True
         if self.mode == "replay":
             from ..errors import flag
 
@@ -172,7 +182,9 @@ class LLM:
             if self.stats is not None:
                 self.stats.forward()
             try:
-                if self.stream and kwargs["max_tokens"] > STREAM_ABOVE_TOKENS:
+                if create is not None:
+                    message = create(**kwargs)
+                elif self.stream and kwargs["max_tokens"] > STREAM_ABOVE_TOKENS:
                     with self.client.messages.stream(**kwargs) as stream:
                         message = stream.get_final_message()
                 else:
@@ -182,6 +194,9 @@ class LLM:
                                   endpoint=self.endpoint, run_level=self.run_level)
                 if isinstance(err, ProviderError):
                     self.gate.failed = err
+                elif key is not None and isinstance(err, PromptTooLongError):  # deterministic: kept for replay
+                    self.store.put(key, task, body, {"status": 400, "json": {"type": "error", "error": {
+                        "type": "invalid_request_error", "message": str(err)}}}, self.secret)
                 raise err from None
         if key is not None:
             self.store.put(key, task, body, {"status": 200, "json": message.model_dump(mode="json")}, self.secret)

@@ -39,6 +39,8 @@ def run_batch(llm: LLM, requests: list[dict[str, Any]], *, poll_seconds: float =
         params = {k: v for k, v in kwargs.items() if k != "extra_headers"}
         key = request_key(params, req["task"])
         cached = llm.store.get(key) if llm.store is not None else None
+        if cached is not None and cached.get("response", {}).get("status", 200) != 200:
+            cached = None  # a recorded error is not a reply; the batch asks again
         if cached is not None:
             if llm.stats is not None:
                 llm.stats.hit()

@@ -1,7 +1,9 @@
 """Cassettes: one file per model request, keyed by a stable hash of the request body.
 
-The store sits *under* the SDK, as an httpx2 transport, so retries, errors and usage parsing stay
-the SDK's own. Three modes:
+:class:`CassetteStore` sits in front of the SDK client (:meth:`pytest_ctxeval.llm.base.LLM.send`),
+so a recorded reply needs no HTTP request and the real requests keep the SDK's own HTTP client
+(proxies, keep-alive, timeouts) and retries. A successful reply is stored, and so is a
+prompt-too-long error (deterministic, and the engine's PTL path depends on it). Three modes:
 
 * ``cache`` (the ``anthropic`` backend with a cassette folder): a recorded request is answered from
   disk, anything else goes to the API and its successful reply is stored. A rerun with unchanged
@@ -187,7 +189,8 @@ def _describe_diff(diff: Any) -> str:
 
 
 class CassetteTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
-    """An httpx2 transport that answers from cassettes and records what it forwards.
+    """An httpx2 transport that answers from cassettes and records what it forwards (for an
+    ``httpx2`` client of your own; the backends use the store directly, in front of the SDK).
 
     ``inner``/``ainner`` are the real sync/async transports (None in replay mode). ``stats``
     counts cassette hits and the requests that reached the API: a rerun from cache forwards 0.

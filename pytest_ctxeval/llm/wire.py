@@ -133,6 +133,9 @@ class WireModel:
     ``thinking_tokens``: what the model thinks by default per reply (counted toward ``max_tokens``
     and ``output_tokens``). ``outage``: a status every Messages request answers (529 for a
     sustained overload). ``delay``: seconds each Messages request takes (to observe concurrency).
+    ``retry_after_ms``: sent with 429/529 beside the API's ``retry-after`` so the SDK's retries
+    wait a millisecond in tests (``None`` sends ``retry-after`` alone, as the API does).
+    ``context_window``: the model's window, which bounds input plus output.
     """
 
     def __init__(self, reference: ReferenceModel | None = None, *, api_key: str = "sk-ant-test-key",

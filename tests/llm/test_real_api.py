@@ -314,8 +314,8 @@ def test_bedrock_and_vertex_providers(api_server: ApiServer, tmp_path: Path, mon
 
 # The built-in library, record then replay ------------------------------------------------------------
 
-LIBRARY = ("auth_refactor", "multi_part_request", "tool_calls_in_flight", "session_memory_then_full",
-           "summariser_circuit_breaker")
+LIBRARY = ("auth_refactor", "compaction_overflow", "tool_calls_in_flight", "session_memory_then_full",
+           "summariser_circuit_breaker")  # full, PTL retry, in-flight tools, session memory, offline faults
 
 
 def test_the_builtin_library_records_replays_and_reruns_for_free(api_server: ApiServer, tmp_path: Path,
@@ -346,3 +346,19 @@ def test_the_builtin_library_records_replays_and_reruns_for_free(api_server: Api
         assert [{n: g["status"] for n, g in s["graders"].items()} for s in again["scenarios"]] == \
             [{n: g["status"] for n, g in s["graders"].items()} for s in recorded["scenarios"]]
     assert len(api_server.wire.log) == sent
+
+
+def test_the_provider_options_are_in_help(capsys: pytest.CaptureFixture[str], pytester: pytest.Pytester) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = capsys.readouterr().out
+    assert "--base-url URL" in out and "--provider {anthropic,bedrock,vertex}" in out
+    result = pytester.runpytest_subprocess("--help")
+    result.stdout.fnmatch_lines(["*--ctxeval-base-url=URL*", "*--ctxeval-provider=*", "*ctxeval_base_url*"])
+
+
+def test_an_unknown_provider_is_a_usage_error() -> None:
+    from pytest_ctxeval.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown provider 'azure'; choose one of: anthropic, bedrock, vertex"):
+        make_llm("anthropic", provider="azure")
