@@ -1,6 +1,6 @@
 """What a full real run of the built-in library costs and how long it waits (issue 21; not a test).
 
-    python benchmarks/real_run.py [--latency 0.5] [--concurrency 8] [--price-as claude-sonnet-5-5]
+    python benchmarks/real_run.py [--latency 1.0] [--concurrency 8] [--price-as claude-sonnet-5-5]
 
 In one run, offline (the reference model behind the anthropic SDK, no key, no network):
 
@@ -94,7 +94,7 @@ def timed_suite(latency: float, concurrency: int, report: Path, serial: bool) ->
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--latency", type=float, default=0.5, help="seconds the offline model takes per reply")
+    ap.add_argument("--latency", type=float, default=1.0, help="seconds the offline model takes per reply")
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--price-as", default="claude-sonnet-5-5", help="the model whose list prices cost the run")
     ap.add_argument("--votes", type=int, default=1, help="judge votes (the library's default is 1)")

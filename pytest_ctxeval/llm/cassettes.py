@@ -69,11 +69,13 @@ def request_key(body: dict[str, Any], task: str | None = None) -> str:
     >>> request_key({"model": "m", "messages": []}) == request_key({"messages": [], "model": "m"})
     True
     """
-    from .prompt_cache import strip_cache_control
-
-    canonical = {k: strip_cache_control(body[k]) for k in KEY_FIELDS if k in body}
+    canonical = {k: body[k] for k in KEY_FIELDS if k in body}
     canonical["_task"] = task or "chat"
     data = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if '"cache_control"' in data:  # only then walk the body to take the breakpoints out
+        from .prompt_cache import strip_cache_control
+
+        data = json.dumps(strip_cache_control(canonical), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -214,13 +214,29 @@ def mark_last_block(messages: list[dict[str, Any]], ttl: str | None = None) -> l
     return messages
 
 
-def strip_cache_control(value: Any) -> Any:
-    """``value`` (a request body or part of one) without any ``cache_control`` key: a breakpoint
-    changes what a request costs, never what the model answers (cassette keys ignore it)."""
-    if isinstance(value, dict):
-        if "cache_control" in value or any(isinstance(v, (dict, list)) for v in value.values()):
-            return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-        return value
-    if isinstance(value, list):
-        return [strip_cache_control(v) for v in value]
-    return value
+def strip_cache_control(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` (a request, or the part of one a cassette key reads) without the ``cache_control``
+    of its tools, system blocks and content blocks (a tool's input is data and is kept as it is):
+    a breakpoint changes what a request costs, never what the model answers.
+
+    >>> strip_cache_control({"system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]})
+    {'system': [{'type': 'text', 'text': 's'}]}
+    """
+    def block(b: Any) -> Any:
+        if not isinstance(b, dict):
+            return b
+        out = {k: v for k, v in b.items() if k != "cache_control"}
+        if b.get("type") == "tool_result" and isinstance(b.get("content"), list):
+            out["content"] = [block(x) for x in b["content"]]
+        return out
+
+    out = dict(body)
+    if isinstance(body.get("system"), list):
+        out["system"] = [block(b) for b in body["system"]]
+    if isinstance(body.get("tools"), list):
+        out["tools"] = [block(t) for t in body["tools"]]
+    if isinstance(body.get("messages"), list):
+        out["messages"] = [{**m, "content": [block(b) for b in m["content"]]}
+                           if isinstance(m, dict) and isinstance(m.get("content"), list) else m
+                           for m in body["messages"]]
+    return out

@@ -132,6 +132,14 @@ def test_breakpoints_never_change_the_cassette_key() -> None:
     assert request_key({"messages": mark_last_block(plain["messages"])}) == request_key({"messages": plain["messages"]})
 
 
+def test_a_tool_input_named_cache_control_is_data_and_stays_in_the_key() -> None:
+    def use(value: dict) -> dict:
+        return {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "n",
+                                                                "input": value}]}]}
+
+    assert request_key(use({"cache_control": 1})) != request_key(use({}))
+
+
 def test_probes_of_one_context_read_it_from_the_cache() -> None:
     llm = make_llm("offline", "claude-sonnet-5-5")
     context = [{"role": "user", "content": [{"type": "text", "text": BIG}]},
