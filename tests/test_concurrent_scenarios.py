@@ -52,3 +52,33 @@ def test_socket_server_cassettes_of_a_concurrent_run_are_the_serial_ones(pyteste
     assert in_flight["serial"] == 1 and 1 < in_flight["concurrent"] <= 4  # the one limit held, and was used
     assert cassettes["concurrent"] == cassettes["serial"] and len(cassettes["serial"]) > 30
     assert docs["concurrent"] == docs["serial"]
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("2s", 2.0), ("250ms", 0.25), ("0.5", 0.5), ("0", 0.0)])
+def test_the_offline_latency_reads_as_a_duration(text: str, seconds: float) -> None:
+    from pytest_ctxeval.options import duration
+
+    assert duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["soon", "-1s", "2h"])
+def test_a_bad_offline_latency_says_what_it_expects(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_ctxeval.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["run", f"--offline-latency={text}"])
+    assert exc.value.code == 2
+    assert "duration" in capsys.readouterr().err
+
+
+def test_the_offline_latency_is_waited_for_each_reply() -> None:
+    import time
+
+    from pytest_ctxeval.llm import make_llm
+
+    llm = make_llm("offline", latency=0.2)
+    started = time.monotonic()
+    llm.complete_many([{"task": "chat", "messages": [{"role": "user", "content": f"hi {i}"}]} for i in range(4)])
+    took = time.monotonic() - started
+    assert took >= 0.2  # each reply comes 0.2 s after its request; four in flight at once take one wait
+    assert llm.usage.api_calls == 4
