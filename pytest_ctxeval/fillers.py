@@ -64,28 +64,45 @@ def _rng(seed: int | str, salt: str) -> random.Random:
     return _Random(f"{salt}:{seed}")
 
 
+def _pick(r: random.Random, seq: Any) -> Callable[[], Any]:
+    """``r.choice(seq)`` as a closure over its fixed length: the same draws, without the method
+    call and the length arithmetic each time (the fillers pick words hundreds of thousands of times)."""
+    n = len(seq)
+    k = n.bit_length()
+    bits = r.getrandbits
+
+    def pick() -> Any:
+        x = bits(k)
+        while x >= n:
+            x = bits(k)
+        return seq[x]
+
+    return pick
+
+
 def lorem(words: int = 50, seed: int | str = 0) -> str:
     """``words`` pseudo-technical words, as one paragraph."""
-    r = _rng(seed, "lorem")
-    return " ".join(r.choice(_WORDS) for _ in range(max(0, words))).capitalize() + "."
+    word = _pick(_rng(seed, "lorem"), _WORDS)
+    return " ".join([word() for _ in range(max(0, words))]).capitalize() + "."
 
 
 def python_file(lines: int = 200, seed: int | str = 0, name: str = "module") -> str:
     """A plausible Python module of exactly ``lines`` lines, numbered like Claude Code's Read
     output (``     1→...``) is *not* applied: this is file content."""
     r = _rng(seed, "py")
+    word, randint = _pick(r, _WORDS), r.randint
     out = [f'"""{name}: {lorem(8, seed)}"""', "", "from __future__ import annotations", "", "import logging", "",
            "log = logging.getLogger(__name__)", ""]
     n = 0
     while len(out) < lines:
         n += 1
-        fn = f"{r.choice(_WORDS)}_{r.choice(_WORDS)}_{n}"
-        args = ", ".join(sorted({r.choice(_WORDS) for _ in range(r.randint(1, 3))}))
-        out += ["", f"def {fn}({args}):", f'    """{lorem(r.randint(4, 10), f"{seed}-{n}")}"""']
-        for k in range(r.randint(2, 8)):
-            w = r.choice(_WORDS)
-            out.append(f"    {w}_{k} = {r.choice(_WORDS)}.get({r.randint(0, 999)!r})")
-        out.append(f"    return {r.choice(_WORDS)}")
+        fn = f"{word()}_{word()}_{n}"
+        args = ", ".join(sorted({word() for _ in range(randint(1, 3))}))
+        out += ["", f"def {fn}({args}):", f'    """{lorem(randint(4, 10), f"{seed}-{n}")}"""']
+        for k in range(randint(2, 8)):
+            w = word()
+            out.append(f"    {w}_{k} = {word()}.get({randint(0, 999)!r})")
+        out.append(f"    return {word()}")
     return "\n".join(out[:lines])
 
 
@@ -109,16 +126,17 @@ def log(lines: int = 1000, seed: int | str = 0, error: str | None = None, error_
     """``lines`` log lines with timestamps; ``error`` (if given) is line ``error_at`` (default: the
     middle) at level ERROR, so a probe can ask for it."""
     r = _rng(seed, "log")
+    word, level_of, randint = _pick(r, _WORDS), _pick(r, ("INFO", "INFO", "INFO", "DEBUG", "WARN")), r.randint
     at = (lines // 2 if error_at is None else error_at) if error else -1
     out = []
     for i in range(lines):
-        ts = f"2026-01-05T09:{(i // 60) % 60:02d}:{i % 60:02d}.{r.randint(0, 999):03d}Z"
+        ts = f"2026-01-05T09:{(i // 60) % 60:02d}:{i % 60:02d}.{randint(0, 999):03d}Z"
         if i == at:
             out.append(f"{ts} ERROR [{service}] {error}")
             continue
-        level = r.choice(("INFO", "INFO", "INFO", "DEBUG", "WARN"))
-        out.append(f"{ts} {level} [{service}] {r.choice(_WORDS)} {r.choice(_WORDS)} "
-                   f"id={r.randint(1000, 99999)} took={r.randint(1, 900)}ms")
+        level = level_of()
+        out.append(f"{ts} {level} [{service}] {word()} {word()} "
+                   f"id={randint(1000, 99999)} took={randint(1, 900)}ms")
     return "\n".join(out)
 
 

@@ -62,6 +62,20 @@ def positive_int(value: str) -> int:
     return n
 
 
+def duration(value: str) -> float:
+    """argparse type for ``--offline-latency``: seconds, as ``2s``, ``250ms`` or ``0.5``."""
+    import argparse
+    text = value.strip().lower()
+    scale = 0.001 if text.endswith("ms") else 1.0
+    try:
+        x = float(text[:-2] if text.endswith("ms") else text[:-1] if text.endswith("s") else text) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 2s, 250ms or 0.5, got {value!r}") from None
+    if not 0 <= x <= 600:
+        raise argparse.ArgumentTypeError(f"expected a duration between 0 and 600 s, got {value!r}")
+    return x
+
+
 def tolerance(value: str) -> float:
     """argparse type for ``--tolerance`` / ``--ctxeval-tolerance``: a score difference in [0, 1]."""
     import argparse
@@ -107,6 +121,13 @@ def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
                    "interactive rate limits); results are polled, cached and graded")
     addoption(f"{prefix}prices", dest="ctxeval_prices", default=None, metavar="FILE",
               help="a YAML/JSON price table (USD per million tokens by model) to cost the run with")
+    addoption(f"{prefix}prompt-caching", dest="ctxeval_prompt_caching", choices=("on", "off"), default=None,
+              help="mark the prefixes that requests share (the probes of one context, a request sent again) "
+                   "with cache_control breakpoints, so they are billed as cache reads (default on; 'off' for "
+                   "an endpoint that refuses cache_control)")
+    addoption(f"{prefix}offline-latency", dest="ctxeval_offline_latency", type=duration, default=None,
+              metavar="SECONDS", help="the offline reference model answers after this long (2s, 250ms): a run "
+              "that waits on the model like a real one, to see what concurrency buys (default 0)")
 
 
 def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
@@ -148,6 +169,8 @@ class RunOptions:
     strategy: str | None = None
     base_url: str | None = None
     provider: str = "anthropic"
+    prompt_caching: bool = True
+    offline_latency: float = 0.0
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -191,7 +214,9 @@ class RunOptions:
                    graders_dirs=graders_dirs, judge_model=get("judge_model"), judge_votes=int(get("judge_votes", 1)),
                    cassettes=Path(cassettes) if cassettes else None, concurrency=int(get("concurrency", 8)),
                    batch=bool(get("batch", False)), prices=Path(prices) if prices else None,
-                   strategy=get("strategy"), base_url=get("base_url"), provider=get("provider", "anthropic"))
+                   strategy=get("strategy"), base_url=get("base_url"), provider=get("provider", "anthropic"),
+                   prompt_caching=get("prompt_caching", "on") not in ("off", False),
+                   offline_latency=float(get("offline_latency", 0.0)))
 
     def check_key(self) -> None:
         """Fail early, with the fix, when the real API is asked for without a key, or replay
@@ -225,11 +250,24 @@ class RunOptions:
 
         return make_llm(self.backend, self.model, faults=faults, cassettes=self.cassettes,
                         concurrency=self.concurrency, base_url=self.base_url, provider=self.provider,
-                        gate=self.gate(), clients=self._clients())
+                        gate=self.gate(), clients=self._clients(), **self._cache_args())
 
     def _clients(self) -> dict[Any, Any]:
         """The SDK clients of this run (one connection pool per endpoint, kept alive)."""
         return self.__dict__.setdefault("_clients_cache", {})
+
+    def _cache_args(self) -> dict[str, Any]:
+        return {"cache": self.prompt_cache(), "latency": self.offline_latency, "caching": self.prompt_caching}
+
+    def prompt_cache(self) -> Any:
+        """The offline model's prompt cache for this run (one, like one organisation's on the API)."""
+        cache = self.__dict__.get("_cache")
+        if cache is None:
+            from .llm.prompt_cache import PromptCache
+
+            cache = PromptCache()
+            object.__setattr__(self, "_cache", cache)
+        return cache
 
     def gate(self) -> Any:
         """The run's one concurrency limit, shared by every model client these options make."""
@@ -250,7 +288,7 @@ class RunOptions:
         plan = {k: v for k, v in (faults or {}).items() if k in ("judge", "probe")} or None
         llm = make_llm(self.backend, self.judge_model or self.model, cassettes=self.cassettes,
                        concurrency=self.concurrency, faults=plan, base_url=self.base_url, provider=self.provider,
-                       gate=self.gate(), clients=self._clients())
+                       gate=self.gate(), clients=self._clients(), **self._cache_args())
         return Judge(llm, votes=self.judge_votes, batch=self.batch)
 
     def make_strategy(self, spec: str | None = None) -> Any:

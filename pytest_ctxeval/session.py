@@ -140,12 +140,20 @@ class CtxEvalSession:
         self.names: dict[str, Path] = {}  # scenario name -> its file: names key results and baselines
         self._judge: Any = None
         self._regen: Any = None
+        self._wanted: list[Path] = []       # the scenario files of the selected items, in order
+        self._loaded: dict[Path, Any] = {}  # scenarios loaded ahead of a concurrent run
+        self._failed: dict[tuple[str, Path], BaseException] = {}
+        self._prefetched = False
+        import threading
+
+        self._judge_lock = threading.Lock()
 
     def judge(self) -> Any:
         """The session's judge (and the model that re-compacts for drift), made on first use."""
-        if self._judge is None:
-            self._judge = self.options.make_judge()
-            self._regen = self.options.make_llm()
+        with self._judge_lock:  # scenarios running side by side ask for it at once
+            if self._judge is None:
+                self._regen = self.options.make_llm()
+                self._judge = self.options.make_judge()
         return self._judge
 
     # -- collection --------------------------------------------------------------------------
@@ -172,36 +180,86 @@ class CtxEvalSession:
         """The strategy a variant runs under (None: the reference engine)."""
         return self.compared[variant[len(STRATEGY):]] if variant.startswith(STRATEGY) else self.strategy
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        """Remember which scenarios the selected items grade (after -k, -m and deselection)."""
+        self._wanted = list(dict.fromkeys(item.path for item in items if isinstance(item, GraderItem)))
+
     def outcome(self, path: Path, variant: str = MAIN) -> Outcome:
         """The graded run of one scenario under one prompt, computed once per process."""
         key = (variant, path)
+        if not self._prefetched:
+            self._prefetched = True
+            self.prefetch()
+        if key in self._failed:
+            raise self._failed[key]
         if key not in self.outcomes:
-            self.outcomes[key], usage = self._evaluate(path, variant)
-            o = self.outcomes[key]
-            entry = outcome_entry(o)
-            entry["usage"] = usage
-            entry["run_usage"] = merge_usage([o.run.usage]) if o.run is not None else merge_usage([])
-            entry["model"] = o.run.requests[0].get("model") if o.run is not None and o.run.requests else None
-            self.entries[key] = entry
+            self._store(key, *self._evaluate(path, variant))
         return self.outcomes[key]
+
+    def _store(self, key: tuple[str, Path], outcome: Outcome, usage: dict[str, Any]) -> None:
+        self.outcomes[key] = o = outcome
+        entry = outcome_entry(o)
+        entry["usage"] = usage
+        entry["run_usage"] = merge_usage([o.run.usage]) if o.run is not None else merge_usage([])
+        entry["model"] = o.run.requests[0].get("model") if o.run is not None and o.run.requests else None
+        self.entries[key] = entry
+
+    def prefetch(self) -> None:
+        """Run every selected scenario (under every variant) concurrently, before the first item.
+
+        The engine is cheap and a run waits on the model, so scenarios run side by side on
+        threads; ``--ctxeval-concurrency`` stays the one bound on requests in flight (the gate every
+        model client of the run shares). Each scenario's usage is counted on its own views of the
+        judge and the re-compacting model, and names are claimed in file order first, so results,
+        reports and cassettes are those of a serial run. Serial (as before) with a concurrency of
+        1, in an xdist worker (xdist spreads the scenarios), for a single scenario, and offline
+        without a simulated latency (nothing to wait on: threads would only take turns)."""
+        jobs = [(variant, path) for path in self._wanted for variant in self.variants]
+        waits = self.options.backend != "offline" or self.options.offline_latency > 0
+        if self.is_worker or self.options.concurrency <= 1 or len(jobs) <= 1 or not waits:
+            return
+        for path in self._wanted:  # names claimed in file order, as a serial run claims them
+            shown = _display_path(self.config, path)
+            try:
+                scenario = self._loaded[shown] = load_scenario(shown)
+            except CtxEvalError:
+                continue
+            self.names.setdefault(scenario.display_name, shown)
+        self._root()  # the run's folder exists before the threads start
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(key: tuple[str, Path]) -> None:
+            try:
+                self._store(key, *self._evaluate(key[1], key[0]))
+            except BaseException as exc:  # noqa: BLE001 - raised again by the item that asks for it
+                self._failed[key] = exc
+
+        workers = min(len(jobs), 4 * self.options.concurrency)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ctxeval-scenario") as pool:
+            list(pool.map(one, jobs))
 
     def _session_dir(self, variant: str, name: str) -> Path:
         """A fresh folder for one run's transcript and persisted results, under pytest's basetemp.
         Its path never reaches the results: the engine names Claude Code's layout under a fixed
         project to the model (``~/.claude/projects/ctxeval/<session>.jsonl``), whatever the folder."""
+        parent = self._root() / variant
+        parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=parent))
+
+    def _root(self) -> Path:
         if self.tmp_root is None:
             factory = getattr(self.config, "_tmp_path_factory", None)
             self.tmp_root = factory.mktemp("ctxeval", numbered=True) if factory else Path(tempfile.mkdtemp(prefix="ctxeval-"))
-        parent = self.tmp_root / variant
-        parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=parent))
+        return self.tmp_root
 
     def _evaluate(self, path: Path, variant: str) -> tuple[Outcome, dict[str, Any]]:
         path = _display_path(self.config, path)
         prompts = self.compare_prompts if variant == COMPARE else self.prompts
         strategy = self.strategy_of(variant)
         try:
-            scenario = load_scenario(path)
+            scenario = self._loaded.pop(path, None) or load_scenario(path)
         except CtxEvalError as exc:
             return Outcome(name=path.stem, source=str(path), kind="scenario", error=str(exc),
                            graders=self.registry.names), merge_usage([])
@@ -227,16 +285,16 @@ class CtxEvalSession:
             return Outcome(name=scenario.display_name, source=str(path), kind="scenario", error=str(exc),
                            graders=self.registry.names), merge_usage([])
         judge = self.judge() if any(spec.kind == "llm" for spec in self.registry) else None
-        extra = [getattr(judge, "llm", None), self._regen] if judge is not None else []
-        before = [llm_.usage.as_dict() for llm_ in extra if llm_ is not None]
-        recompact = None
+        recompact = regen = None
         if judge is not None:
-            recompact = (strategy_recompact(strategy, self._regen) if strategy is not None
-                         and not getattr(strategy, "native", False) else make_recompact(self._regen, prompts))
+            # Views with usage totals of their own: what this scenario spent, whatever runs beside it.
+            judge, regen = judge.view(), self._regen.view()
+            recompact = (strategy_recompact(strategy, regen) if strategy is not None
+                         and not getattr(strategy, "native", False) else make_recompact(regen, prompts))
         outcome = evaluate_run(run, self.registry, judge=judge, recompact=recompact)
-        after = [llm_.usage.as_dict() for llm_ in extra if llm_ is not None]
         # This scenario's model use: its run, and what the judge and re-compactions spent on it.
-        usage = merge_usage([run.usage] + [_usage_delta(b, a) for b, a in zip(before, after)])
+        usage = merge_usage([run.usage] + [llm_.usage.as_dict() for llm_ in (getattr(judge, "llm", None), regen)
+                                           if llm_ is not None])
         return outcome, usage
 
     def payloads(self, item: "GraderItem") -> list[tuple[str, str]]:
@@ -473,21 +531,6 @@ def _prompt_label(config: pytest.Config, path: Path) -> str:
     if p.parent == BUILTIN_PROMPTS:
         return f"<builtin>/{p.name}"
     return _shown(config, p)
-
-
-def _usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """``after - before`` for usage dicts (totals and per model)."""
-    from .llm.usage import USAGE_KEYS as keys
-
-    out: dict[str, Any] = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in keys}
-    models = {}
-    for model, row in (after.get("by_model") or {}).items():
-        old = (before.get("by_model") or {}).get(model, {})
-        delta = {k: int(row.get(k, 0)) - int(old.get(k, 0)) for k in keys}
-        if any(delta.values()):
-            models[model] = delta
-    out["by_model"] = models
-    return out
 
 
 def _display_path(config: pytest.Config, path: Path) -> Path:

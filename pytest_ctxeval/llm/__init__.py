@@ -50,6 +50,9 @@ def make_llm(
     base_url: str | None = None,
     provider: str = "anthropic",
     gate: Gate | None = None,
+    cache: Any = None,
+    latency: float = 0.0,
+    caching: bool = True,
     clients: dict[Any, Any] | None = None,
 ) -> LLM:
     """An :class:`LLM` for ``backend``.
@@ -60,6 +63,9 @@ def make_llm(
     ``gate`` is the run's one concurrency limit (:class:`~pytest_ctxeval.llm.base.Gate`);
     ``clients``, a dict the run keeps, shares one SDK client (one connection pool) between the
     models it makes.
+    ``caching``: requests that share a prefix mark it with ``cache_control`` (prompt caching);
+    ``cache`` is the offline model's :class:`~pytest_ctxeval.llm.prompt_cache.PromptCache` (one per
+    run) and ``latency`` the seconds it takes to answer (``--ctxeval-offline-latency``).
     ``reference`` replaces the offline model's handler; ``network`` replaces the real network
     (an ``httpx2`` transport): seams for tests.
 
@@ -85,7 +91,7 @@ def make_llm(
     if faults and backend != "offline":
         raise UsageError("fault plans only apply to the offline backend")
     if backend == "offline":
-        handler = reference or ReferenceModel(faults)
+        handler = reference or ReferenceModel(faults, cache=cache, latency=latency)
         # In process, no network: an explicit timeout (the SDK's streaming guard has nothing to guard).
         client = anthropic.Anthropic(api_key="offline-no-key", base_url="http://ctxeval.offline",
                                      max_retries=max_retries, timeout=600.0,
@@ -93,6 +99,7 @@ def make_llm(
         llm = LLM(client, model=model or REFERENCE_MODEL_NAME, backend="offline", concurrency=concurrency,
                   gate=gate, stream=False)
         llm.reference = handler  # type: ignore[attr-defined]
+        llm.caching = caching
         return llm
     store = CassetteStore(Path(cassettes) if cassettes else DEFAULT_CASSETTES)
     stats = TransportStats()
@@ -108,8 +115,10 @@ def make_llm(
 
         client = anthropic.Anthropic(api_key="replay-no-key", base_url="http://ctxeval.replay", max_retries=0,
                                      http_client=httpx2.Client(transport=httpx2.MockTransport(refuse)))
-        return LLM(client, model=model or DEFAULT_MODEL, backend="replay", concurrency=concurrency, stats=stats,
-                   store=store, mode="replay", gate=gate)
+        llm = LLM(client, model=model or DEFAULT_MODEL, backend="replay", concurrency=concurrency, stats=stats,
+                  store=store, mode="replay", gate=gate)
+        llm.caching = caching
+        return llm
     scrub_logs()  # the SDK logs request bodies at DEBUG; a pasted key would be in them
     shared = (provider, base_url, max_retries, os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_BASE_URL"))
     if clients is not None and network is None and shared in clients:
@@ -118,8 +127,10 @@ def make_llm(
         client, secret = _provider_client(provider, backend, base_url, max_retries, network)
         if clients is not None and network is None:
             clients[shared] = (client, secret)
-    return LLM(client, model=model or DEFAULT_MODEL, backend=backend, concurrency=concurrency, stats=stats,
-               store=store, mode="record" if backend == "record" else "cache", secret=secret, gate=gate)
+    llm = LLM(client, model=model or DEFAULT_MODEL, backend=backend, concurrency=concurrency, stats=stats,
+              store=store, mode="record" if backend == "record" else "cache", secret=secret, gate=gate)
+    llm.caching = caching
+    return llm
 
 
 def _provider_client(provider: str, backend: str, base_url: str | None, max_retries: int,
@@ -154,7 +165,7 @@ def _provider_client(provider: str, backend: str, base_url: str | None, max_retr
 
 _LAZY = {"LLM": "base", "Gate": "base", "ApiServer": "server", "WireModel": "wire", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",
          "ReferenceModel": "offline", "FAULTS": "offline", "REFERENCE_MODEL_NAME": "offline",
-         "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes",
+         "PromptCache": "prompt_cache", "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes",
          "scrub_logs": "..redact"}
 
 

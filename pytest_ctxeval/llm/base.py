@@ -109,6 +109,8 @@ class LLM:
         self.endpoint = endpoint or str(getattr(client, "base_url", ""))
         self.run_level = backend != "offline"  # see pytest_ctxeval.llm.failures
         self.stream = stream
+        #: Mark prefixes that later requests share with ``cache_control`` (prompt caching).
+        self.caching = True
         self._lock = threading.Lock()
 
     # -- one request -----------------------------------------------------------------------
@@ -260,21 +262,38 @@ class LLM:
 
     # -- many requests ---------------------------------------------------------------------
 
-    def complete_many(self, requests: list[dict[str, Any]]) -> list[ModelReply | ModelError]:
+    def complete_many(self, requests: list[dict[str, Any]], *, warm: bool = False) -> list[ModelReply | ModelError]:
         """Send independent requests concurrently (threads, bounded by the run's :class:`Gate`);
         each result is a :class:`ModelReply` or the :class:`ModelError` it raised. Every request
-        is a dict of :meth:`complete`'s keyword arguments. A :class:`ProviderError` is raised."""
+        is a dict of :meth:`complete`'s keyword arguments. A :class:`ProviderError` is raised.
+
+        ``warm``: the requests share a cached prefix (``cache_control``); the first is sent alone
+        and the others once it has answered, because the API makes a cache entry available only
+        when the first reply begins (concurrent requests would all pay to write it)."""
         def one(req: dict[str, Any]) -> ModelReply | ModelError:
             try:
                 return self.complete(**req)
             except ModelError as exc:
                 return exc
 
+        first: list[ModelReply | ModelError] = []
+        if warm and len(requests) > 1:
+            first, requests = [one(requests[0])], requests[1:]
         if len(requests) <= 1:
-            return [one(r) for r in requests]
+            return first + [one(r) for r in requests]
         with ThreadPoolExecutor(max_workers=min(self.gate.limit, len(requests))) as pool:
             futures = [pool.submit(one, r) for r in requests]
-            return [f.result() for f in futures]  # a ProviderError propagates from here
+            return first + [f.result() for f in futures]  # a ProviderError propagates from here
+
+    def view(self) -> "LLM":
+        """This model with usage totals of its own (same client, gate, cassettes and cache): what
+        one scenario spent while others run beside it on the same model."""
+        import copy
+
+        other = copy.copy(self)
+        other.usage = UsageTotals()
+        other._lock = threading.Lock()
+        return other
 
     def complete_batch(self, requests: list[dict[str, Any]], *, poll_seconds: float = 10.0,
                        timeout_seconds: float = 24 * 3600) -> list[ModelReply | ModelError]:

@@ -81,7 +81,9 @@ KEY_FIELDS = ("model", "system", "messages", "tools", "tool_choice", "max_tokens
 
 
 def request_key(body: dict[str, Any], task: str | None = None) -> str:
-    """sha256 of the canonical JSON of the fields that determine a reply.
+    """sha256 of the canonical JSON of the fields that determine a reply. Prompt-cache
+    breakpoints (``cache_control``) change what a request costs, not the reply: they are left out,
+    so cassettes recorded with or without them answer the same request.
 
     >>> request_key({"model": "m", "messages": []}) == request_key({"messages": [], "model": "m"})
     True
@@ -89,6 +91,10 @@ def request_key(body: dict[str, Any], task: str | None = None) -> str:
     canonical = {k: body[k] for k in KEY_FIELDS if k in body}
     canonical["_task"] = task or "chat"
     data = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if '"cache_control"' in data:  # only then walk the body to take the breakpoints out
+        from .prompt_cache import strip_cache_control
+
+        data = json.dumps(strip_cache_control(canonical), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -7,7 +7,11 @@
   N tokens > M maximum``, so the engine's PTL path runs for real;
 * answers compaction requests with :func:`pytest_ctxeval.llm.reference.write_summary`;
 * answers anything else with a short, labelled reference reply;
-* reports ``usage`` from the same estimator the engine uses;
+* reports ``usage`` from the same estimator the engine uses, split into cache reads, cache writes
+  and uncached input as the API splits it for a request with ``cache_control`` breakpoints
+  (:mod:`.prompt_cache`; one cache per run, given as ``cache``);
+* answers after ``latency`` seconds when one is given (``--ctxeval-offline-latency``: a run that
+  waits on the model as a real one does, to measure concurrency);
 * plays a **fault plan**: per task, a queue of faults consumed one per HTTP attempt (so an
   ``overloaded`` followed by nothing is one 529 that the SDK retries, then success).
 
@@ -20,9 +24,11 @@ without numbers), ``empty`` (200, empty text), ``no_summary_tags`` (200, text wi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -30,6 +36,7 @@ from typing import Any
 import httpx2
 
 from ..tokens import estimate_api_request, estimate_text
+from .prompt_cache import PromptCache, breakpoint_problem
 from .reference import answer_probe, judge_reply, write_session_notes, write_summary
 
 __all__ = ["ReferenceModel", "FAULTS", "REFERENCE_MODEL_NAME"]
@@ -55,8 +62,11 @@ def _error(status: int, kind: str, message: str, headers: Mapping[str, str] | No
 class ReferenceModel:
     """An ``httpx2`` handler answering ``POST /v1/messages`` like the API, deterministically."""
 
-    def __init__(self, faults: Mapping[str, Sequence[str]] | None = None):
+    def __init__(self, faults: Mapping[str, Sequence[str]] | None = None, *, cache: PromptCache | None = None,
+                 latency: float = 0.0):
         self._faults: dict[str, deque[str]] = {}
+        self.cache = cache if cache is not None else PromptCache()
+        self.latency = max(0.0, float(latency))
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []  # every request body seen, for tests
         self._batches_store: dict[str, dict[str, Any]] = {}
@@ -80,6 +90,7 @@ class ReferenceModel:
         return "ok"
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        started = time.monotonic()
         if "/v1/messages/batches" in request.url.path:
             return self._batches(request)
         if request.method != "POST" or not request.url.path.endswith("/v1/messages"):
@@ -97,6 +108,10 @@ class ReferenceModel:
         with self._lock:
             self.requests.append(body)
         input_tokens = estimate_api_request(body)
+        marked = b'"cache_control"' in request.content  # a breakpoint anywhere (else no cache work)
+        problem = breakpoint_problem(body) if marked else None
+        if problem:
+            return _error(400, "invalid_request_error", problem)
         if input_tokens > window:  # rejected before any generation: no scripted fault is used up
             return _error(400, "invalid_request_error", f"prompt is too long: {input_tokens} tokens > {window} maximum")
         fault = self._next_fault(task)
@@ -117,15 +132,20 @@ class ReferenceModel:
         if fault == "ptl_no_gap":
             return _error(400, "invalid_request_error", "prompt is too long")
         text = self._answer(task, body, fault)
+        split = self.cache.account(body, input_tokens) if marked else None  # the reply begins: cached now
+        if self.latency:  # the reply comes ``latency`` after the request, the model's own work included
+            time.sleep(max(0.0, self.latency - (time.monotonic() - started)))
         return httpx2.Response(200, json={
-            "id": f"msg_ref_{len(self.requests):06d}",
+            "id": "msg_ref_" + hashlib.sha256(request.content).hexdigest()[:24],  # not the arrival order
             "type": "message",
             "role": "assistant",
             "model": body.get("model") or REFERENCE_MODEL_NAME,
             "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": estimate_text(text)},
+            "usage": {"input_tokens": split.input_tokens if split else input_tokens, "output_tokens": estimate_text(text),
+                      "cache_creation_input_tokens": split.cache_creation_input_tokens if split else 0,
+                      "cache_read_input_tokens": split.cache_read_input_tokens if split else 0},
         })
 
     def _batches(self, request: httpx2.Request) -> httpx2.Response:

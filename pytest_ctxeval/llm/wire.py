@@ -28,7 +28,8 @@ what the real API does around that text, as its documentation describes it:
 Every request passes through :meth:`WireModel.handle`, which records it in :attr:`WireModel.log`
 and bounds nothing: tests read how many requests came, how many were in flight at once
 (:attr:`WireModel.max_in_flight`) and what each carried. That method is the seam for more API
-behaviour (prompt-cache accounting reads the request there and fills ``usage``).
+behaviour. Prompt caching is the reference model's (:mod:`.prompt_cache`): the ``cache_control``
+breakpoints pass through to it and ``usage`` carries its split of the prompt.
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ class WireModel:
         self._plan: dict[str, deque[str]] = {}
         self._lock = threading.Lock()
         self._ids = 0
+        self._seen: dict[str, int] = {}
         from .wire_batches import Batches
 
         self.batches = Batches(self)
@@ -180,6 +182,14 @@ class WireModel:
             self._ids += 1
             return f"{prefix}_{self._ids:06d}"
 
+    def content_id(self, prefix: str, content: bytes) -> str:
+        """An id made from ``content`` (and how many times the same content came before)."""
+        digest = hashlib.sha256(content).hexdigest()[:20]
+        with self._lock:
+            n = self._seen.get(digest, 0) + 1
+            self._seen[digest] = n
+        return f"{prefix}_{digest}" + (f"_{n}" if n > 1 else "")
+
     def messages_requests(self) -> list[dict[str, Any]]:
         """The logged requests that reached a Messages endpoint (any provider shape)."""
         return [r for r in self.log if r["endpoint"] == "messages"]
@@ -192,8 +202,10 @@ class WireModel:
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         """Answer one HTTP request as the API would (the one entry point; see the module doc)."""
-        request_id = self.next_id("req_wire")
         path = request.url.path
+        # Ids follow from what was asked (the n-th identical request gets its own), not from the
+        # arrival order: a concurrent run then records the same cassettes as a serial one.
+        request_id = self.content_id("req_wire", request.method.encode() + path.encode() + request.content)
         entry: dict[str, Any] = {"method": request.method, "path": path, "request_id": request_id,
                                  "headers": {k.lower(): v for k, v in request.headers.items()
                                              if k.lower() not in ("x-api-key", "authorization")},
@@ -288,7 +300,7 @@ class WireModel:
         text = "".join(b.get("text", "") for b in reply["content"] if b.get("type") == "text")
         if prefix and text.startswith(prefix):
             text = text[len(prefix):]
-        message = self._shape(body, text, fault, reply["usage"]["input_tokens"], window, request_id)
+        message = self._shape(body, text, fault, reply["usage"], window, request_id)
         if stream:
             from .wire_batches import sse_events
 
@@ -326,9 +338,12 @@ class WireModel:
                         return f"{where}: Invalid `data` in `redacted_thinking` block"
         return None
 
-    def _shape(self, body: dict[str, Any], text: str, fault: str | None, input_tokens: int, window: str | None,
+    def _shape(self, body: dict[str, Any], text: str, fault: str | None, usage: dict[str, int], window: str | None,
                request_id: str) -> dict[str, Any]:
-        """Thinking first, then the text as far as the budget and the window let it go."""
+        """Thinking first, then the text as far as the budget and the window let it go. ``usage``
+        is the reference model's split of the prompt (cache reads, writes, uncached input)."""
+        cache = {k: int(usage.get(k) or 0) for k in ("cache_creation_input_tokens", "cache_read_input_tokens")}
+        input_tokens = int(usage["input_tokens"]) + sum(cache.values())
         max_tokens = int(body["max_tokens"])
         thinking = body.get("thinking") or {"type": "adaptive"}
         think = 0
@@ -361,10 +376,10 @@ class WireModel:
             stop = "max_tokens" if room == max_tokens or fault == "truncate" else "model_context_window_exceeded"
         if text:
             content.append({"type": "text", "text": text})
-        return {"id": self.next_id("msg_wire"), "type": "message", "role": "assistant", "model": body["model"],
+        return {"id": "msg_wire_" + request_id.partition("_wire_")[2], "type": "message", "role": "assistant", "model": body["model"],
                 "content": content, "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": input_tokens, "output_tokens": spent + (estimate_text(text) if text else 0),
-                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+                "usage": {"input_tokens": int(usage["input_tokens"]),
+                          "output_tokens": spent + (estimate_text(text) if text else 0), **cache}}
 
 
 def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:

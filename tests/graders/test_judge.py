@@ -44,7 +44,9 @@ class ScriptedJudge:
 
 def judge_with(replies: list[object], **kw) -> tuple[Judge, ScriptedJudge]:  # noqa: ANN003
     handler = ScriptedJudge(replies)
-    return Judge(make_llm("offline", reference=handler, max_retries=2), **kw), handler
+    # One request at a time: the replies are scripted in order, and concurrent calls (the drift
+    # generations, the probes) would take them in whatever order they arrive.
+    return Judge(make_llm("offline", reference=handler, max_retries=2, concurrency=1), **kw), handler
 
 
 def verdict(score: int, *lost: str) -> str:
@@ -108,9 +110,12 @@ def test_votes_take_the_median_and_the_majority_and_flag_a_wide_spread() -> None
     j = judge.judge("probe", kind="recall", question="q", expected="e", answer="a")
     assert sorted(j.votes) == [1, 4, 5] and j.score == 4.0 and j.passed is True
     assert j.spread == 4 and j.unstable
-    # each vote is an independent request (distinct, so a cache cannot collapse them)
-    systems = {b["system"] for b in handler.bodies}
-    assert len(systems) == 3
+    # each vote is an independent request (distinct, so a cassette cannot collapse them); the votes
+    # share system and prompt, marked for prompt caching, and differ in a note after it
+    import json
+
+    assert len({json.dumps(b["messages"], sort_keys=True) for b in handler.bodies}) == 3
+    assert len({b["system"] for b in handler.bodies}) == 1
 
 
 def test_close_votes_are_stable() -> None:
