@@ -298,7 +298,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _grader_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graders", type=_grader_names, metavar="a,b",
-                   help="run only these graders (default: all); see the README for the list")
+                   help="run only these graders (default: all); `ctxeval graders` lists them")
     p.add_argument("--graders-dir", action="append", default=None, metavar="DIR",
                    help="a folder of your own graders (repeatable); the built-in graders always load")
 

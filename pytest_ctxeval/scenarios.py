@@ -517,7 +517,7 @@ def _describe_error(err: dict[str, Any]) -> str:
     if err["type"] == "extra_forbidden":
         close = difflib.get_close_matches(str(err["loc"][-1]), _KNOWN_FIELDS, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
-        return f"unknown field ({hint}check the spelling; see the scenario schema in the README)"
+        return f"unknown field ({hint}check the spelling; see the scenario schema in docs/scenarios.md)"
     if err["type"] == "turn_kind" and isinstance(err.get("input"), dict):
         for key in err["input"]:
             close = difflib.get_close_matches(str(key), _TURN_KEYS, n=1)

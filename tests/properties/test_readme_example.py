@@ -1,5 +1,6 @@
-"""The README's worked example for ``pytest_ctxeval.strategies`` is a test: this module runs the
-exact code of the first ``python`` block of the README section ``## Hypothesis strategies``."""
+"""The docs' worked example for ``pytest_ctxeval.strategies`` is a test: this module runs the
+exact code of the first ``python`` block of docs/hypothesis.md (the README section
+``## Hypothesis strategies`` before the docs site, issue 22)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,17 @@ from typing import Any
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-HEADING = "## Hypothesis strategies"
+README = Path(__file__).resolve().parents[2] / "docs" / "hypothesis.md"
+HEADING = "# Hypothesis strategies"
 
 
 def readme_example() -> str:
     text = README.read_text(encoding="utf-8")
     if HEADING not in text:
-        pytest.fail(f"README.md has no {HEADING!r} section")
+        pytest.fail(f"docs/hypothesis.md has no {HEADING!r} section")
     section = re.split(r"\n## ", text.split(HEADING, 1)[1], maxsplit=1)[0]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match, f"the {HEADING!r} section of README.md has no python example"
+    assert match, f"the {HEADING!r} section of docs/hypothesis.md has no python example"
     return match.group(1)
 
 
@@ -37,7 +38,7 @@ def test_the_readme_example_passes():
 
 
 def test_the_readme_example_catches_the_naive_truncation():
-    """What the README says about ``messages[-keep:]``: the example's test fails on it."""
+    """What docs/hypothesis.md says about ``messages[-keep:]``: the example's test fails on it."""
     namespace = load_example()
     namespace["truncate"] = lambda messages, keep: messages[-keep:]
     test = next(f for name, f in namespace.items() if name.startswith("test_"))
