@@ -17,7 +17,7 @@ __all__ = [
     "MAX_YAML_ALIASES", "MAX_YAML_NODES", "MAX_NESTING", "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS",
     "MAX_STEPS", "MAX_LOOP_STEPS", "MAX_FILLER_LINES", "MAX_FILLER_ITEMS", "MAX_FILLER_WORDS", "MAX_FILLER_DEPTH",
     "MAX_FILLER_NAME", "MAX_FILLER_TEXT", "MAX_PAD_WIDTH", "MAX_JUDGE_VOTES", "MAX_SUMMARY_BYTES", "PIPE_WAIT_SECONDS", "MAX_JSON_BYTES", "FILLER_RANGES", "check_range", "check_text",
-    "EARLIEST_TIME", "LATEST_TIME", "check_time",
+    "EARLIEST_TIME", "LATEST_TIME", "check_time", "MAX_LINE_BYTES",
 ]
 
 #: Alias references (``*name``) to lists or mappings in one YAML document (an alias to a scalar
@@ -62,6 +62,10 @@ MAX_SUMMARY_BYTES = 64 * 1024 * 1024
 PIPE_WAIT_SECONDS = 10.0
 #: Bytes of a results, baseline or cassette JSON file.
 MAX_JSON_BYTES = 512 * 1024 * 1024
+#: Bytes of one line (one record) of a transcript. Real records reach a few MB (a pasted image, a
+#: huge tool result); a longer line is reported with its number and skipped, read in bounded
+#: chunks so it never sits in memory whole.
+MAX_LINE_BYTES = 128 * 1024 * 1024
 
 #: The span a timestamp (a scenario's ``start:``/``at:``, a transcript record's) must lie in, in UTC:
 #: the replay clock adds up to ten years of gaps and must stay a valid date.

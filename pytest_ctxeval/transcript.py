@@ -123,11 +123,24 @@ class _Node:
         self.prev = prev              # the newest main-line message record before it in the file
 
 
-def _iter_lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
-    """``(line number, byte offset, raw line)``, streamed."""
+def _iter_lines(path: Path, max_bytes: int | None = None) -> Iterator[tuple[int, int, bytes | None]]:
+    """``(line number, byte offset, raw line)``, streamed; ``raw`` is None for a line longer than
+    ``max_bytes`` (default :data:`~pytest_ctxeval.limits.MAX_LINE_BYTES`), which is skipped in
+    bounded chunks, never held whole."""
+    from . import limits
+
+    cap = limits.MAX_LINE_BYTES if max_bytes is None else max_bytes
     with path.open("rb") as fh:
-        offset = 0
-        for number, raw in enumerate(fh, start=1):
+        offset = number = 0
+        while raw := fh.readline(cap + 1):
+            number += 1
+            if len(raw) > cap:
+                size = len(raw)
+                while not raw.endswith(b"\n") and (raw := fh.readline(1 << 20)):
+                    size += len(raw)
+                yield number, offset, None
+                offset += size
+                continue
             yield number, offset, raw
             offset += len(raw)
 
@@ -168,6 +181,12 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
     try:
         before = os.stat(p)
         for number, offset, raw in _iter_lines(p):
+            if raw is None:
+                from .limits import MAX_LINE_BYTES
+
+                _malformed(problems, strict, p, number, f"longer than {MAX_LINE_BYTES:,} bytes "
+                           "(limits.MAX_LINE_BYTES); line skipped")
+                continue
             digest.update(raw)
             if not raw.strip():
                 continue

@@ -218,3 +218,33 @@ def test_a_summary_over_its_limit_is_refused(tmp_path: Path, monkeypatch: pytest
     summary.write_text("x" * 101)
     assert main(["grade", str(INPUTS / "terminal_escapes.jsonl"), "--summary", str(summary)]) == 2
     assert "limits.MAX_SUMMARY_BYTES" in capsys.readouterr().err
+
+
+def test_transcript_line_limit_at_its_boundary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # limits.MAX_LINE_BYTES: a line of exactly the limit (newline included) is read; one byte more
+    # is reported with its line number and skipped, and the records after it are still read.
+    import json as _json
+
+    from pytest_ctxeval import limits
+    from pytest_ctxeval.transcript import read_transcript
+
+    from session_kit import Session
+
+    s = Session()
+    s.user("first question")
+    s.assistant(text="first answer")
+    path = s.write(tmp_path / "s.jsonl")
+    lines = path.read_bytes().splitlines(keepends=True)
+    cap = max(len(line) for line in lines)
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", cap)
+    assert not read_transcript(path).problems
+    # One more byte on the first record (spaces inside the JSON object keep it valid JSON).
+    record = _json.loads(lines[0])
+    base = _json.dumps(record)
+    long_line = (base[:-1] + " " * (cap - len(base)) + "}\n").encode()
+    assert len(long_line) == cap + 1
+    path.write_bytes(long_line + b"".join(lines[1:]))
+    t = read_transcript(path)
+    assert t.problems[0].line == 1 and "limits.MAX_LINE_BYTES" in t.problems[0].message
+    # The next record (whose parent was the skipped one) is still read, and reported as placed.
+    assert any("first answer" in str(m.content) for m in t.messages)
