@@ -160,15 +160,15 @@ class LLM:
         body = {k: v for k, v in kwargs.items() if k not in ("extra_headers", "betas")}
         key = request_key(body, task) if self.store is not None else None
         if key is not None and self.mode != "record":
-            found = self.store.get(key)
-            status = (found or {}).get("response", {}).get("status", 200)
+            found = self.store.recorded(key, task, body, self.mode)  # placeholders restored
+            status = (found or {}).get("status", 200)
             if found is not None and status in (200, 400):
                 if self.stats is not None:
                     self.stats.hit()
                 if status == 400:  # a recorded prompt-too-long: the PTL path replays as it ran
-                    message = str(found["response"]["json"].get("error", {}).get("message", ""))
+                    message = str(found["json"].get("error", {}).get("message", ""))
                     raise parse_prompt_too_long(message) or ModelError(f"{task} request rejected (400): {message}")
-                return (parse or _message_from)(found["response"]["json"]), True
+                return (parse or _message_from)(found["json"]), True
         if self.mode == "replay":
             from ..errors import flag
 
