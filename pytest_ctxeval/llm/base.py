@@ -150,6 +150,19 @@ class LLM:
     def _send(self, task: str, kwargs: dict[str, Any]) -> tuple[Any, bool]:
         return self.send(task, kwargs)
 
+    def _stored(self, key: str) -> dict[str, Any] | None:
+        """The cassette for ``key``; a broken one is asked again and re-recorded, except in replay
+        mode, where it is a :class:`ModelError` naming the file (as the cassette transport does)."""
+        from ..errors import flag
+        from .cassettes import BadCassette
+
+        try:
+            return self.store.get(key)
+        except BadCassette as exc:
+            if self.mode == "replay":
+                raise ModelError(f"broken cassette: {exc}; record it again with {flag('backend record')}") from None
+            return None
+
     def send(self, task: str, kwargs: dict[str, Any], *, create: Any = None, parse: Any = None) -> tuple[Any, bool]:
         """The reply to the SDK call ``create(**kwargs)`` (default ``client.messages.create``) and
         whether it came from a cassette: answered from disk when recorded, else sent (under the
@@ -160,7 +173,7 @@ class LLM:
         body = {k: v for k, v in kwargs.items() if k not in ("extra_headers", "betas")}
         key = request_key(body, task) if self.store is not None else None
         if key is not None and self.mode != "record":
-            found = self.store.get(key)
+            found = self._stored(key)
             status = (found or {}).get("response", {}).get("status", 200)
             if found is not None and status in (200, 400):
                 if self.stats is not None:
