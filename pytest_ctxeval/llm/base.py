@@ -168,7 +168,7 @@ class LLM:
         whether it came from a cassette: answered from disk when recorded, else sent (under the
         run's gate, with the SDK's retries only) and stored. ``parse`` reads a stored reply
         (default: ``Message``). For SDK calls other than plain messages, e.g. the beta API."""
-        from .cassettes import request_key
+        from .cassettes import decode_reply, request_key
 
         body = {k: v for k, v in kwargs.items() if k not in ("extra_headers", "betas")}
         key = request_key(body, task) if self.store is not None else None
@@ -178,10 +178,12 @@ class LLM:
             if found is not None and status in (200, 400):
                 if self.stats is not None:
                     self.stats.hit()
+                # secrets this request carried are restored in the reply, as the cassette transport does
+                reply = decode_reply(found["response"]["json"], key, body)
                 if status == 400:  # a recorded prompt-too-long: the PTL path replays as it ran
-                    message = str(found["response"]["json"].get("error", {}).get("message", ""))
+                    message = str(reply.get("error", {}).get("message", ""))
                     raise parse_prompt_too_long(message) or ModelError(f"{task} request rejected (400): {message}")
-                return (parse or _message_from)(found["response"]["json"]), True
+                return (parse or _message_from)(reply), True
         if self.mode == "replay":
             from ..errors import flag
 
