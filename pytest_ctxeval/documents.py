@@ -202,9 +202,9 @@ def check_results(doc: Any, *, version: int = 1) -> None:
         _want(_opt(value, (str,)), ("prompt", key), "expected a string")
     _want(_opt(doc.get("usage"), (dict,)), ("usage",), "expected an object")
     for key, value in (doc.get("usage") or {}).items():
-        if key == "unpriced":  # the models the price table does not know (llm/usage.py)
-            _want(isinstance(value, list) and all(isinstance(m, str) for m in value), ("usage", key),
-                  "expected a list of model names")
+        if key == "unpriced":  # the models the price table did not know (llm/usage.py)
+            _want(_opt(value, (list,)) and all(isinstance(m, str) for m in value or []),
+                  ("usage", key), "expected a list of model names")
             continue
         _want(value is None or isinstance(value, (int, float, dict)) and not isinstance(value, bool),
               ("usage", key), "expected a number")

@@ -256,8 +256,12 @@ class Judge:
         with self._stage_lock:
             if key in self._batch_errors:
                 return self._batch_errors[key]
-            found = self.llm.store.get(key) if self.llm.store is not None else None
-            if found is None or found.get("response", {}).get("status", 200) != 200:
+            try:
+                found = (self.llm.store.recorded(key, request["task"], params, self.llm.mode)
+                         if self.llm.store is not None else None)
+            except ModelError as exc:  # a broken cassette in replay mode
+                return exc
+            if found is None or found["status"] != 200:
                 self._deferred.setdefault(key, request)
                 return ModelError(DEFERRED)
         return self.llm.complete_batch([request])[0]  # from the store: no request is sent

@@ -150,40 +150,25 @@ class LLM:
     def _send(self, task: str, kwargs: dict[str, Any]) -> tuple[Any, bool]:
         return self.send(task, kwargs)
 
-    def _stored(self, key: str) -> dict[str, Any] | None:
-        """The cassette for ``key``; a broken one is asked again and re-recorded, except in replay
-        mode, where it is a :class:`ModelError` naming the file (as the cassette transport does)."""
-        from ..errors import flag
-        from .cassettes import BadCassette
-
-        try:
-            return self.store.get(key)
-        except BadCassette as exc:
-            if self.mode == "replay":
-                raise ModelError(f"broken cassette: {exc}; record it again with {flag('backend record')}") from None
-            return None
-
     def send(self, task: str, kwargs: dict[str, Any], *, create: Any = None, parse: Any = None) -> tuple[Any, bool]:
         """The reply to the SDK call ``create(**kwargs)`` (default ``client.messages.create``) and
         whether it came from a cassette: answered from disk when recorded, else sent (under the
         run's gate, with the SDK's retries only) and stored. ``parse`` reads a stored reply
         (default: ``Message``). For SDK calls other than plain messages, e.g. the beta API."""
-        from .cassettes import decode_reply, request_key
+        from .cassettes import request_key
 
         body = {k: v for k, v in kwargs.items() if k not in ("extra_headers", "betas")}
         key = request_key(body, task) if self.store is not None else None
         if key is not None and self.mode != "record":
-            found = self._stored(key)
-            status = (found or {}).get("response", {}).get("status", 200)
+            found = self.store.recorded(key, task, body, self.mode)  # placeholders restored
+            status = (found or {}).get("status", 200)
             if found is not None and status in (200, 400):
                 if self.stats is not None:
                     self.stats.hit()
-                # secrets this request carried are restored in the reply, as the cassette transport does
-                reply = decode_reply(found["response"]["json"], key, body)
                 if status == 400:  # a recorded prompt-too-long: the PTL path replays as it ran
-                    message = str(reply.get("error", {}).get("message", ""))
+                    message = str(found["json"].get("error", {}).get("message", ""))
                     raise parse_prompt_too_long(message) or ModelError(f"{task} request rejected (400): {message}")
-                return (parse or _message_from)(reply), True
+                return (parse or _message_from)(found["json"]), True
         if self.mode == "replay":
             from ..errors import flag
 

@@ -38,13 +38,17 @@ def run_batch(llm: LLM, requests: list[dict[str, Any]], *, poll_seconds: float =
         kwargs = llm.params(**req)
         params = {k: v for k, v in kwargs.items() if k != "extra_headers"}
         key = request_key(params, req["task"])
-        cached = llm.store.get(key) if llm.store is not None else None
-        if cached is not None and cached.get("response", {}).get("status", 200) != 200:
+        try:
+            cached = llm.store.recorded(key, req["task"], params, llm.mode) if llm.store is not None else None
+        except ModelError as exc:  # a broken cassette in replay mode
+            results[i] = exc
+            continue
+        if cached is not None and cached["status"] != 200:
             cached = None  # a recorded error is not a reply; the batch asks again
         if cached is not None:
             if llm.stats is not None:
                 llm.stats.hit()
-            results[i] = llm._reply(_message_from(cached["response"]["json"]), params["model"], cached=True)
+            results[i] = llm._reply(_message_from(cached["json"]), params["model"], cached=True)
         elif llm.mode == "replay":
             results[i] = ModelError(f"{req['task']} request: cassette miss in replay mode (no network): "
                                     f"{llm.store.nearest_diff(req['task'], params)}")

@@ -31,8 +31,10 @@ A reply is stored so that replay returns its original bytes while no key-shaped 
 * the API key in use is never stored in any form (``[REDACTED:anthropic]``).
 
 So a recorded run replays exactly, and later requests never carry ``[REDACTED:…]`` the recording
-did not. A cassette that is not valid JSON or lacks ``response.json`` is reported naming its file
-(a 400 from the transport in replay mode; re-recorded otherwise), never as a connection error.
+did not. Every reader (:meth:`LLM.send`, batches, batch stages, :class:`CassetteTransport`) takes a reply
+through :meth:`CassetteStore.recorded`, which restores the placeholders. A cassette that is not
+valid JSON or lacks ``response.json`` is reported naming its file and field (a ``ModelError`` in
+replay mode; asked again and re-recorded otherwise), never as a connection error.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from typing import Any
 
 import httpx2
 
-from ..errors import flag
+from ..errors import ModelError, flag
 from ..redact import redact, secret_values
 
 
@@ -217,6 +219,23 @@ class CassetteStore:
             raise BadCassette(f"{p}: response.status: {status!r} is not an HTTP status")
         return record
 
+    def recorded(self, key: str, task: str, request: dict[str, Any], mode: str | None) -> dict[str, Any] | None:
+        """The response recorded for ``request`` (``{"status", "json"}``) with its placeholders
+        restored (:func:`decode_reply`), as every reader of the store takes it; None when none is
+        recorded. A broken cassette is a :class:`~pytest_ctxeval.errors.ModelError` naming its file
+        and field in ``replay`` mode, and None otherwise (the request is asked again and re-recorded)."""
+        try:
+            found = self.get(key)
+        except BadCassette as exc:
+            if mode != "replay":
+                return None
+            raise ModelError(f"{task} request: broken cassette: {exc}; record it again with "
+                             f"{flag('backend record')}") from None
+        if found is None:
+            return None
+        response = found["response"]
+        return {**response, "status": response.get("status", 200), "json": decode_reply(response["json"], key, request)}
+
     def put(self, key: str, task: str, request: dict[str, Any], response: dict[str, Any], secret: str | None) -> Path:
         p = self.path(key)
         record = {"task": task,
@@ -336,19 +355,13 @@ class CassetteTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         key = request_key(body, task)
         if self.mode != "record":
             try:
-                found = self.store.get(key)
-            except BadCassette as exc:
-                if self.mode != "replay":
-                    found = None  # asked again and re-recorded
-                else:
-                    return key, task, body, httpx2.Response(400, json={"type": "error", "error": {
-                        "type": "invalid_request_error", "message": f"broken cassette: {exc}; record it again with "
-                        f"{flag('backend record')}"}}, headers={"x-should-retry": "false"})
-            if found is not None:
+                resp = self.store.recorded(key, task, body, self.mode)
+            except ModelError as exc:
+                return key, task, body, httpx2.Response(400, json={"type": "error", "error": {
+                    "type": "invalid_request_error", "message": str(exc)}}, headers={"x-should-retry": "false"})
+            if resp is not None:
                 self.stats.hit()
-                resp = found["response"]
-                reply = decode_reply(resp["json"], key, body)
-                return key, task, body, httpx2.Response(resp.get("status", 200), json=reply,
+                return key, task, body, httpx2.Response(resp["status"], json=resp["json"],
                                                         headers={"x-ctxeval-cassette": "hit"})
         if self.mode == "replay":
             message = (f"cassette miss in replay mode (no network): {self.store.nearest_diff(task, body)}; "
