@@ -208,7 +208,11 @@ def test_reports_by_suffix(project: pytest.Pytester) -> None:
     assert {"lost", "summary", "verdicts"} <= set(tests["compactions"][0])
     assert len(tests["compactions"][0]["verdicts"]) == RULE_GRADERS + LLM_GRADERS
     assert doc["usage"]["api_calls"] > 0
-    assert doc["prompt"] == {"path": "<builtin>/compact.j2", "fingerprint": doc["prompt"]["fingerprint"]}
+    # The rendered prompt text is recorded too (issue 18: a diff's coverage note compares against it).
+    from pytest_ctxeval.engine.prompt import PromptSet
+
+    assert doc["prompt"] == {"path": "<builtin>/compact.j2", "fingerprint": doc["prompt"]["fingerprint"],
+                             "text": PromptSet().render_compact()}
     html = (project.path / "out/r.html").read_text()
     assert "Compaction 2: full, manual" in html and "1. Primary Request and Intent" in html
     md = (project.path / "out/r.md").read_text()

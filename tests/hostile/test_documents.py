@@ -59,7 +59,22 @@ BAD_RESULTS = [
     ("scenarios-dict", ("scenarios",), {}, "scenarios: expected a list"),
     ("events-str", ("scenarios", 0, "events"), "x", "events: expected a list"),
     ("huge-tokens", ("scenarios", 0, "compactions", 0, "pre_tokens"), 1.5, "pre_tokens"),
+    ("usage-str", ("usage", "usd"), "0.1", "usage.usd: expected a number"),
+    ("unpriced-str", ("usage", "unpriced"), "claude-x", "usage.unpriced: expected a list of model names"),
+    ("unpriced-num", ("usage", "unpriced"), [3], "usage.unpriced: expected a list of model names"),
 ]
+
+
+@pytest.mark.parametrize("unpriced", [[], ["claude-unpriced-test"]])
+def test_the_usage_a_run_writes_is_read_back(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             unpriced: list[str]) -> None:
+    """usage.unpriced (the models the price table does not know) is a list, not a number."""
+    doc = _mutate(RESULTS, ("usage",), {"api_calls": 2, "input_tokens": 10, "usd": 0.0, "unpriced": unpriced,
+                                        "by_model": {"m": {"api_calls": 2, "input_tokens": 10, "usd": 0.0}}})
+    src = _write(tmp_path / "r.json", doc)
+    assert main(["diff", str(src), str(src)]) == 0
+    assert main(["report", str(src), "-o", str(tmp_path / "out.md")]) == 0
+    assert "Traceback" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("case, path, value, message", BAD_RESULTS, ids=[c[0] for c in BAD_RESULTS])
