@@ -296,8 +296,8 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
     loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)]
     if loose:
-        return Verdict.passed_(f"section 9 quotes the most recent conversation, reformatted (all its words are there, "
-                               f"not in this order): \"{_short(loose[0])}\"", quote=loose[0])
+        return Verdict.passed_(f"section 9 quotes the most recent conversation, reformatted (its words in the "
+                               f"same order, line breaks and list markers aside): \"{_short(loose[0])}\"", quote=loose[0])
     stale = [q for q in quotes if _quote_in(q, older, min_len)]
     if stale:
         return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
