@@ -286,7 +286,10 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         before = people[-len(run) - 1].index + 1 if len(people) > len(run) else 0
         recent += [normalize(_flat_lines(t)) for t in _said_after(case.history[before:run[0].index])]
     older = [normalize(_flat_lines(p.text)) for p in people[:-len(run)]]
-    quotes = _quotes(body)
+    # A quote inside another one ('Export: v2' within "open a PR titled 'Export: v2'. Do not push")
+    # is part of it: it cannot make a misquoted outer quote verbatim.
+    found = _quotes(body)
+    quotes = [q for q in found if not any(q != o and q in o for o in found)]
     min_len = 20  # a quote must be at least this long, or a whole message/reply
     if not quotes:
         return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; it must quote "

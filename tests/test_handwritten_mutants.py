@@ -200,8 +200,7 @@ def _quote_reworded(case: Any) -> Mutant | None:
     last = _latest(case)
     if not last or len(last.split()) < 4:
         return None
-    # quote marks inside the request go: a quote nested in the reworded one would be verbatim itself
-    w = re.sub(r"[\"“”‘’]|(?<!\w)'|'(?!\w)", "", last).split()
+    w = last.split()
     return _set_next(case, f"   Next, as requested: \"{' '.join(reversed(w[:3]))} {' '.join(w[3:])}\"", "reworded quote")
 
 
