@@ -147,7 +147,7 @@ def _strings(value) -> list[str]:  # noqa: ANN001
 
 #: A quote counts as reformatted (a list rewritten as a sentence) when at least this share of its
 #: words, and at least 8 of them, are in one recent text, and no two of its words are swapped.
-QUOTE_WORDS = 0.9
+QUOTE_WORDS = 1.0
 #: Two words of a quote are swapped when the text says them, this close, only the other way round.
 SWAP_WINDOW = 3
 
