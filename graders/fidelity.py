@@ -286,7 +286,10 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         before = people[-len(run) - 1].index + 1 if len(people) > len(run) else 0
         recent += [normalize(_flat_lines(t)) for t in _said_after(case.history[before:run[0].index])]
     older = [normalize(_flat_lines(p.text)) for p in people[:-len(run)]]
-    quotes = _quotes(body)
+    # A quote inside another one ('Export: v2' within "open a PR titled 'Export: v2'. Do not push")
+    # is part of it: it cannot make a misquoted outer quote verbatim.
+    found = _quotes(body)
+    quotes = [q for q in found if not any(q != o and q in o for o in found)]
     min_len = 20  # a quote must be at least this long, or a whole message/reply
     if not quotes:
         return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; it must quote "
@@ -296,8 +299,8 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
     loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)]
     if loose:
-        return Verdict.passed_(f"section 9 quotes the most recent conversation, reformatted (all its words are there, "
-                               f"not in this order): \"{_short(loose[0])}\"", quote=loose[0])
+        return Verdict.passed_(f"section 9 quotes the most recent conversation, reformatted (its words in the "
+                               f"same order, line breaks and list markers aside): \"{_short(loose[0])}\"", quote=loose[0])
     stale = [q for q in quotes if _quote_in(q, older, min_len)]
     if stale:
         return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
@@ -383,15 +386,29 @@ def errors_preserved(case: CompactionCase) -> Verdict:
 TASK_OVERLAP = 0.6
 
 
-def _task_told(subject: str, region: str) -> bool:
+def _task_told(subject: str, *regions: str) -> bool:
+    """Most of the task's words in one item: a list item or a paragraph of one region (section 7, the
+    kept messages, sections 8-9 are read apart: words scattered over the last item of section 7, a
+    kept file's header and section 8 tell no task)."""
     tokens = significant_tokens(subject)
     if not tokens:
         return False
-    for item in re.split(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)])\s)", region):
-        low = item.lower()
-        if sum(t in low for t in tokens) / len(tokens) >= TASK_OVERLAP:
+    items = [i for r in regions for i in re.split(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)])\s)|\n[ \t]*\n", r)]
+    for item in items:
+        words = set(significant_tokens(item))
+        if sum(_word_in(t, words) for t in tokens) / len(tokens) >= TASK_OVERLAP:
             return True
     return False
+
+
+def _word_in(token: str, words: set[str]) -> bool:
+    """``token`` is one of ``words``, or (a word of 4+ letters) one of them inflected ("render" in
+    "rendering"); never a piece of another word or identifier ("module" is not in "module_4", "5"
+    not in "field_config_15")."""
+    if token in words:
+        return True
+    return token.isalpha() and len(token) >= 4 and any(
+        w.startswith(token) and len(w) - len(token) <= 3 and w[len(token):].isalpha() for w in words)
 
 
 @grader("pending_tasks", kind="rule")
@@ -410,8 +427,9 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     kept = case.kept_text
     head = region[: len(region) - len(kept)] if kept and region.endswith(kept) else region
     open_region = _open_items(head) + region[len(head):]
-    wider = open_region + "\n" + _open_items(case.sections.body("current", "next"))
-    missing = [i for i in items if not _present(i, open_region) and not _task_told(i, wider)]
+    later = _open_items(case.sections.body("current", "next"))
+    parts = (_open_items(head), region[len(head):], later)
+    missing = [i for i in items if not _present(i, open_region) and not _task_told(i, *parts)]
     reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if _present(i, region) else "")
                + f": \"{_short(i)}\"" for i in missing]
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,

@@ -18,8 +18,10 @@ from .extract import (
 from .messages import AssistantMessage, plain_text, text_of
 from .mutants import Mutant, drop_lines, find_spans, flexible, mutation, section_span
 from .mutation_ops import context_text, lost_people_targets
+from .quoting import flat_lines, quote_in, quotes, said_after
 from .session_facts import error_kept
 from .summary import normalize_ws
+from .verbatim import normalize
 
 __all__ = ["drop_user_message", "paraphrase_user_message", "translate_user_message", "truncate_user_message",
            "drop_latest_request", "quote_old_message", "quote_nothing", "drop_edited_file", "drop_error_line",
@@ -209,10 +211,21 @@ def drop_latest_request(case: Any, rng: random.Random) -> list[Mutant]:
     out = _latest_change(case, lambda f: "(the latest request)", "dropped the most recent request everywhere")
     for m in out:
         old, new = case.sections.get("next"), m.case.sections.get("next")
-        quoted = old is not None and new is not None and old.body != new.body
+        quoted = old is not None and new is not None and old.body != new.body and not _still_quotes_reply(case, new.body)
         m.targets = tuple(dict.fromkeys(("last_request_intact", "verbatim_user_messages", "intent_preservation",
                                          *(("next_step_quote",) if quoted else ()), *lost_people_targets(case, m.case))))
     return out
+
+
+def _still_quotes_reply(case: Any, body: str) -> bool:
+    """Section 9 still quotes, verbatim, what the assistant said or did after the latest request
+    (next_step_quote accepts that as the most recent conversation): dropping the request broke no
+    quote of it."""
+    people = person_messages(case.history)
+    if not people:
+        return False
+    after = [normalize(flat_lines(t)) for t in said_after(case.history[people[-1].index + 1:])]
+    return any(quote_in(q, after, 20) for q in quotes(body))
 
 
 @mutation("truncate_latest_request", targets=("last_request_intact", "verbatim_user_messages"))

@@ -146,21 +146,49 @@ def _strings(value) -> list[str]:  # noqa: ANN001
 
 
 #: A quote counts as reformatted (a list rewritten as a sentence) when at least this share of its
-#: words, and at least 8 of them, are in one recent text.
-QUOTE_WORDS = 0.9
+#: words, and at least 8 of them, are in one recent text, and no two of its words are swapped.
+QUOTE_WORDS = 1.0
+#: Two words of a quote are swapped when the text says them, this close, only the other way round.
+SWAP_WINDOW = 3
 
 
 def tokens_in(quote: str, texts: list[str]) -> bool:
-    """A reformatted quote: most of its words in one recent text, with the same polarity (a quote
-    that drops the "don't" before a word the text negates says the opposite: not a quote)."""
+    """A reformatted quote: most of its words in one recent text, none of its neighbouring words
+    swapped, and with the same polarity. A summary that rewrites a plan's list as one sentence
+    keeps the words of each item in order (it may drop or regroup items); "sense. Makes Fix it"
+    for "Makes sense. Fix it" is a paraphrase, not a quote; and a quote that drops the "don't"
+    before a word the text only ever negates says the opposite."""
     tokens = significant_tokens(quote)
     if len(tokens) < 8:
         return False
     for text in texts:
         have = set(significant_tokens(text))
-        if sum(t in have for t in tokens) / len(tokens) >= QUOTE_WORDS and _same_polarity(quote, text):
+        if sum(t in have for t in tokens) / len(tokens) >= QUOTE_WORDS and not _swapped(quote, text) \
+                and _same_polarity(quote, text):
             return True
     return False
+
+
+_CLAUSE = re.compile(r"[,;:.!?()\[\]{}<>\"“”…—–|\n]|\s[-*•]\s|\s->\s|→")
+
+
+def _swapped(quote: str, text: str) -> tuple[str, str] | None:
+    """Two neighbouring words of ``quote`` (one of them significant) that ``text`` says within
+    :data:`SWAP_WINDOW` words of each other only in the other order."""
+    t = _WORD.findall(normalize(text))
+    where: dict[str, list[int]] = {}
+    for i, w in enumerate(t):
+        where.setdefault(w, []).append(i)
+    significant = set(significant_tokens(normalize(quote)))
+    # Neighbours within one clause: a reformatting may regroup a list's items, never a phrase's words.
+    pairs = [p for clause in _CLAUSE.split(normalize(quote)) for q in [_WORD.findall(clause)] for p in zip(q, q[1:])]
+    for a, b in pairs:
+        if a == b or a not in where or b not in where or not {a, b} & significant:
+            continue
+        gaps = [j - i for i in where[a] for j in where[b] if abs(j - i) <= SWAP_WINDOW]
+        if gaps and all(g < 0 for g in gaps):
+            return a, b
+    return None
 
 
 _NEGATION = re.compile(r"^(?:not|no|never|don't|dont|doesn't|didn't|won't|can't|cannot|shouldn't|mustn't|isn't|"
@@ -168,22 +196,24 @@ _NEGATION = re.compile(r"^(?:not|no|never|don't|dont|doesn't|didn't|won't|can't|
 _WORD = re.compile(r"[\w']+")
 
 
-def _negated_words(text: str, window: int = 3) -> set[str]:
-    """The words of ``text`` that a negation stands before (within ``window`` words)."""
-    words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(text.replace("\u2019", "'"))]
-    out = set()
+def _polarity(text: str, window: int = 3) -> tuple[set[str], set[str]]:
+    """The words of ``text`` a negation stands before (within ``window`` words) somewhere, and those
+    it says somewhere without one."""
+    words = [w.lower() for w in _WORD.findall(text.replace("\u2019", "'"))]
+    negated, plain = set(), set()
     for i, w in enumerate(words):
-        if any(_NEGATION.match(x) for x in words[max(0, i - window):i]):
-            out.add(w)
-    return out
+        (negated if any(_NEGATION.match(x) for x in words[max(0, i - window):i]) else plain).add(w)
+    return negated, plain
 
 
 def _same_polarity(quote: str, text: str) -> bool:
-    """No word that ``text`` negates appears un-negated in ``quote`` (and the other way round)."""
-    q_words = {w.lower() for w in _WORD.findall(quote)}
-    t_words = {w.lower() for w in _WORD.findall(text)}
-    q_neg, t_neg = _negated_words(quote), _negated_words(text)
+    """No significant word flips polarity: the quote says plainly what the text only ever negates
+    ("don't touch the fixture" -> "touch the fixture"), or negates what the text only ever says
+    plainly. A word the text both negates and says (a long plan: "remove X", later "no need to remove
+    Y") is not flipped by a quote of either."""
+    q_neg, q_plain = _polarity(quote)
+    t_neg, t_plain = _polarity(text)
     significant = set(significant_tokens(quote))
-    flipped = {w for w in (t_neg & q_words & significant) if w not in q_neg}
-    flipped |= {w for w in (q_neg & t_words & significant) if w not in t_neg}
+    flipped = {w for w in q_plain & significant if w in t_neg and w not in t_plain}
+    flipped |= {w for w in q_neg & significant if w in t_plain and w not in t_neg}
     return not flipped

@@ -13,10 +13,13 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_ctxeval.extract import edited_files, failing_results, open_todos, person_messages, significant_tokens
+from pytest_ctxeval.extract import (edited_files, failing_results, file_mentioned, open_todos, person_messages,
+                                    significant_tokens)
 from pytest_ctxeval.messages import AssistantMessage, CompactBoundary, UserMessage, tool_results, tool_uses
 from pytest_ctxeval.mutants import Mutant
+from pytest_ctxeval.session_facts import error_kept
 from pytest_ctxeval.summary import normalize_ws
+from pytest_ctxeval.versions import CONTINUATION_WORDINGS
 from validation_kit import library_cases, registry, rule_specs
 
 Hand = Callable[[Any], "Mutant | None"]
@@ -60,6 +63,22 @@ def _replace_in(case: Any, kind: str, old: str, new: str) -> str | None:
     return case.summary[:a] + pattern.sub(lambda _m: new, body) + case.summary[b:]
 
 
+def _drop_lines(case: Any, summary: str, kinds: tuple[str, ...], hit: Callable[[str], bool]) -> str:
+    """``summary`` without the body lines of sections ``kinds`` that ``hit`` accepts (headers stay)."""
+    probe = Mutant.of(case, summary=summary, what="").case
+    spans = sorted((sp for k in kinds if (sp := _section_text(probe, k)) is not None), reverse=True)
+    for a, b in spans:
+        body = summary[a:b]
+        summary = summary[:a] + "\n".join(l for l in body.split("\n") if not hit(l)) + summary[b:]
+    return summary
+
+
+def _share(needle: str, text: str) -> float:
+    tokens = significant_tokens(needle)
+    have = set(significant_tokens(text))
+    return sum(t in have for t in tokens) / len(tokens) if tokens else 0.0
+
+
 def _earlier(case: Any) -> list[str]:
     people = [p.text for p in person_messages(case.history)[:-1]]
     return [t for t in people if len(t) >= 25 and people.count(t) == 1 and len(t) < 2000]
@@ -72,11 +91,17 @@ def _latest(case: Any) -> str | None:
 
 # --- verbatim_user_messages ------------------------------------------------------------------
 
-@hand("lower-cased message", "verbatim_user_messages")
-def _lower(case: Any) -> Mutant | None:
+# Case alone is no defect (real summaries re-capitalise a quoted message: pytest_ctxeval.verbatim), so
+# the subtle defect here is one content word of the message changed ("the cache" -> "the queue").
+@hand("one word of a message changed", "verbatim_user_messages")
+def _one_word(case: Any) -> Mutant | None:
     for t in _earlier(case):
-        if t != t.lower():
-            return _summary(case, _replace_in(case, "user_messages", t, t.lower()), f"lower-cased: {t}")
+        words = re.findall(r"(?<![\w/.-])[A-Za-z]{5,}(?![\w/.-])", t[:200])[1:]
+        if words:
+            w = words[0]
+            other = "queue" if w.lower() != "queue" else "table"
+            changed = re.sub(rf"\b{w}\b", other, t, count=1)
+            return _summary(case, _replace_in(case, "user_messages", t, changed), f"one word changed: {t}")
     return None
 
 
@@ -123,11 +148,16 @@ def _first_sentence(case: Any) -> Mutant | None:
 
 @hand("latest request reworded", "last_request_intact")
 def _reword_latest(case: Any) -> Mutant | None:
+    # Two words swapped in the middle of the request, not at its start: the start is often an
+    # acknowledgement ("Makes sense.") that last_request_intact documents a summary may leave out.
     last = _latest(case)
-    if not last or len(last.split()) < 3 or case.kept_text and normalize_ws(last) in normalize_ws(case.kept_text):
+    if not last or len(last.split()) < 6 or case.kept_text and normalize_ws(last) in normalize_ws(case.kept_text):
         return None
     w = last.split()
-    new = " ".join([w[1], w[0], *w[2:]])
+    i = len(w) // 2
+    if w[i] == w[i + 1]:
+        return None
+    new = " ".join([*w[:i], w[i + 1], w[i], *w[i + 2:]])
     pattern = re.compile(r"\s+".join(re.escape(x) for x in w))
     return _summary(case, pattern.sub(lambda _m: new, case.summary), f"reworded: {last}")
 
@@ -183,6 +213,9 @@ def _no_quote(case: Any) -> Mutant | None:
 
 @hand("edited file renamed to a description", "files_preserved")
 def _file_vague(case: Any) -> Mutant | None:
+    # files_preserved counts a file named in any section as kept, so the file is described wherever
+    # the summary names it (section 6 aside: a user's words are quoted as typed; a file a quoted
+    # message names is still named, so that file makes no mutant).
     files = list(dict.fromkeys(edited_files(case.history) + list(case.expect.files)))
     span = _section_text(case, "files")
     if span is None:
@@ -193,25 +226,45 @@ def _file_vague(case: Any) -> Mutant | None:
         base = f.rsplit("/", 1)[-1]
         if f in body and sum(1 for g in files if g.rsplit("/", 1)[-1] == base) == 1 and \
                 (not case.kept_text or base not in case.kept_text):
-            new = body.replace(f, "the module in question").replace(base, "that file")
-            return _summary(case, case.summary[:a] + new + case.summary[b:], f"file described: {f}")
+            summary = case.summary
+            spans = sorted((sp for s in case.sections.sections if s.kind and s.kind != "user_messages"
+                            and (sp := _section_text(case, s.kind)) is not None), reverse=True)
+            for x, y in spans:
+                new = summary[x:y].replace(f, "the module in question").replace(base, "that file")
+                summary = summary[:x] + new + summary[y:]
+            mutant = _summary(case, summary, f"file described: {f}")
+            if mutant is not None and not file_mentioned(f, (mutant.case.summary_message or summary) + "\n"
+                                                         + mutant.case.kept_text, files):
+                return mutant
     return None
 
 
 @hand("error lines replaced by a gloss", "errors_preserved")
 def _error_gloss(case: Any) -> Mutant | None:
-    if not any(f.key_line for f in failing_results(case.summarized)) and not case.expect.errors:
+    # errors_preserved also reads an error told in sections 5 and 8, by its key line or its identifying
+    # tokens: those lines go too, so the error is glossed everywhere the grader looks.
+    errors = [(f.key_line, f) for f in failing_results(case.summarized) if f.key_line]
+    errors += [(e, None) for e in case.expect.errors]
+    if not errors:
         return None
     span = _section_text(case, "errors")
     if span is None:
         return None
     a, b = span
-    return _summary(case, case.summary[:a] + "   - A problem came up along the way and was handled.\n\n" + case.summary[b:],
-                    "errors glossed")
+
+    def tells(line: str) -> bool:
+        return any(normalize_ws(k).lower() in normalize_ws(line).lower() or _share(k, line) >= 0.5 or
+                   f is not None and error_kept(k, f.text, str(f.input.get("command", "")), line)[0]
+                   for k, f in errors)
+
+    summary = case.summary[:a] + "   - A problem came up along the way and was handled.\n\n" + case.summary[b:]
+    return _summary(case, _drop_lines(case, summary, ("problem", "current"), tells), "errors glossed")
 
 
 @hand("todo list replaced by a gloss", "pending_tasks")
 def _todo_gloss(case: Any) -> Mutant | None:
+    # pending_tasks also accepts a task told in sections 8-9: the lines there that tell an open task
+    # (most of its words) go too.
     todos = open_todos(case.history) + list(case.expect.pending)
     if not todos or any(t.lower() in case.kept_text.lower() for t in todos):
         return None
@@ -219,7 +272,9 @@ def _todo_gloss(case: Any) -> Mutant | None:
     if span is None:
         return None
     a, b = span
-    return _summary(case, case.summary[:a] + "   - Finish the remaining work.\n\n" + case.summary[b:], "todos glossed")
+    summary = case.summary[:a] + "   - Finish the remaining work.\n\n" + case.summary[b:]
+    return _summary(case, _drop_lines(case, summary, ("current", "next"),
+                                      lambda l: any(_share(t, l) >= 0.5 for t in todos)), "todos glossed")
 
 
 # --- no_superseded_work -------------------------------------------------------------------------------
@@ -354,8 +409,13 @@ def _inline_analysis(case: Any) -> Mutant | None:
 def _short_continue(case: Any) -> Mutant | None:
     if case.trigger != "auto":
         return None
-    new = re.sub(r"[^.\n]*continue the conversation from where (?:it|we|you) left off[^.\n]*\.?", "Continue.",
-                 case.summary_message, flags=re.IGNORECASE)
+    # Every wording of the instruction goes (the grader accepts any version's: "from where it left
+    # off", "Resume directly", "Pick up the last task"), not only its first sentence.
+    lines = case.summary_message.split("\n")
+    at = [i for i, l in enumerate(lines) if CONTINUATION_WORDINGS.search(l)]
+    if not at:
+        return None
+    new = "\n".join("Continue." if i == at[0] else l for i, l in enumerate(lines) if i not in at[1:])
     return Mutant.of(case, summary_message=new, what="continue shortened") if new != case.summary_message else None
 
 
