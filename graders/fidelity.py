@@ -384,12 +384,16 @@ TASK_OVERLAP = 0.6
 
 
 def _task_told(subject: str, region: str) -> bool:
+    """Whether one item of ``region`` holds :data:`TASK_OVERLAP` of ``subject``'s significant words,
+    each as a word (a number whole, a word at a word start: "report" in "reports"), not inside
+    another word ("finance" is not told by any text that happens to hold those letters)."""
     tokens = significant_tokens(subject)
     if not tokens:
         return False
+    patterns = [re.compile(rf"(?<![\w]){re.escape(t)}" + (r"(?![\d])" if t.isdigit() else "")) for t in tokens]
     for item in re.split(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)])\s)", region):
         low = item.lower()
-        if sum(t in low for t in tokens) / len(tokens) >= TASK_OVERLAP:
+        if sum(bool(p.search(low)) for p in patterns) / len(patterns) >= TASK_OVERLAP:
             return True
     return False
 
@@ -397,7 +401,12 @@ def _task_told(subject: str, region: str) -> bool:
 @grader("pending_tasks", kind="rule")
 def pending_tasks(case: CompactionCase) -> Verdict:
     """Open TodoWrite items and TaskCreate tasks (and expect.pending) appear in section 7 (a task in
-    progress may be told in sections 8-9 instead)."""
+    progress may be told in sections 8-9 instead).
+
+    A task is kept verbatim (section 7 or the kept messages) or told by most of its words in one item
+    of the summary's own sections 7-9; an item marked as done (ticked, struck, "(done)", under a
+    "Done:" sub-heading) does not count, and a task the summary marks as done is not rescued by a
+    mention in sections 8-9 (the summary says it is finished)."""
     items = list(dict.fromkeys(open_todos(case.history) + _reached(case, list(case.expect.pending))))
     if not items:
         return Verdict.not_applicable("no open todo item or task (TodoWrite, TaskCreate/TaskUpdate), and no task of "
@@ -406,13 +415,27 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     if region is None:
         return _section_missing(case, "pending", 7, f"the {len(items)} open tasks", items)
     where = _where(case, "pending", 7)
-    # Only the summary's own items are read for done marks: kept messages are what was said, not a list.
+    # Only the summary's own items are read for done marks and for a task told in other words: kept
+    # messages are what was said (file contents, tool output), not a task list.
     kept = case.kept_text
     head = region[: len(region) - len(kept)] if kept and region.endswith(kept) else region
-    open_region = _open_items(head) + region[len(head):]
-    wider = open_region + "\n" + _open_items(case.sections.body("current", "next"))
-    missing = [i for i in items if not _present(i, open_region) and not _task_told(i, wider)]
-    reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if _present(i, region) else "")
+    open_head = _open_items(head)
+    open_region = open_head + region[len(head):]
+    later = case.sections.body("current", "next")
+    told = open_head + "\n" + _open_items(later)
+
+    def done(i: str) -> bool:
+        """The summary marks the task as finished (in section 7, or in sections 8-9 when section 7
+        does not list it) and does not list it open in section 7: a mention in sections 8-9 (often
+        the user's request quoted) does not reopen a task section 7 calls done."""
+        if _present(i, open_head) or _task_told(i, open_head):
+            return False
+        if _present(i, head) or _task_told(i, head):
+            return True
+        return (_present(i, later) or _task_told(i, later)) and not (_present(i, told) or _task_told(i, told))
+
+    missing = [i for i in items if not _present(i, open_region) and (done(i) or not _task_told(i, told))]
+    reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if done(i) else "")
                + f": \"{_short(i)}\"" for i in missing]
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
                                  f"all {len(items)} open tasks in {where}", missing=missing)
