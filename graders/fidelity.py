@@ -386,14 +386,18 @@ TASK_OVERLAP = 0.6
 def _task_told(subject: str, region: str) -> bool:
     """Whether one item of ``region`` holds :data:`TASK_OVERLAP` of ``subject``'s significant words,
     each as a word (a number whole, a word at a word start: "report" in "reports"), not inside
-    another word ("finance" is not told by any text that happens to hold those letters)."""
+    another word ("finance" is not told by any text that happens to hold those letters); every number
+    of the subject must be among them."""
     tokens = significant_tokens(subject)
     if not tokens:
         return False
     patterns = [re.compile(rf"(?<![\w]){re.escape(t)}" + (r"(?![\d])" if t.isdigit() else "")) for t in tokens]
+    # A number is what tells "Harden module 2" from "Harden module 3": it must be there itself.
+    numbers = [p for t, p in zip(tokens, patterns) if t.isdigit()]
     for item in re.split(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)])\s)", region):
         low = item.lower()
-        if sum(bool(p.search(low)) for p in patterns) / len(patterns) >= TASK_OVERLAP:
+        if (sum(bool(p.search(low)) for p in patterns) / len(patterns) >= TASK_OVERLAP
+                and all(p.search(low) for p in numbers)):
             return True
     return False
 
