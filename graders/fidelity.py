@@ -387,34 +387,34 @@ TASK_OVERLAP = 0.6
 
 
 def _task_told(subject: str, *regions: str) -> bool:
-    """Most of the task's words in one item: a list item or a paragraph of one region (section 7, the
-    kept messages, sections 8-9 are read apart: words scattered over the last item of section 7, a
-    kept file's header and section 8 tell no task)."""
+    """Whether one item of one region (a list item or a paragraph; regions are read apart) holds
+    :data:`TASK_OVERLAP` of ``subject``'s significant words, each as a word (a number whole, a word at
+    a word start: "report" in "reports"), not inside another word ("finance" is not told by any text
+    that happens to hold those letters); every number of the subject must be among them."""
     tokens = significant_tokens(subject)
     if not tokens:
         return False
+    patterns = [re.compile(rf"(?<![\w]){re.escape(t)}" + (r"(?![\d])" if t.isdigit() else "")) for t in tokens]
+    # A number is what tells "Harden module 2" from "Harden module 3": it must be there itself.
+    numbers = [p for t, p in zip(tokens, patterns) if t.isdigit()]
     items = [i for r in regions for i in re.split(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)])\s)|\n[ \t]*\n", r)]
     for item in items:
-        words = set(significant_tokens(item))
-        if sum(_word_in(t, words) for t in tokens) / len(tokens) >= TASK_OVERLAP:
+        low = item.lower()
+        if (sum(bool(p.search(low)) for p in patterns) / len(patterns) >= TASK_OVERLAP
+                and all(p.search(low) for p in numbers)):
             return True
     return False
-
-
-def _word_in(token: str, words: set[str]) -> bool:
-    """``token`` is one of ``words``, or (a word of 4+ letters) one of them inflected ("render" in
-    "rendering"); never a piece of another word or identifier ("module" is not in "module_4", "5"
-    not in "field_config_15")."""
-    if token in words:
-        return True
-    return token.isalpha() and len(token) >= 4 and any(
-        w.startswith(token) and len(w) - len(token) <= 3 and w[len(token):].isalpha() for w in words)
 
 
 @grader("pending_tasks", kind="rule")
 def pending_tasks(case: CompactionCase) -> Verdict:
     """Open TodoWrite items and TaskCreate tasks (and expect.pending) appear in section 7 (a task in
-    progress may be told in sections 8-9 instead)."""
+    progress may be told in sections 8-9 instead).
+
+    A task is kept verbatim (section 7 or the kept messages) or told by most of its words in one item
+    of the summary's own sections 7-9; an item marked as done (ticked, struck, "(done)", under a
+    "Done:" sub-heading) does not count, and a task the summary marks as done is not rescued by a
+    mention in sections 8-9 (the summary says it is finished)."""
     items = list(dict.fromkeys(open_todos(case.history) + _reached(case, list(case.expect.pending))))
     if not items:
         return Verdict.not_applicable("no open todo item or task (TodoWrite, TaskCreate/TaskUpdate), and no task of "
@@ -423,14 +423,27 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     if region is None:
         return _section_missing(case, "pending", 7, f"the {len(items)} open tasks", items)
     where = _where(case, "pending", 7)
-    # Only the summary's own items are read for done marks: kept messages are what was said, not a list.
+    # Only the summary's own items are read for done marks and for a task told in other words: kept
+    # messages are what was said (file contents, tool output), not a task list.
     kept = case.kept_text
     head = region[: len(region) - len(kept)] if kept and region.endswith(kept) else region
-    open_region = _open_items(head) + region[len(head):]
-    later = _open_items(case.sections.body("current", "next"))
-    parts = (_open_items(head), region[len(head):], later)
-    missing = [i for i in items if not _present(i, open_region) and not _task_told(i, *parts)]
-    reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if _present(i, region) else "")
+    open_head = _open_items(head)
+    open_region = open_head + region[len(head):]
+    later = case.sections.body("current", "next")
+    told = open_head + "\n" + _open_items(later)
+
+    def done(i: str) -> bool:
+        """The summary marks the task as finished (in section 7, or in sections 8-9 when section 7
+        does not list it) and does not list it open in section 7: a mention in sections 8-9 (often
+        the user's request quoted) does not reopen a task section 7 calls done."""
+        if _present(i, open_head) or _task_told(i, open_head):
+            return False
+        if _present(i, head) or _task_told(i, head):
+            return True
+        return (_present(i, later) or _task_told(i, later)) and not (_present(i, told) or _task_told(i, told))
+
+    missing = [i for i in items if not _present(i, open_region) and (done(i) or not _task_told(i, told))]
+    reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if done(i) else "")
                + f": \"{_short(i)}\"" for i in missing]
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
                                  f"all {len(items)} open tasks in {where}", missing=missing)

@@ -46,14 +46,17 @@ def good(i, s, edits, idx=L, msg=None): C.append((i, s, idx, None, "good", edits
 V = "verbatim_user_messages"
 bad("v-one-word", A, V, [(6, "14-day sliding expiry", "14-day rolling expiry")])
 bad("v-sentence-dropped", A, V, [(6, "We can't revoke JWTs before they expire. ", "")])
-bad("v-merged", A, V, [(6, 'Redis keys."\n   - "Now move', 'Redis keys, and now move')])
+# Merged with only the case and a full stop changed, both messages are still verbatim under the policy
+# (case, quotes and whitespace do not count, a fixed typo is kept); a merge that rewords the join loses words.
+bad("v-merged", A, V, [(6, 'Redis keys."\n   - "Now move', 'Redis keys, and then they wanted to move')])
 bad("v-paraphrase", A, V, [(6, AM, '"Delete the leftover _SESSIONS dict, then document the Redis session settings in docs/auth.md."')])
 bad("v-dropped-short", A, V, [(6, '   - "Good. Also set a 14-day sliding expiry on the Redis keys."\n', "")])
 bad("v-spelling", A, V, [(6, "32 bytes, urlsafe", "32 bytes, URL-safe")])
 bad("v-ok-dropped", M, V, [(6, '   - "Fine."\n', "")])
 bad("v-abridged-ellipsis", E, V, [(6, "finance is moving to the BI dashboard and we are removing CSV exports everywhere next quarter. ", "[…] ")])
 bad("v-summarised-list", D, V, [(6, '"Stop guessing. Get the full stack trace and read the code where the KeyError is raised."', 'The user asked for the full stack trace.')])
-bad("v-lowercased", M, V, [(6, '"Reject codes with spaces with a 400, not a 500."', '"reject codes with spaces with a 400, not a 500"')])
+# Lower-casing alone is accepted by the policy (verbatim matching ignores case); lower-cased and abridged is not.
+bad("v-lowercased", M, V, [(6, '"Reject codes with spaces with a 400, not a 500."', '"reject codes with spaces with a 400"')])
 
 N = "next_step_quote"
 bad("n-older-user", A, N, [(9, AM, '"Now move every other reader of the old in-process _SESSIONS dict to the Redis store: the middleware, the logout view, the admin impersonation endpoint and the websocket handshake."')])
@@ -67,13 +70,17 @@ F = "files_preserved"
 bad("f-dropped", A, F, [(3, "   - src/auth/session_ids.py — written\n", ""), (None, "from src/auth/session_ids.py", "from the ids module")])
 bad("f-renamed", A, F, [(None, "src/auth/session_ids.py", "src/auth/session_id.py")])
 bad("f-vague", A, F, [(3, "   - src/auth/sessions.py — edited", "   - the sessions module — edited")])
-bad("f-dropped-2", D, F, [(3, "   - src/cache/keys.py — edited\n", "   - the cache key helpers — edited\n")])
+# A file named anywhere in the summary is kept (sections 5 and 6 name src/cache/keys.py too): renamed everywhere.
+bad("f-dropped-2", D, F, [(None, "src/cache/keys.py", "the cache key helpers")])
 bad("f-only-in-8", M, F, [(3, "   - src/shop/orders/codes.py — written\n", "")])
 bad("f-ext-changed", E, F, [(3, "src/reports/revenue/breakdown.py", "src/reports/revenue/breakdown.ts")])
 
 R = "errors_preserved"
-bad("e-dropped", A, R, [(4, "   - Bash (pytest -q) failed: redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused.\n", "")])
-bad("e-vague", A, R, [(4, "redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused.", "could not connect to Redis")])
+# An error told in section 5 is kept ("The last failure was Bash: ..."): dropped from sections 4 and 5.
+bad("e-dropped", A, R, [(4, "   - Bash (pytest -q) failed: redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused. — fixed: a later call succeeded\n", ""),
+                        (5, " The last failure was Bash: redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused. — work continued after it.", "")])
+# Section 5 repeats the key line: made vague everywhere.
+bad("e-vague", A, R, [(None, "redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused.", "could not connect to Redis")])
 bad("e-assert-vague", D, R, [(4, "AssertionError: assert 100.0 == 80.0", "the discount was not applied")])
 bad("e-keyerror-vague", E, R, [(4, "KeyError: 'XK'", "a KeyError for Kosovo")])
 bad("e-none", D, R, [(4, None, None)])  # section 4 replaced by '- None.'
@@ -83,8 +90,12 @@ bad("p-dropped", E, P, [(7, "   - Email the report to finance on the 1st\n", "")
 bad("p-marked-done", E, P, [(7, "   - Email the report to finance on the 1st", "   - [x] Email the report to finance on the 1st")], idx=0)
 bad("p-struck", E, P, [(7, "   - Email the report to finance on the 1st", "   - ~~Email the report to finance on the 1st~~")], idx=0)
 bad("p-done-suffix", E, P, [(7, "   - Email the report to finance on the 1st", "   - Email the report to finance on the 1st (done)")], idx=0)
-bad("p-vague", E, P, [(7, "   - Email the report to finance@ on the 1st, cc the CFO", "   - Finish the remaining delivery work")])
-bad("p-none", E, P, [(7, "   - Email the report to finance@ on the 1st, cc the CFO", "   - None.")])
+# Section 8 tells the task in progress ("the email to finance@ with the CFO in cc is next"), which the policy
+# accepts: made vague there too (p-none likewise).
+bad("p-vague", E, P, [(7, "   - Email the report to finance@ on the 1st, cc the CFO", "   - Finish the remaining delivery work"),
+                      (8, "Everything but the email is done; the email to finance@ with the CFO in cc is next.", "Everything but one task is done.")])
+bad("p-none", E, P, [(7, "   - Email the report to finance@ on the 1st, cc the CFO", "   - None."),
+                     (8, "Everything but the email is done; the email to finance@ with the CFO in cc is next.", "Everything but one task is done.")])
 bad("p-completed-word", E, P, [(7, "   - Render the PDF with the chart before the totals", "   - Render the PDF with the chart before the totals — completed")], idx=0)
 
 S = "no_superseded_work"
@@ -178,7 +189,12 @@ bad("k-negation-lost", M, K, [(None, "never touch the migrations folder (src/sho
 bad("l-merged-paraphrase", E, I, [(None, '"Stop here for today; the email goes in tomorrow."', '"Looks right; stop here, the email comes tomorrow."')])
 bad("ns-9-missing", A, NS, [(None, "\n9. Optional Next Step:\n   Continue with the most recent request, quoted verbatim: " + AM, "")])
 bad("e-coupon-vague", D, R, [(4, "KeyError: 'coupon:SUMMER24'", "KeyError on the coupon key")])
-bad("e-type-only", A, R, [(4, "redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused.", "redis.exceptions.ConnectionError")])
+# The type with the failing command ("Bash (pytest -q) failed: redis...ConnectionError"), or with the
+# localhost:6379 section 5 names, keeps the error under the policy (its identifying tokens, or the command
+# with its output); the type alone, everywhere, does not.
+bad("e-type-only", A, R, [(None, "(pytest -q) failed: redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused.", "failed: redis.exceptions.ConnectionError"),
+                          (None, "redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused.", "redis.exceptions.ConnectionError"),
+                          (5, "expects a Redis on localhost:6379 and", "expects a Redis and")])
 bad("p-emoji", E, P, [(7, "   - Email the report to finance on the 1st", "   - ✅ Email the report to finance on the 1st")], idx=0)
 bad("p-colon-done", E, P, [(7, "   - Add a per-region breakdown table", "   - Add a per-region breakdown table: done")], idx=0)
 bad("f-only-dir", A, F, [(None, "src/auth/session_ids.py", "src/auth/")])
