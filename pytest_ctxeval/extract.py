@@ -316,10 +316,38 @@ def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
         if "/".join(parts[-k:]) in text:
             return True
     base = parts[-1]
-    others = [p for p in all_paths if p != path and p.replace("\\", "/").rstrip("/").split("/")[-1] == base]
-    if others:
+    if _base_count(all_paths).get(base, 0) - (base == parts[-1] and path in _base_set(all_paths)) > 0:
+        return False  # another path shares the file name: the name alone does not tell which
+    if base not in text:  # a plain substring scan first: most files are not named in most texts
         return False
     return re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w-])", text) is not None
+
+
+# file_mentioned is asked about every file of one list in turn: the list's file names are counted
+# once (keyed by the list object, as the callers pass the same list), not once per question.
+_BASES: list[Any] = [None, None, None, None]
+
+
+def _basename_index(all_paths: Iterable[str]) -> tuple[dict[str, int], set[str]]:
+    if not isinstance(all_paths, (list, tuple)):
+        all_paths = list(all_paths)
+    if _BASES[0] is all_paths and _BASES[1] == len(all_paths):
+        return _BASES[2], _BASES[3]
+    counts: dict[str, int] = {}
+    distinct = set(all_paths)
+    for p in distinct:
+        b = p.replace("\\", "/").rstrip("/").split("/")[-1]
+        counts[b] = counts.get(b, 0) + 1
+    _BASES[:] = [all_paths, len(all_paths), counts, distinct]
+    return counts, distinct
+
+
+def _base_count(all_paths: Iterable[str]) -> dict[str, int]:
+    return _basename_index(all_paths)[0]
+
+
+def _base_set(all_paths: Iterable[str]) -> set[str]:
+    return _basename_index(all_paths)[1]
 
 
 # ---------------------------------------------------------------------------------------------
