@@ -84,10 +84,13 @@ class Dom(HTMLParser):
         self.text: list[str] = []
         self.title: list[str] = []
         self._in_title = False
+        # The document's <title> only: the report's SVG charts carry <title> tooltips in the body.
+        self._in_body = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
-        self._in_title = tag == "title"
+        self._in_body = self._in_body or tag == "body"
+        self._in_title = tag == "title" and not self._in_body
         self.handlers += [n for n, _ in attrs if n.startswith("on")]
         self.ids |= {v for n, v in attrs if n == "id" and v}
 
