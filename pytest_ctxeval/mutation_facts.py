@@ -369,6 +369,26 @@ def _reached(case: Any, items: list[str]) -> list[str]:
     return [i for i in items if normalize_ws(i).lower() in history]
 
 
+def _drop_everywhere(case: Any, own: str, kinds: list[str], pool: list[Any], hit: Callable[[Any, str], bool],
+                     gone: Callable[[Any, Any], bool], what: str, text: Callable[[Any], str]) -> list[Mutant]:
+    """The first fact of ``pool`` whose lines (``hit``) can be dropped from every section of ``kinds``
+    (where its grader accepts it) so that it is ``gone`` from the mutant: one mutant, or none."""
+    for fact in pool:
+        current, summary = case, case.summary
+        for kind in kinds:
+            edited = _edit_section(current, kind, lambda seg: drop_matching_lines(seg, lambda l: hit(fact, l)))
+            if edited is not None:
+                summary = edited
+                current = Mutant.of(case, summary=summary, what="", text="").case
+        if summary == case.summary:
+            continue
+        mutant = Mutant.of(case, summary=summary, what=what, text=text(fact))
+        if gone(fact, mutant.case):
+            mutant.targets = tuple(dict.fromkeys((*_OWN[own], *lost_people_targets(case, mutant.case))))
+            return [mutant]
+    return []
+
+
 @mutation("drop_edited_file", targets=("files_preserved",))
 def drop_edited_file(case: Any, rng: random.Random) -> list[Mutant]:
     """Remove every line of the summary that names one edited file (section 3, and wherever else the
@@ -381,23 +401,10 @@ def drop_edited_file(case: Any, rng: random.Random) -> list[Mutant]:
     pool = [f for f in files if file_mentioned(f, section.body, files)]
     rng.shuffle(pool)
     kinds = [s.kind for s in case.sections.sections if s.kind and s.kind != "user_messages"]
-    for f in pool:
-        current, summary = case, case.summary
-        for kind in kinds:
-            edited = _edit_section(current, kind, lambda seg: drop_matching_lines(
-                seg, lambda l: file_mentioned(f, l, files)))
-            if edited is not None:
-                summary = edited
-                current = Mutant.of(case, summary=summary, what="", text="").case
-        if summary == case.summary:
-            continue
-        mutant = Mutant.of(case, summary=summary, what=f"dropped an edited file from section '{section.title}'",
-                           text=f)
-        c = mutant.case
-        if not file_mentioned(f, (c.summary_message or c.summary) + "\n" + c.kept_text, files):
-            mutant.targets = tuple(dict.fromkeys((*_OWN["files"], *lost_people_targets(case, mutant.case))))
-            return [mutant]
-    return []
+    return _drop_everywhere(
+        case, "files", kinds, pool, lambda f, line: file_mentioned(f, line, files),
+        lambda f, c: not file_mentioned(f, (c.summary_message or c.summary) + "\n" + c.kept_text, files),
+        f"dropped an edited file from section '{section.title}'", str)
 
 
 @mutation("drop_error_line", targets=("errors_preserved",))
@@ -425,22 +432,10 @@ def drop_error_line(case: Any, rng: random.Random) -> list[Mutant]:
 
     pool = [k for k in errors if tells(k, errors[k], section.body) and not _still_there(k, case.kept_text)]
     rng.shuffle(pool)
-    for key in pool:
-        f = errors[key]
-        mutant_case, summary = case, case.summary
-        for kind in kinds:
-            edited = _edit_section(mutant_case, kind, lambda seg: drop_matching_lines(seg, lambda l: tells(key, f, l)))
-            if edited is not None:
-                summary = edited
-                mutant_case = Mutant.of(case, summary=summary, what="", text="").case
-        if summary == case.summary:
-            continue
-        mutant = Mutant.of(case, summary=summary, what=f"dropped an error line from section '{section.title}'",
-                           text=key)
-        if not told(key, f, mutant.case):
-            mutant.targets = tuple(dict.fromkeys((*_OWN["errors"], *lost_people_targets(case, mutant.case))))
-            return [mutant]
-    return []
+    return _drop_everywhere(
+        case, "errors", kinds, pool, lambda key, line: tells(key, errors[key], line),
+        lambda key, c: not told(key, errors[key], c),
+        f"dropped an error line from section '{section.title}'", str)
 
 
 @mutation("drop_open_todo", targets=("pending_tasks",))
@@ -455,23 +450,11 @@ def drop_open_todo(case: Any, rng: random.Random) -> list[Mutant]:
     hit = lambda e, t: _holds(e, t, CUT_OVERLAP)  # noqa: E731 - the line test, as _drop_fact takes it
     pool = [t for t in todos if hit(t, section.body) and not _still_there(t, case.kept_text)]
     rng.shuffle(pool)
-    for todo in pool:
-        current, summary = case, case.summary
-        for kind in kinds:
-            edited = _edit_section(current, kind, lambda seg: drop_matching_lines(seg, lambda l: hit(todo, l)))
-            if edited is not None:
-                summary = edited
-                current = Mutant.of(case, summary=summary, what="", text="").case
-        if summary == case.summary:
-            continue
-        mutant = Mutant.of(case, summary=summary, what=f"dropped an open todo from section '{section.title}'",
-                           text=todo)
-        c = mutant.case
-        wider = c.sections.body(*kinds) + "\n" + c.kept_text
-        if not _still_there(todo, wider) and not _task_overlap(todo, wider):
-            mutant.targets = tuple(dict.fromkeys((*_OWN["pending"], *lost_people_targets(case, mutant.case))))
-            return [mutant]
-    return []
+    return _drop_everywhere(
+        case, "pending", kinds, pool, hit,
+        lambda todo, c: not _still_there(todo, w := c.sections.body(*kinds) + "\n" + c.kept_text)
+        and not _task_overlap(todo, w),
+        f"dropped an open todo from section '{section.title}'", str)
 
 
 def _task_overlap(task: str, region: str, share: float = 0.6) -> bool:
