@@ -225,6 +225,9 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                 found = Match(True, "elsewhere", "command arguments stated outside section 6")
         if found:
             kept[n] = found
+    inside = _only_inside_others(people, kept, hay)
+    for n in inside:
+        del kept[n]
     drafts = _drafts(people, case.history)
     missing, reasons = [], []
     for n, p in enumerate(people):
@@ -232,6 +235,8 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             continue
         missing.append(p.text)
         reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
+        if n in inside:
+            reason += f"; its text is there only inside message {inside[n] + 1}'s copy, not as a message of its own"
         frags = message_fragments(p.text)
         if len(frags) == 2:
             lost = [name for name, f in zip(("first", "last"), frags) if not find(f, hay)]
@@ -247,6 +252,22 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     if notes:
         ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
+
+
+def _only_inside_others(people: list, kept: dict[int, Match], hay: Haystack) -> dict[int, int]:
+    """Messages found only as part of another kept message: "Continue." is in "Looks good, continue."
+    but a list that holds only the latter lost the former. Message index -> the message it is inside.
+    Identical messages (the person said "Continue." twice) are one message for this purpose."""
+    texts = {n: normalize(p.text) for n, p in enumerate(people)}
+    out: dict[int, int] = {}
+    for n, match in kept.items():
+        needle = texts[n]
+        if match.how != "exact" or not needle:
+            continue
+        hosts = [m for m in kept if kept[m].how == "exact" and texts[m] != needle and needle in texts[m]]
+        if hosts and hay.norm.count(needle) <= sum(t.count(needle) for t in {texts[m] for m in hosts}):
+            out[n] = hosts[0]
+    return out
 
 
 @grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), strategies=("claude_code",))

@@ -24,6 +24,7 @@ import random
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
+from pathlib import PurePath
 
 from .errors import GraderError
 
@@ -85,8 +86,9 @@ class MutationSpec:
     description: str = ""
 
     def apply(self, case: Any, seed: int) -> list[Mutant]:
-        """The operator's mutants of ``case`` for ``seed`` (the same seed gives the same mutants)."""
-        rng = random.Random(f"{seed}:{self.name}:{case.source}:{case.index}")
+        """The operator's mutants of ``case`` for ``seed``: the same seed gives the same mutants, in
+        any checkout (the file's name seeds them, never the folder it sits in)."""
+        rng = random.Random(f"{seed}:{self.name}:{PurePath(str(case.source)).name}:{case.index}")
         out = []
         for m in self.func(case, rng) or ():
             if not isinstance(m, Mutant):

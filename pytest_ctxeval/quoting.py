@@ -53,9 +53,31 @@ def drafts(people: list, history: list) -> dict[int, int]:
         a, b = normalize(people[i].text), normalize(people[i + 1].text)
         if not a or a == b:
             continue
+        if not _cut_short(history[people[i].index:people[i + 1].index + 1]):
+            # The assistant answered the first in full: the second is a new message, however alike
+            # ("Next, module 2: …" then "Next, module 3: …"), and both must survive.
+            continue
         if b.startswith(a[: max(12, len(a) * 3 // 4)]) or covered(a[:600], b[:1200]) >= 0.75:
             out[i] = i + 1
     return out
+
+
+_INTERRUPTED = "[Request interrupted by user"
+
+
+def _cut_short(span: list) -> bool:
+    """Whether the first message of ``span`` (a person's message up to and including their next one)
+    was cut short: nothing of the assistant's in between (sent twice in a row, the API merges them),
+    or the person interrupted the reply (Claude Code writes ``[Request interrupted by user]`` as a
+    user text, ``… for tool use]`` as a tool result)."""
+    if not any(isinstance(m, AssistantMessage) for m in span[1:-1]):
+        return True
+    for m in span[1:]:
+        if isinstance(m, UserMessage):
+            text = m.content if isinstance(m.content, str) else text_of(m.content, include_results=True)
+            if _INTERRUPTED in text:
+                return True
+    return False
 
 
 def covered(a: str, b: str) -> float:

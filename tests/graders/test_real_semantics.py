@@ -98,6 +98,35 @@ def test_an_interrupted_draft_is_kept_by_its_resend(grade, kit):
     assert verdict.status == "fail" and "Add a settings page" in verdict.reasons[0]
 
 
+def test_alike_messages_the_assistant_answered_are_not_drafts(grade, kit):
+    # Templated instructions a session sends round after round differ by a word or number; each was
+    # answered, so none is a draft of the next and each must be listed.
+    msgs = [kit.user("Next, module 2: tighten its error handling and add tests."), kit.say("Module 2 done."),
+            kit.user("Next, module 3: tighten its error handling and add tests."), kit.say("Module 3 done.")]
+    both = _s(kit, user_messages="- Next, module 2: tighten its error handling and add tests.\n"
+                                 "- Next, module 3: tighten its error handling and add tests.")
+    assert grade("verbatim_user_messages", kit.case(msgs, both)).status == "pass"
+    verdict = grade("verbatim_user_messages", kit.case(msgs, _s(
+        kit, user_messages="- Next, module 3: tighten its error handling and add tests.")))
+    assert verdict.status == "fail" and "module 2" in verdict.reasons[0]
+    # sent again with no reply in between (the API merges the two): the resend stands for both
+    resent = [kit.user("Next, module 2: tighten its error handling."),
+              kit.user("Next, module 2: tighten its error handling and add tests."), kit.say("ok")]
+    assert grade("verbatim_user_messages", kit.case(resent, both)).status == "pass"
+
+
+def test_a_short_message_inside_a_longer_one_is_not_kept_by_it(grade, kit):
+    msgs = [kit.user("Looks good, continue."), kit.say("Next module."), kit.user("Continue."), kit.say("ok")]
+    good = _s(kit, user_messages='- "Looks good, continue."\n- "Continue."')
+    assert grade("verbatim_user_messages", kit.case(msgs, good)).status == "pass"
+    verdict = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages='- "Looks good, continue."')))
+    assert verdict.status == "fail"
+    assert "Continue." in verdict.reasons[0] and "only inside message 1" in verdict.reasons[0]
+    # the same message sent twice is listed once: nothing lost
+    twice = [kit.user("Continue."), kit.say("a"), kit.user("Continue."), kit.say("b")]
+    assert grade("verbatim_user_messages", kit.case(twice, _s(kit, user_messages='- "Continue."'))).status == "pass"
+
+
 def test_host_wrappers_and_client_texts_are_not_typed_and_command_args_are(grade, kit):
     msgs = [kit.user('<teammate-message teammate_id="pm-agent">{"type":"idle_notification"}</teammate-message>'),
             kit.user("<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"),
