@@ -148,9 +148,14 @@ def _provider_client(provider: str, backend: str, base_url: str | None, max_retr
         extra["base_url"] = base_url
     try:
         if provider == "bedrock":
-            return anthropic.AnthropicBedrock(**extra), os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
+            token = os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
+            if not token:
+                _needs("botocore", "bedrock", "to sign requests with AWS credentials (SigV4)")
+            return anthropic.AnthropicBedrock(**extra), token
         if provider == "vertex":
             token = os.environ.get("ANTHROPIC_VERTEX_ACCESS_TOKEN")
+            if not token:
+                _needs("google.auth", "vertex", "to use Google application-default credentials")
             return anthropic.AnthropicVertex(access_token=token, **extra), token
     except (ValueError, RuntimeError, ImportError, anthropic.AnthropicError) as exc:
         extra_name = "bedrock" if provider == "bedrock" else "vertex"
@@ -161,6 +166,20 @@ def _provider_client(provider: str, backend: str, base_url: str | None, max_retr
         raise UsageError(f"the {backend} backend needs ANTHROPIC_API_KEY in the environment (or use "
                          f"{flag('backend offline')}, the default, or replay with recorded cassettes)")
     return anthropic.Anthropic(api_key=key, **extra), key
+
+
+def _needs(module: str, extra: str, purpose: str) -> None:
+    """A :class:`UsageError` naming the extra to install when ``module`` is missing (checked
+    before the first request, not discovered by it)."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        top = module.partition(".")[0].replace("google", "google-auth")
+        raise UsageError(f"the {extra} provider needs {top} {purpose}. Fix: pip install 'pytest-ctxeval[{extra}]'"
+                         + (" (or set AWS_BEARER_TOKEN_BEDROCK to a Bedrock API key)" if extra == "bedrock" else
+                            " (or set ANTHROPIC_VERTEX_ACCESS_TOKEN to an access token)")) from None
 
 
 _LAZY = {"LLM": "base", "Gate": "base", "ApiServer": "server", "WireModel": "wire", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",

@@ -55,7 +55,31 @@ def error_message(exc: anthropic.APIStatusError) -> str:
         err = body.get("error")
         if isinstance(err, dict) and err.get("message"):
             return str(err["message"])
+        if isinstance(body.get("message"), str):  # Bedrock's shape: {"message": ...}
+            return body["message"]
     return str(exc.message)
+
+
+#: Bedrock's error types (``x-amzn-errortype``) that mean the AWS credentials or signature are wrong.
+_AWS_CREDENTIAL_ERRORS = ("UnrecognizedClientException", "InvalidSignatureException", "IncompleteSignatureException",
+                          "ExpiredTokenException", "MissingAuthenticationTokenException")
+
+
+def _credentials_problem(exc: anthropic.APIStatusError) -> str | None:
+    """The fix for credentials a provider refused, when the error says that is what happened."""
+    response = getattr(exc, "response", None)
+    aws_kind = (response.headers.get("x-amzn-errortype", "") if response is not None else "").partition(":")[0]
+    if aws_kind in _AWS_CREDENTIAL_ERRORS:
+        return (f"Bedrock refused the AWS credentials ({aws_kind}). Fix: set AWS_ACCESS_KEY_ID / "
+                "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys) or AWS_PROFILE to credentials "
+                "valid in AWS_REGION, or a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK")
+    body = exc.body if isinstance(exc.body, dict) else {}
+    err = body.get("error") if isinstance(body.get("error"), dict) else {}
+    if err.get("status") == "UNAUTHENTICATED":
+        return ("Vertex refused the access token (UNAUTHENTICATED). Fix: set ANTHROPIC_VERTEX_ACCESS_TOKEN to a "
+                "current token (e.g. $(gcloud auth print-access-token)) or unset it to use application-default "
+                "credentials (gcloud auth application-default login)")
+    return None
 
 
 def _request_id(exc: Any) -> str:
@@ -85,6 +109,9 @@ def _classify(task: str, exc: Exception, *, retries: int, model: str, endpoint: 
         status = exc.status_code
         if status == 400:
             return parse_prompt_too_long(message) or ModelError(f"{task} request rejected (400): {message}{rid}")
+        if run_level and status in (401, 403) and (fix := _credentials_problem(exc)):
+            return ProviderError(f"the endpoint {endpoint} rejected the request's credentials ({status}: "
+                                 f"{message}{rid}). {fix}")
         if run_level and status == 401:
             return ProviderError(f"the API at {endpoint} rejected the API key (401: {message}{rid}). Fix: set "
                                  "ANTHROPIC_API_KEY to a valid key for this endpoint (for Bedrock or Vertex, "

@@ -5,10 +5,12 @@
 what the real API does around that text, as its documentation describes it:
 
 * **Auth and routing**: ``x-api-key`` (or ``Authorization: Bearer``) on ``/v1/messages``; the
-  Bedrock shape ``/model/{model}/invoke[-with-response-stream]`` with a SigV4 or bearer
-  ``Authorization``; the Vertex shape ``/v1/projects/{p}/locations/{r}/publishers/anthropic/models/
-  {model}:rawPredict|streamRawPredict`` with ``Authorization: Bearer``. A wrong key is 401
-  ``authentication_error``; a model not in :attr:`WireModel.models` is 404 ``not_found_error``.
+  Bedrock shape ``/model/{model}/invoke[-with-response-stream]`` with a SigV4 signature verified
+  against :attr:`WireModel.aws` (or a Bedrock API key as bearer); the Vertex shape
+  ``/v1/projects/{p}/locations/{r}/publishers/anthropic/models/{model}:rawPredict|streamRawPredict``
+  with ``Authorization: Bearer`` (:mod:`.wire_auth`, which also answers their errors in their own
+  shapes). A wrong key is 401 ``authentication_error``; a model not in :attr:`WireModel.models` is
+  404 ``not_found_error``.
 * **Errors** with the documented body ``{"type": "error", "error": {"type", "message"},
   "request_id"}`` and headers ``request-id``, ``x-should-retry`` and, for 429/529, ``retry-after``.
 * **Thinking first**: models think by default (``thinking`` absent or ``adaptive``/``enabled``);
@@ -49,6 +51,7 @@ import httpx2
 
 from ..tokens import estimate_text
 from .offline import ReferenceModel
+from .wire_auth import AwsKeys, bedrock_error, plain_model, provider_body_problem, sigv4_problem, vertex_error
 
 __all__ = ["WireModel", "WIRE_FAULTS", "schema_problem", "error_response", "KNOWN_MODELS"]
 
@@ -153,6 +156,8 @@ class WireModel:
         self.in_flight = 0
         self.max_in_flight = 0
         self._secret = secret
+        #: The AWS keys a Bedrock SigV4 signature must be made with (:mod:`.wire_auth`).
+        self.aws = AwsKeys()
         self._plan: dict[str, deque[str]] = {}
         self._lock = threading.Lock()
         self._ids = 0
@@ -220,6 +225,11 @@ class WireModel:
         entry["provider"] = provider
         problem = self._auth_problem(provider, request)
         if problem:
+            if provider == "bedrock":
+                kind = "UnrecognizedClientException" if "token" in problem else "InvalidSignatureException"
+                return bedrock_error(403, problem, kind, request_id)
+            if provider == "vertex":
+                return vertex_error(401, problem, request_id)
             return error_response(401, problem, request_id=request_id)
         if path.startswith("/v1/messages/batches"):
             entry["endpoint"] = "batches"
@@ -231,8 +241,12 @@ class WireModel:
             body = json.loads(request.content)
         except ValueError:
             return error_response(400, "The request body is not valid JSON.", request_id=request_id)
-        if model is not None:
-            body["model"] = model
+        if model is not None:  # Bedrock and Vertex: the model is in the path, the version in the body
+            problem = provider_body_problem(provider, body)
+            if problem:
+                return (bedrock_error(400, problem, "ValidationException", request_id) if provider == "bedrock"
+                        else vertex_error(400, problem, request_id))
+            body["model"] = plain_model(provider, model)
         stream = stream or bool(body.get("stream"))
         entry["body"] = body
         with self._lock:
@@ -250,12 +264,15 @@ class WireModel:
 
     def _auth_problem(self, provider: str, request: httpx2.Request) -> str | None:
         auth = request.headers.get("authorization", "")
-        if provider == "bedrock":
-            if auth.startswith("AWS4-HMAC-SHA256 Credential=") or auth == f"Bearer {self.api_key}":
-                return None
-            return "Bedrock: the request carries no valid AWS SigV4 signature or bearer API key"
+        if provider == "bedrock":  # a SigV4 signature made with self.aws's keys, or a Bedrock API key
+            if auth.startswith("Bearer "):
+                return None if hmac.compare_digest(auth[7:], self.api_key) else \
+                    "The security token included in the request is invalid."
+            return sigv4_problem(request, self.aws, service="bedrock")
         if provider == "vertex":
-            return None if auth == f"Bearer {self.api_key}" else "Vertex: invalid or missing OAuth access token"
+            return None if auth == f"Bearer {self.api_key}" else (
+                "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or "
+                "other valid authentication credential.")
         key = request.headers.get("x-api-key") or (auth[7:] if auth.startswith("Bearer ") else None)
         if key is None:
             return "x-api-key header is required"
