@@ -51,7 +51,7 @@ import httpx2
 
 from ..tokens import estimate_text
 from .offline import ReferenceModel
-from .wire_auth import AwsKeys, bedrock_error, plain_model, provider_body_problem, sigv4_problem, vertex_error
+from .wire_auth import AwsKeys, aws_event_stream, bedrock_error, plain_model, provider_body_problem, sigv4_problem, vertex_error
 
 __all__ = ["WireModel", "WIRE_FAULTS", "schema_problem", "error_response", "KNOWN_MODELS"]
 
@@ -257,7 +257,7 @@ class WireModel:
                 time.sleep(self.delay)
             return self.messages(body, task=request.headers.get("x-ctxeval-task", "chat"),
                                  window=request.headers.get("x-ctxeval-context-window"), request_id=request_id,
-                                 stream=stream)
+                                 stream=stream, provider=provider)
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -281,7 +281,7 @@ class WireModel:
     # -- Messages ------------------------------------------------------------------------------
 
     def messages(self, body: dict[str, Any], *, task: str, window: str | None, request_id: str,
-                 stream: bool = False) -> httpx2.Response:
+                 stream: bool = False, provider: str = "anthropic") -> httpx2.Response:
         """A ``/v1/messages`` request: validation, then the reference model's text as a full reply."""
         def fail(status: int, message: str) -> httpx2.Response:
             return error_response(status, message, request_id=request_id, retry_after_ms=self.retry_after_ms)
@@ -321,6 +321,9 @@ class WireModel:
         if stream:
             from .wire_batches import sse_events
 
+            if provider == "bedrock":
+                return httpx2.Response(200, content=aws_event_stream(sse_events(message)), headers={
+                    "content-type": "application/vnd.amazon.eventstream", "request-id": request_id})
             return httpx2.Response(200, content=sse_events(message), headers={
                 "content-type": "text/event-stream", "request-id": request_id})
         return httpx2.Response(200, json=message, headers={"request-id": request_id})

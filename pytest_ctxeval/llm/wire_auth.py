@@ -11,22 +11,31 @@
   ``Authorization: Bearer <access token>``; a failure is Google's 401 ``UNAUTHENTICATED`` body. The
   body must carry ``anthropic_version`` and no ``model``.
 
+A streamed Bedrock reply (``invoke-with-response-stream``) is an AWS event stream
+(``application/vnd.amazon.eventstream``), not server-sent events: each event of the reply is one
+binary message whose payload is ``{"bytes": base64(event)}`` (:func:`aws_event_stream`).
+
 Model ids in the provider's own form are accepted for the models the server knows:
 ``us.anthropic.claude-sonnet-5-5-v1:0`` (Bedrock), ``claude-sonnet-5-5@20261001`` (Vertex).
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
 import hashlib
 import hmac
+import json
 import re
+import struct
+import zlib
 from typing import Any
 from urllib.parse import quote, unquote
 
 import httpx2
 
-__all__ = ["AwsKeys", "sigv4_problem", "bedrock_error", "vertex_error", "provider_body_problem", "plain_model"]
+__all__ = ["AwsKeys", "sigv4_problem", "bedrock_error", "vertex_error", "provider_body_problem", "plain_model",
+           "aws_event_stream"]
 
 #: How far ``x-amz-date`` may be from the server's clock (AWS allows 15 minutes).
 MAX_CLOCK_SKEW = _dt.timedelta(minutes=15)
@@ -163,3 +172,24 @@ def plain_model(provider: str, model: str) -> str:
     if provider == "vertex":
         return model.partition("@")[0]
     return model
+
+
+def aws_event_stream(sse: bytes) -> bytes:
+    """The server-sent events ``sse`` of a streamed reply as Bedrock streams them: one AWS event
+    stream message per event (prelude, headers, ``{"bytes": base64(event json)}``, CRC32s)."""
+    out = []
+    for chunk in sse.decode().split("\n\n"):
+        data = next((line[6:] for line in chunk.splitlines() if line.startswith("data: ")), None)
+        if data is not None:
+            payload = json.dumps({"bytes": base64.b64encode(data.encode()).decode()}).encode()
+            out.append(_event_message({":event-type": "chunk", ":content-type": "application/json",
+                                       ":message-type": "event"}, payload))
+    return b"".join(out)
+
+
+def _event_message(headers: dict[str, str], payload: bytes) -> bytes:
+    encoded = b"".join(struct.pack(">B", len(k)) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode()
+                       for k, v in headers.items())  # header value type 7: a string
+    prelude = struct.pack(">II", 12 + len(encoded) + len(payload) + 4, len(encoded))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + encoded + payload
+    return message + struct.pack(">I", zlib.crc32(message))

@@ -190,3 +190,24 @@ def test_a_wrong_vertex_token_is_one_error_naming_it(api_server: ApiServer, tmp_
     assert "Vertex refused the access token (UNAUTHENTICATED)" in err and "gcloud auth print-access-token" in err
     assert "ya29.expired-token" not in err
     assert len(api_server.wire.log) <= len(LIBRARY)
+
+
+# Streaming: a summary asking for over 21,333 tokens is streamed, in each provider's own format -----
+
+@pytest.mark.parametrize("provider, verb", [
+    pytest.param("bedrock", "invoke-with-response-stream", marks=needs_botocore),  # an AWS event stream
+    ("vertex", "streamRawPredict"),  # server-sent events
+])
+def test_a_large_max_tokens_is_streamed_through_the_provider(api_server: ApiServer, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             provider: str, verb: str) -> None:
+    use(monkeypatch, api_server.bedrock_environ() if provider == "bedrock" else api_server.vertex_environ())
+    path = str(builtin_scenarios_dir() / "auth_refactor.yaml")
+    code = main(["run", path, "--backend", "anthropic", "--provider", provider, "--cassettes", str(tmp_path / "c"),
+                 "--graders", "nine_sections", "--context-window", "1000000", "--json", str(tmp_path / "r.json")])
+    assert code == 0, capsys.readouterr()
+    compacts = [r for r in api_server.wire.messages_requests() if r["headers"].get("x-ctxeval-task") == "compact"]
+    assert compacts and all(r["path"].endswith(verb) and r["body"]["max_tokens"] >= 100_000 for r in compacts)
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["scenarios"][0]["graders"]["nine_sections"]["status"] == "pass"
