@@ -150,6 +150,15 @@ def test_a_client_error_is_sent_once(api_server: ApiServer, tmp_path: Path, monk
     assert len(api_server.wire.log) == 1
 
 
+def test_a_judge_prompt_too_long_is_sent_once(api_server: ApiServer, tmp_path: Path) -> None:
+    """The third client error the issue names: the judge does not re-send a prompt-too-long."""
+    judge = judge_for(api_server, tmp_path)
+    huge = {**INTENT, "context": "The user asked to rename the helper. " * 30_000}  # over the 200k window
+    judgement = judge.judge("intent_preservation", **huge)
+    assert judgement.score is None and "prompt is too long" in str(judgement.error)  # type: ignore[attr-defined]
+    assert len(api_server.wire.log) == 1
+
+
 # 5 -------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("setup, words", [
