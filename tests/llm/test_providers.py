@@ -211,3 +211,26 @@ def test_a_large_max_tokens_is_streamed_through_the_provider(api_server: ApiServ
     assert compacts and all(r["path"].endswith(verb) and r["body"]["max_tokens"] >= 100_000 for r in compacts)
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["scenarios"][0]["graders"]["nine_sections"]["status"] == "pass"
+
+
+# Under pytest ------------------------------------------------------------------------------------------
+
+@needs_botocore
+def test_pytest_ctxeval_runs_on_bedrock(pytester: pytest.Pytester, api_server: ApiServer,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pytest --ctxeval --ctxeval-provider bedrock``: the plugin's own run, signed requests, and a
+    wrong secret stops the session with the one credentials error."""
+    from tests.scenario_texts import TINY
+
+    pytester.makefile(".yaml", **{"scenarios/tiny": TINY})
+    use(monkeypatch, api_server.bedrock_environ())
+    args = ["--ctxeval", "--ctxeval-backend", "anthropic", "--ctxeval-provider", "bedrock", "--ctxeval-model",
+            BEDROCK_MODEL, "--ctxeval-judge-model", BEDROCK_MODEL]
+    result = pytester.runpytest_subprocess(*args, "--ctxeval-cassettes", str(pytester.path / "c"))
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert {r["provider"] for r in api_server.wire.messages_requests()} == {"bedrock"}
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-value-123")
+    result = pytester.runpytest_subprocess(*args, "--ctxeval-cassettes", str(pytester.path / "fresh"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*Bedrock refused the AWS credentials (InvalidSignatureException)*"])
+    assert "wrong-secret-value-123" not in result.stdout.str() + result.stderr.str()
