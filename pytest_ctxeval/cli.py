@@ -28,18 +28,15 @@ from pydantic import ValidationError
 
 from . import __version__
 from .errors import CtxEvalError, ProviderError, UsageError
-from .evaluation import (
-    Outcome, evaluate_run, evaluate_transcript, make_recompact, merge_usage, results_document, usage_lines,
-    write_results,
-)
-from .compaction import StrategyUnavailable
+from .evaluation import Outcome, merge_usage, usage_lines
+from .results import read_results, results_document, write_results
 from .cli_grade_folder import add_folder_options, run_grade_folder
 from .folder_grading import is_folder_mode
 from .grading import GraderRegistry, load_graders
 from .options import (
     RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, tolerance, window_tokens,
 )
-from .runner import check_unique_names, fresh_folder, run_scenario
+from .runner import check_unique_names, fresh_folder
 from .scenarios import Expectations, find_scenarios, format_path, load_scenario
 from .table import ScenarioRow, format_table
 from .terminal import safe_text
@@ -269,17 +266,14 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .baseline import DEFAULT_TOLERANCE, RESULTS_FORMAT, compare, load_document
+    from .baseline import DEFAULT_TOLERANCE, compare, load_document
     from .report import write_report
 
     for out in args.outputs:  # before any work
         if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):
             raise UsageError(f"{out}: the suffix says which report: .html, .md or .json")
         _check_writable(Path(out))
-    doc = load_document(args.results)
-    if doc.get("format") != RESULTS_FORMAT:
-        raise UsageError(f"{args.results}: a baseline holds no events or verdict reasons; render a results file "
-                         "(pytest --ctxeval-report OUT.json, or ctxeval run --json OUT.json)")
+    doc = read_results(args.results)
     baseline = load_document(args.baseline) if args.baseline else None
     if baseline is not None:
         doc = dict(doc)
@@ -367,15 +361,15 @@ class _Progress:
     """A live line on a terminal ("[3/9] auth_refactor  41 calls  230,114 tokens  $0.84"); silent
     when the output is not a terminal."""
 
-    def __init__(self, total: int, llms: list[Any]):
-        self.total, self.done, self.llms = total, 0, llms
+    def __init__(self, total: int):
+        self.total, self.done = total, 0
         self.live = sys.stdout.isatty()
 
     def step(self, name: str, usages: list[dict[str, Any]]) -> None:
         self.done += 1
         if not self.live:
             return
-        usage = merge_usage(usages + [llm.usage.as_dict() for llm in self.llms if llm is not None])
+        usage = merge_usage(usages)
         line = (f"[{self.done}/{self.total}] {name}  {usage['api_calls']} calls  "
                 f"{usage['input_tokens'] + usage['output_tokens']:,} tokens  ${usage['usd']:.4f}")
         _write_raw("\r" + safe_text(line)[:120].ljust(120))  # the name is escaped, the redraw is ours
@@ -407,82 +401,47 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _check_writable(Path(args.json_out))  # before the run, which may be a paid one
     if args.session_dir:
         _check_writable(Path(args.session_dir) / "probe")
-    wants_judge = any(s.kind == "llm" for s in specs)
-    judge = options.make_judge() if wants_judge else None
-    regen = options.make_llm() if wants_judge else None
-    strategy = options.make_strategy()
-    recompact = None
-    if regen is not None:
-        from .compaction.driver import strategy_recompact
+    from .evaluate import Evaluator
 
-        recompact = (strategy_recompact(strategy, regen) if strategy is not None and not getattr(strategy, "native", False)
-                     else make_recompact(regen, prompts))
-    progress = _Progress(len(scenarios), [getattr(judge, "llm", None), regen])
-    usages: list[dict[str, Any]] = []
-    graded: list[tuple[int, Outcome, Any, Any]] = []
-    staged = judge is not None and options.batch and judge.llm.store is not None
-    if staged:  # every judge request of a stage in one Message Batch (see Judge.flush)
-        judge.collecting = True
+    evaluator = Evaluator(options, registry, specs, prompts=prompts, staged=True)
+    strategy = evaluator.strategy
+    progress = _Progress(len(scenarios))
+    session_root = Path(args.session_dir) if args.session_dir else None
 
-    def one(scenario: Any) -> Outcome:
-        try:
-            session_dir = fresh_folder(Path(args.session_dir), scenario.display_name) if args.session_dir else None
-            run = run_scenario(scenario, llm=options.make_llm(scenario.faults or None),
-                               context_window=options.context_window, compact_at_end=options.compact_at_end,
-                               session_dir=session_dir, prompts=prompts, strategy=strategy)
-        except StrategyUnavailable as exc:
-            return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
-                           skipped=str(exc), graders=[s.name for s in specs],
-                           strategy=getattr(strategy, "name", "claude_code"))
-        except ProviderError:
-            raise  # the endpoint cannot serve the run: one error for it (exit 2), not a failed scenario
-        except CtxEvalError as exc:
-            return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
-                           error=str(exc), graders=[s.name for s in specs])
-        except OSError as exc:  # a full disk, a folder that went away: this scenario fails, the rest run
-            return Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario",
-                           error=f"cannot write the session files: {exc.filename or ''} {exc.strerror or exc}".strip(),
-                           graders=[s.name for s in specs])
-        usages.append(run.usage)
-        own = None
-        if judge is not None and {"judge", "probe"} & set(scenario.faults):
-            # A scenario that scripts judge failures gets its own judge, so the plan cannot leak.
-            own = options.make_judge(scenario.faults)
-        outcome = evaluate_run(run, registry, specs, judge=own or judge, recompact=recompact)
-        if own is not None:
-            usages.append(own.llm.usage.as_dict())
-        graded.append((len(graded), outcome, run, own))
-        return outcome
+    def folder(name: str) -> Path:
+        assert session_root is not None
+        return fresh_folder(session_root, name)
 
     # Scenarios are independent: run them on a bounded pool (results in file order).
     from concurrent.futures import ThreadPoolExecutor
 
+    evaluations = []
     with ThreadPoolExecutor(max_workers=max(1, min(options.concurrency, len(scenarios)))) as pool:
-        futures = [pool.submit(one, sc) for sc in scenarios]
-        outcomes = []
+        futures = [pool.submit(evaluator.evaluate, sc, session_dir=folder if session_root else None)
+                   for sc in scenarios]
         for sc, fut in zip(scenarios, futures):
             try:
-                outcomes.append(fut.result())
+                evaluations.append(fut.result())
             except ProviderError:
                 pool.shutdown(wait=True, cancel_futures=True)  # nothing more is sent to a failed endpoint
                 progress.close()
                 raise
-            progress.step(sc.display_name, usages)
+            progress.step(sc.display_name, [e.usage for e in evaluations])
     progress.close()
-    if staged:
-        outcomes = _batch_stages(outcomes, graded, judge, registry, specs, recompact)
+    evaluations = evaluator.settle(evaluations)  # --batch: one Message Batch per stage of the run
+    outcomes = [e.outcome for e in evaluations]
     outcomes += [Outcome(name=path.stem, source=str(path), kind="scenario", error=message,
                          graders=[s.name for s in specs]) for path, message in broken]
     _print_outcomes(outcomes, args.verbose)
     from .facts_table import print_survival
 
     print_survival(outcomes)  # planted facts (issue 19): share held per type and round
-    usage = merge_usage(usages + [llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm])
+    usage = merge_usage([e.usage for e in evaluations] + [evaluator.shared_usage()])
     print()
     for line in usage_lines(usage, options.backend):
         print(line)
-    if judge is not None:
-        print(f"judge: {judge.label}")
+    if evaluator.judge_label is not None:
+        print(f"judge: {evaluator.judge_label}")
     from .prompt_coverage import coverage_note, format_coverage
 
     note = (coverage_note(prompts.render_compact())  # other strategies write their own prompts
@@ -495,7 +454,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         doc = results_document(outcomes, usage=usage, backend=options.backend, model=model,
                                prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint,
                                        "text": prompts.render_compact()},
-                               judge=judge.label if judge else None,
+                               judge=evaluator.judge_label,
                                strategy=strategy.name if strategy is not None else None)
         if note is not None:
             doc["prompt_coverage"] = note
@@ -503,24 +462,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for _, message in broken:
         print(f"ctxeval: error: {message}", file=sys.stderr)
     return EXIT_USAGE if broken else _exit_code(outcomes, strict=args.strict)
-
-
-def _batch_stages(outcomes: list[Outcome], graded: list[tuple[int, Outcome, Any, Any]], judge: Any,
-                  registry: GraderRegistry, specs: list[Any], recompact: Any, max_stages: int = 4) -> list[Outcome]:
-    """Grade again after each Message Batch until no judge request is left over: stage 1 sends
-    every first judgement of the run in one batch, stage 2 what depended on those (a retry after
-    an unusable reply). The verdicts of the last pass are the run's."""
-    regraded = {id(o): o for o in outcomes}
-    for _ in range(max_stages):
-        if not judge.flush():
-            break
-        for _, outcome, run, own in graded:
-            regraded[id(outcome)] = evaluate_run(run, registry, specs, judge=own or judge, recompact=recompact)
-    judge.collecting = False
-    if judge.flush():  # still set aside after the last stage: sent, and graded once more
-        for _, outcome, run, own in graded:
-            regraded[id(outcome)] = evaluate_run(run, registry, specs, judge=own or judge, recompact=recompact)
-    return [regraded[id(o)] for o in outcomes]
 
 
 def _load_all(files: list[Path]) -> tuple[list[Any], list[tuple[Path, str]]]:
@@ -579,7 +520,9 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     if args.json_out:
         _check_writable(Path(args.json_out))
     registry, specs = _registry(args)
-    judge = options.make_judge() if any(s.kind == "llm" for s in specs) else None
+    from .evaluate import Evaluator
+
+    evaluator = Evaluator(options, registry, specs, strategy=None)
     expect = load_expectations(args.expect) if args.expect else None
     summary = None
     if args.summary:
@@ -588,17 +531,18 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     if summary is None and not transcript.compactions:
         raise UsageError(f"{args.transcript}: no compaction in this transcript (no compact_boundary record); "
                          "pass --summary FILE to grade a summary of it")
-    outcome = evaluate_transcript(transcript, registry, specs, expect=expect, summary_text=summary, judge=judge)
+    evaluation = evaluator.evaluate(transcript, expect=expect, summary_text=summary)
+    outcome = evaluation.outcome
     _print_outcomes([outcome], args.verbose)
-    usage = merge_usage([judge.llm.usage.as_dict()] if judge else [])
-    if judge is not None:
+    usage = evaluation.usage
+    if evaluator.judge_label is not None:
         print()
         for line in usage_lines(usage, options.backend):
             print(line)
-        print(f"judge: {judge.label}")
+        print(f"judge: {evaluator.judge_label}")
     if args.json_out:
         doc = results_document([outcome], usage=usage, backend=options.backend, model=None,
-                               judge=judge.label if judge else None)
+                               judge=evaluator.judge_label)
         print(f"results written to {write_results(args.json_out, doc)}")
     return _exit_code([outcome], strict=args.strict)
 
@@ -757,7 +701,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for out in (args.json_out, args.html_out):
         if out:
             _check_writable(Path(out))
-    progress = _Progress(len(scenarios) * len(specs), [])
+    progress = _Progress(len(scenarios) * len(specs))
     results = run_strategies(scenarios, specs, options=options, registry=registry, graders=graders,
                              session_root=Path(args.session_dir) if args.session_dir else None,
                              on_done=lambda strategy, name: progress.step(f"{strategy}: {name}", []))

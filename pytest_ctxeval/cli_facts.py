@@ -108,15 +108,15 @@ def run_facts(args: argparse.Namespace) -> int:
 
 def survival_by_strategy(files: list[Path], strategies: list[str]) -> dict[str, list[dict[str, Any]]]:
     """Per strategy, the results entries (with ``survival``) of the scenarios that plant facts."""
-    from .compaction import StrategyUnavailable
     from .compaction.loader import load_strategy
-    from .evaluation import evaluate_run, outcome_entry
+    from .errors import CtxEvalError
+    from .evaluate import Evaluator
     from .grading import load_graders
-    from .runner import run_scenario
+    from .results import outcome_entry
     from .scenarios import load_scenario
 
     registry = load_graders()
-    specs = registry.select(["facts_survive"])
+    evaluator = Evaluator(None, registry, registry.select(["facts_survive"]), strategy=None)
     scenarios = [s for s in (load_scenario(f) for f in files) if s.facts]
     out: dict[str, list[dict[str, Any]]] = {}
     for spec in strategies:
@@ -124,12 +124,14 @@ def survival_by_strategy(files: list[Path], strategies: list[str]) -> dict[str, 
         name = getattr(strategy, "name", "claude_code")
         entries = out.setdefault(name, [])
         for scenario in scenarios:
-            try:
-                run = run_scenario(scenario, session_dir=tempfile.mkdtemp(prefix="ctxeval-facts-"), strategy=strategy)
-            except StrategyUnavailable as exc:
-                print(f"{name}: {scenario.display_name}: skipped: {exc}", file=sys.stderr)
+            outcome = evaluator.evaluate(scenario, strategy=strategy,
+                                         session_dir=tempfile.mkdtemp(prefix="ctxeval-facts-")).outcome
+            if outcome.skipped is not None:
+                print(f"{name}: {scenario.display_name}: skipped: {outcome.skipped}", file=sys.stderr)
                 continue
-            entries.append(outcome_entry(evaluate_run(run, registry, specs)))
+            if outcome.error is not None:
+                raise CtxEvalError(outcome.error)  # a table of survival needs every scenario's run
+            entries.append(outcome_entry(outcome))
     return out
 
 

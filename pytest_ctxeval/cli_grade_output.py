@@ -123,7 +123,7 @@ def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: 
 def run_grade_output(args: argparse.Namespace) -> int:
     """Run ``ctxeval grade-output``."""
     from .cli import EXIT_FAIL, EXIT_OK, _print_outcomes
-    from .evaluation import results_document, write_results
+    from .results import results_document, write_results
 
     graders = [g.strip() for g in args.graders.split(",") if g.strip()] if args.graders else None
     outcome = grade_output(Path(args.output), Path(args.scenario), round=args.round, graders=graders,

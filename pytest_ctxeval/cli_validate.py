@@ -158,7 +158,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for line in format_report(report, verbose=args.verbose):
         print(line)
     if args.json_out:
-        from .evaluation import write_results
+        from .results import write_results
 
         print(f"validate JSON written to {write_results(args.json_out, report.as_dict())}")
     if args.html_out:
