@@ -141,7 +141,7 @@ class CtxEvalSession:
         from .evaluate import Evaluator
 
         self.evaluator = Evaluator(self.options, self.registry, prompts=self.prompts, strategy=self.strategy,
-                                   staged=False)
+                                   staged=not self.is_worker)
         self._evaluations: dict[tuple[str, Path], Any] = {}
         self._wanted: list[Path] = []       # the scenario files of the selected items, in order
         self._loaded: dict[Path, Any] = {}  # scenarios loaded ahead of a concurrent run
@@ -214,7 +214,9 @@ class CtxEvalSession:
         without a simulated latency (nothing to wait on: threads would only take turns)."""
         jobs = [(variant, path) for path in self._wanted for variant in self.variants]
         waits = self.options.backend != "offline" or self.options.offline_latency > 0
-        if self.is_worker or self.options.concurrency <= 1 or len(jobs) <= 1 or not waits:
+        serial = self.is_worker or self.options.concurrency <= 1 or len(jobs) <= 1 or not waits
+        staged = self.evaluator.staged  # --ctxeval-batch: every scenario graded before the batches go
+        if serial and not staged:
             return
         for path in self._wanted:  # names claimed in file order, as a serial run claims them
             shown = _display_path(self.config, path)
@@ -232,9 +234,30 @@ class CtxEvalSession:
             except BaseException as exc:  # noqa: BLE001 - raised again by the item that asks for it
                 self._failed[key] = exc
 
-        workers = min(len(jobs), 4 * self.options.concurrency)
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ctxeval-scenario") as pool:
-            list(pool.map(one, jobs))
+        if serial:
+            for job in jobs:
+                one(job)
+        else:
+            workers = min(len(jobs), 4 * self.options.concurrency)
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ctxeval-scenario") as pool:
+                list(pool.map(one, jobs))
+        if staged:
+            self._settle([job for job in jobs if job in self._evaluations])
+
+    def _settle(self, jobs: list[tuple[str, Path]]) -> None:
+        """``--ctxeval-batch``: send each stage's judge requests of the whole run as ONE Message
+        Batch (:meth:`Evaluator.settle`), then store the final verdicts. The batches' cost belongs to
+        no one scenario: the first scenario's entry carries it, so the run's totals hold it."""
+        try:
+            self.evaluator.settle([self._evaluations[job] for job in jobs])
+        except BaseException as exc:  # noqa: BLE001 - a ProviderError: raised by every item that asks
+            for job in jobs:
+                self._failed[job] = exc
+            return
+        for n, job in enumerate(jobs):
+            evaluation = self._evaluations[job]
+            usage = evaluation.usage if n else merge_usage([evaluation.usage, self.evaluator.shared_usage()])
+            self._store(job, evaluation.outcome, usage)
 
     def _session_dir(self, variant: str, name: str) -> Path:
         """A fresh folder for one run's transcript and persisted results, under pytest's basetemp.
