@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.cli import _Progress
+from pytest_ctxeval.cli.common import Progress as _Progress
 from pytest_ctxeval.errors import UsageError
 from pytest_ctxeval.evaluation import merge_usage, usage_lines
 from pytest_ctxeval.pricing import cost_of, load_prices, price_for, set_prices
