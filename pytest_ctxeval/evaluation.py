@@ -1,48 +1,12 @@
-"""Run-and-grade, shared by the pytest plugin and the CLI, and the versioned JSON results format.
-
-Results JSON (``format: pytest-ctxeval/results``, ``version: 1``)::
-
-    {
-      "format": "pytest-ctxeval/results", "version": 1,
-      "backend": "offline", "model": "ctxeval-reference",
-      "prompt": {"path": ".../compact.j2", "fingerprint": "3f2a9c0d1e2b"},
-      "scenarios": [
-        {"name": "auth_refactor", "source": "scenarios/auth_refactor.yaml", "kind": "scenario",
-         "context_window": 20000, "steps": 64, "requests": 31, "error": null,
-         "graders": {"verbatim_user_messages": {"status": "pass", "score": 1.0, "reasons": [...]}, ...},
-         "events": [{"tier": "autocompact", "action": "full_compaction", "turn": 18, ...}],
-         "compactions": [
-           {"index": 1, "kind": "full", "trigger": "auto", "turn": 18, "line": null,
-            "pre_tokens": 17555, "post_tokens": 607, "summary": "1. Primary Request ...",
-            "verdicts": [{"grader": "verbatim_user_messages", "kind": "rule", "status": "pass",
-                          "score": 1.0, "reasons": ["..."]}]}]}
-      ],
-      "usage": {"api_calls": 3, "input_tokens": 51234, "output_tokens": 1830, ...}
-    }
-
-``kind`` is ``scenario`` or ``transcript``; ``status`` is one of ``pass``, ``fail``, ``n/a``,
-``ungraded``, ``error`` (the grader raised: "grader X crashed on scenario Y: ..."; it fails the run). ``graders`` holds each grader's status aggregated over the compactions (any fail is a
-fail). The version changes only when a field changes meaning or disappears.
-
-Added in version 1 without changing a meaning: a verdict's ``missing`` (the facts a rule grader
-found missing) and ``superseded``; per compaction ``lost`` (what the compaction lost, by kind:
-``user_messages``, ``files``, ``errors``, ``todos``, ``identifiers`` with ``identifiers_total``;
-each fact ``{"text", "message"}`` where ``message`` is its 1-based position in the session
-history, see :mod:`pytest_ctxeval.lost`); per scenario ``description`` and ``messages`` (role and
-excerpt of each message a lost fact points at); per compaction ``attachments`` and
-``hook_results``, the post-compact context after the summary as it was built, in order:
-``{"kind": "file", "path": ...}``, ``{"kind": "skill", "name": ...}``, ``{"kind": "plan"}``,
-``{"kind": "mcp_instructions_delta", "name": ...}``... and ``{"event": "SessionStart", "text": ...}``
-(see :mod:`pytest_ctxeval.engine.hooks`). ``pytest --ctxeval-report OUT.json`` adds
-``comparison`` (against ``--ctxeval-baseline``) and ``ab`` (``--ctxeval-compare-prompt``). The
-``prompt`` object holds the rendered compaction prompt as ``text``, and ``prompt_coverage`` (when the
-prompt differs from the built-in one or the baseline's) lists its changed sentences, each ``seen`` by
-the offline model or not (:mod:`pytest_ctxeval.prompt_coverage`).
+"""Run-and-grade primitives shared by every front end (:mod:`pytest_ctxeval.evaluate` drives them):
+:class:`Outcome` (one scenario or transcript graded), :func:`aggregate` (one verdict over several
+compactions), :func:`evaluate_run` and :func:`evaluate_transcript` (grade a run or a transcript),
+:func:`make_recompact` (the drift grader's next generation) and the usage totals
+(:func:`merge_usage`, :func:`usage_lines`). The results JSON is :mod:`pytest_ctxeval.results`.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -51,17 +15,11 @@ from .errors import GraderError
 from .grading import (
     CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
 )
-from .lost import lost_facts, message_ref
 from .messages import text_of
-from .redact import scrub_output
 from .runner import RunResult
 
-__all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "results_document",
-           "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage", "make_recompact", "usage_lines",
-           "outcome_entry"]
-
-RESULTS_FORMAT = "pytest-ctxeval/results"
-RESULTS_VERSION = 1
+__all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "merge_usage", "make_recompact",
+           "usage_lines"]
 
 
 @dataclass
@@ -274,142 +232,3 @@ def usage_lines(usage: dict[str, Any], backend: str) -> list[str]:
             lines.append(f"  {model}: {row['api_calls']} calls, {row['input_tokens']:,} in, "
                          f"{row['output_tokens']:,} out, ${row.get('usd', 0):.4f}")
     return lines
-
-
-def outcome_entry(o: Outcome) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": o.name, "source": o.source, "kind": o.kind,
-                             "context_window": o.context_window, "error": o.error}
-    if o.strategy != "claude_code":
-        entry["strategy"] = o.strategy
-    if o.skipped is not None:
-        entry["skipped"] = o.skipped
-    if o.run is not None and o.run.scenario is not None and o.run.scenario.description:
-        entry["description"] = o.run.scenario.description
-    if o.run is not None:
-        entry["steps"] = o.run.steps
-        entry["requests"] = len(o.run.requests)
-        shown = _shown_paths(o.run)
-        entry["events"] = [{**e.as_dict(), "detail": shown(e.detail)} for e in o.run.events]
-    if o.notes:
-        entry["notes"] = list(o.notes)
-    entry["graders"] = {}
-    for name in o.graders:
-        row = {k: v for k, v in o.grader_verdict(name).as_dict().items() if k != "grader"}
-        if name in o.known_failures:
-            row["known_failure"] = o.known_failures[name]
-            row["expectation"] = o.expectation(name)
-        entry["graders"][name] = row
-    entry["compactions"] = []
-    refs: dict[int, dict[str, Any]] = {}
-    for c, vs in zip(o.cases, o.verdicts):
-        lost = lost_facts(c.summarized, c.post_messages, c.history)
-        for pos in lost.messages:
-            refs.setdefault(pos, message_ref(c.history[pos - 1]))
-        entry["compactions"].append(
-            {"index": c.index, "kind": c.kind, "trigger": c.trigger, "turn": c.turn, "line": c.line,
-             "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens, "summary": c.summary,
-             "verdicts": [_verdict_entry(v) for v in vs], "lost": lost.as_dict(),
-             **reinjected(c.post_messages)})
-    # The history messages the lost facts point at ("message": N), for the report's links.
-    entry["messages"] = {str(k): refs[k] for k in sorted(refs)}
-    _facts_entries(o, entry)
-    return entry
-
-
-def reinjected(post_messages: list[Any]) -> dict[str, list[dict[str, str]]]:
-    """What a compaction put back after the summary (003:221-229): ``attachments`` (kind, and path
-    or name when it has one) and ``hook_results`` (event and text), in order.
-
-    >>> from pytest_ctxeval.messages import AttachmentMessage
-    >>> reinjected([AttachmentMessage(uuid="a", attachment_type="file", content="...", path="src/a.py")])
-    {'attachments': [{'kind': 'file', 'path': 'src/a.py'}], 'hook_results': []}
-    """
-    from .messages import AttachmentMessage
-
-    attachments: list[dict[str, str]] = []
-    hooks: list[dict[str, str]] = []
-    for m in post_messages:
-        if not isinstance(m, AttachmentMessage):
-            continue
-        if m.attachment_type == "hook_result":
-            hooks.append({"event": m.name or "unknown", "text": m.content})
-            continue
-        row = {"kind": m.attachment_type}
-        if m.path:
-            row["path"] = m.path
-        if m.name:
-            row["name"] = m.name
-        attachments.append(row)
-    return {"attachments": attachments, "hook_results": hooks}
-
-
-def _facts_entries(o: Outcome, entry: dict[str, Any]) -> None:
-    """Planted-fact survival (scenarios with ``facts:``) and the tokens of every request, for the
-    survival tables and the report's charts (pytest_ctxeval.planted, pytest_ctxeval.facts_table)."""
-    from .facts_table import request_tokens
-    from .planted import survival_entry
-
-    scenario = o.run.scenario if o.run is not None else None
-    if scenario is not None and scenario.facts and o.cases:
-        entry["survival"] = survival_entry(list(scenario.facts), o.cases, scenario.expect)
-    if o.run is not None:
-        entry["tokens"] = request_tokens(o.run)
-
-
-def _shown_paths(run: RunResult) -> Callable[[str], str]:
-    """Event details name files by their real paths (a temporary folder of this run): write them as
-    the engine shows them to the model (Claude Code's layout under a fixed project), so the results
-    hold nothing run-dependent."""
-    try:
-        from .engine.pipeline import SHOWN_PROJECT_DIR as shown
-    except ImportError:  # pragma: no cover - an engine without shown paths
-        shown = "<session>"
-    base = str(Path(run.transcript_path).parent)
-    return lambda text: text.replace(base, shown) if base and base != "." else text
-
-
-#: Evidence keys a rule verdict carries into the results when they hold a list of strings: the
-#: facts it found missing (user messages, files, error lines, tasks) or superseded intents revived.
-FACT_KEYS = ("missing", "superseded")
-
-
-def _verdict_entry(v: Verdict) -> dict[str, Any]:
-    entry = v.as_dict()
-    for key in FACT_KEYS:
-        value = v.evidence.get(key)
-        if isinstance(value, list) and value and all(isinstance(x, str) for x in value):
-            entry[key] = list(value)
-    if v.kind == "llm":  # what a judge-based verdict rests on
-        for key in ("votes", "spread", "unstable", "by_kind"):
-            if key in v.evidence:
-                entry[key] = v.evidence[key]
-        if "probes" in v.evidence:
-            entry["probes"] = [{k: p[k] for k in ("kind", "question", "score", "passed")} for p in v.evidence["probes"]]
-        if "generations" in v.evidence:
-            entry["generations"] = [{"generation": g["generation"], "score": g["score"]} for g in v.evidence["generations"]]
-    return entry
-
-
-def results_document(outcomes: Iterable[Outcome], *, usage: dict[str, Any], backend: str, model: str | None,
-                     prompt: dict[str, Any] | None = None, judge: str | None = None,
-                     strategy: str | None = None) -> dict[str, Any]:
-    """The results JSON of ``outcomes``; ``strategy`` names the compaction strategy when it is not
-    the reference engine's (``claude_code``)."""
-    doc = {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "backend": backend, "model": model,
-           "judge": judge, "prompt": prompt, "scenarios": [outcome_entry(o) for o in outcomes], "usage": usage}
-    if strategy is not None and strategy != "claude_code":
-        doc["strategy"] = strategy
-    return doc
-
-
-def write_results(path: str | os.PathLike[str], document: dict[str, Any]) -> Path:
-    """Write the results JSON (atomically: a reader never sees half a file), with the API key and
-    key-shaped strings scrubbed (:func:`~pytest_ctxeval.redact.scrub_output`)."""
-    from .documents import dumps_finite
-    from .outputs import write_text_safely
-
-    from .redact import scrub_tree
-
-    # Each string scrubbed on its own (a token cut at a string's end is recognised), then the text.
-    text = scrub_output(dumps_finite(scrub_tree(document), indent=2, ensure_ascii=False))
-    return write_text_safely(path, text + "\n", what="results")

@@ -34,14 +34,13 @@ from .baseline import (
     DEFAULT_TOLERANCE, Comparison, ab_table, compare, format_ab, format_comparison, load_document, write_baseline,
 )
 from .errors import CtxEvalError, GraderError, ProviderError, UsageError
-from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, outcome_entry, results_document, usage_lines
-from .compaction import StrategyUnavailable
-from .compaction.driver import strategy_recompact
+from .evaluation import Outcome, merge_usage, usage_lines
+from .results import outcome_entry, results_document
 from .grading import GraderRegistry, GraderSpec, Verdict, load_graders
 from .options import RunOptions, builtin_scenarios_dir
 from .report import write_report
 from .terminal import safe_text
-from .runner import RunResult, run_scenario as _run_scenario
+from .runner import RunResult
 from .scenarios import load_scenario
 from .table import ScenarioRow, format_table
 
@@ -138,23 +137,20 @@ class CtxEvalSession:
         self.written_error: str | None = None
         self.tmp_root: Path | None = None
         self.names: dict[str, Path] = {}  # scenario name -> its file: names key results and baselines
-        self._judge: Any = None
-        self._regen: Any = None
+        # The one evaluation loop (pytest_ctxeval.evaluate): its error, judge and batch policy.
+        from .evaluate import Evaluator
+
+        self.evaluator = Evaluator(self.options, self.registry, prompts=self.prompts, strategy=self.strategy,
+                                   staged=not self.is_worker)
+        self._evaluations: dict[tuple[str, Path], Any] = {}
         self._wanted: list[Path] = []       # the scenario files of the selected items, in order
         self._loaded: dict[Path, Any] = {}  # scenarios loaded ahead of a concurrent run
         self._failed: dict[tuple[str, Path], BaseException] = {}
         self._prefetched = False
-        import threading
-
-        self._judge_lock = threading.Lock()
 
     def judge(self) -> Any:
-        """The session's judge (and the model that re-compacts for drift), made on first use."""
-        with self._judge_lock:  # scenarios running side by side ask for it at once
-            if self._judge is None:
-                self._regen = self.options.make_llm()
-                self._judge = self.options.make_judge()
-        return self._judge
+        """The session's judge (made on first use; each scenario grades on a view of it)."""
+        return self.evaluator.shared()[0]
 
     # -- collection --------------------------------------------------------------------------
     def is_scenario(self, path: Path) -> bool:
@@ -218,7 +214,9 @@ class CtxEvalSession:
         without a simulated latency (nothing to wait on: threads would only take turns)."""
         jobs = [(variant, path) for path in self._wanted for variant in self.variants]
         waits = self.options.backend != "offline" or self.options.offline_latency > 0
-        if self.is_worker or self.options.concurrency <= 1 or len(jobs) <= 1 or not waits:
+        serial = self.is_worker or self.options.concurrency <= 1 or len(jobs) <= 1 or not waits
+        staged = self.evaluator.staged  # --ctxeval-batch: every scenario graded before the batches go
+        if serial and not staged:
             return
         for path in self._wanted:  # names claimed in file order, as a serial run claims them
             shown = _display_path(self.config, path)
@@ -236,9 +234,30 @@ class CtxEvalSession:
             except BaseException as exc:  # noqa: BLE001 - raised again by the item that asks for it
                 self._failed[key] = exc
 
-        workers = min(len(jobs), 4 * self.options.concurrency)
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ctxeval-scenario") as pool:
-            list(pool.map(one, jobs))
+        if serial:
+            for job in jobs:
+                one(job)
+        else:
+            workers = min(len(jobs), 4 * self.options.concurrency)
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ctxeval-scenario") as pool:
+                list(pool.map(one, jobs))
+        if staged:
+            self._settle([job for job in jobs if job in self._evaluations])
+
+    def _settle(self, jobs: list[tuple[str, Path]]) -> None:
+        """``--ctxeval-batch``: send each stage's judge requests of the whole run as ONE Message
+        Batch (:meth:`Evaluator.settle`), then store the final verdicts. The batches' cost belongs to
+        no one scenario: the first scenario's entry carries it, so the run's totals hold it."""
+        try:
+            self.evaluator.settle([self._evaluations[job] for job in jobs])
+        except BaseException as exc:  # noqa: BLE001 - a ProviderError: raised by every item that asks
+            for job in jobs:
+                self._failed[job] = exc
+            return
+        for n, job in enumerate(jobs):
+            evaluation = self._evaluations[job]
+            usage = evaluation.usage if n else merge_usage([evaluation.usage, self.evaluator.shared_usage()])
+            self._store(job, evaluation.outcome, usage)
 
     def _session_dir(self, variant: str, name: str) -> Path:
         """A fresh folder for one run's transcript and persisted results, under pytest's basetemp.
@@ -255,6 +274,7 @@ class CtxEvalSession:
         return self.tmp_root
 
     def _evaluate(self, path: Path, variant: str) -> tuple[Outcome, dict[str, Any]]:
+        key = (variant, path)
         path = _display_path(self.config, path)
         prompts = self.compare_prompts if variant == COMPARE else self.prompts
         strategy = self.strategy_of(variant)
@@ -269,33 +289,11 @@ class CtxEvalSession:
                            error=f"{path}: the name {scenario.display_name!r} is also the name of {other}; "
                                  "scenario names must be unique within a run (change 'name:')",
                            graders=self.registry.names), merge_usage([])
-        try:
-            llm = self.options.make_llm(scenario.faults or None)
-            run = _run_scenario(scenario, llm=llm, context_window=self.options.context_window,
-                                compact_at_end=self.options.compact_at_end,
-                                session_dir=self._session_dir(variant, scenario.display_name), prompts=prompts,
-                                strategy=strategy)
-        except StrategyUnavailable as exc:
-            return Outcome(name=scenario.display_name, source=str(path), kind="scenario", skipped=str(exc),
-                           graders=self.registry.names, strategy=getattr(strategy, "name", "claude_code")), \
-                merge_usage([])
-        except ProviderError:
-            raise  # one error for the session (GraderItem.runtest), not a failed scenario
-        except CtxEvalError as exc:
-            return Outcome(name=scenario.display_name, source=str(path), kind="scenario", error=str(exc),
-                           graders=self.registry.names), merge_usage([])
-        judge = self.judge() if any(spec.kind == "llm" for spec in self.registry) else None
-        recompact = regen = None
-        if judge is not None:
-            # Views with usage totals of their own: what this scenario spent, whatever runs beside it.
-            judge, regen = judge.view(), self._regen.view()
-            recompact = (strategy_recompact(strategy, regen) if strategy is not None
-                         and not getattr(strategy, "native", False) else make_recompact(regen, prompts))
-        outcome = evaluate_run(run, self.registry, judge=judge, recompact=recompact)
-        # This scenario's model use: its run, and what the judge and re-compactions spent on it.
-        usage = merge_usage([run.usage] + [llm_.usage.as_dict() for llm_ in (getattr(judge, "llm", None), regen)
-                                           if llm_ is not None])
-        return outcome, usage
+        evaluation = self.evaluator.evaluate(
+            scenario, strategy=strategy, prompts=prompts,
+            session_dir=lambda name: self._session_dir(variant, name))
+        self._evaluations[key] = evaluation
+        return evaluation.outcome, evaluation.usage
 
     def payloads(self, item: "GraderItem") -> list[tuple[str, str]]:
         """The user properties an item's report carries to the controller (see the module doc)."""
@@ -317,7 +315,7 @@ class CtxEvalSession:
                 scenario["graders"] = {}
                 for c in scenario["compactions"]:
                     c["verdicts"] = []
-                scenario["judge"] = getattr(self._judge, "label", None)
+                scenario["judge"] = self.evaluator.judge_label
                 props.append((_SCENARIO, json.dumps({"variant": variant, "entry": scenario}, ensure_ascii=False)))
         props.append((_ITEM, json.dumps(data, ensure_ascii=False)))
         return props

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.evaluation import RESULTS_FORMAT, RESULTS_VERSION
+from pytest_ctxeval.results import RESULTS_FORMAT, RESULTS_VERSION
 
 from scenario_texts import rename_reads
 from shared_paths import CORPUS

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.evaluation import evaluate_run, outcome_entry, results_document
+from pytest_ctxeval.evaluation import evaluate_run
+from pytest_ctxeval.results import outcome_entry, results_document
 from pytest_ctxeval.factgen import generate, generate_yaml
 from pytest_ctxeval.facts_table import survival_lines
 from pytest_ctxeval.grading import load_graders

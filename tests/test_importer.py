@@ -15,7 +15,8 @@ import yaml
 
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.errors import TranscriptError, UsageError
-from pytest_ctxeval.evaluation import evaluate_run, results_document
+from pytest_ctxeval.evaluation import evaluate_run
+from pytest_ctxeval.results import results_document
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.importer import NO_RESULT, import_transcript, scenario_yaml, write_scenario
 from pytest_ctxeval.messages import (

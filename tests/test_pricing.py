@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.cli import _Progress
+from pytest_ctxeval.cli.common import Progress as _Progress
 from pytest_ctxeval.errors import UsageError
 from pytest_ctxeval.evaluation import merge_usage, usage_lines
 from pytest_ctxeval.pricing import cost_of, load_prices, price_for, set_prices
@@ -66,7 +66,7 @@ def test_merged_usage_is_costed_per_model() -> None:
 def test_progress_is_silent_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     out = io.StringIO()
     monkeypatch.setattr("sys.stdout", out)
-    p = _Progress(2, [])
+    p = _Progress(2)
     p.step("a", [{"api_calls": 1, "input_tokens": 10, "output_tokens": 1}])
     p.close()
     assert out.getvalue() == ""
@@ -79,7 +79,7 @@ def test_progress_updates_one_line_on_a_terminal(monkeypatch: pytest.MonkeyPatch
 
     out = Tty()
     monkeypatch.setattr("sys.stdout", out)
-    p = _Progress(2, [])
+    p = _Progress(2)
     p.step("auth_refactor", [{"api_calls": 3, "input_tokens": 1000, "output_tokens": 10,
                               "by_model": {"claude-sonnet-4-5": {"api_calls": 3, "input_tokens": 1000, "output_tokens": 10}}}])
     p.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.cli_validate import format_report, operators_for
+from pytest_ctxeval.cli.validate import format_report, operators_for
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.validation import validate_cases
 from scenario_texts import TINY

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pytest_ctxeval.cli_validate import collect_cases
+from pytest_ctxeval.cli.validate import collect_cases
 from pytest_ctxeval.grading import CompactionCase, GraderRegistry, load_graders
 from pytest_ctxeval.options import RunOptions, builtin_scenarios_dir
 from shared_paths import CORPUS

@@ -19,11 +19,10 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Callable
 
-from ..errors import CtxEvalError, ProviderError
-from ..evaluation import Outcome, evaluate_run, make_recompact, merge_usage, results_document
+from ..errors import CtxEvalError
+from ..evaluation import Outcome, merge_usage
+from ..results import results_document
 from ..pricing import cost_of
-from .base import StrategyUnavailable
-from .driver import strategy_recompact
 
 __all__ = ["StrategyResults", "run_strategies", "strategy_table", "format_strategy_table", "comparison_document",
            "note_for", "COMPARE_FORMAT"]
@@ -62,7 +61,8 @@ def run_strategies(scenarios: list[Any], specs: list[str], *, options: Any, regi
     """Run every scenario under every strategy of ``specs`` and grade it with ``graders``."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..runner import fresh_folder, run_scenario
+    from ..evaluate import Evaluator
+    from ..runner import fresh_folder
 
     strategies = [options.make_strategy(spec) for spec in specs]
     names = [s.name for s in strategies]
@@ -70,33 +70,14 @@ def run_strategies(scenarios: list[Any], specs: list[str], *, options: Any, regi
     if dupes:
         raise CtxEvalError(f"--strategies names {dupes[0]!r} twice; each strategy in a comparison needs its own name")
     prompts = options.prompts()
-    wants_judge = any(s.kind == "llm" for s in graders)
     results = [StrategyResults(name=s.name, spec=spec) for s, spec in zip(strategies, specs)]
+    # The one evaluation loop (pytest_ctxeval.evaluate): errors, judges and re-compaction as everywhere.
+    evaluator = Evaluator(options, registry, graders, prompts=prompts, strategy=None)
 
     def one(k: int, scenario: Any) -> tuple[Outcome, dict[str, Any], dict[str, Any]]:
-        strategy, name = strategies[k], names[k]
-        try:
-            folder = fresh_folder(session_root / name, scenario.display_name) if session_root else None
-            run = run_scenario(scenario, llm=options.make_llm(scenario.faults or None),
-                               context_window=options.context_window, compact_at_end=options.compact_at_end,
-                               session_dir=folder, prompts=prompts, strategy=strategy)
-        except StrategyUnavailable as exc:
-            return (Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario", skipped=str(exc),
-                            graders=[g.name for g in graders], strategy=name), {}, {})
-        except ProviderError:
-            raise  # one error for the run (see pytest_ctxeval.llm.failures)
-        except CtxEvalError as exc:
-            return (Outcome(name=scenario.display_name, source=str(scenario.path), kind="scenario", error=str(exc),
-                            graders=[g.name for g in graders], strategy=name), {}, {})
-        judge = options.make_judge(scenario.faults) if wants_judge else None
-        regen = options.make_llm() if wants_judge else None
-        recompact = None
-        if regen is not None:
-            recompact = make_recompact(regen, prompts) if getattr(strategy, "native", False) else \
-                strategy_recompact(strategy, regen)
-        outcome = evaluate_run(run, registry, graders, judge=judge, recompact=recompact)
-        graded = merge_usage([llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm is not None])
-        return outcome, run.usage, graded
+        folder = (lambda name: fresh_folder(session_root / names[k], name)) if session_root else None
+        ev = evaluator.evaluate(scenario, strategy=strategies[k], session_dir=folder)
+        return ev.outcome, ev.run_usage, ev.grading_usage
 
     jobs = [(k, sc) for k in range(len(strategies)) for sc in scenarios]
     with ThreadPoolExecutor(max_workers=max(1, min(options.concurrency, len(jobs)))) as pool:

@@ -214,7 +214,7 @@ def test_003_77_git_status_and_memory_files_in_every_request(hook_run):
 
 
 def test_000_27_hook_results_in_the_results_json(hook_run):
-    from pytest_ctxeval.evaluation import reinjected
+    from pytest_ctxeval.results import reinjected
 
     out = reinjected(hook_run.compactions[0].result.post_messages)
     assert out["attachments"] == [{"kind": "file", "path": "importer.py"}, {"kind": "deferred_tools_delta"},

@@ -142,7 +142,7 @@ def test_dumps_finite_never_writes_nan_or_infinity() -> None:
 
 
 def test_results_with_a_nan_score_are_written_as_null(tmp_path: Path) -> None:
-    from pytest_ctxeval.evaluation import write_results
+    from pytest_ctxeval.results import write_results
 
     out = write_results(tmp_path / "r.json", {"score": float("nan"), "x": [float("inf")]})
     assert json.loads(out.read_text()) == {"score": None, "x": [None]}

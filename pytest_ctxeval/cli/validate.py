@@ -17,11 +17,11 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import UsageError
-from .grading import CompactionCase, GraderRegistry, cases_from_run, cases_from_transcript, load_graders
-from .mutants import MutationSpec, builtin_mutations
-from .options import RunOptions, add_run_options, builtin_scenarios_dir
-from .validation import ValidationReport, validate_cases
+from ..errors import UsageError
+from ..grading import CompactionCase, GraderRegistry, cases_from_run, cases_from_transcript, load_graders
+from ..mutants import MutationSpec, builtin_mutations
+from ..options import RunOptions, add_run_options, builtin_scenarios_dir
+from ..validation import ValidationReport, validate_cases
 
 __all__ = ["add_validate_commands", "cmd_validate", "cmd_graders", "format_report", "collect_cases", "operators_for",
            "render_html"]
@@ -89,9 +89,9 @@ def collect_cases(paths: list[Path], options: RunOptions, *, judge: Any = None
                   ) -> tuple[list[tuple[CompactionCase, frozenset[str]]], list[str]]:
     """The compaction cases of scenario files and transcripts under ``paths``, with each scenario's
     known failures; and notes (a scenario with no compaction, a transcript problem)."""
-    from .runner import check_unique_names, run_scenario
-    from .scenarios import find_scenarios, load_scenario
-    from .transcript import read_transcript
+    from ..runner import check_unique_names, run_scenario
+    from ..scenarios import find_scenarios, load_scenario
+    from ..transcript import read_transcript
 
     yamls, jsonls = [], []
     for p in paths:
@@ -135,7 +135,7 @@ def collect_cases(paths: list[Path], options: RunOptions, *, judge: Any = None
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Run ``ctxeval validate``; return the exit code."""
-    from .cli import _check_writable
+    from .common import check_writable
 
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
@@ -144,7 +144,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     operators = operators_for(registry, args.operators)
     for out in (args.json_out, args.html_out):
         if out:
-            _check_writable(Path(out))
+            check_writable(Path(out))
     judge = options.make_judge() if any(s.kind == "llm" for s in specs) else None
     paths = [Path(p) for p in args.paths] or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
     cases, notes = collect_cases(paths, options, judge=judge)
@@ -158,7 +158,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for line in format_report(report, verbose=args.verbose):
         print(line)
     if args.json_out:
-        from .evaluation import write_results
+        from ..results import write_results
 
         print(f"validate JSON written to {write_results(args.json_out, report.as_dict())}")
     if args.html_out:

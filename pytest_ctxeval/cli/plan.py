@@ -39,8 +39,8 @@ def add_plan_flag(parser: Any) -> None:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Run ``ctxeval plan``."""
-    from .errors import UsageError
-    from .scenarios import find_scenarios
+    from ..errors import UsageError
+    from ..scenarios import find_scenarios
 
     files = find_scenarios([Path(p) for p in args.paths])
     if not files:
@@ -70,8 +70,8 @@ def plan_lines(path: str | Path, *, context_window: int | None = None) -> list[s
     """The plan of one scenario file as text lines."""
     import tempfile
 
-    from .runner import run_scenario
-    from .scenarios import load_scenario
+    from ..runner import run_scenario
+    from ..scenarios import load_scenario
 
     scenario = load_scenario(path)
     rows: list[tuple[int, int, Any, list[Any]]] = []

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from ..errors import UsageError
 
 __all__ = ["add_prompt_command", "run_prompt", "origins"]
 
@@ -53,17 +53,17 @@ def run_prompt(args: argparse.Namespace) -> int:
         return _init(Path(args.folder), args.force)
     if args.prompt_command != "show":
         raise UsageError("ctxeval prompt: say 'show' or 'init' (ctxeval prompt --help)")
-    from .engine.prompt import PromptSet
+    from ..engine.prompt import PromptSet
 
     prompts = PromptSet(args.prompt, args.session_memory_prompt)
     if args.which == "compact":
         text, top = prompts.render_compact(), prompts.compact_path
     elif args.which == "partial":
-        from .engine.prompt import BUILTIN_PROMPTS
+        from ..engine.prompt import BUILTIN_PROMPTS
 
         text, top = prompts.render_partial("up_to"), BUILTIN_PROMPTS / "partial_compact.j2"
     else:
-        from .engine.prompt import BUILTIN_PROMPTS
+        from ..engine.prompt import BUILTIN_PROMPTS
 
         text, top = prompts.render_session_memory_update(None), BUILTIN_PROMPTS / "session_memory_update.j2"
     if args.plain:
@@ -84,7 +84,7 @@ def run_prompt(args: argparse.Namespace) -> int:
 
 def _sources(top: Path, search: list[Path], extra: list[Path]) -> list[tuple[str, Path]]:
     """``(label, path)`` of ``top`` and every template it includes (recursively), then ``extra``."""
-    from .engine.prompt import BUILTIN_PROMPTS
+    from ..engine.prompt import BUILTIN_PROMPTS
 
     out: list[tuple[str, Path]] = []
     todo = [top, *extra]
@@ -121,8 +121,8 @@ def origins(text: str, top: Path, *, search: list[Path], extra: list[Path] = ())
 
 
 def _reading(text: str, where: list[str]) -> list[str]:
-    from .llm.instructions import instruction, read_prompt
-    from .llm.reference import prompt_sections, requested_sections, skeleton_sections
+    from ..llm.instructions import instruction, read_prompt
+    from ..llm.reference import prompt_sections, requested_sections, skeleton_sections
 
     reading = read_prompt(text)
     sections = prompt_sections(text)
@@ -145,7 +145,7 @@ def _reading(text: str, where: list[str]) -> list[str]:
 
 
 def _init(folder: Path, force: bool) -> int:
-    from .engine.prompt import BUILTIN_PROMPTS
+    from ..engine.prompt import BUILTIN_PROMPTS
 
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"prompt init: {folder} is a file, not a folder")

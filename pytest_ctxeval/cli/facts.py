@@ -31,8 +31,8 @@ def _csv(value: str) -> tuple[str, ...]:
 
 def add_facts_command(sub: Any) -> None:
     """Register ``ctxeval facts`` with its two verbs."""
-    from .factgen import DEFAULT_TYPES
-    from .planted import PLACES
+    from ..factgen import DEFAULT_TYPES
+    from ..planted import PLACES
 
     facts = sub.add_parser("facts", help="planted-fact scenarios: generate one, or print survival per type and round",
                            description="Planted facts that must survive compaction, round after round "
@@ -69,10 +69,10 @@ def add_facts_command(sub: Any) -> None:
 
 def run_facts(args: argparse.Namespace) -> int:
     """Run ``ctxeval facts VERB``."""
-    from .errors import UsageError
+    from ..errors import UsageError
 
     if args.facts_command == "generate":
-        from .factgen import generate_yaml
+        from ..factgen import generate_yaml
 
         text = generate_yaml(args.seed, rounds=args.rounds, types=tuple(args.types), per_type=args.per_type,
                              planted_in=tuple(args.planted_in), updates=args.updates, name=args.name)
@@ -88,7 +88,7 @@ def run_facts(args: argparse.Namespace) -> int:
         print(f"wrote {out}")
         return 0
     if args.facts_command == "survival":
-        from .scenarios import find_scenarios
+        from ..scenarios import find_scenarios
 
         files = find_scenarios([Path(p) for p in args.paths])
         tables = survival_by_strategy(files, list(args.strategies))
@@ -96,7 +96,7 @@ def run_facts(args: argparse.Namespace) -> int:
             raise UsageError(f"no scenario with facts: under {', '.join(args.paths)} (ctxeval facts generate makes one)")
         _print_tables(tables)
         if args.json_out:
-            from .facts_table import combine
+            from ..facts_table import combine
 
             doc = {name: {"by_type": combine(e, "by_type"), "by_place": combine(e, "by_place"),
                           "scenarios": [x["name"] for x in e]} for name, e in tables.items()}
@@ -108,15 +108,15 @@ def run_facts(args: argparse.Namespace) -> int:
 
 def survival_by_strategy(files: list[Path], strategies: list[str]) -> dict[str, list[dict[str, Any]]]:
     """Per strategy, the results entries (with ``survival``) of the scenarios that plant facts."""
-    from .compaction import StrategyUnavailable
-    from .compaction.loader import load_strategy
-    from .evaluation import evaluate_run, outcome_entry
-    from .grading import load_graders
-    from .runner import run_scenario
-    from .scenarios import load_scenario
+    from ..compaction.loader import load_strategy
+    from ..errors import CtxEvalError
+    from ..evaluate import Evaluator
+    from ..grading import load_graders
+    from ..results import outcome_entry
+    from ..scenarios import load_scenario
 
     registry = load_graders()
-    specs = registry.select(["facts_survive"])
+    evaluator = Evaluator(None, registry, registry.select(["facts_survive"]), strategy=None)
     scenarios = [s for s in (load_scenario(f) for f in files) if s.facts]
     out: dict[str, list[dict[str, Any]]] = {}
     for spec in strategies:
@@ -124,17 +124,19 @@ def survival_by_strategy(files: list[Path], strategies: list[str]) -> dict[str, 
         name = getattr(strategy, "name", "claude_code")
         entries = out.setdefault(name, [])
         for scenario in scenarios:
-            try:
-                run = run_scenario(scenario, session_dir=tempfile.mkdtemp(prefix="ctxeval-facts-"), strategy=strategy)
-            except StrategyUnavailable as exc:
-                print(f"{name}: {scenario.display_name}: skipped: {exc}", file=sys.stderr)
+            outcome = evaluator.evaluate(scenario, strategy=strategy,
+                                         session_dir=tempfile.mkdtemp(prefix="ctxeval-facts-")).outcome
+            if outcome.skipped is not None:
+                print(f"{name}: {scenario.display_name}: skipped: {outcome.skipped}", file=sys.stderr)
                 continue
-            entries.append(outcome_entry(evaluate_run(run, registry, specs)))
+            if outcome.error is not None:
+                raise CtxEvalError(outcome.error)  # a table of survival needs every scenario's run
+            entries.append(outcome_entry(outcome))
     return out
 
 
 def _print_tables(tables: dict[str, list[dict[str, Any]]]) -> None:
-    from .facts_table import survival_lines
+    from ..facts_table import survival_lines
 
     first = True
     for name, entries in tables.items():

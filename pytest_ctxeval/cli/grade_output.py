@@ -41,7 +41,7 @@ def add_grade_output_command(sub: Any) -> None:
 
 def _read_output(path: Path) -> tuple[str, list[dict[str, Any]] | None]:
     """``(summary text, messages or None)`` of a saved output."""
-    from .errors import UsageError
+    from ..errors import UsageError
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -70,15 +70,15 @@ def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: 
     """The :class:`~pytest_ctxeval.evaluation.Outcome` of grading ``output`` as compaction ``round``."""
     import tempfile
 
-    from .compaction.formats import FREE_FORM
-    from .errors import UsageError
-    from .evaluation import Outcome
-    from .grading import cases_from_run, load_graders
-    from .messages import CompactBoundary, UserMessage, from_api, text_of, validate_api
-    from .runner import run_scenario
-    from .scenarios import load_scenario
-    from .summary import parse_summary
-    from .tokens import estimate_messages
+    from ..compaction.formats import FREE_FORM
+    from ..errors import UsageError
+    from ..evaluation import Outcome
+    from ..grading import cases_from_run, load_graders
+    from ..messages import CompactBoundary, UserMessage, from_api, text_of, validate_api
+    from ..runner import run_scenario
+    from ..scenarios import load_scenario
+    from ..summary import parse_summary
+    from ..tokens import estimate_messages
 
     text, messages = _read_output(output)
     scenario = load_scenario(scenario_path)
@@ -122,13 +122,13 @@ def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: 
 
 def run_grade_output(args: argparse.Namespace) -> int:
     """Run ``ctxeval grade-output``."""
-    from .cli import EXIT_FAIL, EXIT_OK, _print_outcomes
-    from .evaluation import results_document, write_results
+    from .common import EXIT_FAIL, EXIT_OK, print_outcomes
+    from ..results import results_document, write_results
 
     graders = [g.strip() for g in args.graders.split(",") if g.strip()] if args.graders else None
     outcome = grade_output(Path(args.output), Path(args.scenario), round=args.round, graders=graders,
                            graders_dirs=[Path(d) for d in (args.graders_dir or [])])
-    _print_outcomes([outcome], args.verbose)
+    print_outcomes([outcome], args.verbose)
     case = outcome.cases[0]
     facts = [v for v in outcome.verdicts[0] if v.grader == "facts_survive"]
     if facts and "shares" in facts[0].evidence:

@@ -1,0 +1,131 @@
+"""``ctxeval grade``: grade the compaction summaries of Claude Code transcripts (one file
+here; folders and several files in :mod:`.grade_folder`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..evaluation import usage_lines
+from ..folder_grading import is_folder_mode
+from ..options import RunOptions, add_model_options
+from ..results import results_document, write_results
+from ..transcript import read_transcript
+from .common import check_writable, exit_code, grader_args, load_expectations, print_outcomes, registry_of
+from .grade_folder import add_folder_options, run_grade_folder
+
+__all__ = ['add_grade_command', 'cmd_grade', 'read_summary']
+
+
+def add_grade_command(sub: Any) -> None:
+    """The ``grade`` verb's parser."""
+    grade = sub.add_parser("grade", help="grade the compaction summaries in Claude Code transcripts (files or folders)",
+                           description="Grade each real compaction in a Claude Code session file (the "
+                                       "conversation before each compact_boundary against the summary after "
+                                       "it); with --summary, grade that text as a summary of the whole "
+                                       "transcript. Given folders (e.g. ~/.claude/projects) or several files, grade "
+                                       "every session with a compaction in parallel and print tables per grader "
+                                       "and per Claude Code version. Exit 0 if all verdicts pass, 1 if any fails, "
+                                       "2 on bad input.")
+    grade.add_argument("transcript", metavar="PATH", nargs="+",
+                       help="a session .jsonl file, or folders / several files (graded recursively)")
+    add_folder_options(grade)
+    grade.add_argument("--summary", metavar="FILE", help="grade this summary text against the whole transcript")
+    grade.add_argument("--expect", metavar="FILE.yaml",
+                       help="expectations in the scenario 'expect:' schema (intent, files, errors, pending, "
+                            "superseded, probes)")
+    grade.add_argument("--json", dest="json_out", metavar="OUT", help="write the versioned results JSON here")
+    add_model_options(grade.add_argument, "--")
+    grader_args(grade)
+    grade.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
+    grade.add_argument("--strict", action="store_true",
+                       help="a malformed transcript line is an error (exit 2) instead of being reported and skipped; "
+                            "an ungraded verdict (a judge that could not decide) fails the run (exit 1)")
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    if is_folder_mode(args.transcript):
+        return run_grade_folder(args)
+    args.transcript = args.transcript[0]
+    options = RunOptions.from_namespace(args)
+    options.check_key()
+    if args.json_out:
+        check_writable(Path(args.json_out))
+    registry, specs = registry_of(args)
+    from ..evaluate import Evaluator
+
+    evaluator = Evaluator(options, registry, specs, strategy=None)
+    expect = load_expectations(args.expect) if args.expect else None
+    summary = None
+    if args.summary:
+        summary = read_summary(Path(args.summary))
+    transcript = read_transcript(args.transcript, strict=args.strict)
+    if summary is None and not transcript.compactions:
+        raise UsageError(f"{args.transcript}: no compaction in this transcript (no compact_boundary record); "
+                         "pass --summary FILE to grade a summary of it")
+    evaluation = evaluator.evaluate(transcript, expect=expect, summary_text=summary)
+    outcome = evaluation.outcome
+    print_outcomes([outcome], args.verbose)
+    usage = evaluation.usage
+    if evaluator.judge_label is not None:
+        print()
+        for line in usage_lines(usage, options.backend):
+            print(line)
+        print(f"judge: {evaluator.judge_label}")
+    if args.json_out:
+        doc = results_document([outcome], usage=usage, backend=options.backend, model=None,
+                               judge=evaluator.judge_label)
+        print(f"results written to {write_results(args.json_out, doc)}")
+    return exit_code([outcome], strict=args.strict)
+
+
+def read_summary(p: Path) -> str:
+    """The ``--summary`` file: a regular file (or a pipe/FIFO that ends) of at most
+    :data:`~pytest_ctxeval.limits.MAX_SUMMARY_BYTES`; a FIFO nobody writes to is refused rather than
+    waited on forever (opened non-blocking, read only once a writer is there)."""
+    import select
+    import stat as stat_mod
+
+    from .. import limits
+
+    MAX_SUMMARY_BYTES = limits.MAX_SUMMARY_BYTES
+
+    def fail(why: str) -> UsageError:
+        return UsageError(f"{p}: cannot read the summary ({why})")
+
+    try:
+        mode = os.stat(p).st_mode
+        if stat_mod.S_ISDIR(mode):
+            raise fail("is a folder")
+        fd = os.open(p, os.O_RDONLY | (os.O_NONBLOCK if stat_mod.S_ISFIFO(mode) else 0))
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    chunks, size = [], 0
+    try:
+        while True:
+            if stat_mod.S_ISFIFO(mode) and not select.select([fd], [], [], limits.PIPE_WAIT_SECONDS)[0]:
+                raise fail(f"a pipe with no data for {limits.PIPE_WAIT_SECONDS:g} s (limits.PIPE_WAIT_SECONDS); "
+                           "write the summary to a file")
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                if stat_mod.S_ISFIFO(mode) and not chunks:
+                    raise fail("a pipe with no writer; write the summary to a file")
+                break
+            size += len(chunk)
+            if size > MAX_SUMMARY_BYTES:
+                raise fail(f"over {MAX_SUMMARY_BYTES:,} bytes (limits.MAX_SUMMARY_BYTES)")
+            chunks.append(chunk)
+    except BlockingIOError:
+        raise fail("a pipe with no writer; write the summary to a file") from None
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"not UTF-8 at byte {exc.start}") from None
