@@ -34,16 +34,16 @@ from .evaluation import (
 )
 from .compaction import StrategyUnavailable
 from .cli_grade_folder import add_folder_options, run_grade_folder
-from .folder_grading import is_folder_mode
-from .grading import GraderRegistry, load_graders
+from .grading.folders import is_folder_mode
+from .grading.registry import GraderRegistry, load_graders
 from .options import (
     RunOptions, add_model_options, add_run_options, builtin_scenarios_dir, tolerance, window_tokens,
 )
 from .runner import check_unique_names, fresh_folder, run_scenario
-from .scenarios import Expectations, find_scenarios, format_path, load_scenario
-from .table import ScenarioRow, format_table
-from .terminal import safe_text
-from .transcript import read_transcript
+from .scenario.schema import Expectations, find_scenarios, format_path, load_scenario
+from .reporting.table import ScenarioRow, format_table
+from .core.terminal import safe_text
+from .transcript.jsonl import read_transcript
 
 __all__ = ["main", "build_parser"]
 
@@ -200,7 +200,7 @@ def _add_lint_command(sub: Any) -> None:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
-    from .lint import lint_paths
+    from .scenario.lint import lint_paths
 
     registry = load_graders([Path(d) for d in (args.graders_dir or [])])
     paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
@@ -251,13 +251,13 @@ def _add_report_commands(sub: Any) -> None:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from .baseline import DEFAULT_TOLERANCE, compare, format_comparison, load_document
+    from .reporting.baseline import DEFAULT_TOLERANCE, diff_runs, format_comparison, load_document
 
     if args.json_out:
         _check_writable(Path(args.json_out))
     baseline, results = load_document(args.baseline), load_document(args.results)
     try:
-        cmp = compare(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
+        cmp = diff_runs(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
                       name=str(args.baseline))
     except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as exc:
         raise UsageError(f"{args.baseline} vs {args.results}: malformed file ({type(exc).__name__}: {exc})") from None
@@ -269,8 +269,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .baseline import DEFAULT_TOLERANCE, RESULTS_FORMAT, compare, load_document
-    from .report import write_report
+    from .reporting.baseline import DEFAULT_TOLERANCE, RESULTS_FORMAT, diff_runs, load_document
+    from .reporting.report import write_report
 
     for out in args.outputs:  # before any work
         if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):
@@ -283,7 +283,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     baseline = load_document(args.baseline) if args.baseline else None
     if baseline is not None:
         doc = dict(doc)
-        doc["comparison"] = compare(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
+        doc["comparison"] = diff_runs(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
                                     else args.tolerance, name=str(args.baseline)).as_dict()
     for out in args.outputs:
         try:
@@ -474,7 +474,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     outcomes += [Outcome(name=path.stem, source=str(path), kind="scenario", error=message,
                          graders=[s.name for s in specs]) for path, message in broken]
     _print_outcomes(outcomes, args.verbose)
-    from .facts_table import print_survival
+    from .reporting.facts_table import print_survival
 
     print_survival(outcomes)  # planted facts (issue 19): share held per type and round
     usage = merge_usage(usages + [llm.usage.as_dict() for llm in (getattr(judge, "llm", None), regen) if llm])
@@ -483,7 +483,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(line)
     if judge is not None:
         print(f"judge: {judge.label}")
-    from .prompt_coverage import coverage_note, format_coverage
+    from .reporting.prompt_coverage import coverage_note, format_coverage
 
     note = (coverage_note(prompts.render_compact())  # other strategies write their own prompts
             if getattr(strategy, "name", "claude_code") == "claude_code" else None)
@@ -543,7 +543,7 @@ def _load_all(files: list[Path]) -> tuple[list[Any], list[tuple[Path, str]]]:
 def load_expectations(path: str | Path) -> Expectations:
     """An ``expect:`` mapping from a YAML file (bare, or under a top-level ``expect:`` key)."""
     p = Path(path)
-    from .yaml_safe import BadYAML, load_yaml
+    from .core.yaml_safe import BadYAML, load_yaml
 
     try:
         data = load_yaml(p.read_text(encoding="utf-8"))[0]
@@ -605,12 +605,12 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
 def _read_summary(p: Path) -> str:
     """The ``--summary`` file: a regular file (or a pipe/FIFO that ends) of at most
-    :data:`~pytest_ctxeval.limits.MAX_SUMMARY_BYTES`; a FIFO nobody writes to is refused rather than
+    :data:`~pytest_ctxeval.core.limits.MAX_SUMMARY_BYTES`; a FIFO nobody writes to is refused rather than
     waited on forever (opened non-blocking, read only once a writer is there)."""
     import select
     import stat as stat_mod
 
-    from . import limits
+    from .core import limits
 
     MAX_SUMMARY_BYTES = limits.MAX_SUMMARY_BYTES
 
@@ -652,7 +652,7 @@ def _read_summary(p: Path) -> str:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    from .importer import import_transcript, write_scenario
+    from .scenario.importer import import_transcript, write_scenario
 
     _check_writable(Path(args.output))
     result = import_transcript(args.transcript, mode=args.mode or "auto", thinking=args.thinking == "keep",
@@ -666,7 +666,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare_real(args: argparse.Namespace) -> int:
-    from .compare import comparison_html, compare_real, format_comparison
+    from .compare_real import comparison_html, compare_real, format_comparison
 
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
@@ -692,8 +692,8 @@ def _cmd_compare_real(args: argparse.Namespace) -> int:
     if args.json_out:
         print(f"comparison written to {write_results(args.json_out, comparison.as_dict())}")
     if args.html_out:
-        from .outputs import write_text_safely
-        from .redact import scrub_output
+        from .core.outputs import write_text_safely
+        from .core.redact import scrub_output
 
         out = write_text_safely(args.html_out, scrub_output(comparison_html(comparison)), what="the HTML report")
         print(f"HTML written to {out}")
@@ -775,7 +775,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.json_out:
         print(f"comparison written to {write_results(args.json_out, doc)}")
     if args.html_out:
-        from .report import write_report
+        from .reporting.report import write_report
 
         page = dict(results[0].doc)
         page["strategies"] = doc["table"]
@@ -788,8 +788,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _check_writable(path: Path) -> None:
     """Refuse an output path that cannot be written (a folder, a socket, an unwritable folder),
-    before any work (:func:`~pytest_ctxeval.outputs.check_output_path`)."""
-    from .outputs import check_output_path
+    before any work (:func:`~pytest_ctxeval.core.outputs.check_output_path`)."""
+    from .core.outputs import check_output_path
 
     check_output_path(path)
 

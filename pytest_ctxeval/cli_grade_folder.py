@@ -1,4 +1,4 @@
-"""``ctxeval grade`` on folders or several files (see :mod:`pytest_ctxeval.folder_grading`).
+"""``ctxeval grade`` on folders or several files (see :mod:`pytest_ctxeval.grading.folders`).
 
 :func:`add_folder_options` adds the options folder mode needs to the ``grade`` parser;
 :func:`run_grade_folder` runs it. One file named alone is graded as before (``cli._cmd_grade``).
@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from .errors import UsageError
-from .folder_grading import exit_status, find_sessions, folder_document, grade_paths
-from .folder_report import check_output_path, render_html, render_markdown, text_lines, write_text
+from .grading.folders import exit_status, find_sessions, folder_document, grade_paths
+from .reporting.folder_report import check_output_path, render_html, render_markdown, text_lines, write_text
 from .options import RunOptions, positive_int
-from .redact import scrub_output
+from .core.redact import scrub_output
 
 __all__ = ["add_folder_options", "run_grade_folder"]
 
@@ -46,7 +46,7 @@ def run_grade_folder(args: argparse.Namespace) -> int:
                          "~/.claude/projects/<project>/<session>.jsonl)")
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
-    from .grading import load_graders
+    from .grading.registry import load_graders
 
     registry = load_graders([Path(d) for d in (args.graders_dir or [])])
     graders = [s.name for s in registry.select(args.graders)]

@@ -30,20 +30,20 @@ from typing import Any, Iterator
 
 import pytest
 
-from .baseline import (
-    DEFAULT_TOLERANCE, Comparison, ab_table, compare, format_ab, format_comparison, load_document, write_baseline,
+from .reporting.baseline import (
+    DEFAULT_TOLERANCE, RunDiff, ab_table, diff_runs, format_ab, format_comparison, load_document, write_baseline,
 )
 from .errors import CtxEvalError, GraderError, ProviderError, UsageError
 from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, outcome_entry, results_document, usage_lines
 from .compaction import StrategyUnavailable
 from .compaction.driver import strategy_recompact
-from .grading import GraderRegistry, GraderSpec, Verdict, load_graders
+from .grading.registry import GraderRegistry, GraderSpec, Verdict, load_graders
 from .options import RunOptions, builtin_scenarios_dir
-from .report import write_report
-from .terminal import safe_text
+from .reporting.report import write_report
+from .core.terminal import safe_text
 from .runner import RunResult, run_scenario as _run_scenario
-from .scenarios import load_scenario
-from .table import ScenarioRow, format_table
+from .scenario.schema import load_scenario
+from .reporting.table import ScenarioRow, format_table
 
 __all__ = ["CtxEvalSession", "ScenarioFile", "GraderItem", "SESSION"]
 
@@ -133,7 +133,7 @@ class CtxEvalSession:
         self.scenarios: dict[tuple[str, str], dict[str, Any]] = {}
         self.items: dict[tuple[str, str], dict[str, Any]] = {}
         self.document: dict[str, Any] | None = None
-        self.comparison: Comparison | None = None
+        self.comparison: RunDiff | None = None
         self.written: list[Path] = []
         self.written_error: str | None = None
         self.tmp_root: Path | None = None
@@ -407,7 +407,7 @@ class CtxEvalSession:
                                    price_model=DEFAULT_MODEL if self.options.backend == "offline" else None)
             table["results"] = {name: d["scenarios"] for name, d in docs.items() if name != self.strategy_name}
             doc["strategies"] = table
-        from .prompt_coverage import coverage_note
+        from .reporting.prompt_coverage import coverage_note
 
         # Only the reference engine sends this prompt; other strategies write their own.
         engine = getattr(self.strategy_of(MAIN), "name", "claude_code") == "claude_code"
@@ -415,7 +415,7 @@ class CtxEvalSession:
         if note is not None:
             doc["prompt_coverage"] = note
         if self.baseline is not None:
-            self.comparison = compare(self.baseline, doc, tolerance=self.tolerance,
+            self.comparison = diff_runs(self.baseline, doc, tolerance=self.tolerance,
                                       name=_shown(self.config, self.baseline_path))
             doc["comparison"] = self.comparison.as_dict()
             if self.comparison.failed and session.exitstatus == pytest.ExitCode.OK:
@@ -461,7 +461,7 @@ class CtxEvalSession:
                 for line in usage_lines(usage, self.options.backend):
                     tr.write_line(safe_text(line))
         if doc is not None:  # planted facts (issue 19): survival per type and round, per strategy
-            from .facts_table import survival_lines
+            from .reporting.facts_table import survival_lines
 
             runs = [(self.strategy_name, doc["scenarios"])] + list((doc.get("strategies") or {}).get("results", {}).items())
             tables = [survival_lines(entries, label=name if len(runs) > 1 else None) for name, entries in runs]
@@ -485,7 +485,7 @@ class CtxEvalSession:
             for line in format_comparison(cmp, coverage=False):
                 tr.write_line(safe_text(line), red=line.lstrip().startswith("REGRESSED"))
         if doc is not None and doc.get("prompt_coverage"):
-            from .prompt_coverage import HEADING, format_coverage
+            from .reporting.prompt_coverage import HEADING, format_coverage
 
             note = doc["prompt_coverage"]
             tr.write_sep("-", f"ctxeval {HEADING}", yellow=bool(note.get("unseen")))
@@ -508,7 +508,7 @@ def _out_path(value: str | None) -> Path | None:
     """The absolute output path, checked now (a folder or a socket fails before the run)."""
     if not value:
         return None
-    from .outputs import check_output_path
+    from .core.outputs import check_output_path
 
     return check_output_path(Path(value).absolute())
 

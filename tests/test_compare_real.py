@@ -9,14 +9,14 @@ import shutil
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.compare import (
+from pytest_ctxeval.compare_real import (
     COMPARE_FORMAT, compare_real, comparison_html, format_comparison, read_compaction_call,
 )
 from pytest_ctxeval.errors import TranscriptError, UsageError
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.scenarios import Expectations, Probe
-from pytest_ctxeval.summary import SECTION_KINDS
+from pytest_ctxeval.scenario.schema import Expectations, Probe
+from pytest_ctxeval.reading.summary import SECTION_KINDS
 
 from session_kit import FAKE_KEY, INJECTION, injection_session
 from shared_paths import CORPUS
@@ -101,7 +101,7 @@ def test_not_a_compaction_call_is_an_input_error():
 
 
 def test_probes_are_scored_on_both_sides_when_given():
-    from pytest_ctxeval.judging import Judge
+    from pytest_ctxeval.grading.judging import Judge
 
     llm = make_llm()
     expect = Expectations(probes=[Probe(kind="artifact", question="Which Python file was created?",

@@ -9,9 +9,9 @@ import pytest
 
 from pytest_ctxeval.errors import GraderError
 from pytest_ctxeval.grading import CompactionCase
-from pytest_ctxeval.mutants import Mutant, MutationSpec, builtin_mutations, mutation, spec_of
-from pytest_ctxeval.mutation_facts import paraphrase, translate
-from pytest_ctxeval.proposals import proposals
+from pytest_ctxeval.grading.mutants import Mutant, MutationSpec, builtin_mutations, mutation, spec_of
+from pytest_ctxeval.grading.mutation_facts import paraphrase, translate
+from pytest_ctxeval.reading.proposals import proposals
 from validation_kit import library_cases, statuses
 
 OPERATORS = {op.name: op for op in builtin_mutations()}
@@ -98,7 +98,7 @@ def test_the_mutation_decorator_checks_its_arguments() -> None:
         spec_of(bad).apply(_bare_case("x"), seed=0)
 
 
-# The revived-intent detector over phrasings the operator does not write (pytest_ctxeval.proposals).
+# The revived-intent detector over phrasings the operator does not write (pytest_ctxeval.reading.proposals).
 @pytest.mark.parametrize(("text", "proposes"), [
     ("Might be worth picking the CSV export back up.", True),
     ("If time permits, CSV export for finance.", True),

@@ -16,12 +16,12 @@ import httpx2
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.budget import ToolResultStore, safe_file_stem
 from pytest_ctxeval.errors import ScenarioError
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.scenarios import load_scenario
+from pytest_ctxeval.scenario.schema import load_scenario
 from pytest_ctxeval.transcript import read_transcript
 
 KEY = "sk-ant-api03-SECRETsecretSECRET-0123456789abcdef"
@@ -126,7 +126,7 @@ def test_scenario_templates_render_in_a_sandbox(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text('turns:\n  - user: "{{ cycler.__init__.__globals__.os.system(\'touch /tmp/owned\') }}"\n')
     with pytest.raises(ScenarioError, match="unsafe|template"):
-        from pytest_ctxeval.scenarios import expand
+        from pytest_ctxeval.scenario.expansion import expand
         expand(load_scenario(path))
     assert not Path("/tmp/owned").exists()
 

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from pytest_ctxeval.extract import TextIndex, contains_text, significant_tokens
-from pytest_ctxeval.summary import normalize_ws
+from pytest_ctxeval.reading.extract import TextIndex, contains_text, significant_tokens
+from pytest_ctxeval.reading.summary import normalize_ws
 
 SPLIT = re.compile(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)")
 WORDS = "alpha beta gamma test_mod1 src/a.py FAILED error KeyError x1 x2 value tests/test_b.py::test_c 42".split()

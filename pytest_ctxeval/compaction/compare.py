@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from ..errors import CtxEvalError, ProviderError
 from ..evaluation import Outcome, evaluate_run, make_recompact, merge_usage, results_document
-from ..pricing import cost_of
+from ..llm.pricing import cost_of
 from .base import StrategyUnavailable
 from .driver import strategy_recompact
 

@@ -32,13 +32,13 @@ from datetime import datetime
 from typing import Any
 
 from ..llm.whole import whole_reply
-from ..config import EngineConfig
+from ..core.config import EngineConfig
 from ..errors import CtxEvalError, ModelError, PromptTooLongError
-from ..ids import IdFactory
+from ..core.ids import IdFactory
 from ..llm import LLM
-from ..messages import AttachmentMessage, CompactBoundary, UserMessage, Usage, to_api
-from ..summary import format_compact_summary
-from ..tokens import estimate_messages, estimate_text
+from ..core.messages import AttachmentMessage, CompactBoundary, UserMessage, Usage, to_api
+from ..reading.summary import format_compact_summary
+from ..core.tokens import estimate_messages, estimate_text
 from .dedupe import ReadRecord, media_stripped
 from .prompt import PromptSet
 from .ptl import truncate_head_for_ptl_retry

@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import EngineConfig
-from ..messages import (
+from ..core.config import EngineConfig
+from ..core.messages import (
     AssistantMessage, CompactBoundary, TextBlock, ToolResultBlock, UserMessage, to_api, tool_uses,
 )
-from ..tokens import estimate_message
+from ..core.tokens import estimate_message
 
 __all__ = ["SessionMemoryState", "should_extract", "has_text_block", "calculate_keep_index",
            "adjust_index_to_preserve_invariants", "last_boundary_floor", "session_memory_compact",
@@ -136,7 +136,7 @@ def calculate_keep_index(messages: list[Any], last_summarized_index: int, config
     ``sm_keep_min_tokens`` tokens or fewer than ``sm_keep_min_text_messages`` messages with text,
     stopping once it reaches ``sm_keep_max_tokens``; never below ``floor`` (the message after the
     last compact boundary); then keep API invariants (which may pass the maximum to keep a pair).
-    The kept part is measured as :func:`~pytest_ctxeval.tokens.estimate_messages` measures it, with
+    The kept part is measured as :func:`~pytest_ctxeval.core.tokens.estimate_messages` measures it, with
     the 4/3 margin of ``estimateMessageTokens`` (003:351-354), the estimate the seed says runs
     through the whole system.
     """
@@ -188,9 +188,9 @@ def session_memory_compact(
 
     The caller falls back to full compaction when the result is still above the threshold.
     """
-    from ..tokens import estimate_messages
+    from ..core.tokens import estimate_messages
     from .compact import CompactionResult
-    from ..messages import Usage
+    from ..core.messages import Usage
 
     if not state.content:
         return None

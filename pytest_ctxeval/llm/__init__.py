@@ -83,7 +83,7 @@ def make_llm(
     import anthropic
     import httpx2
 
-    from ..redact import scrub_logs
+    from ..core.redact import scrub_logs
     from .base import LLM
     from .cassettes import CassetteStore, TransportStats
     from .offline import REFERENCE_MODEL_NAME, ReferenceModel
@@ -166,7 +166,7 @@ def _provider_client(provider: str, backend: str, base_url: str | None, max_retr
 _LAZY = {"LLM": "base", "Gate": "base", "ApiServer": "server", "WireModel": "wire", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",
          "ReferenceModel": "offline", "FAULTS": "offline", "REFERENCE_MODEL_NAME": "offline",
          "PromptCache": "prompt_cache", "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes",
-         "scrub_logs": "..redact"}
+         "scrub_logs": "..core.redact"}
 
 
 def __getattr__(name: str) -> Any:

@@ -6,7 +6,7 @@ it at the batch rate (:data:`pytest_ctxeval.llm.usage.BATCH_DISCOUNT`). An ``err
 keeps the API's own error type and message; an ``expired`` one says so. A provider-wide failure
 of the batch endpoint itself (bad key, outage) is a :class:`~pytest_ctxeval.errors.ProviderError`.
 
-The judge gathers a whole run stage into one call (:mod:`pytest_ctxeval.judging`), so a run sends
+The judge gathers a whole run stage into one call (:mod:`pytest_ctxeval.grading.judging`), so a run sends
 one batch per stage, not one per grader.
 """
 

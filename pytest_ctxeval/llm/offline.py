@@ -35,7 +35,7 @@ from typing import Any
 
 import httpx2
 
-from ..tokens import estimate_api_request, estimate_text
+from ..core.tokens import estimate_api_request, estimate_text
 from .prompt_cache import PromptCache, breakpoint_problem
 from .reference import answer_probe, judge_reply, write_session_notes, write_summary
 

@@ -1,12 +1,12 @@
 """The offline reference summariser: a deterministic, extractive summary that follows the prompt.
 
 It answers a compaction request the way a faithful summariser would, from facts it can read off
-the conversation (shared with the graders, :mod:`pytest_ctxeval.extract`): every person-typed
+the conversation (shared with the graders, :mod:`pytest_ctxeval.reading.extract`): every person-typed
 message verbatim, files from tool inputs, key error lines of failing results, open todos from the
 latest TodoWrite, the last request quoted in the next step.
 
 **It follows the prompt's structure, not its wording.** It writes exactly the sections whose titles
-the prompt asks for (recognised through the section vocabulary of :mod:`pytest_ctxeval.summary`),
+the prompt asks for (recognised through the section vocabulary of :mod:`pytest_ctxeval.reading.summary`),
 in the prompt's order and with the prompt's titles. A prompt that names none of them gets a short
 generic summary (first and last request, three sentences). So an offline run shows a prompt change
 that adds, drops or reorders sections; it cannot show a change in tone or emphasis — use the
@@ -37,13 +37,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..extract import (
-    failed_attempts, failing_results, latest_todos, memory_rules, message_fragments, open_todos,
-    person_messages, touched_files,
+from ..reading.extract import (
+    failed_attempts, failing_results, latest_todos, memory_rules, message_fragments, open_todos, person_messages,
+    touched_files,
 )
-from ..messages import AssistantMessage, from_api, text_of, tool_uses
-from ..summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
-from .formats import OTHER_KINDS, deserialise, other_section, read_other, reference_kind, snapshot_tags, split_merged
+from ..core.messages import AssistantMessage, from_api, text_of, tool_uses
+from ..reading.summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
+from .peer_formats import (
+    OTHER_KINDS, deserialise, other_section, read_other, reference_kind, snapshot_tags, split_merged,
+)
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
 from .rewording import error_gist, generalise_identifiers, paraphrase, translate, trim_to_limit
@@ -661,7 +663,7 @@ _CONTRACTIONS = {"can't": "cannot", "won't": "will not", "n't": " not", "'re": "
 
 
 def _terms(text: str) -> set[str]:
-    from ..extract import significant_tokens
+    from ..reading.extract import significant_tokens
 
     text = text.replace("’", "'")
     for short, full in _CONTRACTIONS.items():
@@ -694,7 +696,7 @@ def judge_reply(prompt: str) -> str:
     against a *generation*'s request and next step.
     """
     import json as _json
-    from ..extract import significant_tokens
+    from ..reading.extract import significant_tokens
 
     blocks = {m.group("label").split(" (")[0].strip().lower(): m.group("body") for m in _DATA.finditer(prompt)}
     lost: list[str] = []
@@ -733,7 +735,7 @@ def answer_probe(messages: list[dict[str, Any]]) -> str:
     (the best answer any model could give from it). The heuristic judge then scores the share of
     the expected answer's terms present. With a real model the probe is a real question.
     """
-    from ..messages import plain_text
+    from ..core.messages import plain_text
 
     conversation, _question = split_request(messages)
     text = plain_text(from_api(conversation, uuid_prefix="probe")).strip()

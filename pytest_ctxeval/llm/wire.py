@@ -47,7 +47,7 @@ from typing import Any
 
 import httpx2
 
-from ..tokens import estimate_text
+from ..core.tokens import estimate_text
 from .offline import ReferenceModel
 
 __all__ = ["WireModel", "WIRE_FAULTS", "schema_problem", "error_response", "KNOWN_MODELS"]

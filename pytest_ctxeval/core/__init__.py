@@ -1,0 +1,1 @@
+"""pytest_ctxeval.core: see the layout in docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""pytest_ctxeval.grading: see the layout in docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""pytest_ctxeval.reading: see the layout in docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""pytest_ctxeval.reporting: see the layout in docs/architecture.md."""

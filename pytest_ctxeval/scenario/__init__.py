@@ -1,0 +1,1 @@
+"""pytest_ctxeval.scenario: see the layout in docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""pytest_ctxeval.transcript: see the layout in docs/architecture.md."""
