@@ -21,10 +21,16 @@ from ..errors import UsageError, flag
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import LLM, Gate, ModelReply, UsageTotals, parse_prompt_too_long
+    from .cassettes import CassetteStore, CassetteTransport, TransportStats
     from .offline import FAULTS, REFERENCE_MODEL_NAME, ReferenceModel
+    from .prompt_cache import PromptCache
+    from .server import ApiServer
+    from .wire import WireModel
 
-__all__ = ["LLM", "Gate", "ModelReply", "UsageTotals", "ReferenceModel", "make_llm", "BACKENDS", "PROVIDERS",
-           "DEFAULT_MODEL", "DEFAULT_CASSETTES", "FAULTS", "parse_prompt_too_long"]
+__all__ = ["LLM", "Gate", "ModelReply", "UsageTotals", "parse_prompt_too_long", "ReferenceModel", "FAULTS",
+           "REFERENCE_MODEL_NAME", "ApiServer", "WireModel", "PromptCache", "CassetteStore", "CassetteTransport",
+           "TransportStats", "make_llm", "BACKENDS", "PROVIDERS", "DEFAULT_MODEL", "DEFAULT_CASSETTES",
+           "DEFAULT_MAX_RETRIES"]
 
 BACKENDS = ("offline", "anthropic", "record", "replay")
 #: Where the real backends send requests: the SDK's own clients for each.
@@ -165,8 +171,7 @@ def _provider_client(provider: str, backend: str, base_url: str | None, max_retr
 
 _LAZY = {"LLM": "base", "Gate": "base", "ApiServer": "server", "WireModel": "wire", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",
          "ReferenceModel": "offline", "FAULTS": "offline", "REFERENCE_MODEL_NAME": "offline",
-         "PromptCache": "prompt_cache", "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes",
-         "scrub_logs": "..core.redact"}
+         "PromptCache": "prompt_cache", "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes"}
 
 
 def __getattr__(name: str) -> Any:
@@ -180,6 +185,6 @@ def __getattr__(name: str) -> Any:
         if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         return importlib.import_module(f".{name}", __name__)
-    value = getattr(importlib.import_module(module if module.startswith("..") else f".{module}", __name__), name)
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

@@ -45,7 +45,7 @@ from ..core.outputs import write_text_safely
 from ..core.redact import scrub_output, scrub_tree
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "DEFAULT_TOLERANCE", "Change", "RunDiff", "baseline_document",
-           "load_document", "write_baseline", "compare", "ab_table", "format_comparison", "format_ab", "rollup",
+           "load_document", "write_baseline", "diff_runs", "ab_table", "format_comparison", "format_ab", "rollup",
            "verdict_label"]
 
 BASELINE_FORMAT = "pytest-ctxeval/baseline"
