@@ -251,13 +251,15 @@ def _add_report_commands(sub: Any) -> None:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from .reporting.baseline import DEFAULT_TOLERANCE, diff_runs, format_comparison, load_document
+    from .reporting.baseline import (
+        DEFAULT_TOLERANCE, diff_runs as compare, format_run_diff as format_comparison, load_document,
+    )
 
     if args.json_out:
         _check_writable(Path(args.json_out))
     baseline, results = load_document(args.baseline), load_document(args.results)
     try:
-        cmp = diff_runs(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
+        cmp = compare(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
                       name=str(args.baseline))
     except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as exc:
         raise UsageError(f"{args.baseline} vs {args.results}: malformed file ({type(exc).__name__}: {exc})") from None
@@ -269,7 +271,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .reporting.baseline import DEFAULT_TOLERANCE, RESULTS_FORMAT, diff_runs, load_document
+    from .reporting.baseline import DEFAULT_TOLERANCE, RESULTS_FORMAT, diff_runs as compare, load_document
     from .reporting.report import write_report
 
     for out in args.outputs:  # before any work
@@ -283,7 +285,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     baseline = load_document(args.baseline) if args.baseline else None
     if baseline is not None:
         doc = dict(doc)
-        doc["comparison"] = diff_runs(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
+        doc["comparison"] = compare(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
                                     else args.tolerance, name=str(args.baseline)).as_dict()
     for out in args.outputs:
         try:
@@ -605,7 +607,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
 def _read_summary(p: Path) -> str:
     """The ``--summary`` file: a regular file (or a pipe/FIFO that ends) of at most
-    :data:`~pytest_ctxeval.core.limits.MAX_SUMMARY_BYTES`; a FIFO nobody writes to is refused rather than
+    :data:`~pytest_ctxeval.limits.MAX_SUMMARY_BYTES`; a FIFO nobody writes to is refused rather than
     waited on forever (opened non-blocking, read only once a writer is there)."""
     import select
     import stat as stat_mod
@@ -666,7 +668,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare_real(args: argparse.Namespace) -> int:
-    from .compare_real import comparison_html, compare_real, format_comparison
+    from .compare_real import comparison_html, compare_real, format_real_comparison as format_comparison
 
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
@@ -788,7 +790,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _check_writable(path: Path) -> None:
     """Refuse an output path that cannot be written (a folder, a socket, an unwritable folder),
-    before any work (:func:`~pytest_ctxeval.core.outputs.check_output_path`)."""
+    before any work (:func:`~pytest_ctxeval.outputs.check_output_path`)."""
     from .core.outputs import check_output_path
 
     check_output_path(path)

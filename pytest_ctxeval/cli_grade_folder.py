@@ -1,4 +1,4 @@
-"""``ctxeval grade`` on folders or several files (see :mod:`pytest_ctxeval.grading.folders`).
+"""``ctxeval grade`` on folders or several files (see :mod:`pytest_ctxeval.folder_grading`).
 
 :func:`add_folder_options` adds the options folder mode needs to the ``grade`` parser;
 :func:`run_grade_folder` runs it. One file named alone is graded as before (``cli._cmd_grade``).
@@ -15,7 +15,10 @@ from pathlib import Path
 
 from .errors import UsageError
 from .grading.folders import exit_status, find_sessions, folder_document, grade_paths
-from .reporting.folder_report import check_output_path, render_html, render_markdown, text_lines, write_text
+from .reporting.folder_report import (
+    check_report_path as check_output_path, render_folder_html as render_html,
+    render_folder_markdown as render_markdown, text_lines, write_text,
+)
 from .options import RunOptions, positive_int
 from .core.redact import scrub_output
 

@@ -44,7 +44,7 @@ from .core.tokens import count_tokens, estimate_text
 from .transcript.jsonl import Transcript, _parse_time, read_transcript
 
 __all__ = ["CompactionCall", "read_compaction_call", "Side", "Finding", "ComparedCompaction", "RealComparison",
-           "compare_real", "compare_requests", "format_comparison", "comparison_html", "COMPARE_FORMAT"]
+           "compare_real", "compare_requests", "format_real_comparison", "comparison_html", "COMPARE_FORMAT"]
 
 COMPARE_FORMAT = "pytest-ctxeval/compare-real"
 COMPARE_VERSION = 1
@@ -563,7 +563,7 @@ def rows_for(c: ComparedCompaction) -> list[tuple[str, str, str]]:
     return rows
 
 
-def format_comparison(cmp: RealComparison, *, verbose: bool = False) -> list[str]:
+def format_real_comparison(cmp: RealComparison, *, verbose: bool = False) -> list[str]:
     """The terminal report."""
     lines = [f"compare-real: {Path(cmp.source).name} (Claude Code {cmp.version or '?'}, session {cmp.session_id or '?'})",
              f"ours: {cmp.backend} backend, model {cmp.model or '?'}, prompt {Path(cmp.prompt['path']).name} "

@@ -31,7 +31,8 @@ from typing import Any, Iterator
 import pytest
 
 from .reporting.baseline import (
-    DEFAULT_TOLERANCE, RunDiff, ab_table, diff_runs, format_ab, format_comparison, load_document, write_baseline,
+    DEFAULT_TOLERANCE, RunDiff as Comparison, ab_table, diff_runs as compare, format_ab,
+    format_run_diff as format_comparison, load_document, write_baseline,
 )
 from .errors import CtxEvalError, GraderError, ProviderError, UsageError
 from .evaluation import Outcome, evaluate_run, make_recompact, merge_usage, outcome_entry, results_document, usage_lines
@@ -133,7 +134,7 @@ class CtxEvalSession:
         self.scenarios: dict[tuple[str, str], dict[str, Any]] = {}
         self.items: dict[tuple[str, str], dict[str, Any]] = {}
         self.document: dict[str, Any] | None = None
-        self.comparison: RunDiff | None = None
+        self.comparison: Comparison | None = None
         self.written: list[Path] = []
         self.written_error: str | None = None
         self.tmp_root: Path | None = None
@@ -415,7 +416,7 @@ class CtxEvalSession:
         if note is not None:
             doc["prompt_coverage"] = note
         if self.baseline is not None:
-            self.comparison = diff_runs(self.baseline, doc, tolerance=self.tolerance,
+            self.comparison = compare(self.baseline, doc, tolerance=self.tolerance,
                                       name=_shown(self.config, self.baseline_path))
             doc["comparison"] = self.comparison.as_dict()
             if self.comparison.failed and session.exitstatus == pytest.ExitCode.OK:

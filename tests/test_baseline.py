@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.reporting.baseline import (
-    BASELINE_FORMAT, ab_table, baseline_document, diff_runs, dumps, format_ab, format_comparison, load_document,
+    BASELINE_FORMAT, ab_table, baseline_document, diff_runs, dumps, format_ab, format_run_diff, load_document,
     write_baseline,
 )
 from pytest_ctxeval.cli import main
@@ -78,7 +78,7 @@ def test_baseline_form_is_stable_sorted_and_lean() -> None:
 def test_no_change_is_no_regression() -> None:
     cmp = diff_runs(BASE, copy.deepcopy(BASE))
     assert not cmp.failed and not cmp.improvements and not cmp.notes
-    assert format_comparison(cmp)[0].startswith("0 regressions, 0 improvements")
+    assert format_run_diff(cmp)[0].startswith("0 regressions, 0 improvements")
 
 
 def test_pass_to_fail_is_a_regression_with_the_reason() -> None:
@@ -90,7 +90,7 @@ def test_pass_to_fail_is_a_regression_with_the_reason() -> None:
     assert (r.scenario, r.compaction, r.grader, r.before, r.after) == (
         "alpha", 1, "verbatim_user_messages", "pass 1.00", "fail 0.50")
     assert "user message 2 of 2" in r.reason
-    lines = format_comparison(cmp)
+    lines = format_run_diff(cmp)
     assert "REGRESSED alpha compaction 1  verbatim_user_messages  pass 1.00 → fail 0.50" in lines[1]
 
 
@@ -146,7 +146,7 @@ def test_a_change_among_many_removed_graders_is_still_found() -> None:
     cmp = diff_runs(many, few)
     assert [(r.grader, r.compaction) for r in cmp.regressions] == [("g0", 1)]
     assert sum(1 for n in cmp.notes if n.reason == "grader no longer run") == 11
-    lines = format_comparison(cmp)
+    lines = format_run_diff(cmp)
     assert len(lines) == 3 and lines[2].startswith("  note      11 × grader no longer run:  alpha g1, alpha g10")
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.compare_real import (
-    COMPARE_FORMAT, compare_real, comparison_html, format_comparison, read_compaction_call,
+    COMPARE_FORMAT, compare_real, comparison_html, format_real_comparison, read_compaction_call,
 )
 from pytest_ctxeval.errors import TranscriptError, UsageError
 from pytest_ctxeval.grading import load_graders
@@ -51,7 +51,7 @@ def test_each_corpus_compaction_is_compared(path, trigger, pre):
     assert c.ours.metrics["sections"] == {"found": len(SECTION_KINDS), "total": 9}
     assert c.ours.metrics["user_messages"]["found"] == c.ours.metrics["user_messages"]["total"] > 0
     assert not cmp.failed   # the reference engine passes every rule grader on these conversations
-    table = "\n".join(format_comparison(cmp))
+    table = "\n".join(format_real_comparison(cmp))
     assert "Claude Code" in table and "ctxeval" in table and f"{pre:,} →" in table
 
 
@@ -111,7 +111,7 @@ def test_probes_are_scored_on_both_sides_when_given():
     [c] = cmp.compactions
     assert c.real.metrics["probes"]["status"] in ("pass", "fail")
     assert c.ours.metrics["probes"]["status"] in ("pass", "fail")
-    assert any(row.startswith("  probes") for row in format_comparison(cmp))
+    assert any(row.startswith("  probes") for row in format_real_comparison(cmp))
 
 
 def test_json_and_html_outputs_keep_transcript_text_inert(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from pytest_ctxeval.errors import GraderError
 from pytest_ctxeval.grading import CompactionCase
 from pytest_ctxeval.grading.mutants import Mutant, MutationSpec, builtin_mutations, mutation, spec_of
-from pytest_ctxeval.grading.mutation_facts import paraphrase, translate
+from pytest_ctxeval.grading.mutation_facts import paraphrase_text, translate_text
 from pytest_ctxeval.reading.proposals import proposals
 from validation_kit import library_cases, statuses
 
@@ -78,10 +78,10 @@ def test_an_operator_with_nothing_to_break_makes_no_mutant(name: str) -> None:
 def test_paraphrase_and_translate_change_the_words() -> None:
     rng = random.Random(1)
     text = "Please fix the login test and keep the old session table."
-    assert paraphrase(text, rng) not in (None, text)
-    fr = translate(text, rng)
+    assert paraphrase_text(text, rng) not in (None, text)
+    fr = translate_text(text, rng)
     assert fr is not None and fr != text and " le " in f" {fr} "
-    assert translate("请修复登录测试", rng).startswith("(translated)")
+    assert translate_text("请修复登录测试", rng).startswith("(translated)")
 
 
 def test_the_mutation_decorator_checks_its_arguments() -> None:

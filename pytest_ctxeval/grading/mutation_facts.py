@@ -26,7 +26,7 @@ from ..reading.verbatim import normalize
 __all__ = ["drop_user_message", "paraphrase_user_message", "translate_user_message", "truncate_user_message",
            "drop_latest_request", "quote_old_message", "quote_nothing", "drop_edited_file", "drop_error_line",
            "drop_open_todo",
-           "truncate_latest_request", "paraphrase", "translate", "drop_matching_lines", "CUT_OVERLAP"]
+           "truncate_latest_request", "paraphrase_text", "translate_text", "drop_matching_lines", "CUT_OVERLAP"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def _swap_words(text: str, table: dict[str, str], rng: random.Random, limit: int
     return " ".join(words), min(len(spots), limit)
 
 
-def paraphrase(text: str, rng: random.Random) -> str | None:
+def paraphrase_text(text: str, rng: random.Random) -> str | None:
     """Say ``text`` in other words: near-synonyms for two words, or one word left out."""
     new, swapped = _swap_words(text, _SYNONYMS, rng, 2)
     if swapped:
@@ -127,7 +127,7 @@ def paraphrase(text: str, rng: random.Random) -> str | None:
     return " ".join(words)
 
 
-def translate(text: str, rng: random.Random) -> str | None:
+def translate_text(text: str, rng: random.Random) -> str | None:
     """``text`` as a summariser that translates would render it: English words in French, or a
     message in another script rendered by its Latin words only."""
     if re.search(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u2e80-\ua4cf\uac00-\ud7af\uff00-\uffef]", text):
@@ -172,13 +172,13 @@ def drop_user_message(case: Any, rng: random.Random) -> list[Mutant]:
 @mutation("paraphrase_user_message", targets=("verbatim_user_messages",))
 def paraphrase_user_message(case: Any, rng: random.Random) -> list[Mutant]:
     """Paraphrase an earlier person-typed message in section 6."""
-    return _rewrite_message(case, rng, paraphrase, "paraphrased")
+    return _rewrite_message(case, rng, paraphrase_text, "paraphrased")
 
 
 @mutation("translate_user_message", targets=("verbatim_user_messages",))
 def translate_user_message(case: Any, rng: random.Random) -> list[Mutant]:
     """Translate an earlier person-typed message in section 6."""
-    return _rewrite_message(case, rng, translate, "translated", min_words=1)
+    return _rewrite_message(case, rng, translate_text, "translated", min_words=1)
 
 
 @mutation("truncate_user_message", targets=("verbatim_user_messages",))

@@ -239,7 +239,7 @@ def _normalized(text: str) -> str:
     return normalize_ws(text)
 
 
-class TextIndex:
+class ItemIndex:
     """One text searched for many needles: lower-cased and whitespace-normalised once, split into
     items once, each item's significant tokens indexed once (see :func:`text_index`)."""
 
@@ -286,9 +286,9 @@ class TextIndex:
 
 
 @lru_cache(maxsize=16)
-def text_index(text: str, split: "re.Pattern[str]") -> TextIndex:
-    """The :class:`TextIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
-    return TextIndex(text, split)
+def text_index(text: str, split: "re.Pattern[str]") -> ItemIndex:
+    """The :class:`ItemIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
+    return ItemIndex(text, split)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_]|\d+(?:\.\d+)?")

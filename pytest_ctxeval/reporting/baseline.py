@@ -45,7 +45,7 @@ from ..core.outputs import write_text_safely
 from ..core.redact import scrub_output, scrub_tree
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "DEFAULT_TOLERANCE", "Change", "RunDiff", "baseline_document",
-           "load_document", "write_baseline", "diff_runs", "ab_table", "format_comparison", "format_ab", "rollup",
+           "load_document", "write_baseline", "diff_runs", "ab_table", "format_run_diff", "format_ab", "rollup",
            "verdict_label"]
 
 BASELINE_FORMAT = "pytest-ctxeval/baseline"
@@ -422,7 +422,7 @@ def rollup(changes: list[Change]) -> list[tuple[str, int, str]]:
     return sorted(out, key=lambda t: (-t[1], t[0]))
 
 
-def format_comparison(cmp: RunDiff, *, limit: int = 200, coverage: bool = True) -> list[str]:
+def format_run_diff(cmp: RunDiff, *, limit: int = 200, coverage: bool = True) -> list[str]:
     """A short human-readable list: regressions first, then improvements and notes, then the
     prompt-change coverage note (``coverage=False`` leaves it to the caller)."""
     lines = []

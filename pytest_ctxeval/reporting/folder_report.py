@@ -21,7 +21,7 @@ from ..grading.folders import STATUSES, _clean
 from ..core.redact import scrub_output
 from .report import md
 
-__all__ = ["text_lines", "render_markdown", "render_html", "check_output_path", "write_text"]
+__all__ = ["text_lines", "render_folder_markdown", "render_folder_html", "check_report_path", "write_text"]
 
 _MAX_LISTED = 20
 
@@ -99,7 +99,7 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
         "| " + " | ".join(md(x) for x in r) + " |" for r in rows]
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_folder_markdown(doc: dict[str, Any]) -> str:
     """The report as Markdown (escaped: no HTML, links, tables or mentions can come from a transcript)."""
     out = ["# ctxeval grade: real sessions", "", md(_totals(doc), 1000), "", "## By grader", ""]
     out += _md_table(_GRADER_HEAD, _grader_rows(doc))
@@ -126,7 +126,7 @@ def _html_table(head: list[str], rows: list[list[str]]) -> str:
             + "".join("<tr>" + "".join(f"<td>{e(x)}</td>" for x in r) + "</tr>" for r in rows) + "</table>")
 
 
-def render_html(doc: dict[str, Any]) -> str:
+def render_folder_html(doc: dict[str, Any]) -> str:
     """The report as one self-contained HTML page; every value is escaped."""
     e = html.escape
     parts = ["<!doctype html><html><head><meta charset='utf-8'>",
@@ -148,7 +148,7 @@ def render_html(doc: dict[str, Any]) -> str:
     return scrub_output("".join(parts))
 
 
-def check_output_path(path: str | None, flag: str) -> None:
+def check_report_path(path: str | None, flag: str) -> None:
     """Refuse, before any grading, an output path that cannot be written as a regular file."""
     if not path:
         return

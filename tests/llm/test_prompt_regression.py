@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from prompt_variants import VARIANTS, builtin_source, edited, write_variant
-from pytest_ctxeval.reporting.baseline import diff_runs, format_comparison
+from pytest_ctxeval.reporting.baseline import diff_runs, format_run_diff
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.options import builtin_scenarios_dir
@@ -62,7 +62,7 @@ def test_removing_or_weakening_an_instruction_regresses_its_grader(
     base = {**builtin_run, "scenarios": [s for s in builtin_run["scenarios"] if s["name"] in scenarios]}
     cmp = diff_runs(base, doc)
     hits = [c for c in cmp.regressions if c.grader == grader]
-    assert {c.scenario for c in hits} == set(scenarios), format_comparison(cmp)
+    assert {c.scenario for c in hits} == set(scenarios), format_run_diff(cmp)
     assert all(c.reason for c in hits)
     # ... and the coverage note says the change is read offline, naming the instruction.
     note = coverage_note(PromptSet(prompt).render_compact())
