@@ -19,7 +19,8 @@ from typing import Any, Callable
 
 from .errors import UsageError
 from .grading.registry import CompactionCase, GraderRegistry, cases_from_run, cases_from_transcript, load_graders
-from .grading.mutants import MutationSpec, builtin_mutations
+from .grading.mutants import MutationSpec
+from .grading.mutation_library import builtin_mutations
 from .options import RunOptions, add_run_options, builtin_scenarios_dir
 from .grading.validation import ValidationReport, validate_cases
 

@@ -625,7 +625,7 @@ def histories_with_boundary(*, older: bool = True, kept: bool = True, attachment
     Example::
 
         from hypothesis import given
-        from pytest_ctxeval.engine.session_memory import last_boundary_floor
+        from pytest_ctxeval.engine.boundaries import last_boundary_floor
         from pytest_ctxeval.strategies import histories_with_boundary
 
         @given(histories_with_boundary())

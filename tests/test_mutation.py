@@ -9,7 +9,8 @@ import pytest
 
 from pytest_ctxeval.errors import GraderError
 from pytest_ctxeval.grading import CompactionCase
-from pytest_ctxeval.grading.mutants import Mutant, MutationSpec, builtin_mutations, mutation, spec_of
+from pytest_ctxeval.grading.mutants import Mutant, MutationSpec, mutation, spec_of
+from pytest_ctxeval.grading.mutation_library import builtin_mutations
 from pytest_ctxeval.grading.mutation_facts import paraphrase_text, translate_text
 from pytest_ctxeval.reading.proposals import proposals
 from validation_kit import library_cases, statuses

@@ -187,7 +187,8 @@ class FakeAnthropic:
 def test_the_key_appears_in_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
     from pytest_ctxeval.llm.server import ApiServer
-    from pytest_ctxeval.llm.wire import WireModel, error_response
+    from pytest_ctxeval.llm.wire import WireModel
+    from pytest_ctxeval.llm.wire_errors import error_response
 
     class EchoingWire(WireModel):  # the real API behind a socket, echoing the key in a probe's error
         def messages(self, body, *, task, **kw):  # type: ignore[no-untyped-def]

@@ -26,10 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 from pathlib import PurePath
 
+from ..core.messages import plain_text
 from ..errors import GraderError
+from ..reading.extract import significant_tokens
+from ..reading.summary import normalize_ws
 
 __all__ = ["Mutant", "MutationSpec", "mutation", "MUTATION_MARK", "spec_of", "flexible", "find_spans",
-           "remove_spans", "replace_section_body", "drop_lines", "builtin_mutations"]
+           "remove_spans", "replace_section_body", "drop_lines", "CUT_OVERLAP", "overlap", "holds", "still_there", "reached"]
 
 MUTATION_MARK = "__ctxeval_mutation__"
 
@@ -124,18 +127,6 @@ def spec_of(func: Callable, origin: str = "") -> MutationSpec | None:
     code = getattr(func, "__code__", None)
     where = origin or (f"{code.co_filename}:{code.co_firstlineno}" if code else "")
     return MutationSpec(mark[0], mark[1], func, where, (func.__doc__ or "").strip().split("\n")[0])
-
-
-def builtin_mutations() -> list[MutationSpec]:
-    """The built-in operators (:mod:`pytest_ctxeval.grading.mutation_facts`, ``mutation_intent``, ``mutation_ops``),
-    in definition order."""
-    from . import mutation_facts, mutation_intent, mutation_ops
-
-    out: list[MutationSpec] = []
-    for module in (mutation_facts, mutation_intent, mutation_ops):
-        specs = [spec_of(f) for f in vars(module).values() if callable(f) and getattr(f, "__module__", "") == module.__name__]
-        out += sorted((s for s in specs if s is not None), key=lambda s: s.func.__code__.co_firstlineno)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,3 +226,36 @@ class MutationSet:
         grader names in its own ``targets``."""
         declared = set(declared)
         return [s.name for s in self if grader in s.targets or s.name in declared]
+
+
+# ---------------------------------------------------------------------------------------------
+# Whether a fact is still there (shared by the operator modules)
+
+#: A line is cut with a fact when it holds this share of the fact's significant tokens.
+CUT_OVERLAP = 0.5
+
+
+def overlap(needle: str, text: str) -> float:
+    """The share of ``needle``'s significant tokens that ``text`` holds."""
+    tokens = significant_tokens(needle)
+    if not tokens:
+        return 0.0
+    have = set(significant_tokens(text))
+    return sum(t in have for t in tokens) / len(tokens)
+
+
+def holds(needle: str, text: str, share: float) -> bool:
+    """Whether ``text`` holds ``needle`` verbatim (whitespace and case aside) or ``share`` of its tokens."""
+    return normalize_ws(needle).lower() in normalize_ws(text).lower() or overlap(needle, text) >= share
+
+
+def still_there(needle: str, region: str) -> bool:
+    """Whether ``needle`` is still in ``region``: verbatim, or most of its tokens in one item."""
+    items = re.split(r"\n(?=\s{0,6}(?:[-*]|\d+[.)])\s)|\n\s*\n", region)
+    return holds(needle, region, 2.0) or any(overlap(needle, i) >= 0.8 for i in items)
+
+
+def reached(case: Any, items: list[str]) -> list[str]:
+    """The ``items`` the conversation before the compaction holds (whitespace and case aside)."""
+    history = normalize_ws(plain_text(case.history)).lower()
+    return [i for i in items if normalize_ws(i).lower() in history]

@@ -16,7 +16,10 @@ from ..reading.extract import (
     person_messages, significant_tokens,
 )
 from ..core.messages import AssistantMessage, plain_text, text_of
-from .mutants import Mutant, drop_lines, find_spans, flexible, mutation, section_span
+from .mutants import (
+    CUT_OVERLAP, Mutant, drop_lines, find_spans, flexible, holds as _holds, mutation, overlap as _overlap,
+    reached as _reached, section_span, still_there as _still_there,
+)
 from .mutation_ops import context_text, lost_people_targets
 from ..reading.quoting import flat_lines, quote_in, quotes, said_after
 from ..reading.session_facts import error_kept
@@ -26,7 +29,7 @@ from ..reading.verbatim import normalize
 __all__ = ["drop_user_message", "paraphrase_user_message", "translate_user_message", "truncate_user_message",
            "drop_latest_request", "quote_old_message", "quote_nothing", "drop_edited_file", "drop_error_line",
            "drop_open_todo",
-           "truncate_latest_request", "paraphrase_text", "translate_text", "drop_matching_lines", "CUT_OVERLAP"]
+           "truncate_latest_request", "paraphrase_text", "translate_text", "drop_matching_lines"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,28 +312,6 @@ def quote_nothing(case: Any, rng: random.Random) -> list[Mutant]:
 # ---------------------------------------------------------------------------------------------
 # Files, errors, open todos
 
-#: A line is cut with a fact when it holds this share of the fact's significant tokens.
-CUT_OVERLAP = 0.5
-
-
-def _overlap(needle: str, text: str) -> float:
-    tokens = significant_tokens(needle)
-    if not tokens:
-        return 0.0
-    have = set(significant_tokens(text))
-    return sum(t in have for t in tokens) / len(tokens)
-
-
-def _holds(needle: str, text: str, share: float) -> bool:
-    return normalize_ws(needle).lower() in normalize_ws(text).lower() or _overlap(needle, text) >= share
-
-
-def _still_there(needle: str, region: str) -> bool:
-    """Whether ``needle`` is still in ``region``: verbatim, or most of its tokens in one item."""
-    items = re.split(r"\n(?=\s{0,6}(?:[-*]|\d+[.)])\s)|\n\s*\n", region)
-    return _holds(needle, region, 2.0) or any(_overlap(needle, i) >= 0.8 for i in items)
-
-
 def drop_matching_lines(text: str, hit: Callable[[str], bool], keep_first: bool = True) -> str:
     """``text`` without the lines ``hit`` accepts (the first line, a section header, is kept)."""
     lines = text.split("\n")
@@ -362,11 +343,6 @@ def _drop_fact(case: Any, rng: random.Random, kind: str, facts: list[str], hit: 
 
 
 _OWN = {"files": ("files_preserved",), "errors": ("errors_preserved",), "pending": ("pending_tasks",)}
-
-
-def _reached(case: Any, items: list[str]) -> list[str]:
-    history = normalize_ws(plain_text(case.history)).lower()
-    return [i for i in items if normalize_ws(i).lower() in history]
 
 
 def _drop_everywhere(case: Any, own: str, kinds: list[str], pool: list[Any], hit: Callable[[Any, str], bool],

@@ -13,8 +13,7 @@ import re
 from typing import Any
 
 from ..reading.extract import open_todos
-from .mutants import Mutant, mutation, section_span
-from .mutation_facts import CUT_OVERLAP, _holds, _reached, _still_there
+from .mutants import CUT_OVERLAP, Mutant, holds as _holds, mutation, reached as _reached, section_span, still_there as _still_there
 from .mutation_ops import lost_people_targets
 from ..reading.summary import normalize_ws
 

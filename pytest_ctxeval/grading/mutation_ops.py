@@ -19,7 +19,7 @@ from typing import Any
 
 from ..reading.extract import message_fragments, person_messages
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, tool_results, tool_uses
-from .mutants import Mutant, mutation, remove_spans, section_span
+from .mutants import Mutant, mutation, remove_spans, section_span, still_there as _still_there
 from ..reading.summary import normalize_ws
 from .versions import CONTINUATION_WORDINGS
 
@@ -70,8 +70,6 @@ def lost_people_targets(before: Any, after: Any) -> tuple[str, ...]:
     if old_q and any(not any(p in o for o in old_q) for p in parts) and not any(q in old_q for q in new_q):
         out.append("next_step_quote")
     # A constraint the user typed goes with the message that holds it.
-    from .mutation_facts import _still_there
-
     old_ctx = (before.summary_message or before.summary) + "\n" + before.kept_text
     new_ctx = (after.summary_message or after.summary) + "\n" + after.kept_text
     if any(_still_there(c, old_ctx) and not _still_there(c, new_ctx) for c in before.expect.constraints):

@@ -22,7 +22,8 @@ from ..errors import UsageError, flag
 if TYPE_CHECKING:  # pragma: no cover
     from .base import LLM, Gate, ModelReply, UsageTotals, parse_prompt_too_long
     from .cassettes import CassetteStore, CassetteTransport, TransportStats
-    from .offline import FAULTS, REFERENCE_MODEL_NAME, ReferenceModel
+    from ..core.faults import FAULTS
+    from .offline import REFERENCE_MODEL_NAME, ReferenceModel
     from .prompt_cache import PromptCache
     from .server import ApiServer
     from .wire import WireModel
@@ -170,7 +171,7 @@ def _provider_client(provider: str, backend: str, base_url: str | None, max_retr
 
 
 _LAZY = {"LLM": "base", "Gate": "base", "ApiServer": "server", "WireModel": "wire", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",
-         "ReferenceModel": "offline", "FAULTS": "offline", "REFERENCE_MODEL_NAME": "offline",
+         "ReferenceModel": "offline", "FAULTS": "..core.faults", "REFERENCE_MODEL_NAME": "offline",
          "PromptCache": "prompt_cache", "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes"}
 
 
@@ -185,6 +186,6 @@ def __getattr__(name: str) -> Any:
         if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         return importlib.import_module(f".{name}", __name__)
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(importlib.import_module(module if module.startswith("..") else f".{module}", __name__), name)
     globals()[name] = value
     return value

@@ -25,6 +25,10 @@ from typing import Any
 from ..reading.extract import latest_todos
 from ..core.messages import tool_uses
 from ..reading.summary import parse_summary, section_kind
+from .summary_text import (
+    FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, clip as _clip, list_items as _items, merge_texts as _merge_texts,
+    quote_message as _quote, sublist as _sublist, unquote as _unquote,
+)
 
 __all__ = ["EXTRA_VOCABULARY", "OTHER_KINDS", "reference_kind", "snapshot_tags", "deserialise", "split_merged",
            "sections_of", "read_other", "other_section", "MEDIA"]
@@ -161,7 +165,6 @@ def sections_of(text: str) -> list[tuple[str, str]]:
 
 def _quoted_requests(body: str) -> list[str]:
     """The user messages a request section quotes (first request, later ones)."""
-    from .reference import _sublist, _unquote
 
     out = []
     at = body.find(_FIRST_REQUEST)
@@ -176,7 +179,6 @@ def _quoted_requests(body: str) -> list[str]:
 def read_other(text: str, carry: Any) -> None:
     """Carry what another strategy's earlier summary holds into ``carry`` (the reference's
     ``_Carry``), section by section (see :func:`sections_of`)."""
-    from .reference import FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, _items, _merge_texts, _sublist, _unquote
 
     carry.dedupe = True
     sections = sections_of(text)
@@ -215,7 +217,6 @@ def read_other(text: str, carry: Any) -> None:
 def other_section(facts: Any, kind: str) -> str:
     """The body of a section of kind ``kind`` (one of :data:`OTHER_KINDS`) from the reference's
     facts about the conversation."""
-    from .reference import FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, _clip, _quote
 
     def listed(body: str) -> list[str]:
         return [l for l in body.split("\n") if l.strip() not in ("- None.", "")]

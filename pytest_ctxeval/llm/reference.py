@@ -43,6 +43,10 @@ from ..reading.extract import (
 )
 from ..core.messages import AssistantMessage, from_api, text_of, tool_uses
 from ..reading.summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
+from .summary_text import (
+    FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, clip as _clip, list_items as _items, merge_texts as _merge_texts,
+    quote_message as _quote, sublist as _sublist, unquote as _unquote,
+)
 from .peer_formats import (
     OTHER_KINDS, deserialise, other_section, read_other, reference_kind, snapshot_tags, split_merged,
 )
@@ -156,56 +160,8 @@ class _Carry:
     dedupe: bool = False
 
 
-_ITEM = re.compile(r"^- ", re.MULTILINE)
 #: How many of the assistant's findings the reference summary keeps (section 5).
 _MAX_FINDINGS = 16
-
-
-def _items(body: str) -> list[str]:
-    """Top-level ``- `` items of a section body (continuation lines joined)."""
-    items: list[str] = []
-    for chunk in _ITEM.split("\n" + body)[1:]:
-        text = chunk.rstrip()
-        items.append(text)
-    return [i for i in items if i.strip()]
-
-
-#: Sub-list headers the reference writes (and reads back from an earlier summary).
-RULES_HEADER = "Rules from memory files (CLAUDE.md), still in force:"
-FAILED_HEADER = "Approaches that did not work (do not retry them):"
-FINDINGS_HEADER = "Findings along the way (the assistant's own words):"
-
-
-def _sublist(body: str, header: str) -> list[str]:
-    """The ``- `` items right under the line ``header`` of a section body (continuation lines joined)."""
-    lines = body.split("\n")
-    out: list[str] = []
-    for i, line in enumerate(lines):
-        if line.strip() != header:
-            continue
-        for item in lines[i + 1:]:
-            if item.startswith("- "):
-                out.append(item[2:].strip())
-            elif item.startswith("  ") and out:
-                out[-1] += " " + item.strip()
-            else:
-                break
-    return out
-
-
-def _merge_texts(*lists: list[str]) -> list[str]:
-    seen: dict[str, str] = {}
-    for items in lists:
-        for item in items:
-            seen.setdefault(normalize_ws(item), item)
-    return list(seen.values())
-
-
-def _unquote(item: str) -> str:
-    text = item.strip()
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
-        text = text[1:-1]
-    return text
 
 
 def _read_carry(texts: list[str]) -> _Carry:
@@ -243,20 +199,6 @@ def _read_carry(texts: list[str]) -> _Carry:
         if (s := parsed.get("pending")) is not None:
             carry.pending = [i.strip() for i in _items(s.body)]
     return carry
-
-
-def _quote(text: str) -> str:
-    frags = message_fragments(text)
-    if len(frags) == 1:
-        body = text.strip().replace("\n", "\n     ")
-    else:
-        body = f"{frags[0]} […] {frags[1]}"
-    return f'"{body}"'
-
-
-def _clip(text: str, n: int) -> str:
-    text = normalize_ws(text)
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _short_input(block_input: dict[str, Any]) -> str:

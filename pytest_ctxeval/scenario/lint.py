@@ -150,7 +150,7 @@ def _load(path: Path, out: _Collector) -> Scenario | None:
     except CtxEvalError as exc:
         out.add(("config",), str(exc).split(": ", 1)[-1])
         ok = False
-    from ..llm.offline import FAULTS
+    from ..core.faults import FAULTS
     for task, plan in scenario.faults.items():
         for i, fault in enumerate(plan):
             if fault not in FAULTS:

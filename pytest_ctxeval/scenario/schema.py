@@ -55,16 +55,15 @@ from pydantic import (
 )
 
 from ..core.config import EngineConfig, resolve_context_window
+from ..core.faults import FAULTS
 from ..errors import ScenarioError, UsageError
 from ..core.limits import check_time
 from ..core.messages import ContentBlock, ResultContent
 from .planted import CompressionBar, FactUpdate, PlantedFact, check_bars
 
 __all__ = [
-    "Scenario", "Expectations", "Probe", "ToolCall", "load_scenario", "find_scenarios", "expand",
-    "UserStep", "AssistantStep", "GapStep", "CompactStep", "ToolStep", "ExpandedScenario",
-    "RecordedCompactionStep", "Provenance",
-    "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS", "MAX_STEPS", "parse_duration",
+    "Scenario", "Expectations", "Probe", "ToolCall", "load_scenario", "find_scenarios", "Provenance",
+    "parse_duration",
 ]
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -573,7 +572,6 @@ def load_scenario(path: str | Path) -> Scenario:
     scenario.path = p
     scenario.lines = lines
     scenario.engine_config()  # validate config overrides now, with the file's name
-    from ..llm.offline import FAULTS
     for task, plan in scenario.faults.items():
         for i, fault in enumerate(plan):
             if fault not in FAULTS:
@@ -594,16 +592,3 @@ def find_scenarios(paths: list[str | Path]) -> list[Path]:
         else:
             raise UsageError(f"{p}: no such file or directory")
     return out
-
-
-# The expansion names, re-exported lazily: pytest_ctxeval.scenario.expansion imports this module.
-_EXPANSION = ("expand", "ExpandedScenario", "UserStep", "AssistantStep", "GapStep", "CompactStep", "ToolStep",
-              "RecordedCompactionStep", "Step", "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS", "MAX_STEPS")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPANSION:
-        from . import expansion
-
-        return getattr(expansion, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

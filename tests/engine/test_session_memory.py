@@ -8,9 +8,9 @@ from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.pipeline import ToolOutcome
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.engine.session_memory import (
-    SessionMemoryState, adjust_index_to_preserve_invariants, calculate_keep_index, has_text_block,
-    last_boundary_floor, session_memory_compact, should_extract,
+    SessionMemoryState, calculate_keep_index, has_text_block, session_memory_compact, should_extract,
 )
+from pytest_ctxeval.engine.boundaries import adjust_index_to_preserve_invariants, last_boundary_floor
 from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.core.messages import (
     AssistantMessage, CompactBoundary, TextBlock, UserMessage, to_api, validate_api,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.reading.extract import failed_attempts, memory_rules
-from pytest_ctxeval.llm.reference import FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, write_session_notes, write_summary
+from pytest_ctxeval.llm.summary_text import FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER
+from pytest_ctxeval.llm.reference import write_session_notes, write_summary
 from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, UserMessage, to_api
 from pytest_ctxeval.reading.summary import format_compact_summary, parse_summary
 

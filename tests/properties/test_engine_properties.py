@@ -21,7 +21,8 @@ from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.compact import CompactionFailed, compact_conversation
 from pytest_ctxeval.engine.microcompact import CLEARED, MicrocompactState, apply_cleared, time_based_clear
 from pytest_ctxeval.engine.ptl import PTL_MARKER, truncate_head_for_ptl_retry
-from pytest_ctxeval.engine.session_memory import calculate_keep_index, has_text_block, last_boundary_floor
+from pytest_ctxeval.engine.session_memory import calculate_keep_index, has_text_block
+from pytest_ctxeval.engine.boundaries import last_boundary_floor
 from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.core.messages import (
