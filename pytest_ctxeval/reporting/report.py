@@ -72,9 +72,9 @@ def _sections(summary: str, kind: str, strategy: str | None = None) -> tuple[lis
     if kind == "session_memory":
         return [], []
     if strategy not in (None, "claude_code"):  # another strategy's format (a built-in one is known)
-        from ..compaction.loader import BUILTIN, _builtin
+        from ..compaction.loader import builtin_summary_format
 
-        fmt = getattr(_builtin(strategy), "summary_format", None) if strategy in BUILTIN else None
+        fmt = builtin_summary_format(strategy)
         if fmt is None or not fmt.sections:
             return [], []
         parsed = fmt.parse(summary or "")
