@@ -296,3 +296,26 @@ def test_top_level_holds_front_ends_and_the_loop_only():
               "strategies"}
     extra = [m for m in top if m not in stages and not m.startswith("cli")]
     assert not extra, f"flat modules outside a stage's subpackage: {extra}"
+
+
+def _subpackage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and MODULES[module][1]) else None
+
+
+def test_subpackages_form_layers():
+    """At load time the stages import downwards only: core <- reading <- transcript, llm <- engine
+    <- compaction; scenario; grading <- reporting (the front ends at the top import them all)."""
+    edges: dict[str, set[str]] = {}
+    for module, targets in _edges(deferred=False).items():
+        here = _subpackage(module)
+        if here is None:
+            continue
+        edges.setdefault(here, set())
+        for target in targets:
+            there = _subpackage(target)
+            if there is not None and there != here:
+                edges[here].add(there)
+                edges.setdefault(there, set())
+    assert not _cycles(edges), f"subpackages importing each other at load time: {_cycles(edges)}"
+    assert not edges["core"], f"core imports other stages: {edges['core']}"
