@@ -22,14 +22,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.pipeline import ContextManager, PreparedRequest, ToolOutcome
-from pytest_ctxeval.ids import IdFactory
+from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, ImageBlock, TextBlock, ThinkingBlock, ToolUseBlock, Usage, UserMessage,
 )
-from pytest_ctxeval.tokens import estimate_message
+from pytest_ctxeval.core.tokens import estimate_message
 from pytest_ctxeval.transcript import TranscriptWriter
 
 START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)

@@ -43,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from pytest_ctxeval.grading import load_graders
-    from pytest_ctxeval.judging import Judge
+    from pytest_ctxeval.grading.judging import Judge
     from pytest_ctxeval.llm import make_llm
-    from pytest_ctxeval.validity import check, format_rates, load_labels, rates
+    from pytest_ctxeval.grading.validity import check, format_rates, load_labels, rates
 
     labelled = load_labels(args.labels)
     registry = load_graders()

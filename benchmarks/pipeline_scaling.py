@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _workload import Workload  # noqa: E402
 
-from pytest_ctxeval.config import EngineConfig  # noqa: E402
+from pytest_ctxeval.core.config import EngineConfig  # noqa: E402
 from pytest_ctxeval.engine.naive import NaiveView  # noqa: E402
 
 

@@ -50,7 +50,7 @@ def library_cost(caching: str, out: Path, votes: int) -> dict:
 
 
 def priced(usage: dict, model: str) -> float:
-    from pytest_ctxeval.pricing import cost_of
+    from pytest_ctxeval.llm.pricing import cost_of
 
     return sum(cost_of(model, row) for row in usage["by_model"].values())
 

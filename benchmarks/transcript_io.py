@@ -8,7 +8,7 @@ takes most of a real file, progress records carrying full command output and fil
 snapshots. Three files: ``--size-mb`` MB holding ``--conversation-mb`` MB of conversation, the same
 size holding four times the conversation, and a quarter of the size holding the same conversation.
 
-Each file is read with :func:`pytest_ctxeval.transcript.read_transcript` in a fresh interpreter,
+Each file is read with :func:`pytest_ctxeval.transcript.jsonl.read_transcript` in a fresh interpreter,
 which reports the time and its peak RSS (``ru_maxrss``); an interpreter that only imports the
 package gives the baseline. The reader streams the file twice (the record tree, then the chosen
 chain's records by offset), so the peak above the baseline should follow the conversation kept,
@@ -33,7 +33,7 @@ from pathlib import Path
 _PROBE = r"""
 import json, resource, sys, time
 mode, path = sys.argv[1], sys.argv[2]
-import pytest_ctxeval.transcript as t, pytest_ctxeval.importer as imp
+import pytest_ctxeval.transcript as t, pytest_ctxeval.scenario.importer as imp
 t0 = time.perf_counter()
 out = {"mode": mode}
 if mode == "read":

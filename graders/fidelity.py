@@ -2,7 +2,7 @@
 
 * ``verbatim_user_messages``: every person-typed message of the session so far is in section 6,
   verbatim after whitespace normalisation (long messages: head and tail, see
-  :data:`pytest_ctxeval.extract.LONG_MESSAGE_CHARS`).
+  :data:`pytest_ctxeval.reading.extract.LONG_MESSAGE_CHARS`).
 * ``next_step_quote``: section 9, when it proposes a step, quotes the most recent conversation
   verbatim (no drift); a quote of an older message does not count.
 * ``files_preserved``: every file edited or written in the session so far (across earlier
@@ -27,21 +27,21 @@ from __future__ import annotations
 import difflib
 import re
 
-from pytest_ctxeval.extract import (
+from pytest_ctxeval.reading.extract import (
     LONG_MESSAGE_KEEP, edited_files, failing_results, file_mentioned, latest_requests, message_fragments,
     open_todos, person_messages, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
-from pytest_ctxeval.proposals import proposals, quoted_spans
-from pytest_ctxeval.quoting import (
+from pytest_ctxeval.core.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
+from pytest_ctxeval.reading.proposals import proposals, quoted_spans
+from pytest_ctxeval.reading.quoting import (
     GO_AHEAD_WORDS, HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, quote_in as _quote_in, quotes as _quotes, said_after as _said_after,
     flat_lines as _flat_lines, tokens_in as _tokens_in, whole_context as _whole,
 )
-from pytest_ctxeval.session_facts import error_kept
-from pytest_ctxeval.summary import SECTION_TITLES, Section, normalize_ws, notes_section
-from pytest_ctxeval.verbatim import Haystack, Match, closest_line, find, normalize, show_difference
+from pytest_ctxeval.reading.session_facts import error_kept
+from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
+from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, find, normalize, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -197,7 +197,7 @@ def _is_command_arguments(message: object) -> bool:
 def verbatim_user_messages(case: CompactionCase) -> Verdict:
     """Every person-typed message so far appears verbatim in section 6.
 
-    Verbatim as a careful reader counts it (pytest_ctxeval.verbatim): quote characters, Markdown
+    Verbatim as a careful reader counts it (pytest_ctxeval.reading.verbatim): quote characters, Markdown
     escapes, invisible Unicode, flattened line breaks and a fixed typo do not count as changes; a
     typed lead whose pasted log was summarised is kept; a draft the person sent again revised is kept
     by its resend; a ``/command``'s arguments may stand anywhere in the summary (they parameterise
@@ -339,7 +339,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
     """Every file edited or written in the session so far (and expect.files) is named in section 3.
 
     A rejected or failed edit changed nothing, and Claude Code's own storage (plan files, memory) is
-    not a project file (pytest_ctxeval.session_facts). A file named in another part of the summary
+    not a project file (pytest_ctxeval.reading.session_facts). A file named in another part of the summary
     was not dropped."""
     # The artifact trail of the whole session, not only of this span: a second summary that drops
     # the files changed before the first compaction has lost them.
@@ -370,7 +370,7 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     exit code), or the failing command with its output.
 
     Rejected calls, calls cancelled with a failing sibling, calls the tool refused as made and probes
-    that found nothing are not errors (pytest_ctxeval.session_facts.error_kind)."""
+    that found nothing are not errors (pytest_ctxeval.reading.session_facts.error_kind)."""
     wanted: dict[str, tuple[str, object]] = {}
     for f in failing_results(case.summarized):
         if f.key_line:

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import re
 
-from pytest_ctxeval.extract import (
+from pytest_ctxeval.reading.extract import (
     LONG_MESSAGE_KEEP, contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import AssistantMessage, UserMessage, plain_text
-from pytest_ctxeval.proposals import mention_pattern, proposals, quoted_spans
-from pytest_ctxeval.summary import normalize_ws
-from pytest_ctxeval.verbatim import Haystack, Match, closest_line, find, show_difference
+from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
+from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
+from pytest_ctxeval.reading.summary import normalize_ws
+from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, find, show_difference
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -114,7 +114,7 @@ _NAMES = re.compile(r"[\d/_.#@`]\w|[a-z][A-Z]")
 def last_request_intact(case: CompactionCase) -> Verdict:
     """The most recent person-typed message is in full, verbatim, in the post-compact context.
 
-    Verbatim as pytest_ctxeval.verbatim counts it (quote characters, escapes, invisible Unicode, a
+    Verbatim as pytest_ctxeval.reading.verbatim counts it (quote characters, escapes, invisible Unicode, a
     fixed typo, a pasted log after a verbatim lead); a left-out acknowledgement of three words or fewer
     ("this is good.") does not make the request incomplete. A truncated request does."""
     people = person_messages(case.history)
@@ -308,7 +308,7 @@ def failed_approaches_preserved(case: CompactionCase) -> Verdict:
             if approach in missing:
                 continue
             # A mention proposes the approach unless its own clause records it as failed or negates
-            # it (pytest_ctxeval.proposals); an item that names it only by most of its words is
+            # it (pytest_ctxeval.reading.proposals); an item that names it only by most of its words is
             # read as one clause.
             found = [p.clause for p in proposals(section.body, approach, negators=_FAILED_MARK,
                                                    dropped_after=_FAILED_MARK, exempt=exempt)]

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from statistics import mean
 
-from pytest_ctxeval.extract import person_messages
+from pytest_ctxeval.reading.extract import person_messages
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import to_api
-from pytest_ctxeval.summary import normalize_ws
-from pytest_ctxeval.verbatim import machine_output
+from pytest_ctxeval.core.messages import to_api
+from pytest_ctxeval.reading.summary import normalize_ws
+from pytest_ctxeval.reading.verbatim import machine_output
 
 #: How many compaction generations drift looks at, at least (issue: k >= 3).
 DRIFT_GENERATIONS = 3

@@ -1,6 +1,6 @@
 """Planted-fact graders: typed facts through every round, stale values, and a size gate.
 
-* ``facts_survive``: the scenario's ``facts:`` (:mod:`pytest_ctxeval.planted`) planted so far are
+* ``facts_survive``: the scenario's ``facts:`` (:mod:`pytest_ctxeval.scenario.planted`) planted so far are
   held in the post-compact context; per type, the share held must reach the type's bar
   (``expect.survival``; safety rules and constraints 1.0 by default). The last compaction's verdict
   carries the survival curve of every type over the run's rounds and each type's cliff round.
@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import re
 
-from pytest_ctxeval.extract import person_messages
+from pytest_ctxeval.reading.extract import person_messages
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import AttachmentMessage, CompactBoundary, UserMessage, plain_text
-from pytest_ctxeval.planted import (
-    DEFAULT_MIN_TOKENS, DEFAULT_SHARE, PLACE_NAMES, bars_of, fact_states, has_token, post_text, survival, token_spans,
+from pytest_ctxeval.core.messages import AttachmentMessage, CompactBoundary, UserMessage, plain_text
+from pytest_ctxeval.scenario.planted import (
+    DEFAULT_MIN_TOKENS, DEFAULT_SHARE, PLACE_NAMES, bars_of, fact_states, has_token, post_text, survival,
+    token_spans,
 )
-from pytest_ctxeval.summary import normalize_ws
-from pytest_ctxeval.tokens import estimate_messages
+from pytest_ctxeval.reading.summary import normalize_ws
+from pytest_ctxeval.core.tokens import estimate_messages
 
 
 def _facts(case: CompactionCase) -> list:

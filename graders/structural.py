@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.messages import RequestValidator, to_api, validate_api
-from pytest_ctxeval.tokens import estimate_api_request
-from pytest_ctxeval.summary import SECTION_KINDS, SECTION_TITLES, analysis_span
-from pytest_ctxeval.versions import CONTINUATION_WORDINGS, promise
+from pytest_ctxeval.core.messages import RequestValidator, to_api, validate_api
+from pytest_ctxeval.core.tokens import estimate_api_request
+from pytest_ctxeval.reading.summary import SECTION_KINDS, SECTION_TITLES, analysis_span
+from pytest_ctxeval.grading.versions import CONTINUATION_WORDINGS, promise
 
 
 @grader("tool_pairing", kind="rule")
@@ -81,7 +81,7 @@ def analysis_stripped(case: CompactionCase) -> Verdict:
     """The analysis scratchpad is not in what the model sees, and the summary tags are removed.
 
     A real transcript is held to its version: Claude Code up to 2.1.56 keeps the ``Analysis:`` part by
-    design (pytest_ctxeval.versions), so its summaries are ``n/a`` for the scratchpad, never a fail."""
+    design (pytest_ctxeval.grading.versions), so its summaries are ``n/a`` for the scratchpad, never a fail."""
     text = case.summary_message or case.summary
     reasons = []
     span = analysis_span(text)
@@ -115,7 +115,7 @@ _PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:[ \t]*\n?[ \t]*(\S
 def continuation(case: CompactionCase) -> Verdict:
     """The summary message points at the full transcript and (auto) says to continue directly.
 
-    A real transcript is held to what its version wrote (pytest_ctxeval.versions): no transcript path
+    A real transcript is held to what its version wrote (pytest_ctxeval.grading.versions): no transcript path
     before 2.1.x, no continuation instruction after a manual /compact before 2.1.150; every version's
     wording counts ("from where we left it off", "from where we left off", "Resume directly")."""
     text = case.summary_message

@@ -15,26 +15,26 @@ __version__ = "0.1.0"
 # The public names are imported when first used (PEP 562): pytest imports this package for the
 # plugin in every run of a project that has it installed, and most runs never need the engine.
 _EXPORTS = {
-    "EngineConfig": "config", "resolve_context_window": "config",
+    "EngineConfig": "core.config", "resolve_context_window": "core.config",
     "CtxEvalError": "errors", "GraderError": "errors", "ModelError": "errors", "PromptTooLongError": "errors",
     "ScenarioError": "errors", "TranscriptError": "errors", "UsageError": "errors",
-    "CompactionCase": "grading", "GraderRegistry": "grading", "Verdict": "grading", "grader": "grading",
-    "load_graders": "grading", "LLM": "llm", "make_llm": "llm", "RunResult": "runner", "run_scenario": "runner",
-    "Scenario": "scenarios", "load_scenario": "scenarios", "read_transcript": "transcript",
-    "mutation": "mutants", "Mutant": "mutants",
+    "CompactionCase": "grading.registry", "GraderRegistry": "grading.registry", "Verdict": "grading.registry", "grader": "grading.registry",
+    "load_graders": "grading.registry", "LLM": "llm", "make_llm": "llm", "RunResult": "runner", "run_scenario": "runner",
+    "Scenario": "scenario.schema", "load_scenario": "scenario.schema", "read_transcript": "transcript.jsonl",
+    "mutation": "grading.mutants", "Mutant": "grading.mutants",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from .config import EngineConfig, resolve_context_window
+    from .core.config import EngineConfig, resolve_context_window
     from .errors import (
         CtxEvalError, GraderError, ModelError, PromptTooLongError, ScenarioError, TranscriptError, UsageError,
     )
-    from .grading import CompactionCase, GraderRegistry, Verdict, grader, load_graders
+    from .grading.registry import CompactionCase, GraderRegistry, Verdict, grader, load_graders
     from .llm import LLM, make_llm
-    from .mutants import Mutant, mutation
+    from .grading.mutants import Mutant, mutation
     from .runner import RunResult, run_scenario
-    from .scenarios import Scenario, load_scenario
-    from .transcript import read_transcript
+    from .scenario.schema import Scenario, load_scenario
+    from .transcript.jsonl import read_transcript
 
 __all__ = [
     "__version__", "EngineConfig", "resolve_context_window", "CtxEvalError", "GraderError", "ModelError",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .errors import GraderError
-from .grading import (
+from .grading.registry import (
     CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
 )
 from .messages import text_of
@@ -131,8 +131,8 @@ def make_recompact(llm: Any, prompts: Any) -> Callable[[CompactionCase], Compact
     """A ``case -> case`` that compacts a compaction's post-compact context once more (a manual
     ``/compact`` on it): the next generation for the drift grader."""
     from .engine.compact import CompactionFailed, compact_conversation
-    from .ids import IdFactory
-    from .tokens import estimate_messages
+    from .core.ids import IdFactory
+    from .core.tokens import estimate_messages
 
     def recompact(case: CompactionCase) -> CompactionCase | None:
         config = case.config

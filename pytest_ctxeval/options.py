@@ -38,10 +38,10 @@ def window_tokens(value: str) -> int:
 
 
 def judge_votes(value: str) -> int:
-    """argparse type for ``--judge-votes``: 1 to :data:`~pytest_ctxeval.limits.MAX_JUDGE_VOTES`."""
+    """argparse type for ``--judge-votes``: 1 to :data:`~pytest_ctxeval.core.limits.MAX_JUDGE_VOTES`."""
     import argparse
 
-    from .limits import MAX_JUDGE_VOTES
+    from .core.limits import MAX_JUDGE_VOTES
 
     n = positive_int(value)
     if n > MAX_JUDGE_VOTES:
@@ -184,13 +184,13 @@ class RunOptions:
         for d in self.graders_dirs:
             if not Path(d).is_dir():
                 raise UsageError(f"graders folder {d}: no such directory")
-        from .limits import MAX_JUDGE_VOTES
+        from .core.limits import MAX_JUDGE_VOTES
 
         if not 1 <= self.judge_votes <= MAX_JUDGE_VOTES:
             raise UsageError(f"judge votes must be from 1 to {MAX_JUDGE_VOTES} (limits.MAX_JUDGE_VOTES). "
                              f"Current input: {self.judge_votes!r}")
         if self.prices is not None:
-            from .pricing import load_prices, set_prices
+            from .llm.pricing import load_prices, set_prices
             set_prices(load_prices(self.prices))
         if self.strategy is not None:
             self.make_strategy()  # a bad spec is a usage error now, not one failure per scenario
@@ -282,7 +282,7 @@ class RunOptions:
     def make_judge(self, faults: dict[str, list[str]] | None = None) -> Any:
         """The judge for the LLM graders: same backend, the judge model, its own usage totals.
         ``faults`` (offline only) scripts failures of its ``judge``/``probe`` calls."""
-        from .judging import Judge
+        from .grading.judging import Judge
         from .llm import make_llm
 
         plan = {k: v for k, v in (faults or {}).items() if k in ("judge", "probe")} or None

@@ -23,7 +23,7 @@ from .errors import CtxEvalError, UsageError
 from .options import add_run_options, tolerance
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .grading import Verdict
+    from .grading.registry import Verdict
     from .options import RunOptions
     from .runner import RunResult
 
@@ -176,7 +176,7 @@ def run_scenario(ctxeval_config: RunOptions, tmp_path: Path) -> Callable[..., Ru
     session directory under ``tmp_path``.
     """
     from .runner import run_scenario as _run_scenario
-    from .scenarios import Scenario, load_scenario
+    from .scenario.schema import Scenario, load_scenario
 
     counter = iter(range(1_000_000))
 
@@ -201,7 +201,7 @@ def run_scenario(ctxeval_config: RunOptions, tmp_path: Path) -> Callable[..., Ru
 def grade(ctxeval_config: RunOptions) -> Callable[..., list[Verdict]]:
     """``grade(run_result, graders=["verbatim_user_messages"])`` -> one :class:`Verdict` per
     compaction × grader (``verdict.grader`` names it; ``verdict.evidence["compaction"]`` the index)."""
-    from .grading import cases_from_run, load_graders
+    from .grading.registry import cases_from_run, load_graders
 
     registry = load_graders(ctxeval_config.graders_dirs)
 

@@ -34,21 +34,19 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import EngineConfig
+from .core.config import EngineConfig
 from .engine.context_prefix import system_context
 from .engine.hooks import HookSet
 from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event, ToolOutcome
 from .engine.prompt import PromptSet
-from .ids import IdFactory
+from .core.ids import IdFactory
 from .errors import ScenarioError, UsageError
 from .llm import LLM, make_llm
-from .messages import (
-    AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, Usage,
-)
-from .expansion import AssistantStep, CompactStep, GapStep, RecordedCompactionStep, UserStep, expand
-from .scenarios import Scenario, load_scenario
-from .tokens import estimate_message
-from .transcript import TranscriptWriter
+from .core.messages import AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, Usage
+from .scenario.expansion import AssistantStep, CompactStep, GapStep, RecordedCompactionStep, UserStep, expand
+from .scenario.schema import Scenario, load_scenario
+from .core.tokens import estimate_message
+from .transcript.jsonl import TranscriptWriter
 
 __all__ = ["RunResult", "run_scenario", "fresh_folder", "check_unique_names", "USER_STEP", "ASSISTANT_STEP", "TOOL_STEP"]
 

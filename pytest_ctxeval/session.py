@@ -30,8 +30,9 @@ from typing import Any, Iterator
 
 import pytest
 
-from .baseline import (
-    DEFAULT_TOLERANCE, Comparison, ab_table, compare, format_ab, format_comparison, load_document, write_baseline,
+from .reporting.baseline import (
+    DEFAULT_TOLERANCE, RunDiff as Comparison, ab_table, diff_runs as compare, format_ab,
+    format_run_diff as format_comparison, load_document, write_baseline,
 )
 from .errors import CtxEvalError, GraderError, ProviderError, UsageError
 from .evaluation import Outcome, merge_usage, usage_lines
@@ -405,7 +406,7 @@ class CtxEvalSession:
                                    price_model=DEFAULT_MODEL if self.options.backend == "offline" else None)
             table["results"] = {name: d["scenarios"] for name, d in docs.items() if name != self.strategy_name}
             doc["strategies"] = table
-        from .prompt_coverage import coverage_note
+        from .reporting.prompt_coverage import coverage_note
 
         # Only the reference engine sends this prompt; other strategies write their own.
         engine = getattr(self.strategy_of(MAIN), "name", "claude_code") == "claude_code"
@@ -459,7 +460,7 @@ class CtxEvalSession:
                 for line in usage_lines(usage, self.options.backend):
                     tr.write_line(safe_text(line))
         if doc is not None:  # planted facts (issue 19): survival per type and round, per strategy
-            from .facts_table import survival_lines
+            from .reporting.facts_table import survival_lines
 
             runs = [(self.strategy_name, doc["scenarios"])] + list((doc.get("strategies") or {}).get("results", {}).items())
             tables = [survival_lines(entries, label=name if len(runs) > 1 else None) for name, entries in runs]
@@ -483,7 +484,7 @@ class CtxEvalSession:
             for line in format_comparison(cmp, coverage=False):
                 tr.write_line(safe_text(line), red=line.lstrip().startswith("REGRESSED"))
         if doc is not None and doc.get("prompt_coverage"):
-            from .prompt_coverage import HEADING, format_coverage
+            from .reporting.prompt_coverage import HEADING, format_coverage
 
             note = doc["prompt_coverage"]
             tr.write_sep("-", f"ctxeval {HEADING}", yellow=bool(note.get("unseen")))
@@ -506,7 +507,7 @@ def _out_path(value: str | None) -> Path | None:
     """The absolute output path, checked now (a folder or a socket fails before the run)."""
     if not value:
         return None
-    from .outputs import check_output_path
+    from .core.outputs import check_output_path
 
     return check_output_path(Path(value).absolute())
 

@@ -6,13 +6,13 @@ order, assistant responses split into records sharing a message id, results of e
 images, thinking blocks, slash-command echoes, idle gaps and earlier compactions.
 
 **One design: engine messages.** Every strategy generates the engine's pydantic messages
-(:class:`~pytest_ctxeval.messages.UserMessage`, :class:`~pytest_ctxeval.messages.AssistantMessage`,
-:class:`~pytest_ctxeval.messages.CompactBoundary`, :class:`~pytest_ctxeval.messages.AttachmentMessage`),
+(:class:`~pytest_ctxeval.core.messages.UserMessage`, :class:`~pytest_ctxeval.core.messages.AssistantMessage`,
+:class:`~pytest_ctxeval.core.messages.CompactBoundary`, :class:`~pytest_ctxeval.core.messages.AttachmentMessage`),
 with uuids and timestamps: what :class:`~pytest_ctxeval.engine.pipeline.ContextManager` holds and a
 transcript stores. For the Messages-API ``messages`` list, ``conversations(as_api=True)`` applies
-:func:`~pytest_ctxeval.messages.to_api` (boundaries dropped, same-role messages merged); for the
+:func:`~pytest_ctxeval.core.messages.to_api` (boundaries dropped, same-role messages merged); for the
 others call ``to_api`` yourself. What is generated always passes
-:func:`~pytest_ctxeval.messages.validate_api` after ``to_api``: the first message is a user
+:func:`~pytest_ctxeval.core.messages.validate_api` after ``to_api``: the first message is a user
 message, every ``tool_use`` is answered by the next user message, results come first, no text is
 blank, ids are unique.
 
@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from .messages import (
+from .core.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock,
     TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage, to_api,
 )
@@ -430,7 +430,7 @@ def content_blocks(kinds: Sequence[str] = BLOCK_KINDS, *, tools: Sequence[str] =
 
         from hypothesis import given
         from pytest_ctxeval.strategies import content_blocks
-        from pytest_ctxeval.tokens import estimate_block
+        from pytest_ctxeval.core.tokens import estimate_block
 
         @given(content_blocks(kinds=["text", "tool_use", "tool_result"]))
         def test_no_block_has_a_negative_estimate(block):
@@ -485,7 +485,7 @@ def tool_rounds(*, min_parallel: int = 1, max_parallel: int = 4, tools: Sequence
     Example::
 
         from hypothesis import given
-        from pytest_ctxeval.messages import UserMessage, to_api, tool_results, tool_uses, validate_api
+        from pytest_ctxeval.core.messages import UserMessage, to_api, tool_results, tool_uses, validate_api
         from pytest_ctxeval.strategies import tool_rounds
 
         @given(tool_rounds(max_parallel=8, huge_result_chars=60_000))
@@ -536,7 +536,7 @@ def conversations(*, min_turns: int = 1, max_turns: int = 6, max_steps: int = 3,
     Example::
 
         from hypothesis import given
-        from pytest_ctxeval.messages import to_api, validate_api
+        from pytest_ctxeval.core.messages import to_api, validate_api
         from pytest_ctxeval.strategies import conversations
 
         @given(conversations(max_turns=4, images=True, thinking=True))
@@ -578,7 +578,7 @@ def sessions(*, max_compactions: int = 2, min_turns: int = 1, max_turns: int = 4
     Example::
 
         from hypothesis import given
-        from pytest_ctxeval.messages import CompactBoundary
+        from pytest_ctxeval.core.messages import CompactBoundary
         from pytest_ctxeval.strategies import sessions
 
         @given(sessions(max_compactions=3))
@@ -625,7 +625,7 @@ def histories_with_boundary(*, older: bool = True, kept: bool = True, attachment
     Example::
 
         from hypothesis import given
-        from pytest_ctxeval.engine.session_memory import last_boundary_floor
+        from pytest_ctxeval.engine.boundaries import last_boundary_floor
         from pytest_ctxeval.strategies import histories_with_boundary
 
         @given(histories_with_boundary())

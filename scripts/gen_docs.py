@@ -2,7 +2,7 @@
 
 * ``docs/cli.md``: ``ctxeval --help`` and every verb's ``--help``, from the argument parsers.
 * the grader registry table in ``docs/graders.md`` (between the ``generated: grader-table`` markers),
-  from :func:`pytest_ctxeval.grading.load_graders`.
+  from :func:`pytest_ctxeval.grading.registry.load_graders`.
 
 ``python scripts/gen_docs.py`` rewrites both; ``python scripts/gen_docs.py --check`` exits 1 naming
 the file that is out of date (``tests/test_docs.py`` runs the same check in CI).

@@ -1,4 +1,4 @@
-"""pytest_ctxeval.baseline: the committed baseline form, the comparison and its classification,
+"""pytest_ctxeval.reporting.baseline: the committed baseline form, the comparison and its classification,
 the A/B table, and ``ctxeval diff`` / ``ctxeval report`` (on hand-built results documents)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.baseline import (
-    BASELINE_FORMAT, ab_table, baseline_document, compare, dumps, format_ab, format_comparison, load_document,
+from pytest_ctxeval.reporting.baseline import (
+    BASELINE_FORMAT, ab_table, baseline_document, diff_runs, dumps, format_ab, format_run_diff, load_document,
     write_baseline,
 )
 from pytest_ctxeval.cli import main
@@ -76,21 +76,21 @@ def test_baseline_form_is_stable_sorted_and_lean() -> None:
 
 
 def test_no_change_is_no_regression() -> None:
-    cmp = compare(BASE, copy.deepcopy(BASE))
+    cmp = diff_runs(BASE, copy.deepcopy(BASE))
     assert not cmp.failed and not cmp.improvements and not cmp.notes
-    assert format_comparison(cmp)[0].startswith("0 regressions, 0 improvements")
+    assert format_run_diff(cmp)[0].startswith("0 regressions, 0 improvements")
 
 
 def test_pass_to_fail_is_a_regression_with_the_reason() -> None:
     cur = changed(alpha__1__verbatim_user_messages={"status": "fail", "score": 0.5,
                                                     "reasons": ["user message 2 of 2 is not verbatim in section 6"]})
-    cmp = compare(BASE, cur, name="base.json")
+    cmp = diff_runs(BASE, cur, name="base.json")
     assert cmp.failed
     [r] = cmp.regressions
     assert (r.scenario, r.compaction, r.grader, r.before, r.after) == (
         "alpha", 1, "verbatim_user_messages", "pass 1.00", "fail 0.50")
     assert "user message 2 of 2" in r.reason
-    lines = format_comparison(cmp)
+    lines = format_run_diff(cmp)
     assert "REGRESSED alpha compaction 1  verbatim_user_messages  pass 1.00 → fail 0.50" in lines[1]
 
 
@@ -99,14 +99,14 @@ def test_pass_to_fail_is_a_regression_with_the_reason() -> None:
 ])
 def test_score_changes_against_the_tolerance(score: float, tolerance: float, kind: str | None) -> None:
     cur = changed(alpha__1__files_preserved={"score": score})
-    cmp = compare(BASE, cur, tolerance=tolerance)
+    cmp = diff_runs(BASE, cur, tolerance=tolerance)
     got = [c.kind for c in cmp.regressions + cmp.improvements]
     assert got == ([kind] if kind else [])
 
 
 def test_fail_to_pass_is_an_improvement_that_names_what_came_back() -> None:
     cur = changed(alpha__1__files_preserved={"status": "pass", "score": 1.0, "missing": []})
-    cmp = compare(BASE, cur)
+    cmp = diff_runs(BASE, cur)
     assert not cmp.failed
     [i] = cmp.improvements
     assert (i.grader, i.before, i.after) == ("files_preserved", "fail 0.80", "pass 1.00")
@@ -120,7 +120,7 @@ def test_new_and_removed_scenarios_graders_and_compactions_are_notes() -> None:
     beta = cur["scenarios"][1]
     beta["compactions"].pop()
     beta["graders"]["tool_pairing"] = {"kind": "rule", "status": "pass", "score": 1.0, "reasons": []}
-    cmp = compare(BASE, cur)
+    cmp = diff_runs(BASE, cur)
     assert not cmp.failed  # a new failing scenario is listed, not a regression
     notes = {(n.scenario, n.compaction, n.grader, n.reason) for n in cmp.notes}
     assert notes == {("gone", None, None, "scenario removed"), ("new_one", None, None, "new scenario"),
@@ -133,7 +133,7 @@ def test_a_new_failing_compaction_is_a_scenario_level_regression() -> None:
     beta["compactions"].append(scenario("x", [verdict("verbatim_user_messages", "fail", 0.0)])["compactions"][0])
     beta["compactions"][-1]["index"] = 3
     beta["graders"]["verbatim_user_messages"].update(status="fail", score=0.6667, reasons=["compaction 3: lost"])
-    cmp = compare(BASE, cur)
+    cmp = diff_runs(BASE, cur)
     [r] = cmp.regressions
     assert (r.scenario, r.compaction, r.grader, r.after) == ("beta", None, "verbatim_user_messages", "fail 0.67")
     assert any(n.reason == "new compaction" and n.compaction == 3 for n in cmp.notes)
@@ -143,10 +143,10 @@ def test_a_change_among_many_removed_graders_is_still_found() -> None:
     """deepdiff must descend into a mapping that lost most of its keys (a -k selection)."""
     many = results(scenario("alpha", [verdict(f"g{i}") for i in range(12)]))
     few = results(scenario("alpha", [verdict("g0", "fail", 0.0)]))
-    cmp = compare(many, few)
+    cmp = diff_runs(many, few)
     assert [(r.grader, r.compaction) for r in cmp.regressions] == [("g0", 1)]
     assert sum(1 for n in cmp.notes if n.reason == "grader no longer run") == 11
-    lines = format_comparison(cmp)
+    lines = format_run_diff(cmp)
     assert len(lines) == 3 and lines[2].startswith("  note      11 × grader no longer run:  alpha g1, alpha g10")
 
 
@@ -156,7 +156,7 @@ def test_scenario_error_and_prompt_change_are_noted() -> None:
     cur["scenarios"][2] = scenario("gone", error="gone.yaml:3: turns: bad")
     cur["scenarios"][2]["graders"] = {"verbatim_user_messages": {"kind": "rule", "status": "fail", "score": 0.0,
                                                                  "reasons": ["gone.yaml:3: turns: bad"]}}
-    cmp = compare(BASE, cur)
+    cmp = diff_runs(BASE, cur)
     assert [(r.scenario, r.grader) for r in cmp.regressions] == [("gone", "verbatim_user_messages")]
     reasons = [n.reason for n in cmp.notes]
     assert "gone.yaml:3: turns: bad" in reasons
@@ -165,7 +165,7 @@ def test_scenario_error_and_prompt_change_are_noted() -> None:
 
 def test_compare_accepts_a_baseline_on_either_side() -> None:
     cur = changed(alpha__1__verbatim_user_messages={"status": "fail", "score": 0.0})
-    a = compare(baseline_document(BASE), baseline_document(cur))
+    a = diff_runs(baseline_document(BASE), baseline_document(cur))
     assert [(r.grader, r.reason) for r in a.regressions] == [("verbatim_user_messages", "")]
 
 

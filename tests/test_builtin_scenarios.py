@@ -11,9 +11,9 @@ import pytest
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.evaluation import evaluate_run
 from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.messages import to_api, validate_api
+from pytest_ctxeval.core.messages import to_api, validate_api
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.scenarios import load_scenario
+from pytest_ctxeval.scenario.schema import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 FILES = sorted(SCENARIOS.glob("*.yaml"))

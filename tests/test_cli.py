@@ -116,7 +116,7 @@ def test_grade_real_transcript(tmp_path: Path, capsys: pytest.CaptureFixture[str
     code = main(["grade", str(FASTHOOKS), "--json", str(out), "-v"])
     printed = capsys.readouterr().out
     # Claude Code 2.0.76 keeps the analysis part and writes no transcript path by design: both graders
-    # say n/a and name the version (pytest_ctxeval.versions); nothing in this summary fails.
+    # say n/a and name the version (pytest_ctxeval.grading.versions); nothing in this summary fails.
     assert code == 0, printed
     assert "N/A       analysis_stripped" in printed and "2.0.76" in printed
     assert "PASS      verbatim_user_messages" in printed

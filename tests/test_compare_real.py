@@ -9,14 +9,14 @@ import shutil
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.compare import (
-    COMPARE_FORMAT, compare_real, comparison_html, format_comparison, read_compaction_call,
+from pytest_ctxeval.compare_real import (
+    COMPARE_FORMAT, compare_real, comparison_html, format_real_comparison, read_compaction_call,
 )
 from pytest_ctxeval.errors import TranscriptError, UsageError
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.scenarios import Expectations, Probe
-from pytest_ctxeval.summary import SECTION_KINDS
+from pytest_ctxeval.scenario.schema import Expectations, Probe
+from pytest_ctxeval.reading.summary import SECTION_KINDS
 
 from session_kit import FAKE_KEY, INJECTION, injection_session
 from shared_paths import CORPUS
@@ -51,7 +51,7 @@ def test_each_corpus_compaction_is_compared(path, trigger, pre):
     assert c.ours.metrics["sections"] == {"found": len(SECTION_KINDS), "total": 9}
     assert c.ours.metrics["user_messages"]["found"] == c.ours.metrics["user_messages"]["total"] > 0
     assert not cmp.failed   # the reference engine passes every rule grader on these conversations
-    table = "\n".join(format_comparison(cmp))
+    table = "\n".join(format_real_comparison(cmp))
     assert "Claude Code" in table and "ctxeval" in table and f"{pre:,} →" in table
 
 
@@ -101,7 +101,7 @@ def test_not_a_compaction_call_is_an_input_error():
 
 
 def test_probes_are_scored_on_both_sides_when_given():
-    from pytest_ctxeval.judging import Judge
+    from pytest_ctxeval.grading.judging import Judge
 
     llm = make_llm()
     expect = Expectations(probes=[Probe(kind="artifact", question="Which Python file was created?",
@@ -111,7 +111,7 @@ def test_probes_are_scored_on_both_sides_when_given():
     [c] = cmp.compactions
     assert c.real.metrics["probes"]["status"] in ("pass", "fail")
     assert c.ours.metrics["probes"]["status"] in ("pass", "fail")
-    assert any(row.startswith("  probes") for row in format_comparison(cmp))
+    assert any(row.startswith("  probes") for row in format_real_comparison(cmp))
 
 
 def test_json_and_html_outputs_keep_transcript_text_inert(tmp_path):

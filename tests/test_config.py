@@ -1,4 +1,4 @@
-"""Tests for pytest_ctxeval.config: seed constants, derived thresholds, scaling, resolution."""
+"""Tests for pytest_ctxeval.core.config: seed constants, derived thresholds, scaling, resolution."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 from pydantic import ValidationError
 
-from pytest_ctxeval.config import (
+from pytest_ctxeval.core.config import (
     COMPACTABLE_TOOLS_000_004, COMPACTABLE_TOOLS_003, CONTEXT_WINDOW_ENV, MICROCOMPACT_PROFILES,
     ONE_MILLION_WINDOW, REFERENCE_WINDOW, SCALED_FIELDS, EngineConfig, resolve_context_window,
 )

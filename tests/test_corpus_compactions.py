@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from pytest_ctxeval.grading import cases_from_transcript
-from pytest_ctxeval.messages import CompactBoundary, UserMessage, person_text, to_api, validate_api
+from pytest_ctxeval.grading.registry import cases_from_transcript
+from pytest_ctxeval.core.messages import CompactBoundary, UserMessage, person_text, to_api, validate_api
 from pytest_ctxeval.transcript import read_transcript
 
 from shared_paths import CORPUS

@@ -1,16 +1,16 @@
-"""Tests for pytest_ctxeval.extract: facts read off a conversation."""
+"""Tests for pytest_ctxeval.reading.extract: facts read off a conversation."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_ctxeval.session_facts import ERROR_KINDS
-from pytest_ctxeval.extract import (
+from pytest_ctxeval.reading.session_facts import ERROR_KINDS
+from pytest_ctxeval.reading.extract import (
     EDIT_TOOLS, LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, contains_text, edited_files, failing_results,
     file_mentioned, key_error_line, latest_todos, message_fragments, open_todos, person_messages,
     significant_tokens, touched_files,
 )
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage,
 )
 

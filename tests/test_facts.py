@@ -15,10 +15,11 @@ from pytest_ctxeval.factgen import generate, generate_yaml
 from pytest_ctxeval.facts_table import survival_lines
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.llm import relied
-from pytest_ctxeval.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
-from pytest_ctxeval.report import render_html, render_markdown
+from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from pytest_ctxeval.reporting.report import render_html, render_markdown
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.scenarios import expand, load_scenario
+from pytest_ctxeval.scenario.expansion import expand
+from pytest_ctxeval.scenario.schema import load_scenario
 
 LIBRARY = Path(__file__).resolve().parents[1] / "scenarios"
 GENERATED = {"facts_planted_everywhere": ["--seed", "11"],

@@ -12,10 +12,10 @@ import pytest
 
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.judging import Judge
+from pytest_ctxeval.grading.judging import Judge
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.scenarios import load_scenario
+from pytest_ctxeval.scenario.schema import load_scenario
 from pytest_ctxeval.transcript import read_transcript
 
 from scenario_texts import rename_reads
@@ -85,7 +85,7 @@ def test_summariser_faults(fault: str, scenario_file: Path, tmp_path: Path) -> N
         assert autos and "<summary>" not in autos[0].result.summary and "1. " in autos[0].result.summary
     elif fault == "sections_out_of_order":
         registry = load_graders()
-        from pytest_ctxeval.grading import cases_from_run
+        from pytest_ctxeval.grading.registry import cases_from_run
         case = next(c for c in cases_from_run(run) if c.trigger == "auto")
         [v] = registry.run(case, [registry.get("nine_sections")])
         assert v.status == "fail" and "out of order" in v.reasons[0]

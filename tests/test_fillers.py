@@ -12,9 +12,10 @@ import zlib
 
 import pytest
 
-from pytest_ctxeval import fillers
-from pytest_ctxeval.fillers import (
-    FILLERS, api_response, go_file, javascript_file, pdf, png, python_file, sql_file, stack_trace, typescript_file,
+from pytest_ctxeval.scenario import fillers
+from pytest_ctxeval.scenario.fillers import (
+    FILLERS, api_response, go_file, javascript_file, pdf, png, python_file, sql_file, stack_trace,
+    typescript_file,
 )
 
 CALLS = {
@@ -151,7 +152,8 @@ def test_pdf_is_a_valid_document_with_its_text() -> None:
 
 
 def test_media_fillers_render_inside_image_and_document_blocks(tmp_path) -> None:  # noqa: ANN001
-    from pytest_ctxeval.scenarios import expand, load_scenario
+    from pytest_ctxeval.scenario.expansion import expand
+    from pytest_ctxeval.scenario.schema import load_scenario
 
     path = tmp_path / "m.yaml"
     path.write_text(

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pytest_ctxeval.errors import CtxEvalError, ScenarioError, TranscriptError
 from pytest_ctxeval.grading import CompactionCase, load_graders
-from pytest_ctxeval.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
-from pytest_ctxeval.scenarios import expand, load_scenario
-from pytest_ctxeval.summary import SECTION_TITLES, format_compact_summary, parse_summary
+from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from pytest_ctxeval.scenario.expansion import expand
+from pytest_ctxeval.scenario.schema import load_scenario
+from pytest_ctxeval.reading.summary import SECTION_TITLES, format_compact_summary, parse_summary
 from pytest_ctxeval.transcript import read_transcript
 
 from shared_paths import CORPUS
@@ -190,7 +191,7 @@ def test_transcript_reader_survives_mutations(content: bytes) -> None:
         for problem in transcript.problems:
             assert problem.line >= 1 and problem.message
         # and whatever was read can be graded without a grader crashing
-        from pytest_ctxeval.grading import cases_from_transcript
+        from pytest_ctxeval.grading.registry import cases_from_transcript
         for case in cases_from_transcript(transcript):
             for v in REGISTRY.run(case, RULES):
                 assert v.status != "error", v.reasons

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.folder_grading import find_sessions, folder_document, grade_paths
+from pytest_ctxeval.grading.folders import find_sessions, folder_document, grade_paths
 
 from session_kit import Session
 from shared_paths import CORPUS

@@ -109,7 +109,8 @@ def test_cli_strict_turns_ungraded_into_exit_1(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_a_grader_returning_no_verdict_is_an_error_too(tmp_path: Path) -> None:
-    from pytest_ctxeval.grading import GraderRegistry, GraderSpec, CompactionCase
+    from pytest_ctxeval.grading import GraderRegistry, CompactionCase
+    from pytest_ctxeval.grading.registry import GraderSpec
 
     registry = GraderRegistry()
     spec = GraderSpec("lazy", "rule", lambda case: None, "here:1")

@@ -13,13 +13,14 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_ctxeval.extract import (edited_files, failing_results, file_mentioned, open_todos, person_messages,
-                                    significant_tokens)
-from pytest_ctxeval.messages import AssistantMessage, CompactBoundary, UserMessage, tool_results, tool_uses
-from pytest_ctxeval.mutants import Mutant
-from pytest_ctxeval.session_facts import error_kept
-from pytest_ctxeval.summary import normalize_ws
-from pytest_ctxeval.versions import CONTINUATION_WORDINGS
+from pytest_ctxeval.reading.extract import (
+    edited_files, failing_results, file_mentioned, open_todos, person_messages, significant_tokens,
+)
+from pytest_ctxeval.core.messages import AssistantMessage, CompactBoundary, UserMessage, tool_results, tool_uses
+from pytest_ctxeval.grading.mutants import Mutant
+from pytest_ctxeval.reading.session_facts import error_kept
+from pytest_ctxeval.reading.summary import normalize_ws
+from pytest_ctxeval.grading.versions import CONTINUATION_WORDINGS
 from validation_kit import library_cases, registry, rule_specs
 
 Hand = Callable[[Any], "Mutant | None"]
@@ -91,7 +92,7 @@ def _latest(case: Any) -> str | None:
 
 # --- verbatim_user_messages ------------------------------------------------------------------
 
-# Case alone is no defect (real summaries re-capitalise a quoted message: pytest_ctxeval.verbatim), so
+# Case alone is no defect (real summaries re-capitalise a quoted message: pytest_ctxeval.reading.verbatim), so
 # the subtle defect here is one content word of the message changed ("the cache" -> "the queue").
 @hand("one word of a message changed", "verbatim_user_messages")
 def _one_word(case: Any) -> Mutant | None:

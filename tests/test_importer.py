@@ -18,13 +18,14 @@ from pytest_ctxeval.errors import TranscriptError, UsageError
 from pytest_ctxeval.evaluation import evaluate_run
 from pytest_ctxeval.results import results_document
 from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.importer import NO_RESULT, import_transcript, scenario_yaml, write_scenario
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.scenario.importer import NO_RESULT, import_transcript, scenario_yaml, write_scenario
+from pytest_ctxeval.core.messages import (
     AssistantMessage, ToolResultBlock, UserMessage, person_text, result_text, tool_results, tool_uses,
     validate_api,
 )
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.scenarios import AssistantStep, UserStep, expand, load_scenario
+from pytest_ctxeval.scenario.expansion import AssistantStep, UserStep, expand
+from pytest_ctxeval.scenario.schema import load_scenario
 from pytest_ctxeval.transcript import read_transcript
 
 from session_kit import FAKE_KEY, INJECTION, SCRIPT, Session, injection_session

@@ -14,12 +14,13 @@ import pytest
 
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.evaluation import evaluate_run
-from pytest_ctxeval.extract import person_messages
-from pytest_ctxeval.fillers import pdf, png
+from pytest_ctxeval.reading.extract import person_messages
+from pytest_ctxeval.scenario.fillers import pdf, png
 from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.messages import plain_text
+from pytest_ctxeval.core.messages import plain_text
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.scenarios import expand, load_scenario
+from pytest_ctxeval.scenario.expansion import expand
+from pytest_ctxeval.scenario.schema import load_scenario
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -123,13 +124,13 @@ def test_the_debugging_loop_has_three_reverted_attempts(reference_runs: dict) ->
 
 
 def test_the_refactor_touches_more_than_ten_files(reference_runs: dict) -> None:
-    from pytest_ctxeval.extract import edited_files
+    from pytest_ctxeval.reading.extract import edited_files
 
     assert len(edited_files(reference_runs["multi_file_refactor"].history)) >= 15
 
 
 def test_the_budget_scenarios_persist_and_run_parallel_calls(reference_runs: dict) -> None:
-    from pytest_ctxeval.messages import tool_uses
+    from pytest_ctxeval.core.messages import tool_uses
 
     for name in ("tool_result_budget", "parallel_search_huge_output"):
         run = reference_runs[name]

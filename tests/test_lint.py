@@ -10,7 +10,7 @@ import pytest
 
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.errors import UsageError
-from pytest_ctxeval.lint import lint_file, lint_paths
+from pytest_ctxeval.scenario.lint import lint_file, lint_paths
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,9 +1,9 @@
-"""pytest_ctxeval.lost: what a compaction lost (pure, on hand-built conversations)."""
+"""pytest_ctxeval.grading.lost: what a compaction lost (pure, on hand-built conversations)."""
 
 from __future__ import annotations
 
-from pytest_ctxeval.lost import MAX_IDENTIFIERS, identifiers, lost_facts, message_ref
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.grading.lost import MAX_IDENTIFIERS, identifiers, lost_facts, message_ref
+from pytest_ctxeval.core.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage,
 )
 

@@ -1,4 +1,4 @@
-"""Tests for pytest_ctxeval.messages: parsing, to_api normalisation, validate_api, person_text, strip_media."""
+"""Tests for pytest_ctxeval.core.messages: parsing, to_api normalisation, validate_api, person_text, strip_media."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ from pytest_ctxeval.strategies import conversations
 from shared_paths import CORPUS
 from pydantic import TypeAdapter, ValidationError
 
-from pytest_ctxeval.messages import (
-    AssistantMessage, AttachmentMessage, CompactBoundary, ContentBlock, DocumentBlock, ImageBlock,
-    Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, from_api,
-    is_person_typed, person_text, result_text, text_of, to_api, tool_results, tool_uses,
-    RequestValidator, validate_api,
+from pytest_ctxeval.core.messages import (
+    AssistantMessage, AttachmentMessage, CompactBoundary, ContentBlock, DocumentBlock, ImageBlock, Message,
+    TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, from_api, is_person_typed, person_text,
+    result_text, text_of, to_api, tool_results, tool_uses, RequestValidator, validate_api,
 )
 
 MESSAGE = TypeAdapter(Message)
@@ -454,7 +453,7 @@ def test_request_validator_checks_only_what_changed(monkeypatch):
     """A growing conversation: each request is checked from the last message it shares with the
     one before (which reads its new successor), not from the start. The control, a sequence of
     equal copies, is checked whole every time."""
-    import pytest_ctxeval.messages as messages
+    import pytest_ctxeval.core.messages as messages
 
     calls = [0]
     real = messages._problems_at

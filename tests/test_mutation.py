@@ -9,9 +9,10 @@ import pytest
 
 from pytest_ctxeval.errors import GraderError
 from pytest_ctxeval.grading import CompactionCase
-from pytest_ctxeval.mutants import Mutant, MutationSpec, builtin_mutations, mutation, spec_of
-from pytest_ctxeval.mutation_facts import paraphrase, translate
-from pytest_ctxeval.proposals import proposals
+from pytest_ctxeval.grading.mutants import Mutant, MutationSpec, mutation, spec_of
+from pytest_ctxeval.grading.mutation_library import builtin_mutations
+from pytest_ctxeval.grading.mutation_facts import paraphrase_text, translate_text
+from pytest_ctxeval.reading.proposals import proposals
 from validation_kit import library_cases, statuses
 
 OPERATORS = {op.name: op for op in builtin_mutations()}
@@ -78,10 +79,10 @@ def test_an_operator_with_nothing_to_break_makes_no_mutant(name: str) -> None:
 def test_paraphrase_and_translate_change_the_words() -> None:
     rng = random.Random(1)
     text = "Please fix the login test and keep the old session table."
-    assert paraphrase(text, rng) not in (None, text)
-    fr = translate(text, rng)
+    assert paraphrase_text(text, rng) not in (None, text)
+    fr = translate_text(text, rng)
     assert fr is not None and fr != text and " le " in f" {fr} "
-    assert translate("请修复登录测试", rng).startswith("(translated)")
+    assert translate_text("请修复登录测试", rng).startswith("(translated)")
 
 
 def test_the_mutation_decorator_checks_its_arguments() -> None:
@@ -98,7 +99,7 @@ def test_the_mutation_decorator_checks_its_arguments() -> None:
         spec_of(bad).apply(_bare_case("x"), seed=0)
 
 
-# The revived-intent detector over phrasings the operator does not write (pytest_ctxeval.proposals).
+# The revived-intent detector over phrasings the operator does not write (pytest_ctxeval.reading.proposals).
 @pytest.mark.parametrize(("text", "proposes"), [
     ("Might be worth picking the CSV export back up.", True),
     ("If time permits, CSV export for finance.", True),

@@ -11,7 +11,7 @@ import pytest
 from pytest_ctxeval.cli.common import Progress as _Progress
 from pytest_ctxeval.errors import UsageError
 from pytest_ctxeval.evaluation import merge_usage, usage_lines
-from pytest_ctxeval.pricing import cost_of, load_prices, price_for, set_prices
+from pytest_ctxeval.llm.pricing import cost_of, load_prices, price_for, set_prices
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_ctxeval.engine.prompt import PromptSet
-from pytest_ctxeval.prompt_coverage import coverage_note, format_coverage, prompt_coverage
+from pytest_ctxeval.reporting.prompt_coverage import coverage_note, format_coverage, prompt_coverage
 
 BUILTIN = PromptSet().render_compact()
 

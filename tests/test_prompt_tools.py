@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.baseline import Change, Comparison, format_comparison, rollup
+from pytest_ctxeval.reporting.baseline import Change, RunDiff, format_run_diff, rollup
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.engine.prompt import BUILTIN_PROMPTS, PromptSet
 from pytest_ctxeval.options import builtin_scenarios_dir
@@ -133,15 +133,15 @@ def test_a_comparison_rolls_regressions_up_per_grader_before_the_items() -> None
     regs = ([Change("regression", f"s{i}", "nine_sections", 1, "pass 1.00", "fail 0.89") for i in range(3)]
             + [Change("regression", f"s{i}", "verbatim_user_messages", 1, "pass 1.00", "fail 0.00") for i in range(2)]
             + [Change("regression", "s0", "intent_preservation", 1, "pass 1.00", "pass 0.80")])
-    cmp = Comparison(baseline="b.json", tolerance=0.05, regressions=regs)
+    cmp = RunDiff(baseline="b.json", tolerance=0.05, regressions=regs)
     assert rollup(regs) == [("nine_sections", 3, "fail"), ("verbatim_user_messages", 2, "fail"),
                             ("intent_preservation", 1, "lower score")]
-    lines = format_comparison(cmp)
+    lines = format_run_diff(cmp)
     assert lines[1] == ("  regressed by grader: nine_sections 3 → fail, verbatim_user_messages 2 → fail, "
                         "intent_preservation 1 → lower score")
     assert lines[2].lstrip().startswith("REGRESSED")
-    one = Comparison(baseline="b.json", tolerance=0.05, regressions=regs[:1])
-    assert "by grader" not in "\n".join(format_comparison(one))  # one item needs no roll-up
+    one = RunDiff(baseline="b.json", tolerance=0.05, regressions=regs[:1])
+    assert "by grader" not in "\n".join(format_run_diff(one))  # one item needs no roll-up
 
 
 def test_the_builtin_section_list_is_written_once_and_sections_j2_is_its_copy() -> None:

@@ -1,9 +1,9 @@
-"""A reformatted section-9 quote (pytest_ctxeval.quoting.tokens_in): a list rewritten as one sentence
+"""A reformatted section-9 quote (pytest_ctxeval.reading.quoting.tokens_in): a list rewritten as one sentence
 is a quote; swapped words, a changed word or an inverted prohibition are not."""
 
 from __future__ import annotations
 
-from pytest_ctxeval.quoting import tokens_in
+from pytest_ctxeval.reading.quoting import tokens_in
 
 PLAN = ("Step 11: update CLAUDE.md\n- Tech Stack: remove SQLite, sqlite-vector, fastembed\n"
         "- Directory Structure: update to 3 crates\n- Build: do not remove the release profile, remove build.rs")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ctxeval.redact import KINDS, merge_counts, redact, redact_tree
+from pytest_ctxeval.core.redact import KINDS, merge_counts, redact, redact_tree
 
 # Shapes only: none of these is a real credential.
 CASES = [

@@ -1,4 +1,4 @@
-"""pytest_ctxeval.report: the HTML page and the Markdown summary, on hostile content (a transcript
+"""pytest_ctxeval.reporting.report: the HTML page and the Markdown summary, on hostile content (a transcript
 holding <script> tags, {{ }} and </html>). The same page in a real browser: test_report_browser.py."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.report import md, render_html, render_markdown
+from pytest_ctxeval.reporting.report import md, render_html, render_markdown
 
 HOSTILE = Path(__file__).resolve().parent / "fixtures" / "hostile_content.yaml"
 NASTY = ["<script>document.title='PWNED';alert(1)</script>", "{{ 7*7 }}", "</html>", "\"><img src=x onerror=alert(1)>"]

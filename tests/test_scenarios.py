@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval import expansion as ex
-from pytest_ctxeval import scenarios as sc
+from pytest_ctxeval.scenario import expansion as ex
+from pytest_ctxeval.scenario import schema as sc
 from pytest_ctxeval.errors import ScenarioError
-from pytest_ctxeval.scenarios import (
-    AssistantStep, CompactStep, GapStep, UserStep, expand, find_scenarios, load_scenario, parse_duration,
-)
+from pytest_ctxeval.scenario.expansion import AssistantStep, CompactStep, GapStep, UserStep, expand
+from pytest_ctxeval.scenario.schema import find_scenarios, load_scenario, parse_duration
 
 
 def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:

@@ -16,12 +16,12 @@ import httpx2
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.budget import ToolResultStore, safe_file_stem
 from pytest_ctxeval.errors import ScenarioError
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.scenarios import load_scenario
+from pytest_ctxeval.scenario.schema import load_scenario
 from pytest_ctxeval.transcript import read_transcript
 
 KEY = "sk-ant-api03-SECRETsecretSECRET-0123456789abcdef"
@@ -126,7 +126,7 @@ def test_scenario_templates_render_in_a_sandbox(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text('turns:\n  - user: "{{ cycler.__init__.__globals__.os.system(\'touch /tmp/owned\') }}"\n')
     with pytest.raises(ScenarioError, match="unsafe|template"):
-        from pytest_ctxeval.scenarios import expand
+        from pytest_ctxeval.scenario.expansion import expand
         expand(load_scenario(path))
     assert not Path("/tmp/owned").exists()
 
@@ -187,7 +187,8 @@ class FakeAnthropic:
 def test_the_key_appears_in_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
     from pytest_ctxeval.llm.server import ApiServer
-    from pytest_ctxeval.llm.wire import WireModel, error_response
+    from pytest_ctxeval.llm.wire import WireModel
+    from pytest_ctxeval.llm.wire_errors import error_response
 
     class EchoingWire(WireModel):  # the real API behind a socket, echoing the key in a probe's error
         def messages(self, body, *, task, **kw):  # type: ignore[no-untyped-def]

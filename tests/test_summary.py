@@ -1,4 +1,4 @@
-"""Tests for pytest_ctxeval.summary: formatting replies, parsing the nine sections, real summaries."""
+"""Tests for pytest_ctxeval.reading.summary: formatting replies, parsing the nine sections, real summaries."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.summary import (
+from pytest_ctxeval.reading.summary import (
     SECTION_KINDS, SECTION_TITLES, analysis_span, format_compact_summary, normalize_ws, parse_summary,
     section_kind,
 )

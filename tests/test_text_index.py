@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from pytest_ctxeval.extract import TextIndex, contains_text, significant_tokens
-from pytest_ctxeval.summary import normalize_ws
+from pytest_ctxeval.reading.extract import ItemIndex, contains_text, significant_tokens
+from pytest_ctxeval.reading.summary import normalize_ws
 
 SPLIT = re.compile(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)")
 WORDS = "alpha beta gamma test_mod1 src/a.py FAILED error KeyError x1 x2 value tests/test_b.py::test_c 42".split()
@@ -28,7 +28,7 @@ def test_index_agrees_with_the_scans_it_replaces(seed):
                         for _ in range(rnd.randint(1, 7)))
         needle = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 5)))
         tokens = significant_tokens(needle)
-        index = TextIndex(hay, SPLIT)
+        index = ItemIndex(hay, SPLIT)
         for share in (0.5, 0.8, 1.0):
             assert index.overlap(tokens, share) == _scan_overlap(hay, tokens, share), (hay, needle, share)
         assert index.contains(normalize_ws(needle.lower()), tokens) == contains_text(hay.lower(), needle.lower())
@@ -36,6 +36,6 @@ def test_index_agrees_with_the_scans_it_replaces(seed):
 
 def test_a_needle_across_two_items_is_still_found_verbatim():
     hay = "- the build FAILED\n- because KeyError: 'x'"
-    index = TextIndex(hay, SPLIT)
+    index = ItemIndex(hay, SPLIT)
     needle = "failed - because keyerror"
     assert index.contains(needle, significant_tokens(needle))

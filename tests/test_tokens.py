@@ -1,4 +1,4 @@
-"""Tests for pytest_ctxeval.tokens: byte-based estimation, the 4/3 margin, anchored counting."""
+"""Tests for pytest_ctxeval.core.tokens: byte-based estimation, the 4/3 margin, anchored counting."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from pytest_ctxeval.config import EngineConfig
-from pytest_ctxeval.messages import (
-    AssistantMessage, AttachmentMessage, CompactBoundary, DocumentBlock, ImageBlock,
-    RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage,
+from pytest_ctxeval.core.config import EngineConfig
+from pytest_ctxeval.core.messages import (
+    AssistantMessage, AttachmentMessage, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock,
+    TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage,
 )
-from pytest_ctxeval.tokens import (
+from pytest_ctxeval.core.tokens import (
     count_tokens, estimate_api_request, estimate_block, estimate_message, estimate_messages, estimate_text,
 )
 

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.errors import TranscriptError
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, TextBlock, ToolResultBlock, ToolUseBlock, Usage,
     UserMessage, is_person_typed, person_text, to_api, tool_results, tool_uses, validate_api,
 )
-from pytest_ctxeval.transcript import Problem, TranscriptWriter, read_transcript, record_for
+from pytest_ctxeval.transcript.jsonl import RecordProblem
+from pytest_ctxeval.transcript import TranscriptWriter, read_transcript, record_for
 
 from shared_paths import CORPUS
 FILES = sorted(CORPUS.glob("*.jsonl"))
@@ -507,4 +508,4 @@ def test_writer_round_trip_assistant_without_message_id(tmp_path):
 
 
 def test_problem_str():
-    assert str(Problem(12, "oops")) == "line 12: oops"
+    assert str(RecordProblem(12, "oops")) == "line 12: oops"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.errors import TranscriptError
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, OpaqueBlock, UserMessage, person_text, to_api, validate_api,
 )
 from pytest_ctxeval.transcript import TranscriptWriter, read_transcript
@@ -286,7 +286,7 @@ def test_missing_file_and_folder(tmp_path):
 
 
 def _between_passes(monkeypatch, action):
-    import pytest_ctxeval.transcript as tr
+    import pytest_ctxeval.transcript.jsonl as tr
 
     real = tr._choose_chain
 
@@ -364,8 +364,9 @@ def _resumed_with_own_compaction(path: Path) -> Path:
 
 
 def test_compare_real_and_grading_skip_the_inherited_compaction(tmp_path):
-    from pytest_ctxeval.compare import compare_real
-    from pytest_ctxeval.grading import cases_from_transcript, load_graders
+    from pytest_ctxeval.compare_real import compare_real
+    from pytest_ctxeval.grading.registry import cases_from_transcript
+    from pytest_ctxeval.grading import load_graders
     from pytest_ctxeval.llm import make_llm
 
     path = _resumed_with_own_compaction(tmp_path / "resumed.jsonl")
@@ -379,7 +380,7 @@ def test_compare_real_and_grading_skip_the_inherited_compaction(tmp_path):
 
 
 def test_compare_real_on_a_file_with_only_an_inherited_compaction_says_so(tmp_path):
-    from pytest_ctxeval.compare import compare_real
+    from pytest_ctxeval.compare_real import compare_real
     from pytest_ctxeval.errors import UsageError
     from pytest_ctxeval.grading import load_graders
     from pytest_ctxeval.llm import make_llm
@@ -414,7 +415,7 @@ def test_a_summary_without_a_boundary_is_a_compaction(tmp_path):
 
 
 def test_import_of_a_legacy_file_opening_with_a_summary(tmp_path):
-    from pytest_ctxeval.importer import import_transcript
+    from pytest_ctxeval.scenario.importer import import_transcript
 
     s = Session(version="1.0.98")
     s.parent = None

@@ -11,7 +11,7 @@ import pytest
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.cli.validate import format_report, operators_for
 from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.validation import validate_cases
+from pytest_ctxeval.grading.validation import validate_cases
 from scenario_texts import TINY
 from shared_paths import CORPUS
 from validation_kit import corpus_cases, library_cases, registry, rule_specs

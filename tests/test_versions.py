@@ -1,4 +1,4 @@
-"""The version table (pytest_ctxeval.versions) against the corpus files each row cites: every row's
+"""The version table (pytest_ctxeval.grading.versions) against the corpus files each row cites: every row's
 claim is read back from the file itself, so the table cannot drift from what the versions wrote."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.versions import CONTINUATION_WORDINGS, OPENING_SENTENCES, PROMISES, parse_version, promise
+from pytest_ctxeval.grading.versions import (
+    CONTINUATION_WORDINGS, OPENING_SENTENCES, PROMISES, parse_version, promise,
+)
 from shared_paths import CORPUS
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")

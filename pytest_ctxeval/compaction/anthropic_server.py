@@ -29,7 +29,7 @@ import anthropic
 from ..errors import flag, ModelError
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
-from ..messages import CompactBoundary, Usage, to_api
+from ..core.messages import CompactBoundary, Usage, to_api
 from .base import BaseStrategy, Compacted, CompactionState, option, scaled
 from .formats import FREE_FORM
 

@@ -22,7 +22,7 @@ message the strategy kept.
 
 Token constants of the peers (PEERS.md) are stated for a 200,000-token window and scale with
 ``context_window / 200_000`` exactly as the engine's own budgets do
-(:meth:`pytest_ctxeval.config.EngineConfig.for_window`): :func:`scaled`. Fractions (Codex's 90 %,
+(:meth:`pytest_ctxeval.core.config.EngineConfig.for_window`): :func:`scaled`. Fractions (Codex's 90 %,
 Gemini's 0.5 and 30 %), counts (keep the last 10 observations, 2 protected turns) and character
 cuts stated per item are ratios or counts and do not scale, except where a cut bounds what the
 model reads, as the engine's own 2,000-character preview does and scales: opencode's tool-result
@@ -43,12 +43,12 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from ..llm.whole import whole_reply
-from ..config import REFERENCE_WINDOW, EngineConfig
+from ..core.config import REFERENCE_WINDOW, EngineConfig
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
 from ..errors import CtxEvalError, ModelError, UsageError
-from ..ids import IdFactory
-from ..messages import CompactBoundary, UserMessage, Usage, to_api
+from ..core.ids import IdFactory
+from ..core.messages import CompactBoundary, UserMessage, Usage, to_api
 from .formats import SummaryFormat
 
 __all__ = ["Strategy", "BaseStrategy", "CompactionState", "Compacted", "StrategyUnavailable", "scaled",

@@ -18,7 +18,7 @@ from ..engine.autocompact import AutoCompactTracking, should_autocompact
 from ..engine.compact import compact_conversation
 from ..engine.pipeline import shown_transcript_path
 from ..engine.prompt import PromptSet
-from ..messages import CompactBoundary
+from ..core.messages import CompactBoundary
 from ..errors import UsageError, flag
 from .base import BaseStrategy, CompactionState, Compacted, option, tier_changes
 
@@ -30,7 +30,7 @@ class ClaudeCode(BaseStrategy):
 
     name = "claude_code"
     description = "Claude Code: nine-section summary after an <analysis> scratchpad at 83.5 % of the window (the engine)"
-    summary_format = None  # the nine sections, read by pytest_ctxeval.summary
+    summary_format = None  # the nine sections, read by pytest_ctxeval.reading.summary
     native = True
 
     def __init__(self, *, tiers: str = "all", prompt: str | None = None, **options: Any):

@@ -26,11 +26,11 @@ from typing import Any
 
 from ..engine.compact import CompactionFailed
 from ..errors import PromptTooLongError
-from ..extract import person_messages
-from ..messages import (
+from ..reading.extract import person_messages
+from ..core.messages import (
     AssistantMessage, CompactBoundary, ToolResultBlock, UserMessage, Usage, tool_results, tool_uses,
 )
-from ..tokens import estimate_text
+from ..core.tokens import estimate_text
 from .base import BaseStrategy, Compacted, CompactionState, option, render, scaled
 from .formats import FormatSection, SummaryFormat
 
@@ -97,7 +97,7 @@ def drop_oldest_item(messages: list[Any]) -> list[Any] | None:
     """``messages`` without the oldest history item and the calls or outputs paired with it
     (PEERS 20-21); None when nothing is left to drop.
 
-    >>> from pytest_ctxeval.messages import TextBlock, ToolUseBlock
+    >>> from pytest_ctxeval.core.messages import TextBlock, ToolUseBlock
     >>> call = AssistantMessage(uuid="a", content=[ToolUseBlock(id="t1", name="Read", input={})])
     >>> out = UserMessage(uuid="r", content=[ToolResultBlock(tool_use_id="t1", content="x")])
     >>> [m.uuid for m in drop_oldest_item([call, out, UserMessage(uuid="u", content="go on")])]

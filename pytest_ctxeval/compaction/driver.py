@@ -25,13 +25,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from ..config import EngineConfig
+from ..core.config import EngineConfig
 from ..engine.compact import CompactionFailed, CompactionResult
 from ..engine.dedupe import FileReadState
 from ..engine.microcompact import apply_cleared, freed_tokens
 from ..errors import PromptTooLongError
-from ..messages import AssistantMessage, CompactBoundary, UserMessage, tool_uses
-from ..tokens import estimate_messages
+from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, tool_uses
+from ..core.tokens import estimate_messages
 from .base import CompactionState, Compacted, StrategyUnavailable, strategy_config
 from .formats import FREE_FORM
 
@@ -200,9 +200,9 @@ class StrategyDriver:
 def strategy_recompact(strategy: Any, llm: Any) -> Any:
     """A ``case -> case`` that compacts a compaction's post-compact context once more with
     ``strategy`` (a manual compaction): the next generation for the drift grader."""
-    from ..grading import CompactionCase
-    from ..ids import IdFactory
-    from ..messages import text_of
+    from ..grading.registry import CompactionCase
+    from ..core.ids import IdFactory
+    from ..core.messages import text_of
 
     def recompact(case: CompactionCase) -> CompactionCase | None:
         config = case.config

@@ -1,9 +1,9 @@
 """Summary formats: the sections a strategy's summary has, and how graders find them.
 
-Claude Code's nine sections are read by :func:`pytest_ctxeval.summary.parse_summary`. Every other
+Claude Code's nine sections are read by :func:`pytest_ctxeval.reading.summary.parse_summary`. Every other
 strategy declares a :class:`SummaryFormat`: its sections in order, each with the *kinds* of fact it
 holds, using the graders' vocabulary (``request``, ``files``, ``errors``, ``pending``, ``current``,
-``next``, ...; see :data:`pytest_ctxeval.summary.SECTION_TITLES`). A grader looking for files reads
+``next``, ...; see :data:`pytest_ctxeval.reading.summary.SECTION_TITLES`). A grader looking for files reads
 the section of kind ``files`` when the format has one (strictly: a summary that drops it fails),
 and the whole post-compact context when the format has no such section (a fact may live anywhere).
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..summary import ParsedSummary, Section
+from ..reading.summary import ParsedSummary, Section
 
 __all__ = ["FormatSection", "SummaryFormat", "FormatSummary", "FoundSection", "NO_SUMMARY", "FREE_FORM"]
 

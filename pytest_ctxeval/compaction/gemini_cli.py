@@ -32,11 +32,11 @@ from typing import Any
 
 from ..engine.budget import safe_file_stem
 from ..engine.compact import CompactionFailed
-from ..messages import (
+from ..core.messages import (
     AssistantMessage, CompactBoundary, TextBlock, ToolResultBlock, UserMessage, result_text, to_api, tool_results,
     tool_uses,
 )
-from ..tokens import estimate_messages, estimate_text
+from ..core.tokens import estimate_messages, estimate_text
 from .base import BaseStrategy, Compacted, CompactionState, option, render, scaled
 from .formats import FormatSection, SummaryFormat
 

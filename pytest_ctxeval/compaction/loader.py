@@ -26,7 +26,7 @@ from typing import Any, Iterator
 from ..errors import UsageError
 from .base import Strategy
 
-__all__ = ["BUILTIN", "load_strategy", "parse_spec", "split_specs"]
+__all__ = ["BUILTIN", "load_strategy", "parse_spec", "split_specs", "builtin_summary_format"]
 
 #: Built-in strategies by name: module and class (imported on first use).
 BUILTIN: dict[str, tuple[str, str]] = {
@@ -142,6 +142,12 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 def _builtin(name: str) -> Any:
     module, cls = BUILTIN[name]
     return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
+
+
+def builtin_summary_format(name: str) -> Any:
+    """The :class:`~pytest_ctxeval.compaction.formats.SummaryFormat` a built-in strategy asks its
+    model for, or None (an unknown name, or a strategy with no format of its own)."""
+    return getattr(_builtin(name), "summary_format", None) if name in BUILTIN else None
 
 
 def _import_module(name: str) -> Any:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..messages import ToolResultBlock, result_text, tool_results, tool_uses
+from ..core.messages import ToolResultBlock, result_text, tool_results, tool_uses
 from .base import BaseStrategy, Compacted, CompactionState, option
 from .formats import NO_SUMMARY
 
@@ -40,7 +40,7 @@ def mask_observations(messages: list[Any], view: list[Any], keep: int) -> tuple[
     """``(messages, ids)``: ``messages`` with every observation but the newest ``keep`` masked, and
     the tool_use ids masked now. Sizes and lines are read on ``view`` (what the model saw).
 
-    >>> from pytest_ctxeval.messages import AssistantMessage, ToolUseBlock, UserMessage
+    >>> from pytest_ctxeval.core.messages import AssistantMessage, ToolUseBlock, UserMessage
     >>> msgs = []
     >>> for i in range(3):
     ...     msgs += [AssistantMessage(uuid=f"a{i}", content=[ToolUseBlock(id=f"t{i}", name="Bash", input={})]),

@@ -35,11 +35,11 @@ from typing import Any
 
 from ..engine.compact import CompactionFailed
 from ..engine.microcompact import CLEARED
-from ..messages import (
+from ..core.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, TextBlock, ToolUseBlock, UserMessage, person_text,
     result_text, text_of, tool_results, tool_uses,
 )
-from ..tokens import estimate_message, estimate_text
+from ..core.tokens import estimate_message, estimate_text
 from .base import BaseStrategy, Compacted, CompactionState, option, render, scaled
 from .formats import FormatSection, SummaryFormat
 

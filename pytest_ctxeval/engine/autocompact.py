@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import EngineConfig
+from ..core.config import EngineConfig
 
 __all__ = ["TokenWarningState", "token_warning_state", "AutoCompactTracking", "should_autocompact"]
 

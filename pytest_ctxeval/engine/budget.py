@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import EngineConfig
-from ..messages import ImageBlock, DocumentBlock, TextBlock, ToolResultBlock, UserMessage, result_text
+from ..core.config import EngineConfig
+from ..core.messages import ImageBlock, DocumentBlock, TextBlock, ToolResultBlock, UserMessage, result_text
 
 __all__ = [
     "ContentReplacementState", "PersistedResult", "ToolResultStore", "large_result_message",
@@ -249,7 +249,7 @@ def read_limit_error(content: str, config: EngineConfig) -> str | None:
     """The Read tool's own limits (003:416, 004:127-133): a file over ``read_max_bytes`` or
     ``read_max_tokens`` is not returned; the tool answers with this error instead (the wording of
     the real tool, as seen in the corpus). None when the content is within the limits."""
-    from ..tokens import estimate_text
+    from ..core.tokens import estimate_text
 
     size = len(content.encode("utf-8", "surrogatepass"))
     if size > config.read_max_bytes:

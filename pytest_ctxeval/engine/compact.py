@@ -32,13 +32,14 @@ from datetime import datetime
 from typing import Any
 
 from ..llm.whole import whole_reply
-from ..config import EngineConfig
+from ..core.config import EngineConfig
 from ..errors import CtxEvalError, ModelError, PromptTooLongError
-from ..ids import IdFactory
+from ..core.ids import IdFactory
 from ..llm import LLM
-from ..messages import AttachmentMessage, CompactBoundary, UserMessage, Usage, to_api
-from ..summary import format_compact_summary
-from ..tokens import estimate_messages, estimate_text
+from ..core.messages import AttachmentMessage, CompactBoundary, UserMessage, Usage, to_api
+from ..reading.summary import format_compact_summary
+from ..core.tokens import estimate_messages, estimate_text
+from .boundaries import adjust_index_to_preserve_invariants, last_boundary_floor
 from .dedupe import ReadRecord, media_stripped
 from .prompt import PromptSet
 from .ptl import truncate_head_for_ptl_retry
@@ -278,8 +279,6 @@ def partial_compact(
 
     ``pivot`` is moved back to an API-round boundary so no tool_use is split from its result.
     """
-    from .session_memory import adjust_index_to_preserve_invariants, last_boundary_floor
-
     if direction not in ("up_to", "from"):
         raise CompactionFailed(f"partial compaction direction must be 'up_to' or 'from', not {direction!r}")
     floor = last_boundary_floor(context)

@@ -17,7 +17,7 @@ conversation alone).
 
 from __future__ import annotations
 
-from ..config import EngineConfig
+from ..core.config import EngineConfig
 
 __all__ = ["cap_git_status", "cap_memory_file", "system_context"]
 

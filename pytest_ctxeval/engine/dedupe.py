@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..extract import EDIT_TOOLS
-from ..messages import (
+from ..reading.extract import EDIT_TOOLS
+from ..core.messages import (
     AssistantMessage, DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage,
 )
 

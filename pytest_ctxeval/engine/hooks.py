@@ -17,7 +17,7 @@ prints. The engine runs them where Claude Code does:
   attachments: ``[boundary][summary][kept][attachments][hookResults]`` (003:221-229, 004:571-575).
   Hooks with the matcher ``startup`` run when the session starts instead.
 
-A hook result is an :class:`~pytest_ctxeval.messages.AttachmentMessage` of type ``hook_result``
+A hook result is an :class:`~pytest_ctxeval.core.messages.AttachmentMessage` of type ``hook_result``
 (sent, like every attachment, as a ``<system-reminder>`` user message) named after its event.
 Matchers follow Claude Code's settings: PreCompact ``auto`` / ``manual``, SessionStart ``startup``
 / ``compact``; no matcher matches every trigger.
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..messages import AttachmentMessage
+from ..core.messages import AttachmentMessage
 
 __all__ = ["Hook", "HookSet", "PreCompactOutcome", "merge_hook_instructions"]
 

@@ -13,10 +13,10 @@ the tiers once, when it first enters a request, and what the next request needs 
   touches only the messages it clears;
 * **token count** (000:57-86): each message's estimate and the running sum, and the last usage
   anchor, so the count is the anchor plus the margin on the few messages after it
-  (:func:`~pytest_ctxeval.tokens.with_margin`); the tokens of results deleted by ``cache_edits``;
-* **the request body**: the Messages-API ``messages`` as :func:`~pytest_ctxeval.messages.to_api`
+  (:func:`~pytest_ctxeval.core.tokens.with_margin`); the tokens of results deleted by ``cache_edits``;
+* **the request body**: the Messages-API ``messages`` as :func:`~pytest_ctxeval.core.messages.to_api`
   builds them (consecutive same-role messages merged), one dict per merged group, and their
-  estimate (the sum of the members' :func:`~pytest_ctxeval.tokens.estimate_api_message`). A group changes only when a message joins it or a result in it is cleared; it is then
+  estimate (the sum of the members' :func:`~pytest_ctxeval.core.tokens.estimate_api_message`). A group changes only when a message joins it or a result in it is cleared; it is then
   rebuilt as a new dict, so a body handed out earlier never changes. Bodies share the dicts of the
   groups they have in common (the prompt-cache prefix, in memory too): treat them as read-only.
 * **dedupe** (003:82-106): the ids of the results in the context.
@@ -36,8 +36,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..messages import AssistantMessage, CompactBoundary, UserMessage, to_api, tool_results
-from ..tokens import anchor_tokens, estimate_api_message, estimate_api_request, estimate_message, with_margin
+from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, to_api, tool_results
+from ..core.tokens import anchor_tokens, estimate_api_message, estimate_api_request, estimate_message, with_margin
 from .budget import budget_message
 from .microcompact import (
     CandidateIndex, apply_cleared, cleared_marker_tokens, message_freed_tokens, minutes_due,
@@ -142,7 +142,7 @@ class IncrementalView:
         self._join_group(i, view)
 
     def _api_estimate(self, view: Any, est: int) -> int:
-        """:func:`~pytest_ctxeval.tokens.estimate_api_message`; for user and assistant messages it
+        """:func:`~pytest_ctxeval.core.tokens.estimate_api_message`; for user and assistant messages it
         is ``est`` already (the API dict's blocks estimate as the blocks do)."""
         if isinstance(view, (UserMessage, AssistantMessage)):
             return est

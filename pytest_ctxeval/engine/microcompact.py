@@ -41,9 +41,9 @@ from typing import Any, Callable
 
 from pydantic import TypeAdapter
 
-from ..config import NEVER_CLEARED_TOOLS, EngineConfig
-from ..messages import AssistantMessage, ToolResultBlock, UserMessage
-from ..tokens import estimate_block
+from ..core.config import NEVER_CLEARED_TOOLS, EngineConfig
+from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage
+from ..core.tokens import estimate_block
 
 __all__ = ["CLEARED", "MicrocompactState", "compactable_results", "time_based_due", "minutes_due", "time_based_clear",
            "apply_cleared", "cached_edits", "context_management", "freed_tokens", "message_freed_tokens",
@@ -173,7 +173,7 @@ class CandidateIndex:
     filter it out. A candidate's tool is the one known when its message arrived; the pipeline
     rebuilds the index if a tool_use id already in the context is later given another tool.
 
-    >>> from pytest_ctxeval.messages import ToolResultBlock, UserMessage
+    >>> from pytest_ctxeval.core.messages import ToolResultBlock, UserMessage
     >>> cfg, state = EngineConfig(microcompact_keep_recent=1), MicrocompactState()
     >>> msgs = [UserMessage(uuid=f"r{i}", content=[ToolResultBlock(tool_use_id=f"t{i}", content="x")]) for i in range(3)]
     >>> index = CandidateIndex(cfg, lambda _id: "Read")
@@ -233,7 +233,7 @@ def context_management(config: EngineConfig) -> dict[str, Any]:
     "Keep the last 40K tokens" (000:120) is expressed as ``clear_at_least`` = trigger − target,
     so a prompt past 180,000 tokens is cut back to about 40,000 of tool results. Thinking blocks
     of all but the last assistant turn are cleared. ``exclude_tools`` follows the microcompact
-    profile: every tool of :data:`~pytest_ctxeval.config.NEVER_CLEARED_TOOLS` that the profile
+    profile: every tool of :data:`~pytest_ctxeval.core.config.NEVER_CLEARED_TOOLS` that the profile
     does not make compactable (under ``read_only``, Edit and Write too), so the API never clears
     what the engine's own tier 3 keeps. Checked against the SDK's type.
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..messages import to_api, tool_results
-from ..tokens import anchor_tokens, count_tokens, estimate_api_request
+from ..core.messages import to_api, tool_results
+from ..core.tokens import anchor_tokens, count_tokens, estimate_api_request
 from .budget import BudgetDecision, apply_budget
 from .microcompact import apply_cleared, cached_edits, freed_tokens, time_based_clear, time_based_due
 

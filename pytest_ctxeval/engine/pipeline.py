@@ -30,15 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from ..llm.whole import whole_reply
-from ..config import EngineConfig
-from ..ids import IdFactory
+from ..core.config import EngineConfig
+from ..core.ids import IdFactory
 from ..llm import LLM
 from ..errors import ModelError
-from ..messages import (
+from ..core.messages import (
     AssistantMessage, CompactBoundary, ToolResultBlock, ToolUseBlock, UserMessage, Usage, tool_results, tool_uses,
 )
-from ..tokens import estimate_messages
-from ..transcript import TranscriptWriter
+from ..core.tokens import estimate_messages
+from ..transcript.jsonl import TranscriptWriter
 from .autocompact import AutoCompactTracking, TokenWarningState, should_autocompact, token_warning_state
 from .budget import ContentReplacementState, ToolResultStore, read_limit_error, read_line_cap
 from .compact import (
@@ -148,7 +148,7 @@ class ContextManager:
     """One agent session's context, prepared request by request.
 
     >>> from pytest_ctxeval.llm import make_llm
-    >>> from pytest_ctxeval.messages import UserMessage
+    >>> from pytest_ctxeval.core.messages import UserMessage
     >>> import tempfile, pathlib
     >>> from pytest_ctxeval.transcript import TranscriptWriter
     >>> t = TranscriptWriter(pathlib.Path(tempfile.mkdtemp()) / "s.jsonl", session_id="s")

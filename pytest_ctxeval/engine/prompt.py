@@ -116,7 +116,7 @@ def section_list(prompt: str) -> str:
     """The first block of numbered section entries in ``prompt`` (see :meth:`PromptSet.section_list`)."""
     import re
 
-    from ..summary import section_kind
+    from ..reading.summary import section_kind
 
     entry = re.compile(r"^\s*(?:#{1,6}\s+)?\d{1,2}[.)]\s+(?:\*\*)?([^:\n*]{3,60}?)(?:\*\*)?\s*(?::|$)")
     out: list[str] = []

@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..config import EngineConfig
-from ..messages import AssistantMessage, CompactBoundary, UserMessage
-from ..tokens import estimate_message
+from ..core.config import EngineConfig
+from ..core.messages import AssistantMessage, CompactBoundary, UserMessage
+from ..core.tokens import estimate_message
 
 __all__ = ["PTL_MARKER", "group_by_api_round", "truncate_head_for_ptl_retry"]
 
@@ -33,7 +33,7 @@ PTL_MARKER = "[earlier conversation truncated for compaction retry]"
 def group_by_api_round(messages: list[Any]) -> list[list[Any]]:
     """Split ``messages`` into API rounds (``groupMessagesByApiRound``).
 
-    >>> from pytest_ctxeval.messages import UserMessage, AssistantMessage, TextBlock
+    >>> from pytest_ctxeval.core.messages import UserMessage, AssistantMessage, TextBlock
     >>> u = lambda n: UserMessage(uuid=f"u{n}", content="q")
     >>> a = lambda n, mid: AssistantMessage(uuid=f"a{n}", content=[TextBlock(text="r")], message_id=mid)
     >>> [[m.uuid for m in g] for g in group_by_api_round([u(1), a(1, "m1"), u(2), a(2, "m2"), a(3, "m2")])]

@@ -31,15 +31,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import EngineConfig
-from ..messages import (
-    AssistantMessage, CompactBoundary, TextBlock, ToolResultBlock, UserMessage, to_api, tool_uses,
+from ..core.config import EngineConfig
+from ..core.messages import (
+    AssistantMessage, CompactBoundary, TextBlock, UserMessage, Usage, to_api, tool_uses,
 )
-from ..tokens import estimate_message
+from ..core.tokens import estimate_message, estimate_messages
+from .boundaries import adjust_index_to_preserve_invariants, last_boundary_floor
+from .compact import CompactionResult
+from .dedupe import media_stripped
 
 __all__ = ["SessionMemoryState", "should_extract", "has_text_block", "calculate_keep_index",
-           "adjust_index_to_preserve_invariants", "last_boundary_floor", "session_memory_compact",
-           "extraction_request"]
+           "session_memory_compact", "extraction_request"]
 
 
 @dataclass
@@ -93,41 +95,6 @@ def has_text_block(message: Any) -> bool:
     return False
 
 
-def adjust_index_to_preserve_invariants(messages: list[Any], start: int, floor: int) -> int:
-    """Move ``start`` back so the kept part ``messages[start:]`` splits no tool_use from its
-    tool_result and no assistant message from a record sharing its message id; never below
-    ``floor`` (``adjustIndexToPreserveAPIInvariants``)."""
-    start = max(start, floor)
-    while start > floor:
-        first = messages[start] if start < len(messages) else None
-        moved = False
-        if isinstance(first, UserMessage) and not isinstance(first.content, str):
-            wanted = {b.tool_use_id for b in first.content if isinstance(b, ToolResultBlock)}
-            if wanted:
-                for j in range(start - 1, floor - 1, -1):
-                    if {u.id for u in tool_uses(messages[j])} & wanted:
-                        start, moved = j, True
-                        break
-        if not moved and isinstance(first, AssistantMessage) and first.message_id:
-            prev = messages[start - 1]
-            if isinstance(prev, AssistantMessage) and prev.message_id == first.message_id:
-                start, moved = start - 1, True
-        if not moved:
-            # A kept tool_result must not lose its call: check every kept result, not only the first.
-            calls_before = {u.id for m in messages[floor:start] for u in tool_uses(m)}
-            answered_later = {b.tool_use_id for m in messages[start:] if isinstance(m, UserMessage)
-                              and not isinstance(m.content, str) for b in m.content if isinstance(b, ToolResultBlock)}
-            orphan = calls_before & answered_later
-            if orphan:
-                for j in range(start - 1, floor - 1, -1):
-                    if {u.id for u in tool_uses(messages[j])} & orphan:
-                        start, moved = j, True
-                        break
-        if not moved:
-            break
-    return start
-
-
 def calculate_keep_index(messages: list[Any], last_summarized_index: int, config: EngineConfig,
                          floor: int = 0) -> int:
     """Where the kept part starts (``calculateMessagesToKeepIndex``, 004:408-436).
@@ -136,7 +103,7 @@ def calculate_keep_index(messages: list[Any], last_summarized_index: int, config
     ``sm_keep_min_tokens`` tokens or fewer than ``sm_keep_min_text_messages`` messages with text,
     stopping once it reaches ``sm_keep_max_tokens``; never below ``floor`` (the message after the
     last compact boundary); then keep API invariants (which may pass the maximum to keep a pair).
-    The kept part is measured as :func:`~pytest_ctxeval.tokens.estimate_messages` measures it, with
+    The kept part is measured as :func:`~pytest_ctxeval.core.tokens.estimate_messages` measures it, with
     the 4/3 margin of ``estimateMessageTokens`` (003:351-354), the estimate the seed says runs
     through the whole system.
     """
@@ -155,16 +122,7 @@ def calculate_keep_index(messages: list[Any], last_summarized_index: int, config
     return adjust_index_to_preserve_invariants(messages, start, floor)
 
 
-def last_boundary_floor(messages: list[Any]) -> int:
-    """Index just after the last compact boundary (0 when there is none)."""
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], CompactBoundary):
-            return i + 1
-    return 0
-
-
 def extraction_request(view: list[Any], notes: str | None, prompt: str) -> list[dict[str, Any]]:
-    from .dedupe import media_stripped
     return to_api(media_stripped([m for m in view if not isinstance(m, CompactBoundary)])
                   + [UserMessage(uuid="session-memory-request", content=prompt)])
 
@@ -188,9 +146,6 @@ def session_memory_compact(
 
     The caller falls back to full compaction when the result is still above the threshold.
     """
-    from ..tokens import estimate_messages
-    from .compact import CompactionResult
-    from ..messages import Usage
 
     if not state.content:
         return None

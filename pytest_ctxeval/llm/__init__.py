@@ -21,10 +21,17 @@ from ..errors import UsageError, flag
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import LLM, Gate, ModelReply, UsageTotals, parse_prompt_too_long
-    from .offline import FAULTS, REFERENCE_MODEL_NAME, ReferenceModel
+    from .cassettes import CassetteStore, CassetteTransport, TransportStats
+    from ..core.faults import FAULTS
+    from .offline import REFERENCE_MODEL_NAME, ReferenceModel
+    from .prompt_cache import PromptCache
+    from .server import ApiServer
+    from .wire import WireModel
 
-__all__ = ["LLM", "Gate", "ModelReply", "UsageTotals", "ReferenceModel", "make_llm", "BACKENDS", "PROVIDERS",
-           "DEFAULT_MODEL", "DEFAULT_CASSETTES", "FAULTS", "parse_prompt_too_long"]
+__all__ = ["LLM", "Gate", "ModelReply", "UsageTotals", "parse_prompt_too_long", "ReferenceModel", "FAULTS",
+           "REFERENCE_MODEL_NAME", "ApiServer", "WireModel", "PromptCache", "CassetteStore", "CassetteTransport",
+           "TransportStats", "make_llm", "BACKENDS", "PROVIDERS", "DEFAULT_MODEL", "DEFAULT_CASSETTES",
+           "DEFAULT_MAX_RETRIES"]
 
 BACKENDS = ("offline", "anthropic", "record", "replay")
 #: Where the real backends send requests: the SDK's own clients for each.
@@ -83,7 +90,7 @@ def make_llm(
     import anthropic
     import httpx2
 
-    from ..redact import scrub_logs
+    from ..core.redact import scrub_logs
     from .base import LLM
     from .cassettes import CassetteStore, TransportStats
     from .offline import REFERENCE_MODEL_NAME, ReferenceModel
@@ -183,9 +190,8 @@ def _needs(module: str, extra: str, purpose: str) -> None:
 
 
 _LAZY = {"LLM": "base", "Gate": "base", "ApiServer": "server", "WireModel": "wire", "ModelReply": "base", "UsageTotals": "base", "parse_prompt_too_long": "base",
-         "ReferenceModel": "offline", "FAULTS": "offline", "REFERENCE_MODEL_NAME": "offline",
-         "PromptCache": "prompt_cache", "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes",
-         "scrub_logs": "..redact"}
+         "ReferenceModel": "offline", "FAULTS": "..core.faults", "REFERENCE_MODEL_NAME": "offline",
+         "PromptCache": "prompt_cache", "CassetteStore": "cassettes", "CassetteTransport": "cassettes", "TransportStats": "cassettes"}
 
 
 def __getattr__(name: str) -> Any:

@@ -34,7 +34,7 @@ from typing import Any
 import anthropic
 
 from ..errors import ModelError, PromptTooLongError, ProviderError
-from ..messages import Usage
+from ..core.messages import Usage
 from .failures import model_error, parse_prompt_too_long, refusal_error
 from .usage import UsageTotals
 

@@ -6,7 +6,7 @@ it at the batch rate (:data:`pytest_ctxeval.llm.usage.BATCH_DISCOUNT`). An ``err
 keeps the API's own error type and message; an ``expired`` one says so. A provider-wide failure
 of the batch endpoint itself (bad key, outage) is a :class:`~pytest_ctxeval.errors.ProviderError`.
 
-The judge gathers a whole run stage into one call (:mod:`pytest_ctxeval.judging`), so a run sends
+The judge gathers a whole run stage into one call (:mod:`pytest_ctxeval.grading.judging`), so a run sends
 one batch per stage, not one per grader.
 """
 
@@ -29,7 +29,7 @@ __all__ = ["run_batch"]
 def run_batch(llm: LLM, requests: list[dict[str, Any]], *, poll_seconds: float = 10.0,
               timeout_seconds: float = 24 * 3600) -> list[ModelReply | ModelError]:
     """One Message Batch for ``requests`` (dicts of :meth:`LLM.complete`'s keyword arguments)."""
-    from .base import _message_from
+    from anthropic.types import Message
     from .cassettes import request_key
 
     results: list[Any] = [None] * len(requests)
@@ -48,7 +48,7 @@ def run_batch(llm: LLM, requests: list[dict[str, Any]], *, poll_seconds: float =
         if cached is not None:
             if llm.stats is not None:
                 llm.stats.hit()
-            results[i] = llm._reply(_message_from(cached["json"]), params["model"], cached=True)
+            results[i] = llm._reply(Message.model_validate(cached["json"]), params["model"], cached=True)
         elif llm.mode == "replay":
             results[i] = ModelError(f"{req['task']} request: cassette miss in replay mode (no network): "
                                     f"{llm.store.nearest_diff(req['task'], params)}")

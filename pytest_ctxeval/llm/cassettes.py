@@ -16,7 +16,7 @@ prompt-too-long error (deterministic, and the engine's PTL path depends on it). 
 The key covers what determines the reply: model, system, messages, tools, tool_choice, max_tokens,
 output_config, context_management, metadata and the task header. Headers are never stored, so API
 keys and auth headers cannot reach disk; as a second guard every stored string is scanned for the
-key in use and for key- or token-shaped strings (every shape :mod:`pytest_ctxeval.redact` knows:
+key in use and for key- or token-shaped strings (every shape :mod:`pytest_ctxeval.core.redact` knows:
 Anthropic, OpenAI, AWS, GitHub, GitLab, Slack, Google, Stripe, JWT, bearer tokens, private keys),
 which are replaced by ``[REDACTED:<kind>]``. The request key is computed before scrubbing, so a
 replay still finds the cassette.
@@ -51,7 +51,7 @@ from typing import Any
 import httpx2
 
 from ..errors import ModelError, flag
-from ..redact import redact, secret_values
+from ..core.redact import redact, secret_values
 
 
 class BadCassette(ValueError):
@@ -198,8 +198,8 @@ class CassetteStore:
         p = self.path(key)
         if not p.is_file():
             return None
-        from ..documents import BadDocument, loads_strict
-        from ..limits import MAX_JSON_BYTES
+        from ..core.documents import BadDocument, loads_strict
+        from ..core.limits import MAX_JSON_BYTES
 
         try:
             if p.stat().st_size > MAX_JSON_BYTES:

@@ -93,7 +93,7 @@ def model_error(task: str, exc: Exception, *, retries: int, model: str, endpoint
     """The SDK's error ``exc`` as ours (``run_level``: a real endpoint, where a provider-wide
     failure ends the run). The message never carries an API key."""
     err = _classify(task, exc, retries=retries, model=model, endpoint=endpoint, run_level=run_level)
-    from ..redact import scrub_output
+    from ..core.redact import scrub_output
 
     scrubbed = scrub_output(str(err))
     if scrubbed != str(err):

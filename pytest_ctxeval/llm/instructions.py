@@ -16,7 +16,7 @@ instruction when it names the instruction's *subject* (or sits in the instructio
 one of its *ask* terms, and that term is not negated right before it ("do not quote", "no need to
 keep them verbatim", "without snippets"). Matching is case-, markdown- and apostrophe-insensitive.
 Sentences that ask for the opposite ("briefly paraphrased") are recorded too, for the
-``prompt-change coverage`` note (:mod:`pytest_ctxeval.prompt_coverage`).
+``prompt-change coverage`` note (:mod:`pytest_ctxeval.reporting.prompt_coverage`).
 
 Two instructions carry a value: a **length limit** ("keep the summary under 600 words") and a
 **language** ("write the summary in French"). The built-in prompt sets neither.
@@ -299,7 +299,7 @@ def sentences(prompt: str) -> list[Sentence]:
     section's entry; indented continuation lines stay in it; a blank line, an unindented line or a
     ``<summary>`` tag closes it.
     """
-    from ..summary import section_kind
+    from ..reading.summary import section_kind
 
     out: list[Sentence] = []
     section: str | None = None

@@ -35,19 +35,16 @@ from typing import Any
 
 import httpx2
 
-from ..tokens import estimate_api_request, estimate_text
+from ..core.tokens import estimate_api_request, estimate_text
 from .prompt_cache import PromptCache, breakpoint_problem
+from ..core.faults import FAULTS
 from .reference import answer_probe, judge_reply, write_session_notes, write_summary
 
-__all__ = ["ReferenceModel", "FAULTS", "REFERENCE_MODEL_NAME"]
+__all__ = ["ReferenceModel", "REFERENCE_MODEL_NAME"]
 
 REFERENCE_MODEL_NAME = "ctxeval-reference"
 DEFAULT_WINDOW = 200_000
 
-FAULTS = (
-    "ok", "overloaded", "rate_limit", "server_error", "connection_reset", "timeout", "ptl",
-    "ptl_no_gap", "empty", "no_summary_tags", "sections_out_of_order", "malformed_json", "prose_json",
-)
 
 # Offline faults ask the SDK to retry after 1 ms so tests stay fast; the backoff path itself is the
 # SDK's (retry-after-ms is the header the SDK reads first).

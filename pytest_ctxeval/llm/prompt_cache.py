@@ -16,7 +16,7 @@ entry, a system block or a content block). The API documents (Anthropic, "Prompt
 ``usage`` then splits the input: ``cache_read_input_tokens`` (the longest hit), then
 ``cache_creation_input_tokens`` (from there to the last breakpoint that meets the minimum), then
 ``input_tokens`` (the rest, after the last breakpoint); the three add up to the whole prompt.
-Writes cost 1.25 x the input price (5 minutes), reads 0.1 x (:mod:`pytest_ctxeval.pricing`).
+Writes cost 1.25 x the input price (5 minutes), reads 0.1 x (:mod:`pytest_ctxeval.llm.pricing`).
 
 :class:`PromptCache` keeps the entries of one run (one per run options, like one organisation's
 cache on the API) on the run's clock (``clock``: seconds; ``time.monotonic`` unless a test gives
@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..tokens import estimate_block, estimate_text
+from ..core.tokens import estimate_block, estimate_text
 
 __all__ = ["PromptCache", "CacheUsage", "MAX_BREAKPOINTS", "LOOKBACK_BLOCKS", "min_cacheable", "breakpoint_problem",
            "mark_last_block", "strip_cache_control"]

@@ -1,12 +1,12 @@
 """The offline reference summariser: a deterministic, extractive summary that follows the prompt.
 
 It answers a compaction request the way a faithful summariser would, from facts it can read off
-the conversation (shared with the graders, :mod:`pytest_ctxeval.extract`): every person-typed
+the conversation (shared with the graders, :mod:`pytest_ctxeval.reading.extract`): every person-typed
 message verbatim, files from tool inputs, key error lines of failing results, open todos from the
 latest TodoWrite, the last request quoted in the next step.
 
 **It follows the prompt's structure, not its wording.** It writes exactly the sections whose titles
-the prompt asks for (recognised through the section vocabulary of :mod:`pytest_ctxeval.summary`),
+the prompt asks for (recognised through the section vocabulary of :mod:`pytest_ctxeval.reading.summary`),
 in the prompt's order and with the prompt's titles. A prompt that names none of them gets a short
 generic summary (first and last request, three sentences). So an offline run shows a prompt change
 that adds, drops or reorders sections; it cannot show a change in tone or emphasis — use the
@@ -37,13 +37,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..extract import (
-    failed_attempts, failing_results, latest_todos, memory_rules, message_fragments, open_todos,
-    person_messages, touched_files,
+from ..reading.extract import (
+    failed_attempts, failing_results, latest_todos, memory_rules, message_fragments, open_todos, person_messages,
+    touched_files,
 )
-from ..messages import AssistantMessage, from_api, text_of, tool_uses
-from ..summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
-from .formats import OTHER_KINDS, deserialise, other_section, read_other, reference_kind, snapshot_tags, split_merged
+from ..core.messages import AssistantMessage, from_api, text_of, tool_uses
+from ..reading.summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
+from .summary_text import (
+    FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, clip as _clip, list_items as _items, merge_texts as _merge_texts,
+    quote_message as _quote, sublist as _sublist, unquote as _unquote,
+)
+from .peer_formats import (
+    OTHER_KINDS, deserialise, other_section, read_other, reference_kind, snapshot_tags, split_merged,
+)
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
 from .rewording import error_gist, generalise_identifiers, paraphrase, translate, trim_to_limit
@@ -154,56 +160,8 @@ class _Carry:
     dedupe: bool = False
 
 
-_ITEM = re.compile(r"^- ", re.MULTILINE)
 #: How many of the assistant's findings the reference summary keeps (section 5).
 _MAX_FINDINGS = 16
-
-
-def _items(body: str) -> list[str]:
-    """Top-level ``- `` items of a section body (continuation lines joined)."""
-    items: list[str] = []
-    for chunk in _ITEM.split("\n" + body)[1:]:
-        text = chunk.rstrip()
-        items.append(text)
-    return [i for i in items if i.strip()]
-
-
-#: Sub-list headers the reference writes (and reads back from an earlier summary).
-RULES_HEADER = "Rules from memory files (CLAUDE.md), still in force:"
-FAILED_HEADER = "Approaches that did not work (do not retry them):"
-FINDINGS_HEADER = "Findings along the way (the assistant's own words):"
-
-
-def _sublist(body: str, header: str) -> list[str]:
-    """The ``- `` items right under the line ``header`` of a section body (continuation lines joined)."""
-    lines = body.split("\n")
-    out: list[str] = []
-    for i, line in enumerate(lines):
-        if line.strip() != header:
-            continue
-        for item in lines[i + 1:]:
-            if item.startswith("- "):
-                out.append(item[2:].strip())
-            elif item.startswith("  ") and out:
-                out[-1] += " " + item.strip()
-            else:
-                break
-    return out
-
-
-def _merge_texts(*lists: list[str]) -> list[str]:
-    seen: dict[str, str] = {}
-    for items in lists:
-        for item in items:
-            seen.setdefault(normalize_ws(item), item)
-    return list(seen.values())
-
-
-def _unquote(item: str) -> str:
-    text = item.strip()
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
-        text = text[1:-1]
-    return text
 
 
 def _read_carry(texts: list[str]) -> _Carry:
@@ -241,20 +199,6 @@ def _read_carry(texts: list[str]) -> _Carry:
         if (s := parsed.get("pending")) is not None:
             carry.pending = [i.strip() for i in _items(s.body)]
     return carry
-
-
-def _quote(text: str) -> str:
-    frags = message_fragments(text)
-    if len(frags) == 1:
-        body = text.strip().replace("\n", "\n     ")
-    else:
-        body = f"{frags[0]} […] {frags[1]}"
-    return f'"{body}"'
-
-
-def _clip(text: str, n: int) -> str:
-    text = normalize_ws(text)
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _short_input(block_input: dict[str, Any]) -> str:
@@ -661,7 +605,7 @@ _CONTRACTIONS = {"can't": "cannot", "won't": "will not", "n't": " not", "'re": "
 
 
 def _terms(text: str) -> set[str]:
-    from ..extract import significant_tokens
+    from ..reading.extract import significant_tokens
 
     text = text.replace("’", "'")
     for short, full in _CONTRACTIONS.items():
@@ -694,7 +638,7 @@ def judge_reply(prompt: str) -> str:
     against a *generation*'s request and next step.
     """
     import json as _json
-    from ..extract import significant_tokens
+    from ..reading.extract import significant_tokens
 
     blocks = {m.group("label").split(" (")[0].strip().lower(): m.group("body") for m in _DATA.finditer(prompt)}
     lost: list[str] = []
@@ -733,7 +677,7 @@ def answer_probe(messages: list[dict[str, Any]]) -> str:
     (the best answer any model could give from it). The heuristic judge then scores the share of
     the expected answer's terms present. With a real model the probe is a real question.
     """
-    from ..messages import plain_text
+    from ..core.messages import plain_text
 
     conversation, _question = split_request(messages)
     text = plain_text(from_api(conversation, uuid_prefix="probe")).strip()

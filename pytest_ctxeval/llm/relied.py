@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..extract import significant_tokens
-from ..messages import AssistantMessage, person_text, result_text, text_of, tool_results, tool_uses
-from ..summary import normalize_ws
+from ..reading.extract import significant_tokens
+from ..core.messages import AssistantMessage, person_text, result_text, text_of, tool_results, tool_uses
+from ..reading.summary import normalize_ws
 
 __all__ = ["findings", "tool_facts", "mark_replaced", "latest_request", "TOOL_FACTS_HEADER", "REPLACED"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..summary import normalize_ws
+from ..reading.summary import normalize_ws
 
 __all__ = ["paraphrase", "PARAPHRASE_PREFIX", "error_gist", "generalise_identifiers", "trim_to_limit", "translate"]
 

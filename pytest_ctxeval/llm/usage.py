@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import Usage
+from ..core.messages import Usage
 
 __all__ = ["UsageTotals", "USAGE_KEYS", "BATCH_DISCOUNT"]
 
@@ -64,7 +64,7 @@ class UsageTotals:
 
 def priced(totals: dict[str, Any], by_model: dict[str, dict[str, int]]) -> dict[str, Any]:
     """``totals`` with dollars per model and in all, and the models that have no price."""
-    from ..pricing import cost_of, price_for
+    from .pricing import cost_of, price_for
 
     rows = {k: dict(v) for k, v in sorted(by_model.items())}
     unpriced = []

@@ -49,11 +49,12 @@ from typing import Any
 
 import httpx2
 
-from ..tokens import estimate_text
+from ..core.tokens import estimate_text
 from .offline import ReferenceModel
 from .wire_auth import AwsKeys, aws_event_stream, bedrock_error, plain_model, provider_body_problem, sigv4_problem, vertex_error
+from .wire_errors import error_response
 
-__all__ = ["WireModel", "WIRE_FAULTS", "schema_problem", "error_response", "KNOWN_MODELS"]
+__all__ = ["WireModel", "WIRE_FAULTS", "schema_problem", "KNOWN_MODELS"]
 
 #: Models the server answers for (any other is a 404, as an unknown model is on the API).
 KNOWN_MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5", "claude-sonnet-5", "ctxeval-reference",
@@ -62,9 +63,6 @@ KNOWN_MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5", "cla
 #: per request): a refusal, a paused turn, a reply cut at max_tokens whatever the budget.
 WIRE_FAULTS = ("refusal", "pause_turn", "truncate", "expired", "errored")
 
-_STATUS_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
-                 529: "overloaded_error"}
 _BEDROCK = re.compile(r"^/model/(?P<model>[^/]+)/(?P<verb>invoke|invoke-with-response-stream)$")
 _VERTEX = re.compile(r"^/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/(?P<model>[^/:]+)"
                      r":(?P<verb>rawPredict|streamRawPredict)$")
@@ -73,21 +71,6 @@ _SCHEMA_KEYWORDS = {"type", "properties", "required", "additionalProperties", "i
                     "allOf", "$ref", "$defs", "definitions", "description", "title", "default", "format"}
 _STRING_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid",
                    "text"}
-
-
-def error_response(status: int, message: str, *, request_id: str, retry_after: str | None = None,
-                   retry_after_ms: str | None = None, kind: str | None = None) -> httpx2.Response:
-    """An API error: documented body, ``request-id`` and ``x-should-retry`` headers, and
-    ``retry-after`` for 429 and 529."""
-    headers = {"request-id": request_id, "x-should-retry": "true" if status in (408, 409, 429) or status >= 500
-               else "false"}
-    if status in (429, 529):
-        headers["retry-after"] = retry_after or "1"
-        if retry_after_ms is not None:
-            headers["retry-after-ms"] = retry_after_ms
-    body = {"type": "error", "error": {"type": kind or _STATUS_TYPES.get(status, "api_error"), "message": message},
-            "request_id": request_id}
-    return httpx2.Response(status, json=body, headers=headers)
 
 
 def schema_problem(schema: Any, path: str = "output_config.format.schema") -> str | None:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
+from .wire_errors import error_response
+
 if TYPE_CHECKING:  # pragma: no cover
     from .wire import WireModel
 
@@ -32,8 +34,6 @@ class Batches:
         self._lock = threading.Lock()
 
     def handle(self, request: httpx2.Request, request_id: str) -> httpx2.Response:
-        from .wire import error_response
-
         path = request.url.path.rstrip("/")
         base = f"{request.url.scheme}://{request.url.netloc.decode()}"
         if request.method == "POST" and path == "/v1/messages/batches":

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from pytest_ctxeval.compaction.base import CompactionState
-from pytest_ctxeval.config import EngineConfig
-from pytest_ctxeval.ids import IdFactory
+from pytest_ctxeval.core.config import EngineConfig
+from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
@@ -53,7 +53,7 @@ class Kit:
 def state(messages: list[Any], *, window: int = 20_000, tokens: int | None = None, llm: Any = None,
           trigger: str = "auto", session_dir: Any = None, **kw: Any) -> CompactionState:
     """A state over ``messages`` (view = messages) on the offline model."""
-    from pytest_ctxeval.tokens import estimate_messages
+    from pytest_ctxeval.core.tokens import estimate_messages
 
     config = kw.pop("config", None) or EngineConfig.for_window(window)
     return CompactionState(messages=list(messages), view=list(messages),

@@ -12,7 +12,7 @@ import pytest
 from pytest_ctxeval.compaction import StrategyUnavailable
 from pytest_ctxeval.compaction.anthropic_server import BETA, EDIT_TYPE, AnthropicServer
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import text_of
+from pytest_ctxeval.core.messages import text_of
 from pytest_ctxeval.runner import run_scenario
 
 SUMMARY = "The user is moving sessions to Redis with opaque ids; next: the websocket handshake."

@@ -7,11 +7,11 @@ import pytest
 from pytest_ctxeval.compaction.codex import (
     ABORTED_OUTPUT, OPENING, Codex, drop_oldest_item, repair_pairing, select_user_messages,
 )
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.errors import PromptTooLongError
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import AssistantMessage, ToolResultBlock, UserMessage, text_of, tool_results
-from pytest_ctxeval.tokens import estimate_text
+from pytest_ctxeval.core.messages import AssistantMessage, ToolResultBlock, UserMessage, text_of, tool_results
+from pytest_ctxeval.core.tokens import estimate_text
 
 from compaction_kit import Kit, state
 

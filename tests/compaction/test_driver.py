@@ -64,7 +64,7 @@ def test_a_strategy_compaction_shares_the_turn_of_the_request_after_it(tmp_path)
 
 
 def test_three_failed_automatic_compactions_in_a_row_stop_asking(tmp_path):
-    from pytest_ctxeval.scenarios import load_scenario
+    from pytest_ctxeval.scenario.schema import load_scenario
 
     scenario = load_scenario("scenarios/summariser_circuit_breaker.yaml")
     scenario = scenario.model_copy(update={"faults": {"compact": ["empty"] * 8}})
@@ -139,7 +139,7 @@ def test_session_memory_is_claude_codes_and_off_under_another_strategy(tmp_path)
 
 USER_STRATEGY = textwrap.dedent('''
     from pytest_ctxeval.compaction import Compacted
-    from pytest_ctxeval.messages import person_text
+    from pytest_ctxeval.core.messages import person_text
 
     class KeepRequests:
         """Keep only the person-typed messages and a one-line summary: a protocol-only strategy."""

@@ -11,7 +11,9 @@ from pytest_ctxeval.compaction.gemini_cli import (
     ACKNOWLEDGEMENT, FORMAT, GeminiCli, find_split_point, truncate_old_responses,
 )
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import AssistantMessage, UserMessage, result_text, text_of, to_api, tool_results, tool_uses
+from pytest_ctxeval.core.messages import (
+    AssistantMessage, UserMessage, result_text, text_of, to_api, tool_results, tool_uses,
+)
 
 from compaction_kit import Kit, state
 
@@ -124,7 +126,8 @@ def test_a_compression_that_inflates_the_history_fails_and_is_not_tried_again():
 
 
 def test_the_split_keeps_calls_and_responses_together_in_a_real_scenario():
-    from pytest_ctxeval.grading import cases_from_run, load_graders
+    from pytest_ctxeval.grading.registry import cases_from_run
+    from pytest_ctxeval.grading import load_graders
     from pytest_ctxeval.runner import run_scenario
 
     run = run_scenario("scenarios/parallel_search_huge_output.yaml", strategy="gemini_cli")

@@ -6,8 +6,8 @@ import pytest
 
 from pytest_ctxeval.compaction.masking import ObservationMasking, mask_observations
 from pytest_ctxeval.errors import UsageError
-from pytest_ctxeval.grading import cases_from_run
-from pytest_ctxeval.messages import AssistantMessage, result_text, tool_results
+from pytest_ctxeval.grading.registry import cases_from_run
+from pytest_ctxeval.core.messages import AssistantMessage, result_text, tool_results
 from pytest_ctxeval.runner import run_scenario
 
 from compaction_kit import Kit, state

@@ -8,11 +8,11 @@ from pytest_ctxeval.compaction.base import CompactionFailed
 from pytest_ctxeval.compaction.opencode import (
     FORMAT, OPENING, Opencode, prune_candidates, select_tail, serialise, tail_budget, usable_tokens,
 )
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.microcompact import CLEARED
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import UserMessage, person_text, text_of, tool_results
-from pytest_ctxeval.tokens import estimate_message
+from pytest_ctxeval.core.messages import UserMessage, person_text, text_of, tool_results
+from pytest_ctxeval.core.tokens import estimate_message
 
 from compaction_kit import Kit, state
 
@@ -155,7 +155,7 @@ class _BadHeadings:
 
     def complete(self, **kw):  # noqa: ANN003, ANN201
         from pytest_ctxeval.llm.base import ModelReply
-        from pytest_ctxeval.messages import Usage
+        from pytest_ctxeval.core.messages import Usage
 
         self.calls += 1
         return ModelReply(text=self.replies.pop(0), usage=Usage(), model="x")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 
 from engine_kit import Session
 

@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.pipeline import ContextManager, PreparedRequest, ToolOutcome
-from pytest_ctxeval.ids import IdFactory
+from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage,
 )
-from pytest_ctxeval.tokens import estimate_api_request, estimate_message
+from pytest_ctxeval.core.tokens import estimate_api_request, estimate_message
 from pytest_ctxeval.transcript import TranscriptWriter
 
 T0 = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)

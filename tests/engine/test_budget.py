@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.budget import (
     TRUNCATION_MARKER, ContentReplacementState, ToolResultStore, apply_budget, large_result_message,
     read_limit_error, read_line_cap, safe_file_stem,
 )
 from pytest_ctxeval.engine.pipeline import ToolOutcome
-from pytest_ctxeval.messages import ImageBlock, TextBlock, ToolResultBlock, UserMessage
+from pytest_ctxeval.core.messages import ImageBlock, TextBlock, ToolResultBlock, UserMessage
 
 from engine_kit import asst, body_results, res, results, use, user
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.compact import CompactionFailed, build_attachments, compact_conversation, truncate_to_tokens
 from pytest_ctxeval.engine.dedupe import ReadRecord
 from pytest_ctxeval.engine.prompt import PromptSet
-from pytest_ctxeval.ids import IdFactory
+from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, UserMessage, to_api, tool_results, tool_uses,
     validate_api,
 )
-from pytest_ctxeval.tokens import estimate_text
+from pytest_ctxeval.core.tokens import estimate_text
 from pytest_ctxeval.transcript import read_transcript
 
 from engine_kit import T0, asst, res, results, use, user

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.config import NEVER_CLEARED_TOOLS, EngineConfig
+from pytest_ctxeval.core.config import NEVER_CLEARED_TOOLS, EngineConfig
 from pytest_ctxeval.engine.microcompact import context_management
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.tokens import estimate_api_request
+from pytest_ctxeval.core.tokens import estimate_api_request
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.context_prefix import cap_git_status, cap_memory_file, system_context
 
 CFG = EngineConfig()

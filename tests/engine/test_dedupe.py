@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.dedupe import FILE_UNCHANGED_STUB, FileReadState, media_stripped, strip_media
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, UserMessage,
 )
 

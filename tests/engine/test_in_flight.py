@@ -14,9 +14,12 @@ from pytest_ctxeval.engine import pipeline
 from pytest_ctxeval.errors import ScenarioError
 from pytest_ctxeval.evaluation import evaluate_run
 from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.messages import AssistantMessage, UserMessage, to_api, tool_results, tool_uses, validate_api
+from pytest_ctxeval.core.messages import (
+    AssistantMessage, UserMessage, to_api, tool_results, tool_uses, validate_api,
+)
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.scenarios import expand, load_scenario
+from pytest_ctxeval.scenario.expansion import expand
+from pytest_ctxeval.scenario.schema import load_scenario
 
 SCENARIO = textwrap.dedent("""\
     name: in_flight

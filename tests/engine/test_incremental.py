@@ -23,17 +23,17 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, currently_in_test_context, event, given, note, settings, strategies as st
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine import budget, incremental
 from pytest_ctxeval.engine.hooks import HookSet
 from pytest_ctxeval.engine.pipeline import ContextManager, ToolOutcome
-from pytest_ctxeval.ids import IdFactory
+from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage,
 )
 from pytest_ctxeval.strategies import conversations
-from pytest_ctxeval.tokens import estimate_message
+from pytest_ctxeval.core.tokens import estimate_message
 from pytest_ctxeval.transcript import TranscriptWriter
 
 from engine_kit import T0

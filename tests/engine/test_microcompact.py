@@ -12,13 +12,13 @@ from datetime import timedelta
 import pytest
 from pydantic import TypeAdapter
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.microcompact import (
     CLEARED, MicrocompactState, apply_cleared, cached_edits, compactable_results, context_management,
     time_based_clear, time_based_due,
 )
-from pytest_ctxeval.messages import Usage, UserMessage
-from pytest_ctxeval.tokens import estimate_messages, estimate_text
+from pytest_ctxeval.core.messages import Usage, UserMessage
+from pytest_ctxeval.core.tokens import estimate_messages, estimate_text
 from pytest_ctxeval.transcript import read_transcript
 
 from engine_kit import T0, Session, asst, body_results, res, results, use, user

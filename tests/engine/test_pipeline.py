@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.autocompact import AutoCompactTracking, should_autocompact, token_warning_state
 from pytest_ctxeval.engine.pipeline import MAIN_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT
-from pytest_ctxeval.messages import Usage, validate_api
-from pytest_ctxeval.tokens import count_tokens
+from pytest_ctxeval.core.messages import Usage, validate_api
+from pytest_ctxeval.core.tokens import count_tokens
 
 from engine_kit import T0, asst, user
 

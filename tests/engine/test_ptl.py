@@ -6,16 +6,14 @@ import math
 
 import pytest
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.compact import CompactionFailed, PtlStep, compact_conversation
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.engine.ptl import PTL_MARKER, group_by_api_round, truncate_head_for_ptl_retry
-from pytest_ctxeval.ids import IdFactory
+from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import (
-    AssistantMessage, CompactBoundary, UserMessage, to_api, validate_api,
-)
-from pytest_ctxeval.tokens import estimate_api_request
+from pytest_ctxeval.core.messages import AssistantMessage, CompactBoundary, UserMessage, to_api, validate_api
+from pytest_ctxeval.core.tokens import estimate_api_request
 
 from engine_kit import T0, asst, res, results, use, user
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.compaction.base import strategy_config
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.dedupe import FILE_UNCHANGED_STUB
 from pytest_ctxeval.engine.hooks import HookSet
 from pytest_ctxeval.errors import ScenarioError
-from pytest_ctxeval.messages import AttachmentMessage, CompactBoundary, Usage, to_api, validate_api
+from pytest_ctxeval.core.messages import AttachmentMessage, CompactBoundary, Usage, to_api, validate_api
 from pytest_ctxeval.runner import run_scenario
-from pytest_ctxeval.scenarios import load_scenario
+from pytest_ctxeval.scenario.schema import load_scenario
 
 from engine_kit import T0, asst, user
 

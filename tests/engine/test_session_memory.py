@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.pipeline import ToolOutcome
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.engine.session_memory import (
-    SessionMemoryState, adjust_index_to_preserve_invariants, calculate_keep_index, has_text_block,
-    last_boundary_floor, session_memory_compact, should_extract,
+    SessionMemoryState, calculate_keep_index, has_text_block, session_memory_compact, should_extract,
 )
-from pytest_ctxeval.ids import IdFactory
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.engine.boundaries import adjust_index_to_preserve_invariants, last_boundary_floor
+from pytest_ctxeval.core.ids import IdFactory
+from pytest_ctxeval.core.messages import (
     AssistantMessage, CompactBoundary, TextBlock, UserMessage, to_api, validate_api,
 )
-from pytest_ctxeval.tokens import estimate_message, estimate_messages
+from pytest_ctxeval.core.tokens import estimate_message, estimate_messages
 
 from engine_kit import T0, asst, res, results, use, user
 

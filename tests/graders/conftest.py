@@ -20,11 +20,11 @@ import pytest
 
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.grading import CompactionCase, GraderRegistry, Verdict, load_graders
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, CompactBoundary, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage,
 )
-from pytest_ctxeval.scenarios import Expectations
-from pytest_ctxeval.summary import SECTION_KINDS, SECTION_TITLES
+from pytest_ctxeval.scenario.schema import Expectations
+from pytest_ctxeval.reading.summary import SECTION_KINDS, SECTION_TITLES
 
 TRANSCRIPT = "/tmp/ctxeval-tests/0b5e7c1e-session.jsonl"
 

@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 from pytest_ctxeval.engine.prompt import PromptSet
-from pytest_ctxeval.grading import cases_from_run
+from pytest_ctxeval.grading.registry import cases_from_run
 from pytest_ctxeval.runner import run_scenario
 
 SCENARIO = textwrap.dedent("""\

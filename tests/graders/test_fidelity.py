@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from pytest_ctxeval.extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments
-from pytest_ctxeval.messages import TextBlock, ToolResultBlock
+from pytest_ctxeval.reading.extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments
+from pytest_ctxeval.core.messages import TextBlock, ToolResultBlock
 
 FIDELITY = ("verbatim_user_messages", "next_step_quote", "files_preserved", "errors_preserved",
             "pending_tasks", "no_superseded_work")
@@ -254,7 +254,7 @@ def test_next_step_elided_long_quote_passes(grade, kit, session):
 def test_next_step_quote_keeping_a_media_marker_is_verbatim(grade, kit, session):
     """The summariser is shown [image] / [document] where the person pasted one
     (stripImagesFromMessages): a quote that keeps the marker still quotes the message."""
-    from pytest_ctxeval.messages import ImageBlock, TextBlock
+    from pytest_ctxeval.core.messages import ImageBlock, TextBlock
 
     pasted = kit.user([TextBlock(text="Staging now shows this, is that expected?"),
                        ImageBlock(source={"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="})])

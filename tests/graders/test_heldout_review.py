@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.grading import cases_from_run, load_graders
+from pytest_ctxeval.grading.registry import cases_from_run
+from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.runner import run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -373,7 +374,7 @@ def test_softened_constraint_is_not_kept():
 
 
 def test_superseded_intent_in_other_word_order_or_plural():
-    from pytest_ctxeval.proposals import mention_pattern
+    from pytest_ctxeval.reading.proposals import mention_pattern
 
     csv, jwt = mention_pattern("CSV export"), mention_pattern("issue JWT access tokens")
     for text in ("export the report to CSV", "Export the monthly figures as CSV", "add CSV exports"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ctxeval.messages import AttachmentMessage
+from pytest_ctxeval.core.messages import AttachmentMessage
 
 INTENT = ("last_request_intact", "constraints_preserved", "failed_approaches_preserved")
 
@@ -232,8 +232,8 @@ def test_the_reference_summary_passes_the_intent_graders(grade, kit, messages, e
     """The offline reference model keeps memory-file rules (section 1) and what the assistant found
     did not work (section 5), so its summary of this session passes all three."""
     from pytest_ctxeval.llm.reference import write_summary
-    from pytest_ctxeval.messages import to_api
-    from pytest_ctxeval.summary import format_compact_summary
+    from pytest_ctxeval.core.messages import to_api
+    from pytest_ctxeval.reading.summary import format_compact_summary
 
     request = to_api(messages) + [{"role": "user", "content": kit.prompts.render_compact()}]
     summary = format_compact_summary(write_summary(request))

@@ -14,7 +14,7 @@ import pytest
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.evaluation import evaluate_run, make_recompact
 from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.judging import END, Judge, extract_json, fence
+from pytest_ctxeval.grading.judging import END, Judge, extract_json, fence
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.runner import run_scenario
 

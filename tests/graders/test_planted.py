@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from pytest_ctxeval.grading import CompactionCase
-from pytest_ctxeval.messages import AttachmentMessage
-from pytest_ctxeval.planted import PlantedFact, has_token, survival, bars_of
-from pytest_ctxeval.scenarios import Expectations
+from pytest_ctxeval.core.messages import AttachmentMessage
+from pytest_ctxeval.scenario.planted import PlantedFact, has_token, survival, bars_of
+from pytest_ctxeval.scenario.schema import Expectations
 
 PORT_RULE = "The billing service listens on port 8080 in staging"
 SAFETY = "Never run migrations against the amber_ledger database without a snapshot"
@@ -210,7 +210,7 @@ def test_compresses_counts_kept_messages_and_restored_files_on_neither_side(kit,
 
 def test_the_scenario_schema_names_the_field_of_a_bad_fact(tmp_path) -> None:  # noqa: ANN001
     from pytest_ctxeval.errors import ScenarioError
-    from pytest_ctxeval.scenarios import load_scenario
+    from pytest_ctxeval.scenario.schema import load_scenario
 
     cases = {
         "planted: chat": "facts[0].planted: Input should be 'user', 'memory', 'tool' or 'assistant'",
@@ -243,7 +243,7 @@ def test_compresses_passes_every_real_compaction_of_the_corpus(registry) -> None
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from shared_paths import CORPUS
-    from pytest_ctxeval.grading import cases_from_transcript
+    from pytest_ctxeval.grading.registry import cases_from_transcript
     from pytest_ctxeval.transcript import read_transcript
 
     files = sorted(CORPUS.glob("*.jsonl")) if CORPUS.is_dir() else []

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_ctxeval.grading import CompactionCase
-from pytest_ctxeval.session_facts import claude_storage, error_kind, open_tasks
-from pytest_ctxeval.verbatim import find, normalize, show_difference
-from pytest_ctxeval.versions import PROMISES, promise
+from pytest_ctxeval.reading.session_facts import claude_storage, error_kind, open_tasks
+from pytest_ctxeval.reading.verbatim import find, normalize, show_difference
+from pytest_ctxeval.grading.versions import PROMISES, promise
 
 
 def _s(kit, **bodies: str) -> str:

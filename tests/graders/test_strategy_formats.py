@@ -9,7 +9,7 @@ import pytest
 from pytest_ctxeval.compaction.codex import FORMAT as CODEX
 from pytest_ctxeval.compaction.formats import NO_SUMMARY
 from pytest_ctxeval.compaction.opencode import FORMAT as OPENCODE
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 
 CLAUDE_ONLY = ("nine_sections", "analysis_stripped", "continuation", "next_step_quote")
 
@@ -171,7 +171,7 @@ def test_a_correction_after_the_todo_list_in_the_span_is_checked(kit, session, g
 
 def test_drift_is_na_for_a_strategy_that_writes_no_summary(kit, session):
     from pytest_ctxeval.grading import load_graders
-    from pytest_ctxeval.judging import Judge
+    from pytest_ctxeval.grading.judging import Judge
     from pytest_ctxeval.llm import make_llm
 
     registry = load_graders()

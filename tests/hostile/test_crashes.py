@@ -91,7 +91,7 @@ def test_terminal_escapes_are_neutralised_on_stdout(capsys: pytest.CaptureFixtur
     assert main(["grade", str(INPUTS / "terminal_escapes.jsonl"), "-v"]) in (0, 1)
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
-    from pytest_ctxeval.terminal import safe_text
+    from pytest_ctxeval.core.terminal import safe_text
 
     assert safe_text("a\x1b[2Jb\rc\u202ed\x9b") == "a\\x1b[2Jb\\x0dc\\u202ed\\x9b"
     assert safe_text("tab\tand\nnewline") == "tab\tand\nnewline"
@@ -104,7 +104,7 @@ def test_compare_real_html_has_a_content_security_policy(tmp_path: Path) -> None
 
 
 def test_markdown_neutralises_bare_www_links() -> None:
-    from pytest_ctxeval.report import md
+    from pytest_ctxeval.reporting.report import md
 
     assert "www." not in md("see www.evil.example and WWW.other.example").lower()
     assert "www&#46;evil.example" in md("see www.evil.example")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.documents import BadDocument, dumps_finite, loads_strict
+from pytest_ctxeval.core.documents import BadDocument, dumps_finite, loads_strict
 
 RESULTS = {"format": "pytest-ctxeval/results", "version": 1, "backend": "offline", "model": "m", "judge": None,
            "prompt": {"path": "compact.j2", "fingerprint": "abc"}, "usage": {},
@@ -26,7 +26,7 @@ RESULTS = {"format": "pytest-ctxeval/results", "version": 1, "backend": "offline
 
 def _baseline(tmp_path: Path) -> dict:
     assert main(["diff", str(_write(tmp_path / "r.json", RESULTS)), str(tmp_path / "r.json")]) == 0
-    from pytest_ctxeval.baseline import baseline_document
+    from pytest_ctxeval.reporting.baseline import baseline_document
 
     return baseline_document(RESULTS)
 

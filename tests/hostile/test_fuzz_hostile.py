@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.errors import CtxEvalError, ScenarioError
-from pytest_ctxeval.redact import excerpt, scrub_output
-from pytest_ctxeval.sandbox import BoundedSandbox
-from pytest_ctxeval.yaml_safe import BadYAML, load_yaml
+from pytest_ctxeval.core.redact import excerpt, scrub_output
+from pytest_ctxeval.scenario.sandbox import BoundedSandbox
+from pytest_ctxeval.core.yaml_safe import BadYAML, load_yaml
 
 FUZZ = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture], deadline=None)
 
@@ -64,8 +64,8 @@ def test_yaml_reader_raises_only_bad_yaml(text: str) -> None:
 @FUZZ
 @given(text=yaml_texts())
 def test_scenario_loader_and_lint_raise_only_named_errors(text: str) -> None:
-    from pytest_ctxeval.lint import lint_file
-    from pytest_ctxeval.scenarios import load_scenario
+    from pytest_ctxeval.scenario.lint import lint_file
+    from pytest_ctxeval.scenario.schema import load_scenario
 
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "s.yaml"
@@ -162,7 +162,7 @@ _pieces = st.sampled_from([
 @FUZZ
 @given(piece=_pieces, n=st.one_of(st.integers(0, 2000), st.integers(10**5, 10**12)))
 def test_templates_stay_bounded(piece: str, n: int) -> None:
-    from pytest_ctxeval.fillers import FILLERS
+    from pytest_ctxeval.scenario.fillers import FILLERS
 
     env = BoundedSandbox(undefined=jinja2.StrictUndefined)
     env.globals.update(FILLERS)

@@ -12,11 +12,11 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from pytest_ctxeval import limits
+from pytest_ctxeval.core import limits
 from pytest_ctxeval.errors import ScenarioError
-from pytest_ctxeval.fillers import FILLERS
-from pytest_ctxeval.sandbox import BoundedSandbox
-from pytest_ctxeval.yaml_safe import BadYAML, load_yaml
+from pytest_ctxeval.scenario.fillers import FILLERS
+from pytest_ctxeval.scenario.sandbox import BoundedSandbox
+from pytest_ctxeval.core.yaml_safe import BadYAML, load_yaml
 
 INPUTS = Path(__file__).parent / "inputs"
 
@@ -50,9 +50,9 @@ def _bomb(width: int, depth: int) -> str:
 
 def test_expanded_size_limit_at_its_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
     # root mapping, two key scalars, l0 (1 + 10), l1 expanded (1 + 10 x 11)
-    monkeypatch.setattr("pytest_ctxeval.yaml_safe.MAX_YAML_NODES", 1 + 2 + 11 + 111)
+    monkeypatch.setattr("pytest_ctxeval.core.yaml_safe.MAX_YAML_NODES", 1 + 2 + 11 + 111)
     load_yaml(_bomb(10, 2))
-    monkeypatch.setattr("pytest_ctxeval.yaml_safe.MAX_YAML_NODES", 1 + 2 + 11 + 111 - 1)
+    monkeypatch.setattr("pytest_ctxeval.core.yaml_safe.MAX_YAML_NODES", 1 + 2 + 11 + 111 - 1)
     with pytest.raises(BadYAML, match="MAX_YAML_NODES"):
         load_yaml(_bomb(10, 2))
 
@@ -150,14 +150,14 @@ def test_pad_width_at_its_boundary() -> None:
 
 
 def test_loop_steps_at_their_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pytest_ctxeval.sandbox.MAX_LOOP_STEPS", 100)
+    monkeypatch.setattr("pytest_ctxeval.scenario.sandbox.MAX_LOOP_STEPS", 100)
     assert _render("{% for i in range(10) %}{% for j in range(9) %}{% endfor %}{% endfor %}") == ""  # 100 steps
     with pytest.raises(ScenarioError, match="MAX_LOOP_STEPS"):
         _render("{% for i in range(10) %}{% for j in range(10) %}{% endfor %}{% endfor %}")  # 110 steps
 
 
 def test_field_size_is_checked_before_joining(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pytest_ctxeval.sandbox.MAX_FIELD_CHARS", 10)
+    monkeypatch.setattr("pytest_ctxeval.scenario.sandbox.MAX_FIELD_CHARS", 10)
     assert _render("{{ 'abcde' ~ 'fghij' }}") == "abcdefghij"
     for template in ("{{ 'abcde' ~ 'fghijk' }}", "{{ 'abcde' + 'fghijk' }}", "{{ ['abcdef', 'ghijk']|join }}",
                      "{{ 'aaaaaa'.replace('a', 'bb') }}"):
@@ -179,8 +179,8 @@ def test_judge_votes_at_their_boundary(capsys: pytest.CaptureFixture[str]) -> No
                                       ("1969-12-31T23:59:59Z", False), ("9000-01-01T00:00:01Z", False),
                                       ("9999-12-31T23:59:59-23:59", False)])
 def test_dates_at_their_boundary_in_load_and_lint(tmp_path: Path, when: str, ok: bool) -> None:
-    from pytest_ctxeval.lint import lint_file
-    from pytest_ctxeval.scenarios import load_scenario
+    from pytest_ctxeval.scenario.lint import lint_file
+    from pytest_ctxeval.scenario.schema import load_scenario
 
     scenario = tmp_path / "d.yaml"
     scenario.write_text(f"start: {when}\nturns:\n  - user: hi\n  - assistant: ok\n    at: {when}\n")
@@ -225,7 +225,7 @@ def test_transcript_line_limit_at_its_boundary(tmp_path: Path, monkeypatch: pyte
     # is reported with its line number and skipped, and the records after it are still read.
     import json as _json
 
-    from pytest_ctxeval import limits
+    from pytest_ctxeval.core import limits
     from pytest_ctxeval.transcript import read_transcript
 
     from session_kit import Session

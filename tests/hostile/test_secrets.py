@@ -10,8 +10,8 @@ import pytest
 
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.llm.cassettes import decode_reply, encode_reply, request_key
-from pytest_ctxeval.redact import excerpt, redact, redact_tree, scrub_output, scrub_tree
-from pytest_ctxeval.report import md
+from pytest_ctxeval.core.redact import excerpt, redact, redact_tree, scrub_output, scrub_tree
+from pytest_ctxeval.reporting.report import md
 
 AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 GHP = "ghp_" + "A1b2C3d4" * 5
@@ -58,7 +58,7 @@ def test_slack_after_underscore_and_pat_in_an_image_url() -> None:
 
 
 def test_lost_identifiers_never_pull_a_token_out_of_its_label() -> None:
-    from pytest_ctxeval.lost import identifiers
+    from pytest_ctxeval.grading.lost import identifiers
 
     text = redact(f'curl -H "Authorization: Bearer {BEARER}" ; aws_secret_access_key={AWS} in src/app.py')[0]
     found = identifiers(text)

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.errors import UsageError
-from pytest_ctxeval.outputs import check_output_path, write_text_safely
+from pytest_ctxeval.core.outputs import check_output_path, write_text_safely
 
 from tests.scenario_texts import TINY
 

@@ -165,7 +165,7 @@ def test_a_recording_replays_from_any_session_folder(tmp_path: Path, key: str) -
     same token counts (they would shift with the path's length otherwise)."""
     from pytest_ctxeval.llm.offline import ReferenceModel
     from pytest_ctxeval.runner import run_scenario
-    from pytest_ctxeval.scenarios import load_scenario
+    from pytest_ctxeval.scenario.schema import load_scenario
 
     scenario = load_scenario(Path(__file__).resolve().parents[2] / "scenarios" / "long_migration.yaml")
     cassettes = tmp_path / "cassettes"

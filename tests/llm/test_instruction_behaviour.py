@@ -5,10 +5,11 @@ built-in prompt does not give: a length limit and a language."""
 from __future__ import annotations
 
 from pytest_ctxeval.engine.prompt import PromptSet
-from pytest_ctxeval.llm.reference import FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, write_summary
+from pytest_ctxeval.llm.summary_text import FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER
+from pytest_ctxeval.llm.reference import write_summary
 from pytest_ctxeval.llm.rewording import PARAPHRASE_PREFIX, paraphrase
-from pytest_ctxeval.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, to_api
-from pytest_ctxeval.summary import format_compact_summary, parse_summary
+from pytest_ctxeval.core.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, to_api
+from pytest_ctxeval.reading.summary import format_compact_summary, parse_summary
 
 from test_reference import MEMORY, say, user
 

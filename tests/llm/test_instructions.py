@@ -118,7 +118,8 @@ def test_opposites_are_recorded_for_the_coverage_note() -> None:
 
 
 def test_the_table_names_a_grader_and_both_behaviours() -> None:
-    from pytest_ctxeval.grading import GraderRegistry, builtin_graders_dir
+    from pytest_ctxeval.grading import GraderRegistry
+    from pytest_ctxeval.grading.registry import builtin_graders_dir
 
     registry = GraderRegistry()
     registry.load_dir(builtin_graders_dir())

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from pytest_ctxeval.errors import ModelError
-from pytest_ctxeval.judging import Judge
+from pytest_ctxeval.grading.judging import Judge
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.llm.cassettes import request_key
 from pytest_ctxeval.llm.prompt_cache import LOOKBACK_BLOCKS, PromptCache, breakpoint_problem, mark_last_block
 from pytest_ctxeval.llm.server import ApiServer
-from pytest_ctxeval.pricing import cost_of
-from pytest_ctxeval.tokens import estimate_api_request
+from pytest_ctxeval.llm.pricing import cost_of
+from pytest_ctxeval.core.tokens import estimate_api_request
 
 BIG = "The build log says the migration 0042 failed on the users table. " * 120  # ~2,000 tokens
 MARK = {"type": "ephemeral"}

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from prompt_variants import VARIANTS, builtin_source, edited, write_variant
-from pytest_ctxeval.baseline import compare, format_comparison
+from pytest_ctxeval.reporting.baseline import diff_runs, format_run_diff
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.options import builtin_scenarios_dir
-from pytest_ctxeval.prompt_coverage import coverage_note, format_coverage
+from pytest_ctxeval.reporting.prompt_coverage import coverage_note, format_coverage
 
 SCENARIOS = builtin_scenarios_dir()
 TARGETS = sorted({g for g, _, _ in VARIANTS.values()} | {"nine_sections"})
@@ -60,9 +60,9 @@ def test_removing_or_weakening_an_instruction_regresses_its_grader(
     prompt = write_variant(tmp_path, f"{inst}-{variant}", variants[variant])
     doc = run_offline(tmp_path, "variant", list(scenarios), [grader], prompt, capsys)
     base = {**builtin_run, "scenarios": [s for s in builtin_run["scenarios"] if s["name"] in scenarios]}
-    cmp = compare(base, doc)
+    cmp = diff_runs(base, doc)
     hits = [c for c in cmp.regressions if c.grader == grader]
-    assert {c.scenario for c in hits} == set(scenarios), format_comparison(cmp)
+    assert {c.scenario for c in hits} == set(scenarios), format_run_diff(cmp)
     assert all(c.reason for c in hits)
     # ... and the coverage note says the change is read offline, naming the instruction.
     note = coverage_note(PromptSet(prompt).render_compact())
@@ -198,7 +198,7 @@ def test_an_invisible_change_prints_the_coverage_note(tmp_path: Path, capsys: py
     assert "--ctxeval-backend anthropic" in out and "replay" in out
     doc = json.loads((tmp_path / "tone.json").read_text())
     assert doc["prompt_coverage"]["unseen"] == 2
-    from pytest_ctxeval.report import render_html, render_markdown
+    from pytest_ctxeval.reporting.report import render_html, render_markdown
 
     html = render_html(doc)
     assert "prompt-change coverage" in html and "&lt;b&gt;bug report&lt;/b&gt;" in html and "<b>bug" not in html

@@ -15,7 +15,7 @@ import pytest
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.errors import ModelError, ProviderError
 from pytest_ctxeval.evaluation import usage_lines
-from pytest_ctxeval.judging import Judge
+from pytest_ctxeval.grading.judging import Judge
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.llm.base import TruncatedReply
 from pytest_ctxeval.llm.server import ApiServer

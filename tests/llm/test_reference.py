@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from pytest_ctxeval.engine.prompt import PromptSet
-from pytest_ctxeval.extract import failed_attempts, memory_rules
-from pytest_ctxeval.llm.reference import FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, write_session_notes, write_summary
-from pytest_ctxeval.messages import AssistantMessage, TextBlock, UserMessage, to_api
-from pytest_ctxeval.summary import format_compact_summary, parse_summary
+from pytest_ctxeval.reading.extract import failed_attempts, memory_rules
+from pytest_ctxeval.llm.summary_text import FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER
+from pytest_ctxeval.llm.reference import write_session_notes, write_summary
+from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, UserMessage, to_api
+from pytest_ctxeval.reading.summary import format_compact_summary, parse_summary
 
 MEMORY = ("<system-reminder>\nAs you answer the user's questions, you can use the following context:\n"
           "Contents of /srv/shop/ops/CLAUDE.md (project instructions, checked into the codebase):\n\n"

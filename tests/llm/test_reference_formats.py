@@ -8,12 +8,12 @@ import pytest
 from pytest_ctxeval.compaction import codex, gemini_cli, opencode
 from pytest_ctxeval.compaction.base import render
 from pytest_ctxeval.engine.prompt import PromptSet
-from pytest_ctxeval.llm.formats import deserialise
+from pytest_ctxeval.llm.peer_formats import deserialise
 from pytest_ctxeval.llm.reference import SUMMARY_OPENINGS, _is_summary, write_summary
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage, to_api,
 )
-from pytest_ctxeval.summary import parse_summary
+from pytest_ctxeval.reading.summary import parse_summary
 
 FIRST = "Port the invoice exporter to the new ledger API, keep the CSV columns unchanged."
 SECOND = "Don't touch the legacy importer."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anthropic
 import pytest
 
-from pytest_ctxeval.judging import JudgeReply
+from pytest_ctxeval.grading.judging import JudgeReply
 from pytest_ctxeval.llm.server import ApiServer
 from pytest_ctxeval.llm.wire import schema_problem
 

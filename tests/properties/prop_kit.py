@@ -8,16 +8,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.pipeline import ContextManager, PreparedRequest, ToolOutcome
 from pytest_ctxeval.engine.prompt import PromptSet
-from pytest_ctxeval.ids import IdFactory
+from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.llm.base import ModelReply, UsageTotals
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, ToolResultBlock, Usage, UserMessage, tool_results, tool_uses,
 )
-from pytest_ctxeval.tokens import estimate_message, estimate_text
+from pytest_ctxeval.core.tokens import estimate_message, estimate_text
 from pytest_ctxeval.transcript import TranscriptWriter, record_for
 
 

@@ -17,19 +17,20 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, example, given, note, settings, strategies as st
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.compact import CompactionFailed, compact_conversation
 from pytest_ctxeval.engine.microcompact import CLEARED, MicrocompactState, apply_cleared, time_based_clear
 from pytest_ctxeval.engine.ptl import PTL_MARKER, truncate_head_for_ptl_retry
-from pytest_ctxeval.engine.session_memory import calculate_keep_index, has_text_block, last_boundary_floor
-from pytest_ctxeval.ids import IdFactory
+from pytest_ctxeval.engine.session_memory import calculate_keep_index, has_text_block
+from pytest_ctxeval.engine.boundaries import last_boundary_floor
+from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.messages import (
-    AssistantMessage, CompactBoundary, ToolResultBlock, ToolUseBlock, UserMessage, to_api, tool_results, tool_uses,
-    validate_api,
+from pytest_ctxeval.core.messages import (
+    AssistantMessage, CompactBoundary, ToolResultBlock, ToolUseBlock, UserMessage, to_api, tool_results,
+    tool_uses, validate_api,
 )
 from pytest_ctxeval.strategies import START, conversations, histories_with_boundary, sessions, tool_rounds
-from pytest_ctxeval.tokens import count_tokens, estimate_message, estimate_messages, estimate_text
+from pytest_ctxeval.core.tokens import count_tokens, estimate_message, estimate_messages, estimate_text
 
 from prop_kit import Driver, ScriptedSummariser, lost_from_transcript, prompts
 

@@ -20,13 +20,13 @@ from typing import Any
 from hypothesis import HealthCheck, event, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.pipeline import ToolOutcome
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, TextBlock, ToolUseBlock, Usage, UserMessage, validate_api,
 )
 from pytest_ctxeval.strategies import DEFAULT_TOOLS, START
-from pytest_ctxeval.tokens import estimate_api_request, estimate_message
+from pytest_ctxeval.core.tokens import estimate_api_request, estimate_message
 from pytest_ctxeval.transcript import record_for
 
 from prop_kit import Driver

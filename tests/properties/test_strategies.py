@@ -16,10 +16,9 @@ from hypothesis import HealthCheck, find, given, settings, strategies as st
 from hypothesis.errors import InvalidArgument
 
 import pytest_ctxeval.strategies as strategies
-from pytest_ctxeval.messages import (
-    AssistantMessage, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock,
-    ThinkingBlock, ToolResultBlock, UserMessage, is_person_typed, result_text, to_api, tool_results, tool_uses,
-    validate_api,
+from pytest_ctxeval.core.messages import (
+    AssistantMessage, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock, ThinkingBlock,
+    ToolResultBlock, UserMessage, is_person_typed, result_text, to_api, tool_results, tool_uses, validate_api,
 )
 from pytest_ctxeval.strategies import (
     BLOCK_KINDS, DEFAULT_TOOLS, START, content_blocks, conversations, histories_with_boundary, sessions,

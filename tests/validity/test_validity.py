@@ -15,9 +15,9 @@ import pytest
 
 from pytest_ctxeval.errors import CtxEvalError
 from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.judging import Judge
+from pytest_ctxeval.grading.judging import Judge
 from pytest_ctxeval.llm import make_llm
-from pytest_ctxeval.validity import check, format_rates, load_labels, rates
+from pytest_ctxeval.grading.validity import check, format_rates, load_labels, rates
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared_paths, as the other tests import it
 from shared_paths import CORPUS  # noqa: E402
@@ -85,7 +85,7 @@ def test_a_bad_labels_file_names_the_place(tmp_path):
 
 
 def test_rates_count_false_alarms_among_failing_verdicts_and_misses_among_defects():
-    from pytest_ctxeval.validity import Row
+    from pytest_ctxeval.grading.validity import Row
 
     rows = [Row("a:1", "g", "pass", "fail", "", ()), Row("b:1", "g", "fail", "fail", "", ()),
             Row("c:1", "g", "fail", "pass", "", ()), Row("d:1", "g", "n/a", "n/a", "", ())]

@@ -1,0 +1,512 @@
+"""Graders: the ``@grader`` decorator, verdicts, compaction cases and the registry.
+
+A grader is a function decorated ``@grader("name", kind="rule")`` that takes a
+:class:`CompactionCase` and returns a :class:`Verdict`::
+
+    @grader("mentions_tests", kind="rule")
+    def mentions_tests(case: CompactionCase) -> Verdict:
+        if "pytest" in case.summary:
+            return Verdict.passed_("the summary mentions pytest")
+        return Verdict.failed("the summary never mentions pytest", where="summary")
+
+Graders live in plain Python files in a folder (built-ins in ``graders/``; a user's own folder with
+``--ctxeval-graders``/``ctxeval_graders``), loaded by path like conftest files. The registry is an
+object passed around, not module state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import re
+import sys
+import traceback
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable, Iterable, Literal
+
+from ..errors import GraderError, ProviderError
+from ..core.redact import scrub_output
+from ..reading.extract import person_messages
+from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
+from ..scenario.schema import Expectations
+from ..reading.summary import ParsedSummary, parse_summary
+from ..core.tokens import estimate_messages
+
+__all__ = [
+    "Verdict", "Status", "CompactionCase", "GraderSpec", "grader", "GraderRegistry", "load_graders",
+    "builtin_graders_dir", "cases_from_run", "cases_from_transcript", "STATUSES", "crash_verdict",
+]
+
+Status = Literal["pass", "fail", "n/a", "ungraded", "error"]
+STATUSES: tuple[str, ...] = ("pass", "fail", "n/a", "ungraded", "error")
+
+
+@dataclass
+class Verdict:
+    """The outcome of one grader on one compaction.
+
+    ``status`` is ``pass``, ``fail``, ``n/a`` (the invariant does not apply: nothing to check) or
+    ``ungraded`` (the grader could not decide, e.g. a judge reply that never parsed): ungraded
+    never counts as a pass or a fail (``--strict`` makes it a failure); ``error`` (the grader
+    itself raised: a bug in the grader, never a pass, a fail or a skip; ``exc`` holds the
+    exception with its traceback). ``score`` is in [0, 1]; ``reasons`` are human-readable and
+    say what is missing and where; ``evidence`` holds the details (missing items, section text).
+    """
+
+    status: Status
+    score: float
+    reasons: list[str] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    grader: str = ""
+    kind: str = "rule"
+    exc: BaseException | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Reasons are printed, written to JSON and shown by pytest: a key a judge echoed (or a person
+        # pasted) must not travel with them.
+        self.reasons = [scrub_output(r) for r in self.reasons]
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    @classmethod
+    def passed_(cls, *reasons: str, score: float = 1.0, **evidence: Any) -> "Verdict":
+        return cls("pass", score, list(reasons), evidence)
+
+    @classmethod
+    def failed(cls, *reasons: str, score: float = 0.0, **evidence: Any) -> "Verdict":
+        return cls("fail", score, list(reasons), evidence)
+
+    @classmethod
+    def not_applicable(cls, reason: str, **evidence: Any) -> "Verdict":
+        return cls("n/a", 1.0, [reason], evidence)
+
+    @classmethod
+    def ungraded(cls, reason: str, **evidence: Any) -> "Verdict":
+        return cls("ungraded", 0.0, [reason], evidence)
+
+    @classmethod
+    def from_fraction(cls, found: int, total: int, missing_reasons: list[str], ok_reason: str,
+                      **evidence: Any) -> "Verdict":
+        """Pass when nothing is missing; the score is the fraction found."""
+        score = found / total if total else 1.0
+        if missing_reasons:
+            return cls("fail", round(score, 4), missing_reasons, evidence)
+        return cls("pass", 1.0, [ok_reason], evidence)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"grader": self.grader, "kind": self.kind, "status": self.status,
+                "score": round(float(self.score), 4), "reasons": list(self.reasons)}
+
+
+@dataclass
+class CompactionCase:
+    """Everything a grader may look at for one compaction.
+
+    ``summary`` is the summary text the model sees after compaction (for the engine: the
+    extracted ``<summary>``; for a real transcript: the stored summary message). ``summarized`` is
+    the context the summariser was given; ``history`` every message of the session before the
+    compaction (earlier compactions included), so invariants hold *across* re-compactions.
+    """
+
+    source: str
+    index: int
+    kind: str                                   # full | session_memory | partial | transcript
+    trigger: str                                # auto | manual
+    summary: str
+    summary_message: str
+    summarized: list[Any]
+    history: list[Any]
+    post_messages: list[Any]
+    expect: Expectations = field(default_factory=Expectations)
+    raw_reply: str | None = None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    compaction_request: dict[str, Any] | None = None
+    transcript_path: str | None = None          # the transcript path the model was told
+    pre_tokens: int = 0
+    post_tokens: int = 0
+    turn: int | None = None
+    origin: str = "engine"                      # engine | transcript | summary-file
+    line: int | None = None                     # transcript line of the summary, when known
+    config: Any = field(default=None, repr=False)       # the EngineConfig of the run (engine cases)
+    is_last: bool = True                        # the last compaction of its run or transcript
+    generations: list["CompactionCase"] = field(default_factory=list, repr=False)  # all of the run's cases
+    judge: Any = field(default=None, repr=False)        # a pytest_ctxeval.grading.judging.Judge for llm graders
+    recompact: Any = field(default=None, repr=False)    # case -> case: compact the post-compact context again
+    final_context: list[Any] = field(default_factory=list, repr=False)  # the run's context at its end (last case)
+    #: The compaction strategy that made this compaction (pytest_ctxeval.compaction), and its summary
+    #: format (a SummaryFormat; None: Claude Code's nine sections).
+    strategy: str = "claude_code"
+    summary_format: Any = field(default=None, repr=False)
+    #: The Claude Code version that wrote this compaction (a real transcript's boundary), None for an
+    #: engine run: graders hold a real summary to what its version promised (pytest_ctxeval.grading.versions).
+    version: str | None = None
+    #: The scenario's planted facts (pytest_ctxeval.scenario.planted.PlantedFact), for facts_survive and stale_values.
+    facts: list[Any] = field(default_factory=list, repr=False)
+
+    @cached_property
+    def sections(self) -> ParsedSummary:
+        if self.summary_format is not None:
+            return self.summary_format.parse(self.summary)
+        return parse_summary(self.summary)
+
+    #: For a real transcript: what the compaction itself kept (the preserved segment, the attachments
+    #: and reminders put in before the model's first reply), as opposed to ``post_messages``, which also
+    #: holds what the model did next. A fact found only in the model's later work was not kept by the
+    #: summary. None: every post-compact message counts (an engine run's post-compact context).
+    kept_messages: list[Any] | None = field(default=None, repr=False)
+
+    @cached_property
+    def kept_text(self) -> str:
+        """The text of what the compaction kept besides its summary: kept messages and attachments."""
+        source = self.kept_messages if self.kept_messages is not None else self.post_messages
+        return plain_text(m for m in source
+                          if not isinstance(m, CompactBoundary)
+                          and not (isinstance(m, UserMessage) and m.is_compact_summary))
+
+    def region(self, kind: str) -> str | None:
+        """Where the facts of section ``kind`` may live after this compaction, or None when the
+        summary lacks that section.
+
+        For a nine-section summary: the section's body, plus whatever the compaction kept verbatim
+        (a user message kept as a message counts as much as one quoted in section 6). For a
+        session-memory compaction (the notes have their own ten sections): the whole post-compact
+        context. For another strategy's summary format: the section of that kind when the format has
+        one (None when the summary lacks it), else the whole post-compact context — a format without
+        a user-messages section (Codex keeps them as messages) is searched everywhere.
+        """
+        if self.kind == "session_memory":
+            return self.summary + "\n" + self.kept_text
+        if self.summary_format is not None and kind not in self.summary_format.kinds:
+            return "\n".join(t for t in (self.summary, self.kept_text) if t)
+        section = self.sections.get(kind)
+        if section is None:
+            return None
+        return section.body + ("\n" + self.kept_text if self.kept_text else "")
+
+    @property
+    def label(self) -> str:
+        at = f"turn {self.turn}" if self.turn is not None else (f"line {self.line}" if self.line else "")
+        return f"compaction {self.index} ({self.trigger}{', ' + at if at else ''})"
+
+    def person_messages(self):  # noqa: ANN201 - a list of PersonMessage
+        """Person-typed messages of the whole session up to this compaction."""
+        return person_messages(self.history)
+
+
+@dataclass(frozen=True)
+class GraderSpec:
+    name: str
+    kind: str
+    func: Callable[[CompactionCase], Verdict]
+    origin: str
+    description: str = ""
+    applies_to: tuple[str, ...] | None = None   # compaction kinds; None = all
+    strategies: tuple[str, ...] | None = None   # compaction strategies whose format it checks; None = all
+    targets: tuple[str, ...] = ()               # mutation operators that break its invariant (ctxeval validate)
+    expect_keys: tuple[str, ...] = ()           # the scenario expect: keys it reads
+
+
+_MARK = "__ctxeval_grader__"
+
+
+def grader(name: str, kind: str = "rule", *, applies_to: Iterable[str] | None = None,
+           strategies: Iterable[str] | None = None, targets: Iterable[str] = ()) -> Callable[[Callable], Callable]:
+    """Mark a function as a grader named ``name`` (``kind`` is ``rule`` or ``llm``).
+
+    ``applies_to`` names the compaction kinds it grades (``full``, ``partial``, ``session_memory``,
+    ``transcript``); ``strategies`` the compaction strategies whose summary format it checks
+    (``("claude_code",)`` for the nine sections). Any other compaction gets ``n/a`` with the reason.
+    ``targets`` names the mutation operators whose mutants it exists to catch (``ctxeval validate``
+    measures how many it does; operators may also name the graders they target, see
+    :func:`pytest_ctxeval.grading.mutants.mutation`).
+    """
+    if isinstance(targets, str):
+        raise GraderError(f"grader {name!r}: targets must be a list of mutation operator names, got {targets!r}")
+    if not name or not name.replace("_", "").isalnum():
+        raise GraderError(f"grader name must be letters, digits and '_'; got {name!r}")
+    if kind not in ("rule", "llm"):
+        raise GraderError(f"grader {name!r}: kind must be 'rule' or 'llm', got {kind!r}")
+
+    def mark(func: Callable) -> Callable:
+        setattr(func, _MARK, (name, kind, tuple(applies_to) if applies_to else None,
+                              tuple(strategies) if strategies else None, tuple(targets)))
+        return func
+
+    return mark
+
+
+class GraderRegistry:
+    """Graders by name, in load order."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, GraderSpec] = {}
+        #: Mutation operators defined in the loaded grader files (``@mutation``), by name.
+        self.mutations: dict[str, Any] = {}
+
+    def add(self, spec: GraderSpec) -> None:
+        if spec.name in self._specs:
+            raise GraderError(f"grader {spec.name!r} is defined twice: {self._specs[spec.name].origin} and "
+                              f"{spec.origin}; rename one")
+        self._specs[spec.name] = spec
+
+    def load_dir(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise GraderError(f"graders folder {folder}: no such directory")
+        for path in sorted(folder.glob("*.py")):
+            if path.name.startswith("_"):
+                continue
+            module = _import_path(path)
+            for attr in vars(module).values():
+                mark = getattr(attr, _MARK, None)
+                if mark and callable(attr):
+                    name, kind, applies, strategies, targets = (*mark, None, ())[:5]
+                    doc = " ".join((attr.__doc__ or "").strip().split("\n\n")[0].split())
+                    self.add(GraderSpec(name, kind, attr, f"{path}:{attr.__code__.co_firstlineno}", doc, applies,
+                                        strategies, tuple(targets or ()), _expect_keys(attr)))
+                self._add_mutation(attr, path)
+
+    def _add_mutation(self, attr: Any, path: Path) -> None:
+        from .mutants import spec_of
+
+        spec = spec_of(attr) if callable(attr) else None
+        if spec is None:
+            return
+        old = self.mutations.get(spec.name)
+        if old is not None and old.func is not spec.func:
+            raise GraderError(f"mutation operator {spec.name!r} is defined twice: {old.origin} and {spec.origin}; "
+                              "rename one")
+        self.mutations[spec.name] = spec
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def __iter__(self):  # noqa: ANN204
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def get(self, name: str) -> GraderSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise GraderError(f"unknown grader {name!r}; known graders: {', '.join(self.names)}") from None
+
+    def select(self, names: Iterable[str] | None = None, kinds: Iterable[str] | None = None) -> list[GraderSpec]:
+        specs = [self.get(n) for n in names] if names else list(self)
+        if kinds is not None:
+            allowed = set(kinds)
+            specs = [s for s in specs if s.kind in allowed]
+        return specs
+
+    def run(self, case: CompactionCase, specs: Iterable[GraderSpec] | None = None) -> list[Verdict]:
+        """Every selected grader on ``case``. A grader that raises gives an ``ungraded`` verdict
+        with the error (a bug in a grader must not pass or fail a summary silently)."""
+        out = []
+        for spec in (specs if specs is not None else list(self)):
+            if spec.strategies is not None and not _writes_format_of(case, spec.strategies):
+                fmt = getattr(case.summary_format, "name", None)
+                verdict = Verdict.not_applicable(f"{spec.name} checks the format of the {', '.join(spec.strategies)} "
+                                                 f"strategy; the {case.strategy} strategy writes "
+                                                 + (_article(fmt) if fmt else "its own format"))
+            elif spec.applies_to is not None and case.kind not in spec.applies_to:
+                verdict = Verdict.not_applicable(f"{spec.name} applies to {', '.join(spec.applies_to)} "
+                                                 f"compactions, not {case.kind}")
+            else:
+                try:
+                    verdict = spec.func(case)
+                except ProviderError:  # the endpoint cannot serve the run: one error, not a verdict
+                    raise
+                except Exception as exc:  # noqa: BLE001 - an error verdict: reported, never a pass or a skip
+                    verdict = crash_verdict(spec, case, exc)
+                if not isinstance(verdict, Verdict):
+                    try:
+                        raise GraderError(f"grader {spec.name} returned {type(verdict).__name__}, not a Verdict "
+                                          f"({spec.origin})")
+                    except GraderError as exc:
+                        verdict = crash_verdict(spec, case, exc)
+            verdict.grader = spec.name
+            verdict.kind = spec.kind
+            out.append(verdict)
+        return out
+
+
+def crash_verdict(spec: GraderSpec, case: CompactionCase, exc: BaseException) -> Verdict:
+    """The ``error`` verdict of a grader that raised: "grader X crashed on scenario Y: ..." with the
+    file and line it raised at; the exception travels with it (``verdict.exc``)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    where = Path(case.source).name if case.source else "?"
+    verdict = Verdict("error", 0.0, [f"grader {spec.name} crashed on scenario {where} ({case.label}): "
+                                     f"{type(exc).__name__}: {exc}{at}"])
+    verdict.exc = exc
+    return verdict
+
+
+_EXPECT_KEY = re.compile(r"\bexpect\.([a-z_]+)")
+
+
+def _expect_keys(func: Callable) -> tuple[str, ...]:
+    """The ``expect:`` keys a grader reads (``case.expect.files`` in its source, helpers of its
+    module included when it calls them by name), in schema order."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return ()
+    found = set(_EXPECT_KEY.findall(source))
+    module = sys.modules.get(getattr(func, "__module__", ""), None)
+    for name in set(re.findall(r"\b(_[a-z_]+)\(", source)):  # the module's helpers it calls
+        helper = getattr(module, name, None)
+        if callable(helper) and getattr(helper, "__module__", None) == func.__module__:
+            try:
+                found |= set(_EXPECT_KEY.findall(inspect.getsource(helper)))
+            except (OSError, TypeError):
+                pass
+    order = list(Expectations.model_fields)
+    return tuple(k for k in order if k in found)
+
+
+def _writes_format_of(case: CompactionCase, strategies: tuple[str, ...]) -> bool:
+    """Whether ``case``'s summary is in the format of one of ``strategies``: by name, or for
+    ``claude_code`` by format (no ``summary_format``: Claude Code's nine sections, as a subclass of
+    the ``claude_code`` strategy or a real transcript writes them)."""
+    return case.strategy in strategies or ("claude_code" in strategies and case.summary_format is None)
+
+
+def _article(text: str) -> str:
+    return text if text.startswith(("no ", "a ", "an ")) else ("an " if text[:1].lower() in "aeiou" else "a ") + text
+
+
+def _import_path(path: Path) -> Any:
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    name = f"ctxeval_graders_{digest}_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise GraderError(f"{path}: cannot be imported as a grader module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001
+        del sys.modules[name]
+        tb = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+        line = f":{tb[-1].lineno}" if tb else ""
+        raise GraderError(f"{path}{line}: grader module failed to import: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def builtin_graders_dir() -> Path:
+    """The built-in grader folder: inside the installed package, else the source checkout's."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "_builtin" / "graders", here.parent / "graders"):
+        if candidate.is_dir():
+            return candidate
+    raise GraderError("the built-in graders folder is missing from this installation")
+
+
+def load_graders(extra_dirs: Iterable[str | Path] = (), *, builtins: bool = True) -> GraderRegistry:
+    registry = GraderRegistry()
+    if builtins:
+        registry.load_dir(builtin_graders_dir())
+    for folder in extra_dirs:
+        registry.load_dir(folder)
+    return registry
+
+
+# ---------------------------------------------------------------------------------------------
+# Building cases
+
+
+def cases_from_run(run: Any) -> list[CompactionCase]:
+    """One case per compaction of a :class:`~pytest_ctxeval.runner.RunResult`."""
+    from ..engine.pipeline import shown_transcript_path
+
+    expect = run.scenario.expect if run.scenario is not None else Expectations()
+    out = []
+    for rec in run.compactions:
+        res = rec.result
+        out.append(CompactionCase(
+            source=run.source, index=rec.index, kind=res.kind, trigger=res.trigger, summary=res.summary,
+            summary_message=text_of(res.summary_message.content) if res.summary_message is not None else "",
+            summarized=res.summarized,
+            history=rec.history, post_messages=res.post_messages, expect=expect, raw_reply=res.raw_reply,
+            requests=rec.requests_after, compaction_request=res.request,
+            # A recorded compaction's summary names the original session's transcript, not the replay's.
+            transcript_path=None if res.kind == "transcript" else shown_transcript_path(run.transcript_path.stem),
+            pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
+            turn=rec.turn, origin="engine", config=run.config,
+            strategy=getattr(run, "strategy", "claude_code"), summary_format=getattr(run, "summary_format", None),
+            facts=list(run.scenario.facts) if run.scenario is not None else []))
+    _link(out)
+    if out:
+        out[-1].final_context = list(run.final_messages)
+    return out
+
+
+def _link(cases: list[CompactionCase]) -> None:
+    for case in cases:
+        case.is_last = case is cases[-1]
+        case.generations = cases
+
+
+def cases_from_transcript(transcript: Any, *, expect: Expectations | None = None,
+                          summary_text: str | None = None) -> list[CompactionCase]:
+    """Cases for a real transcript: one per compaction in it; or, with ``summary_text``, a single
+    case grading that text as a summary of the whole conversation."""
+    expect = expect or Expectations()
+    source = str(transcript.path)
+    if summary_text is not None:
+        history = [m for m in transcript.messages if not isinstance(m, CompactBoundary)]
+        return [CompactionCase(
+            source=source, index=1, kind="transcript", trigger="manual", summary=summary_text,
+            summary_message=summary_text, summarized=history, history=history, post_messages=[],
+            expect=expect, origin="summary-file", pre_tokens=estimate_messages(history),
+            post_tokens=estimate_messages([UserMessage(uuid="summary", content=summary_text)]))]
+    out = []
+    for comp in transcript.compactions:
+        if comp.inherited:
+            continue  # copied in from a parent session: that session's to grade (listed by `grade FOLDER`)
+        text = comp.summary_text
+        post = estimate_messages([comp.summary]) if comp.summary is not None else 0
+        out.append(CompactionCase(
+            source=source, index=comp.index, kind="transcript", trigger=comp.boundary.trigger,
+            summary=text, summary_message=text, summarized=comp.before, history=comp.history,
+            # What the model saw right after it (summary, preserved messages, then up to the next
+            # person-typed message), not the rest of the session.
+            post_messages=comp.post_context, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
+            origin="transcript", line=comp.summary_line or comp.boundary_line,
+            version=getattr(comp, "version", None) or transcript.version,
+            kept_messages=_kept_by_compaction(comp)))
+    _link(out)
+    return out
+
+
+def _kept_by_compaction(comp: Any) -> list[Any] | None:
+    """What a real compaction kept: its preserved messages, then what came in before the model's
+    first reply (attachments, reminders), not the model's own later work."""
+    kept = getattr(comp, "kept", None)
+    if kept is None:
+        return None
+    preserved = list(getattr(comp, "preserved", []) or [])
+    out = list(preserved)
+    for m in kept[len(preserved):]:
+        if isinstance(m, AssistantMessage):
+            break
+        out.append(m)
+    return out
+
+
+def summary_user_message(case: CompactionCase) -> UserMessage | None:
+    for m in case.post_messages:
+        if isinstance(m, UserMessage) and m.is_compact_summary:
+            return m
+    return None

@@ -1,0 +1,428 @@
+"""Facts a summary must carry, read off a conversation: one definition each, shared by the
+offline reference model (which writes them) and the rule graders (which look for them).
+
+Sharing is deliberate: the offline model is a *reference* that shows what a faithful summary
+contains; graders stay meaningful because a prompt that drops a section, or a real model that
+paraphrases, fails them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterable
+
+from ..core.messages import (
+    AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text, text_of, tool_results,
+    tool_uses,
+)
+from .session_facts import claude_storage, error_kind, failed_call_ids, open_tasks
+from .summary import normalize_ws
+
+__all__ = [
+    "EDIT_TOOLS", "PersonMessage", "FailingResult", "person_messages", "edited_files",
+    "touched_files", "failing_results", "key_error_line", "open_todos", "latest_todos",
+    "LONG_MESSAGE_CHARS", "LONG_MESSAGE_KEEP", "message_fragments", "contains_text", "file_mentioned",
+    "significant_tokens", "memory_rules", "failed_attempts", "latest_requests",
+]
+
+#: Tools whose calls change files (their ``file_path`` / ``notebook_path`` is an artifact).
+EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+_SEARCH_TOOLS = ("Grep", "Glob", "LS")
+_PATH_KEYS = ("file_path", "notebook_path", "path")
+
+#: Verbatim policy for very long person-typed messages (pasted logs, specs): a message longer than
+#: ``LONG_MESSAGE_CHARS`` counts as kept when its first and last ``LONG_MESSAGE_KEEP`` characters
+#: both appear verbatim (the summariser may elide the middle with a marker such as ``[…]``).
+LONG_MESSAGE_CHARS = 2_000
+LONG_MESSAGE_KEEP = 300
+
+
+@dataclass(frozen=True)
+class PersonMessage:
+    index: int  # position in the message list it was read from
+    uuid: str
+    text: str
+
+
+@dataclass(frozen=True)
+class FailingResult:
+    index: int
+    tool: str
+    tool_use_id: str
+    input: dict[str, Any]
+    text: str
+    key_line: str
+    kind: str = "error"  # error | rejected | cancelled | tool_usage | probe (session_facts.error_kind)
+
+
+def person_messages(messages: Iterable[Any]) -> list[PersonMessage]:
+    """Every person-typed message, in order (policy in :func:`pytest_ctxeval.core.messages.person_text`)."""
+    out = []
+    for i, message in enumerate(messages):
+        text = person_text(message)
+        if text is not None:
+            out.append(PersonMessage(i, message.uuid, text))
+    return out
+
+
+def _tool_path(block: ToolUseBlock) -> str | None:
+    for key in _PATH_KEYS:
+        value = block.input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def edited_files(messages: Iterable[Any]) -> list[str]:
+    """Project files changed by Edit/MultiEdit/Write/NotebookEdit calls, first-seen order, no repeats.
+    A call whose result failed (rejected by the person, refused by the tool) changed nothing, and
+    Claude Code's own storage (plan files, memory under ``~/.claude``) is not the project's."""
+    messages = list(messages)
+    failed = failed_call_ids(messages)
+    seen: dict[str, None] = {}
+    for message in messages:
+        for block in tool_uses(message):
+            if block.name in EDIT_TOOLS and block.id not in failed and (path := _tool_path(block)) \
+                    and not claude_storage(path):
+                seen.setdefault(path)   # first-seen order; a file written again after its removal is back
+            elif block.name == "Bash" and block.id not in failed and seen:
+                for path in removed_paths(str(block.input.get("command", "")), list(seen)):
+                    seen.pop(path, None)
+    return list(seen)
+
+
+_REMOVE = re.compile(r"(?:^|[;&|]\s*|\s)(?:git\s+rm|rm|unlink|del|Remove-Item)\s+((?:-\S+\s+)*)([^;&|\n]+)")
+
+
+def removed_paths(command: str, paths: list[str]) -> list[str]:
+    """Which of ``paths`` a shell command removes (``rm -f scratch.py``, ``git rm old.py``): a file the
+    agent created and removed again is not a change the summary must name."""
+    out = []
+    for m in _REMOVE.finditer(command):
+        args = [a.strip("'\"") for a in m.group(2).split()]
+        for path in paths:
+            name = path.replace("\\", "/").rsplit("/", 1)[-1]
+            if any(a == path or a.endswith("/" + name) or a == name for a in args):
+                out.append(path)
+    return out
+
+
+def touched_files(messages: Iterable[Any]) -> list[tuple[str, str]]:
+    """``(path, how)`` for every file a tool read or changed, first-seen order. ``how`` is the last
+    edit tool used on it if it was ever changed (a later Read does not hide an edit), else the first
+    tool that touched it."""
+    seen: dict[str, str] = {}
+    for message in messages:
+        for block in tool_uses(message):
+            if block.name in _SEARCH_TOOLS:  # their 'path' is a folder to search, not a file
+                continue
+            if path := _tool_path(block):
+                seen[path] = block.name if block.name in EDIT_TOOLS or path not in seen else seen[path]
+    return list(seen.items())
+
+
+_PYTEST_E = re.compile(r"^E\s+(?=\S)")  # pytest's "E   " prefix on assertion/exception lines
+_SHELL_PREFIX = re.compile(r"^(?:/\S*/)?(?:ba|z)?sh:\s*(?:line \d+:\s*)?")
+_EXCEPTION = re.compile(r"^\s*(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Fault|Interrupt)\b\s*(?::|$)")
+_FAILED = re.compile(r"^\s*(?:FAILED|FAIL|ERROR)\b|\b(?:error|fatal|panic)(?:\[\w+\])?:", re.IGNORECASE)
+_PROBLEM = re.compile(r"not found|no such file|denied|cannot|can't|unable|failed|refused|timed out|"
+                      r"invalid|undefined|unknown|missing", re.IGNORECASE)
+#: A failing Go test's own message (``render_test.go:31: got X, want Y``): more telling than the
+#: ``--- FAIL: TestX`` and bare ``FAIL`` lines around it.
+_GO_TEST_MESSAGE = re.compile(r"^[\w./-]+_test\.go:\d+: \S")
+_NOISE = re.compile(r"^\s*(?:exit code \d+|<\/?tool_use_error>|traceback \(most recent call last\):?)\s*$",
+                    re.IGNORECASE)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_TAGS = re.compile(r"</?tool_use_error>")
+
+
+def key_error_line(text: str, limit: int = 200) -> str:
+    """The line of a failing tool result that says what went wrong.
+
+    Preference: the last exception line (``ValueError: ...``); else a failing Go test's message
+    (``x_test.go:31: got 1, want 2``); else the first ``FAILED``/``error:``
+    line; else the first line naming a problem (not found, denied, ...); else the first line that is
+    not noise (``Exit code 1``). Shell prefixes (``/bin/bash: line 1:``), pytest's ``E`` margin and
+    ANSI codes are removed; the line is cut at ``limit`` characters.
+
+    >>> key_error_line("Exit code 127\\n/bin/bash: line 1: python: command not found")
+    'python: command not found'
+    >>> key_error_line("Traceback (most recent call last):\\n  File 'a.py'\\nKeyError: 'user_id'")
+    "KeyError: 'user_id'"
+    >>> key_error_line("--- FAIL: TestRender (0.00s)\\n    render_test.go:31: got 1, want 2\\nFAIL")
+    'render_test.go:31: got 1, want 2'
+    """
+    lines = [_PYTEST_E.sub("", _SHELL_PREFIX.sub("", _TAGS.sub("", _ANSI.sub("", l))).strip())
+             for l in text.splitlines()]
+    lines = [l for l in lines if l and not _NOISE.match(l)]
+    if not lines:
+        return normalize_ws(_TAGS.sub("", text))[:limit]
+    chosen = None
+    for line in reversed(lines):
+        if _EXCEPTION.match(line):
+            chosen = line
+            break
+    if chosen is None:
+        chosen = next((l for l in lines if _GO_TEST_MESSAGE.match(l)), None)
+    if chosen is None:
+        chosen = next((l for l in lines if _FAILED.search(l)), None)
+    if chosen is None:
+        chosen = next((l for l in lines if _PROBLEM.search(l)), lines[0])
+    return normalize_ws(chosen)[:limit]
+
+
+def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -> list[FailingResult]:
+    """Every tool result with ``is_error`` set whose kind is in ``kinds`` (by default the errors of
+    the work: not a rejected, cancelled or mis-made call, not a probe; see
+    :func:`pytest_ctxeval.reading.session_facts.error_kind`), with the call it answers and its key line."""
+    wanted = set(kinds)
+    calls: dict[str, ToolUseBlock] = {}
+    out = []
+    for i, message in enumerate(messages):
+        for use in tool_uses(message):
+            calls[use.id] = use
+        for res in tool_results(message):
+            if not res.is_error:
+                continue
+            use = calls.get(res.tool_use_id)
+            text = result_text(res)
+            tool = use.name if use else "?"
+            kind = error_kind(tool, text, dict(use.input) if use else {})
+            if kind not in wanted:
+                continue
+            out.append(FailingResult(i, tool, res.tool_use_id, dict(use.input) if use else {}, text,
+                                     key_error_line(text), kind))
+    return out
+
+
+def latest_todos(messages: Iterable[Any]) -> list[dict[str, Any]] | None:
+    """The todo list of the most recent TodoWrite call, or None when there was none."""
+    todos = None
+    for message in messages:
+        for use in tool_uses(message):
+            if use.name == "TodoWrite" and isinstance(use.input.get("todos"), list):
+                todos = [t for t in use.input["todos"] if isinstance(t, dict)]
+    return todos
+
+
+def open_todos(messages: Iterable[Any]) -> list[str]:
+    """Contents of the todos not marked completed in the latest TodoWrite, then the subjects of the
+    TaskCreate tasks not completed or deleted (Claude Code 2.1.45+)."""
+    messages = list(messages)
+    todos = latest_todos(messages) or []
+    items = [str(t.get("content", "")).strip() for t in todos
+             if t.get("status") != "completed" and str(t.get("content", "")).strip()]
+    return list(dict.fromkeys(items + open_tasks(messages)))
+
+
+def message_fragments(text: str) -> list[str]:
+    """What must appear verbatim for ``text`` to count as kept: the whole message, or for a long
+    one its head and tail (see :data:`LONG_MESSAGE_CHARS`). Whitespace-normalised."""
+    norm = normalize_ws(text)
+    if len(norm) <= LONG_MESSAGE_CHARS:
+        return [norm]
+    return [norm[:LONG_MESSAGE_KEEP].strip(), norm[-LONG_MESSAGE_KEEP:].strip()]
+
+
+def contains_text(haystack: str, needle: str) -> bool:
+    """Whitespace-insensitive substring test."""
+    return normalize_ws(needle) in _normalized(haystack)
+
+
+@lru_cache(maxsize=16)
+def _normalized(text: str) -> str:
+    # Graders test many needles (every error line, every task) against one section: normalise it
+    # once, not once per needle (that made grading quadratic in the session's length).
+    return normalize_ws(text)
+
+
+class ItemIndex:
+    """One text searched for many needles: lower-cased and whitespace-normalised once, split into
+    items once, each item's significant tokens indexed once (see :func:`text_index`)."""
+
+    def __init__(self, text: str, split: "re.Pattern[str]"):
+        self.lower = normalize_ws(text.lower())
+        parts = split.split(text)
+        self.items = [set(significant_tokens(item)) for item in parts]
+        self.item_lower = [normalize_ws(item.lower()) for item in parts]
+        self.postings: dict[str, list[int]] = {}
+        for i, have in enumerate(self.items):
+            for t in have:
+                self.postings.setdefault(t, []).append(i)
+
+    def contains(self, needle: str, tokens: list[str]) -> bool:
+        """Whether ``needle`` (lower-cased, whitespace-normalised) is in the text. The items holding
+        its rarest token are tried first (an item's text is part of the whole text), the whole text
+        only when none holds it: a section that lists every error is not scanned once per error."""
+        known = [t for t in tokens if t in self.postings]
+        if known:
+            rarest = min(known, key=lambda t: len(self.postings[t]))
+            if any(needle in self.item_lower[i] for i in self.postings[rarest]):
+                return True
+        return needle in self.lower
+
+    def overlap(self, tokens: list[str], share: float) -> bool:
+        """Whether one item holds at least ``share`` of ``tokens`` (counted with repeats), as
+        ``sum(t in item for t in tokens) / len(tokens) >= share`` over every item, but looking only
+        at the items that hold one of the rarest tokens (an item lacking all of them cannot reach
+        the share)."""
+        if not tokens:
+            return False
+        weight: dict[str, int] = {}
+        for t in tokens:
+            weight[t] = weight.get(t, 0) + 1
+        k = len(tokens)
+        candidates: set[int] = set()
+        lacking = 0
+        for t in sorted(weight, key=lambda t: len(self.postings.get(t, ()))):
+            candidates.update(self.postings.get(t, ()))
+            lacking += weight[t]
+            if k - lacking < share * k - 1e-9 or math.isclose(k - lacking, 0):
+                break
+        return any(sum(t in self.items[i] for t in tokens) / k >= share for i in candidates)
+
+
+@lru_cache(maxsize=16)
+def text_index(text: str, split: "re.Pattern[str]") -> ItemIndex:
+    """The :class:`ItemIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
+    return ItemIndex(text, split)
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_]|\d+(?:\.\d+)?")
+_STOP = {"the", "and", "for", "with", "that", "this", "from", "not", "are", "was", "you", "your",
+         "but", "all", "any", "can", "has", "have", "had", "into", "its", "out", "use", "via"}
+
+
+def significant_tokens(text: str) -> list[str]:
+    """Lower-cased identifiers, paths, numbers and words of 3+ letters, minus stop words."""
+    return [t.lower() for t in _WORD.findall(text)
+            if (len(t) >= 3 or t.isdigit()) and t.lower() not in _STOP]
+
+
+def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
+    """Whether ``text`` names ``path``: the full path, a suffix of two or more components, or the
+    bare file name when no other path in ``all_paths`` shares it."""
+    norm = path.replace("\\", "/").rstrip("/")
+    text = text.replace("\\", "/")
+    if norm in text:
+        return True
+    parts = [p for p in norm.split("/") if p]
+    if not parts:
+        return False
+    for k in range(len(parts) - 1, 1, -1):
+        if "/".join(parts[-k:]) in text:
+            return True
+    base = parts[-1]
+    if _base_count(all_paths).get(base, 0) - (base == parts[-1] and path in _base_set(all_paths)) > 0:
+        return False  # another path shares the file name: the name alone does not tell which
+    if base not in text:  # a plain substring scan first: most files are not named in most texts
+        return False
+    return re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w-])", text) is not None
+
+
+# file_mentioned is asked about every file of one list in turn: the list's file names are counted
+# once (keyed by the list object, as the callers pass the same list), not once per question.
+_BASES: list[Any] = [None, None, None, None]
+
+
+def _basename_index(all_paths: Iterable[str]) -> tuple[dict[str, int], set[str]]:
+    if not isinstance(all_paths, (list, tuple)):
+        all_paths = list(all_paths)
+    if _BASES[0] is all_paths and _BASES[1] == len(all_paths):
+        return _BASES[2], _BASES[3]
+    counts: dict[str, int] = {}
+    distinct = set(all_paths)
+    for p in distinct:
+        b = p.replace("\\", "/").rstrip("/").split("/")[-1]
+        counts[b] = counts.get(b, 0) + 1
+    _BASES[:] = [all_paths, len(all_paths), counts, distinct]
+    return counts, distinct
+
+
+def _base_count(all_paths: Iterable[str]) -> dict[str, int]:
+    return _basename_index(all_paths)[0]
+
+
+def _base_set(all_paths: Iterable[str]) -> set[str]:
+    return _basename_index(all_paths)[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory files and failed attempts
+
+#: A memory file as Claude Code shows it to the model: ``Contents of <path> (...):`` inside a
+#: ``<system-reminder>`` (the claudeMd user context, or a nested CLAUDE.md met mid-session).
+_MEMORY_HEADER = re.compile(r"^Contents of (?P<path>\S*(?:CLAUDE(?:\.local)?\.md|/\.claude/\S+\.md|MEMORY\.md))"
+                            r"\b[^\n]*:\s*$", re.MULTILINE)
+_MEMORY_END = re.compile(r"^\s*(?:</system-reminder>|IMPORTANT: this context may or may not be relevant)", re.MULTILINE)
+_RULE_ITEM = re.compile(r"^\s*(?:[-*]|\d{1,2}[.)])\s+(?P<rule>\S.*)$")
+
+
+def memory_rules(messages: Iterable[Any]) -> list[str]:
+    """The rules of every memory file (CLAUDE.md) shown to the model in ``messages``: the bullet or
+    numbered lines of each ``Contents of .../CLAUDE.md ...:`` block of a ``<system-reminder>`` (its
+    other non-heading lines when it has no list), first-seen order, no repeats.
+
+    >>> memory_rules([UserMessage(uuid="m", is_meta=True, content="<system-reminder>\\nContents of "
+    ...     "/srv/CLAUDE.md (project instructions):\\n\\n# Rules\\n- Back up before editing\\n</system-reminder>")])
+    ['Back up before editing']
+    """
+    seen: dict[str, None] = {}
+    for message in messages:
+        if not isinstance(message, UserMessage):
+            continue
+        texts = [message.content] if isinstance(message.content, str) else \
+            [b.text for b in message.content if getattr(b, "type", None) == "text"]
+        for text in texts:
+            if "<system-reminder>" not in text:
+                continue
+            for header in _MEMORY_HEADER.finditer(text):
+                end = _MEMORY_END.search(text, header.end())
+                body = text[header.end(): end.start() if end else len(text)]
+                nxt = _MEMORY_HEADER.search(body)
+                if nxt:
+                    body = body[: nxt.start()]
+                lines = [l for l in body.splitlines() if l.strip()]
+                items = [m.group("rule").strip() for l in lines if (m := _RULE_ITEM.match(l))]
+                if not items:
+                    items = [l.strip() for l in lines if not l.lstrip().startswith("#")]
+                for item in items:
+                    seen.setdefault(normalize_ws(item))
+    return list(seen)
+
+
+#: How an assistant says an attempt did not work ("coupons.get(key) did not fix it", "reverting").
+FAILED_ATTEMPT = re.compile(
+    r"\b(?:did not|didn't|does not|doesn't|will not|won't) (?:work|help|fix|solve|change)\b|"
+    r"\bnot the (?:fix|cause|culprit|problem|issue|answer)\b|\bwrong (?:fix|approach|guess|lead|track|idea)\b|"
+    r"\bdead end\b|\bruled out\b|\bno effect\b|\bstill fail(?:s|ing|ed)?\b|\bmade (?:it|things) worse\b|"
+    r"\brevert(?:s|ed|ing)?\b|\brolled back\b|\bundo(?:ing)? (?:that|the|this)\b", re.IGNORECASE)
+
+
+def failed_attempts(messages: Iterable[Any], limit: int = 400) -> list[str]:
+    """What the assistant said about attempts that did not work: its text messages matching
+    :data:`FAILED_ATTEMPT`, whitespace-normalised and cut at ``limit`` characters, in order."""
+    out: dict[str, None] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            text = normalize_ws(text_of(message.content))
+            if text and FAILED_ATTEMPT.search(text):
+                out.setdefault(text if len(text) <= limit else text[: limit - 1] + "…")
+    return list(out)
+
+
+def latest_requests(history: list[Any]) -> list[PersonMessage]:
+    """The most recent request: the last person-typed message and those sent right before it with
+    no assistant message between (the API merges consecutive user turns into one request)."""
+    people = person_messages(history)
+    if not people:
+        return []
+    run = [people[-1]]
+    for earlier in reversed(people[:-1]):
+        if any(isinstance(m, AssistantMessage) for m in history[earlier.index + 1:run[0].index]):
+            break
+        run.insert(0, earlier)
+    return run

@@ -1,0 +1,241 @@
+"""Quoting, as the fidelity graders read it: which person-typed messages a summary kept, and what
+section 9 quotes.
+
+* :func:`message_kept`: a message verbatim (pytest_ctxeval.reading.verbatim), or a long one's head and tail;
+  :func:`drafts`: a message the person re-sent revised right after (the resend is what must survive);
+* :func:`quotes` / :func:`quote_in` / :func:`tokens_in`: the quotes of a next step ("…", “…”, '…',
+  ``>`` lines) and whether one is verbatim, or reformatted, in the recent conversation;
+  :func:`said_after`: what the assistant said and did (text, tool inputs, tool results);
+  :data:`NO_STEP` / :data:`NO_STEP_SENTENCE`: a section 9 that proposes nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from .extract import LONG_MESSAGE_KEEP, message_fragments, significant_tokens
+from ..core.messages import AssistantMessage, UserMessage, result_text, text_of, tool_uses
+from .summary import normalize_ws
+from .verbatim import Haystack, Match, find, normalize
+
+__all__ = ["whole_context", "message_kept", "drafts", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+           "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
+
+
+def whole_context(case: Any) -> Haystack:
+    """The whole post-compact context as one haystack: a fact named in another section still survived."""
+    cached = case.__dict__.get("_whole_haystack")
+    if cached is None:
+        text = (case.summary_message or case.summary) + ("\n" + case.kept_text if case.kept_text else "")
+        cached = case.__dict__["_whole_haystack"] = Haystack(text)
+    return cached
+
+
+def message_kept(text: str, hay: Haystack) -> Match:
+    """A person's message is kept when it is verbatim (see pytest_ctxeval.reading.verbatim), or, for a long
+    one, its head and tail are."""
+    found = find(text, hay)
+    if found:
+        return found
+    frags = message_fragments(text)
+    if len(frags) == 2 and all(find(f, hay) for f in frags):
+        return Match(True, "head and tail", f"long message: its first and last {LONG_MESSAGE_KEEP} characters")
+    return Match(False)
+
+
+def drafts(people: list, history: list) -> dict[int, int]:
+    """Messages the person sent again, revised, right after (an interrupted draft and its resend):
+    index of the draft -> index of the resend. The resend is what must survive."""
+    out: dict[int, int] = {}
+    for i in range(len(people) - 1):
+        a, b = normalize(people[i].text), normalize(people[i + 1].text)
+        if not a or a == b:
+            continue
+        if not _cut_short(history[people[i].index:people[i + 1].index + 1]):
+            # The assistant answered the first in full: the second is a new message, however alike
+            # ("Next, module 2: …" then "Next, module 3: …"), and both must survive.
+            continue
+        if b.startswith(a[: max(12, len(a) * 3 // 4)]) or covered(a[:600], b[:1200]) >= 0.75:
+            out[i] = i + 1
+    return out
+
+
+_INTERRUPTED = "[Request interrupted by user"
+
+
+def _cut_short(span: list) -> bool:
+    """Whether the first message of ``span`` (a person's message up to and including their next one)
+    was cut short: nothing of the assistant's in between (sent twice in a row, the API merges them),
+    or the person interrupted the reply (Claude Code writes ``[Request interrupted by user]`` as a
+    user text, ``… for tool use]`` as a tool result)."""
+    if not any(isinstance(m, AssistantMessage) for m in span[1:-1]):
+        return True
+    for m in span[1:]:
+        if isinstance(m, UserMessage):
+            text = m.content if isinstance(m.content, str) else text_of(m.content, include_results=True)
+            if _INTERRUPTED in text:
+                return True
+    return False
+
+
+def covered(a: str, b: str) -> float:
+    """The share of ``a``'s characters found, in order, in ``b``."""
+    blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+    return sum(m.size for m in blocks) / len(a) if a else 0.0
+
+
+HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "
+        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "command arguments stated outside section 6"}
+
+NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
+                      r"no next step)\b", re.IGNORECASE)
+#: A first sentence that says there is nothing to do until the person speaks: "The task is complete;
+#: awaiting the user's next instruction", "No further action is required", "Wait for the user to confirm".
+NO_STEP_SENTENCE = re.compile(
+    r"\bno (?:further |explicit |immediate |specific |pending |other )?(?:next )?(?:steps?|actions?|work|tasks?)\b|"
+    r"\bnothing (?:further |else |more )?(?:to do|pending|(?:is )?(?:required|needed|requested))\b|"
+    r"\b(?:await(?:ing)?|wait(?:ing)? for) (?:the )?user|\bno action (?:is )?(?:needed|required)\b|"
+    r"\b(?:task|work|request)s? (?:is |are |was |were |has been |have been )?(?:now )?(?:fully )?"
+    r"(?:complete|completed|done|finished)\b[^.]*\b(?:await|wait|unless|until|no )", re.IGNORECASE)
+QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.compile(r"^\s*>\s?(.{2,})$", re.MULTILINE),
+           # 'a quote in single quotes', not an apostrophe: starts after a space or ':', at least three words
+           re.compile(r"(?:(?<=[\s:(])|^)'([^'\n]*?\s[^'\n]*?\s[^'\n]{2,}?)'(?=[\s.,;:!?)]|$)", re.MULTILINE),
+           re.compile(r"‘([^’]{2,})’"))
+# Elisions split a quote into parts that must each be verbatim. The media markers count as
+# elisions too: the summariser is shown [image] / [document] where the person pasted one
+# (stripImagesFromMessages, 003:96-106), so a quote that keeps the marker is still verbatim.
+ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.|\[image\]|\[document\])\s*")
+#: A last message this short that only gives the go-ahead ("Kick it off", "yes do it") refers back to
+#: the request before it: both are the most recent conversation.
+GO_AHEAD_WORDS = 4
+
+
+def quotes(text: str) -> list[str]:
+    out = []
+    for pattern in QUOTES:
+        out += [normalize_ws(m.group(1)) for m in pattern.finditer(text)]
+    return [q for q in out if q]
+
+
+TRAIL = re.compile(r"[\s.,;:!?]+$")
+
+
+def flat_lines(text: str) -> str:
+    return re.sub(r"\s*\n\s*(?:[-*•]\s+|\d+[.)]\s+)?", " ", text)
+
+
+def quote_in(quote: str, texts: list[str], min_len: int) -> bool:
+    """Every part of ``quote`` (split at elisions) is at least ``min_len`` long, or a whole text,
+    and appears in one of ``texts`` (compared after pytest_ctxeval.reading.verbatim.normalize)."""
+    parts = [TRAIL.sub("", normalize(flat_lines(p))) for p in ELISION.split(quote) if p and normalize(p)]
+    parts = [p for p in parts if p]
+    if not parts:
+        return False
+    whole = {TRAIL.sub("", t) for t in texts}
+    for part in parts:
+        if not any(part in t for t in texts):
+            return False
+        if len(part) < min_len and part not in whole:
+            return False
+    return True
+
+
+def said_after(messages: list) -> list[str]:
+    """What the assistant said and did in ``messages``: its text, the text inputs of its tool calls
+    (a plan it wrote, the command it ran) and the tool results it got."""
+    out = []
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            if (t := text_of(m.content)).strip():
+                out.append(t)
+            for use in tool_uses(m):
+                out += [v for v in _strings(use.input) if len(v) >= 8]
+        elif isinstance(m, UserMessage) and not isinstance(m.content, str):
+            out += [result_text(b) for b in m.content if getattr(b, "type", None) == "tool_result"]
+    return out
+
+
+def _strings(value) -> list[str]:  # noqa: ANN001
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+#: A quote counts as reformatted (a list rewritten as a sentence) when at least this share of its
+#: words, and at least 8 of them, are in one recent text, and no two of its words are swapped.
+QUOTE_WORDS = 1.0
+#: Two words of a quote are swapped when the text says them, this close, only the other way round.
+SWAP_WINDOW = 3
+
+
+def tokens_in(quote: str, texts: list[str]) -> bool:
+    """A reformatted quote: most of its words in one recent text, none of its neighbouring words
+    swapped, and with the same polarity. A summary that rewrites a plan's list as one sentence
+    keeps the words of each item in order (it may drop or regroup items); "sense. Makes Fix it"
+    for "Makes sense. Fix it" is a paraphrase, not a quote; and a quote that drops the "don't"
+    before a word the text only ever negates says the opposite."""
+    tokens = significant_tokens(quote)
+    if len(tokens) < 8:
+        return False
+    for text in texts:
+        have = set(significant_tokens(text))
+        if sum(t in have for t in tokens) / len(tokens) >= QUOTE_WORDS and not _swapped(quote, text) \
+                and _same_polarity(quote, text):
+            return True
+    return False
+
+
+_CLAUSE = re.compile(r"[,;:.!?()\[\]{}<>\"“”…—–|\n]|\s[-*•]\s|\s->\s|→")
+
+
+def _swapped(quote: str, text: str) -> tuple[str, str] | None:
+    """Two neighbouring words of ``quote`` (one of them significant) that ``text`` says within
+    :data:`SWAP_WINDOW` words of each other only in the other order."""
+    t = _WORD.findall(normalize(text))
+    where: dict[str, list[int]] = {}
+    for i, w in enumerate(t):
+        where.setdefault(w, []).append(i)
+    significant = set(significant_tokens(normalize(quote)))
+    # Neighbours within one clause: a reformatting may regroup a list's items, never a phrase's words.
+    pairs = [p for clause in _CLAUSE.split(normalize(quote)) for q in [_WORD.findall(clause)] for p in zip(q, q[1:])]
+    for a, b in pairs:
+        if a == b or a not in where or b not in where or not {a, b} & significant:
+            continue
+        gaps = [j - i for i in where[a] for j in where[b] if abs(j - i) <= SWAP_WINDOW]
+        if gaps and all(g < 0 for g in gaps):
+            return a, b
+    return None
+
+
+_NEGATION = re.compile(r"^(?:not|no|never|don't|dont|doesn't|didn't|won't|can't|cannot|shouldn't|mustn't|isn't|"
+                       r"aren't|without|avoid|stop|nor|n't)$")
+_WORD = re.compile(r"[\w']+")
+
+
+def _polarity(text: str, window: int = 3) -> tuple[set[str], set[str]]:
+    """The words of ``text`` a negation stands before (within ``window`` words) somewhere, and those
+    it says somewhere without one."""
+    words = [w.lower() for w in _WORD.findall(text.replace("\u2019", "'"))]
+    negated, plain = set(), set()
+    for i, w in enumerate(words):
+        (negated if any(_NEGATION.match(x) for x in words[max(0, i - window):i]) else plain).add(w)
+    return negated, plain
+
+
+def _same_polarity(quote: str, text: str) -> bool:
+    """No significant word flips polarity: the quote says plainly what the text only ever negates
+    ("don't touch the fixture" -> "touch the fixture"), or negates what the text only ever says
+    plainly. A word the text both negates and says (a long plan: "remove X", later "no need to remove
+    Y") is not flipped by a quote of either."""
+    q_neg, q_plain = _polarity(quote)
+    t_neg, t_plain = _polarity(text)
+    significant = set(significant_tokens(quote))
+    flipped = {w for w in q_plain & significant if w in t_neg and w not in t_plain}
+    flipped |= {w for w in q_neg & significant if w in t_plain and w not in t_neg}
+    return not flipped

@@ -1,0 +1,324 @@
+"""Which tool failures are errors, which edits are changes, which tasks are open: as a careful reader
+of a real session counts them.
+
+* A failing tool result is one of five kinds (:func:`error_kind`):
+
+  - ``rejected``: the person refused the call ("The user doesn't want to proceed with this tool use",
+    a rejected ExitPlanMode, "[Request interrupted by user for tool use]");
+  - ``cancelled``: a parallel call cancelled because a sibling failed ("Sibling tool call errored");
+  - ``tool_usage``: the tool refused the call as made (input validation, a file too large to read or
+    not read before an edit, an edit string not found, an unknown agent type, a harness tool such as
+    Skill or SendMessage failing): how the agent called a tool, not how the work went;
+  - ``probe``: a lookup that found nothing or a command line the shell would not take (``ls``/``cd``
+    of a missing path, a command that is not installed, an unknown flag, a glob with no match) or a
+    failure with no output but its exit code: the agent asking the environment a question;
+  - ``error``: everything else (a failing test, a build or type error, an exception, a refused
+    connection): what ``errors_preserved`` asks section 4 to keep.
+
+  Only ``error`` counts as an error; none of the five counts as a change.
+* An edit counts as a change when its result did not fail, and the file is the project's: Claude
+  Code's own storage (``~/.claude*/plans``, ``projects/<p>/memory``, ``todos``, ...) and scratch
+  space (``/tmp``) are not.
+* Open tasks: the latest TodoWrite list and the TaskCreate/TaskUpdate tasks (2.1.45+) not completed
+  or deleted.
+* An error counts as kept (:func:`error_kept`) when its key line is in section 4, or its identifying
+  tokens are: test or function names, ``file:line``, exception types, error codes, exit codes, quoted
+  names, or the failing command together with a token of its output in one item.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from ..core.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, result_text
+
+__all__ = ["error_kind", "ERROR_KINDS", "claude_storage", "failed_call_ids", "open_tasks", "error_identifiers",
+           "error_kept", "command_signature"]
+
+ERROR_KINDS = ("error", "rejected", "cancelled", "tool_usage", "probe")
+
+_REJECTED = re.compile(r"The user doesn't want to (?:proceed with|take) this (?:tool use|action)|"
+                       r"\[Request interrupted by user for tool use\]|\buser (?:rejected|denied|declined)\b|"
+                       r"Permission to use \w+ has been denied|User rejected|"
+                       # a hook or a permission rule refused it: policy, like a person saying no
+                       r"\b(?:Pre|Post)ToolUse:\w+ hook|hook (?:error|blocked)|blocked by (?:a |the )?\w* ?hook|"
+                       r"denied by (?:a |the )?(?:permission|policy|rule)", re.IGNORECASE)
+_CANCELLED = re.compile(r"Sibling tool call errored|cancelled because (?:a|another) (?:parallel|sibling)|"
+                        r"\bwas (?:cancelled|canceled|aborted)\b.*\bsibling\b", re.IGNORECASE)
+_TOOL_USAGE = re.compile(
+    r"InputValidationError|File has not been read yet|File has been (?:unexpectedly )?modified since read|"
+    r"String to replace not found|Found \d+ matches of the string to replace|exceeds maximum allowed "
+    r"(?:tokens|size)|File content \([\d,]+ tokens\) exceeds|File does not exist|Agent type '[^']*' not found|"
+    r"No such tool available|Unknown tool|cannot be broadcast|Invalid tool parameters|old_string and new_string "
+    r"(?:are|must be)|is a directory|Tool permission|tool_use_error>\s*Error: No such", re.IGNORECASE)
+#: Tools that drive the harness (plans, questions, skills, teammates), not the project.
+_HARNESS_TOOLS = {"ExitPlanMode", "EnterPlanMode", "AskUserQuestion", "Skill", "SendMessage", "TodoWrite",
+                  "TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "TaskOutput", "TaskStop", "ToolSearch",
+                  "TeamCreate", "TeamDelete", "KillShell", "KillBash", "BashOutput", "ListMcpResourcesTool"}
+#: The shell or a CLI refused the command line as typed (whatever the command was for).
+_REFUSED_LINE = re.compile(
+    r"command not found|: not found$|unknown (?:flag|option|shorthand flag|command)|unrecognized (?:option|"
+    r"argument|subcommand|arguments)|invalid option|^\s*usage:|no matches found", re.IGNORECASE | re.MULTILINE)
+#: A lookup found nothing (a probe unless the command was a test, check or build).
+#: Tools that look something up: their failure is the answer "not there".
+_LOOKUP_TOOLS = {"Grep", "Glob", "LS", "WebFetch", "WebSearch", "ListMcpResources", "ReadMcpResource"}
+_PROBE_OUTPUT = re.compile(
+    r"No such file or directory|is not a git repository|did not match any file|pathspec .* did not match|"
+    r"No such process|cannot access", re.IGNORECASE | re.MULTILINE)
+_PROBE_COMMANDS = {"ls", "cd", "cat", "find", "grep", "rg", "ag", "which", "type", "command", "head", "tail",
+                   "stat", "test", "[", "file", "wc", "tree", "pwd", "echo", "readlink", "realpath", "du", "df",
+                   "diff", "cmp", "pgrep", "lsof", "ps", "curl", "open", "xdg-open"}
+_ERROR_SIGNAL = re.compile(  # noqa: E501 - one alternation
+    r"\b\w*(?:Error|Exception|Failure|Fault|Panic)\b|\b(?:FAIL|FAILED|ERROR|FATAL)\b|\b(?:error|fatal|panic)"
+    r"(?:\[\w+\])?:|\bfailed\b|\bfailing\b|✗|×|\btimed out\b|\brefused\b|\bdenied\b|\bcannot\b|\bcan't\b|"
+    r"\bunable to\b|\bnot found\b|\bundefined\b|\bmissing\b|\binvalid\b|\bconflict\b|\bwarning:|"
+    r"\bignored by\b|^hint: |\brejected\b|\bnon-zero\b|"
+    r"^\s*[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s+(?:[A-Z]{1,4}\d{2,5}\b|error|warning)",   # a linter's file:line: CODE
+    re.IGNORECASE | re.MULTILINE)
+_EXIT_ONLY = re.compile(r"^\s*(?:<tool_use_error>)?\s*(?:Exit code \d+|Error|exit status \d+)\s*"
+                        r"(?:</tool_use_error>)?\s*$", re.IGNORECASE)
+
+
+def command_signature(command: str) -> list[str]:
+    """The program and subcommand a shell command runs, past ``cd x &&``, env settings and runners
+    (``npx``, ``uv run``, ``pnpm --filter e2e``): ``["pytest"]``, ``["cargo", "clippy"]``.
+
+    >>> command_signature("cd app && FOO=1 uv run pytest -x tests/")
+    ['pytest']
+    >>> command_signature("cargo clippy -- -D warnings")
+    ['cargo', 'clippy']
+    """
+    segment = re.split(r"&&|\|\||;|\|", command or "")
+    runners = {"npx", "pnpm", "npm", "yarn", "bun", "bunx", "uv", "poetry", "pipenv", "python", "python3",
+               "node", "deno", "sudo", "time", "env", "exec", "rtk", "timeout", "nice", "dotnet", "mix", "go",
+               "cargo", "gradle", "./gradlew", "mvn", "make", "just", "bundle"}
+    keep_sub = {"cargo", "go", "dotnet", "mix", "npm", "pnpm", "yarn", "bun", "git", "gh", "docker", "kubectl",
+                "make", "just", "gradle", "./gradlew", "mvn", "bundle"}
+    for seg in segment:
+        words = [w for w in seg.strip().split() if w]
+        while words and (re.match(r"^\w+=", words[0]) or words[0] in ("sudo", "time", "env", "exec", "nice")):
+            words = words[1:]
+        if not words or words[0] in ("cd", "pushd", "export", "source", ".", "set"):
+            continue
+        prog = words[0].rsplit("/", 1)[-1]
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        if prog in ("uv", "poetry", "pipenv", "npx", "bunx", "rtk", "timeout") and rest:
+            return command_signature(" ".join(words[1 + (words[1] == "run" if len(words) > 1 else 0):]))
+        if prog in ("python", "python3") and len(words) > 2 and words[1] == "-m":
+            return [words[2]]
+        if prog in keep_sub and rest and re.match(r"^[a-z][\w:-]*$", rest[0]):
+            if prog in ("pnpm", "npm", "yarn", "bun") and rest[0] in ("run", "exec", "dlx") and len(rest) > 1:
+                return [prog, rest[1]]
+            return [prog, rest[0]]
+        return [prog] if prog not in runners or not rest else [prog, rest[0]]
+    return []
+
+
+def error_kind(tool: str, text: str, tool_input: dict[str, Any] | None = None) -> str:
+    """The kind of a failing tool result (see the module docstring)."""
+    head = text[:2000]
+    if _REJECTED.search(head):
+        return "rejected"
+    if _CANCELLED.search(head):
+        return "cancelled"
+    if _TOOL_USAGE.search(head) or tool in _HARNESS_TOOLS:
+        return "tool_usage"
+    if tool in _LOOKUP_TOOLS:  # a search or a fetch that found nothing
+        return "probe"
+    if _EXIT_ONLY.match(text.strip()) or not _ERROR_SIGNAL.search(head) and not text.strip().startswith("<"):
+        return "probe"  # no output but an exit code, or output that says nothing failed (gh pr view: exit 1)
+    command = str((tool_input or {}).get("command", "")) if tool == "Bash" else ""
+    signature = command_signature(command)
+    if signature and signature[0] in _PROBE_COMMANDS and not re.search(r"\b(?:test|spec|check|build)\b", command):
+        return "probe"
+    lines = [l for l in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", head).splitlines()
+             if l.strip() and not re.match(r"^\s*Exit code \d+\s*$", l)]
+    # The shell refused the command line, or a lookup found nothing: its first words say so.
+    if lines and (_REFUSED_LINE.search(lines[0]) or _PROBE_OUTPUT.search(lines[0])
+                  and not re.search(r"\b(?:test|spec|check|build|lint)\b", command)):
+        return "probe"
+    return "error"
+
+
+#: Claude Code's own storage under its config folder (``~/.claude``, ``~/.claude-personal``, ...):
+#: plan files, per-project memory and transcripts, todos. Not the project's files.
+_CLAUDE_STORAGE = re.compile(r"(?:^|/)\.claude[\w.-]*/(?:plans|projects|todos|usage-data|shell-snapshots|"
+                             r"image-cache|session-env|file-history|paste-cache|statsig|ide)(?:/|$)")
+
+
+#: Scratch space: a script the agent wrote to /tmp to try something is not a project file.
+_SCRATCH = re.compile(r"^(?:/tmp/|/private/tmp/|/var/tmp/|/private/var/folders/|/var/folders/|/dev/shm/)|"
+                      r"/AppData/Local/Temp/", re.IGNORECASE)
+
+
+def claude_storage(path: str) -> bool:
+    """Whether ``path`` is Claude Code's own storage or scratch space, not a project file.
+
+    >>> claude_storage("/Users/me/.claude/plans/zany-strolling-eich.md")
+    True
+    >>> claude_storage("/tmp/try_regex.py")
+    True
+    >>> claude_storage("/repo/.claude/skills/simplify/SKILL.md")
+    False
+    """
+    path = path.replace("\\", "/")
+    return bool(_CLAUDE_STORAGE.search(path) or _SCRATCH.search(path))
+
+
+def failed_call_ids(messages: Iterable[Any]) -> set[str]:
+    """The ids of tool calls whose result failed (``is_error``): rejected, refused or erroring."""
+    out: set[str] = set()
+    for message in messages:
+        if isinstance(message, UserMessage) and not isinstance(message.content, str):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock) and block.is_error:
+                    out.add(block.tool_use_id)
+    return out
+
+
+_CREATED = re.compile(r"Task #?(\w+) created", re.IGNORECASE)
+
+
+def open_tasks(messages: Iterable[Any]) -> list[str]:
+    """Subjects of the TaskCreate tasks not completed or deleted by a later TaskUpdate, in creation
+    order (Claude Code 2.1.45+ tracks work with these instead of TodoWrite)."""
+    messages = list(messages)
+    results: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, UserMessage) and not isinstance(message.content, str):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    results[block.tool_use_id] = result_text(block) if not block.is_error else "\x00error"
+    tasks: dict[str, dict[str, str]] = {}
+    counter = 0
+    for message in messages:
+        if not isinstance(message, AssistantMessage):
+            continue
+        for use in message.content:
+            if not isinstance(use, ToolUseBlock):
+                continue
+            result = results.get(use.id, "")
+            if result == "\x00error":
+                continue
+            if use.name == "TaskCreate":
+                subject = str(use.input.get("subject") or use.input.get("description") or "").strip()
+                counter += 1
+                m = _CREATED.search(result)
+                tid = m.group(1) if m else str(counter)
+                if subject:
+                    tasks[tid] = {"subject": subject, "status": "pending"}
+            elif use.name == "TaskUpdate":
+                tid = str(use.input.get("taskId", "")).lstrip("#")
+                task = tasks.get(tid)
+                if task is None:
+                    continue
+                if isinstance(use.input.get("status"), str):
+                    task["status"] = use.input["status"]
+                if isinstance(use.input.get("subject"), str) and use.input["subject"].strip():
+                    task["subject"] = use.input["subject"].strip()
+    return [t["subject"] for t in tasks.values() if t["status"] not in ("completed", "deleted", "cancelled")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Identifying tokens of an error
+
+_FILE_LINE = re.compile(r"([\w.@/-]*?([\w.-]+\.[A-Za-z]{1,6})):(\d+)")
+_EXC_TYPE = re.compile(r"\b([A-Z][\w.]*(?:Error|Exception|Failure|Fault|Panic|Exit|Violation))\b")
+_ERR_CODE = re.compile(r"\b([A-Z]{1,4}\d{3,5}|E\d{4}|TS\d{4}|CS\d{4})\b")
+_TEST_NAME = re.compile(r"\b(test_\w+|Test[A-Z]\w+|\w+_test\b|\w+Test\b)")
+_QUOTED = re.compile(r"[`'\"“‘]([^`'\"”’\n]{3,60})[`'\"”’]")
+_IDENT = re.compile(r"\b([A-Za-z_]\w*(?:[._:]\w+)+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w*\d\w*[A-Za-z]\w*|"
+                    r"[A-Za-z]\w*-\w[\w-]*)\b")
+_EXIT = re.compile(r"Exit code (\d+)")
+_GENERIC = {"error", "exception", "failed", "failure", "typeerror", "valueerror", "file", "line", "code",
+            "exit", "exitcode", "node", "main", "index", "src", "test", "tests", "true", "false", "none", "null",
+            "http", "https", "localhost", "usr", "bin", "users", "home", "utf-8", "e.g", "i.e"}
+
+
+def error_identifiers(text: str, key_line: str) -> list[str]:
+    """The tokens that identify an error in its key line (and the first lines of its output):
+    ``file.py:135``, exception types, error codes, test and function names, quoted names.
+
+    >>> error_identifiers("", "src/app.py:135:16: UP038 Use `X | Y` in `isinstance` call")
+    ['app.py:135', 'UP038', 'isinstance']
+    """
+    out: list[str] = []
+    sources = [key_line] + [l for l in text.splitlines()[:8] if l.strip() and l.strip() != key_line][:4]
+    for n, src in enumerate(sources):
+        found = [f"{m.group(2)}:{m.group(3)}" for m in _FILE_LINE.finditer(src)]
+        found += _EXC_TYPE.findall(src) + _ERR_CODE.findall(src) + _TEST_NAME.findall(src)
+        found += [q.strip() for q in _QUOTED.findall(src) if re.fullmatch(r"[\w.:/@#<>-]{3,}", q.strip())]
+        if n == 0:
+            found += [t for t in _IDENT.findall(src) if len(t) >= 4 and not re.search(r"\.\w+:\d", t)]
+            tail = re.search(r":\s+([A-Za-z_][\w.-]{2,})\s*$", src)   # "no such table: sessions"
+            if tail and not re.fullmatch(r"[a-z]+", tail.group(1)) or tail and len(src.split()) <= 8:
+                found.append(tail.group(1))
+        for token in found:
+            if token.lower() not in _GENERIC and token not in out and len(token) >= 3:
+                out.append(token)
+    return out[:12]
+
+
+def _token_in(token: str, text_low: str) -> bool:
+    low = token.lower()
+    if ":" in low and re.match(r"[\w.-]+:\d+$", low):   # file:line: the file and the line near each other
+        name, line = low.rsplit(":", 1)
+        for m in re.finditer(re.escape(name), text_low):
+            if re.search(rf"(?<!\d){line}(?!\d)", text_low[m.end(): m.end() + 40]):
+                return True
+        return False
+    return low in text_low
+
+
+def _overlap(line: str, region: str) -> float:
+    """The best share of ``line``'s words found in one item of ``region``."""
+    tokens = {t.lower() for t in re.findall(r"[A-Za-z_][\w.-]{2,}|\d+", line)} - _GENERIC
+    if not tokens:
+        return 0.0
+    best = 0.0
+    for item in _ITEM.split(region):
+        have = {t.lower() for t in re.findall(r"[A-Za-z_][\w.-]{2,}|\d+", item)}
+        best = max(best, len(tokens & have) / len(tokens))
+    return best
+
+
+_ITEM = re.compile(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)]|#{1,4})\s)|\n\s*\n")
+
+
+def error_kept(key_line: str, text: str, command: str, region: str) -> tuple[bool, str]:
+    """Whether section 4 (``region``) keeps this error, and how: its identifying tokens (at least
+    half of them, and at least one), or the failing command with a token of its output in one item.
+    The key line's own presence is checked by the caller."""
+    low = region.lower()
+    own = error_identifiers("", key_line)           # what the key line itself names
+    context = [t for t in error_identifiers(text, key_line) if t not in own]
+    if own:
+        have = [t for t in own if _token_in(t, low)]
+        # All of them; or half, one of them a name (not only the exception type or error code, which
+        # many errors share): the missing table, the module, the test, the file:line.
+        # (a file named without its line is shared by every error in that file: not a name here)
+        names = [t for t in have if not _EXC_TYPE.fullmatch(t.rsplit(".", 1)[-1]) and not _ERR_CODE.fullmatch(t)
+                 and not (re.search(r"[/\\]|\.[A-Za-z]{1,5}$", t) and not re.search(r":\d+$", t))]
+        if names and len(have) * 2 >= len(own):
+            return True, "its identifying tokens " + ", ".join(have[:4])
+        if have and len(have) == len(own) and _overlap(key_line, region) >= 0.5:
+            # Only a type or a code (many errors share one): half its words must be told with it.
+            return True, "its type " + ", ".join(have[:2]) + " and what it said"
+    elif context:
+        have = [t for t in context if _token_in(t, low)]
+        if have and len(have) * 2 >= len(context):
+            return True, "its identifying tokens " + ", ".join(have[:4])
+    signature = command_signature(command)
+    if signature:
+        name = signature[-1].lower()
+        # Distinctive words of the output only: names (a digit, a dot, a slash, an underscore, camelCase)
+        # or long words; "error" or "test" alone would tie any item about the same tool to this error.
+        words = {w.lower() for w in re.findall(r"[A-Za-z_][\w./-]{3,}", key_line + "\n" + "\n".join(
+            text.splitlines()[:10])) if re.search(r"[\d./_]|[a-z][A-Z]", w) or len(w) >= 7} - _GENERIC - {name}
+        words |= {w.rstrip("/").rsplit("/", 1)[-1] for w in words if "/" in w} - {""}  # a path by its file name
+        for item in _ITEM.split(region):
+            item_low = item.lower()
+            if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", item_low) and any(w in item_low for w in words):
+                return True, f"the failing {' '.join(signature)} and its output"
+    return False, ""

@@ -1,0 +1,163 @@
+"""The ``prompt-change coverage`` note: which lines of a prompt change the offline model can see.
+
+Offline, the reference model (:mod:`pytest_ctxeval.llm.reference`) reads two things from a
+compaction prompt: the sections it asks for (numbered or heading titles) and the instructions of
+:mod:`pytest_ctxeval.llm.instructions`. A changed line that touches neither (tone, an example
+rewritten, emphasis) changes nothing offline, so "0 regressions" says nothing about it. Whenever
+the prompt under test differs from the built-in one (or from the baseline's), the run prints this
+note: every changed line, marked **read** (with the section or instruction it maps to) or **not
+seen offline**, and what to run for the lines it cannot see.
+
+>>> cov = prompt_coverage("1. Pending Tasks: list them.\\nBe friendly.", "1. Pending Tasks: list them.\\nBe terse.")
+>>> [(c.sign, c.mapped) for c in cov.lines]
+[('-', []), ('+', [])]
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CoverageLine", "Coverage", "prompt_coverage", "format_coverage", "coverage_note", "ADVICE", "HEADING"]
+
+HEADING = "prompt-change coverage"
+ADVICE = ("the offline model cannot see the lines marked 'not seen offline': run them with "
+          "--ctxeval-backend anthropic (or replay with recorded cassettes) before trusting the verdicts")
+
+
+@dataclass
+class CoverageLine:
+    """One changed line: ``sign`` is ``+`` (in the prompt under test) or ``-`` (only in the other)."""
+
+    sign: str
+    line: int
+    text: str  # the changed sentence
+    #: What the offline model reads in it: ``section: Pending Tasks``, ``instruction: ...``.
+    mapped: list[str] = field(default_factory=list)
+
+    @property
+    def seen(self) -> bool:
+        return bool(self.mapped)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sign": self.sign, "line": self.line, "text": self.text, "mapped": list(self.mapped), "seen": self.seen}
+
+
+@dataclass
+class Coverage:
+    """The changed lines between the prompt under test and ``against`` (``built-in`` or the baseline)."""
+
+    against: str
+    lines: list[CoverageLine] = field(default_factory=list)
+
+    @property
+    def unseen(self) -> list[CoverageLine]:
+        return [c for c in self.lines if not c.seen]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"against": self.against, "lines": [c.as_dict() for c in self.lines],
+                "seen": sum(c.seen for c in self.lines), "unseen": len(self.unseen), "advice": ADVICE}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Coverage":
+        return cls(against=str(data.get("against", "")), lines=[
+            CoverageLine(str(c.get("sign", "+")), int(c.get("line", 0)), str(c.get("text", "")), list(c.get("mapped") or []))
+            for c in data.get("lines", [])])
+
+
+def _label(s: Any, reading: Any) -> list[str]:
+    """What the offline model reads in one sentence of the prompt."""
+    from ..llm.instructions import instruction, sentence_reading
+
+    if s.title:
+        return [f"section: {s.raw.rstrip(':').strip()}"] if s.section else []
+    out = []
+    for name in sentence_reading(s):
+        base = name.split(" ")[0]
+        tag = f"instruction: {instruction(base).title}"
+        if name.endswith("(opposite)"):
+            tag += " — asks the opposite"
+        elif base == "length_limit" and reading.limit:
+            tag += f" ({reading.limit.amount} {reading.limit.unit})"
+        elif base == "language" and reading.language:
+            tag += f" ({reading.language})"
+        out.append(tag)
+    return out
+
+
+def prompt_coverage(new: str, old: str, *, against: str = "the built-in prompt") -> Coverage:
+    """The changed sentences from ``old`` to ``new`` (rendered prompts), each with what the offline
+    model reads in it (a section title, an instruction) or nothing. The prompts are compared sentence
+    by sentence, so a line whose only change is an unread sentence is marked not seen even when the
+    line also holds a section title. Whitespace and case alone are not changes."""
+    from ..llm.instructions import read_prompt, sentences
+
+    units = sentences(old), sentences(new)
+    readings = read_prompt(old), read_prompt(new)
+    matcher = difflib.SequenceMatcher(None, [u.text for u in units[0]], [u.text for u in units[1]], autojunk=False)
+    cov = Coverage(against=against)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        removed = [CoverageLine("-", u.line, u.raw, _label(u, readings[0])) for u in units[0][i1:i2]]
+        added = [CoverageLine("+", u.line, u.raw, _label(u, readings[1])) for u in units[1][j1:j2]]
+        # A sentence of a section entry that comes or goes with its title is read through the title
+        # (the offline model writes the section or not).
+        for lines, block in ((removed, units[0][i1:i2]), (added, units[1][j1:j2])):
+            titles = {u.section: u.raw.rstrip(":").strip() for u in block if u.title and u.section}
+            for c, u in zip(lines, block):
+                if not c.mapped and u.section in titles:
+                    c.mapped = [f"part of section: {titles[u.section]}"]
+        # What the block no longer asks for is read offline: the rewording left in its place is
+        # seen through it (the reference stops doing it), not an invisible change.
+        before = {m for c in removed for m in c.mapped if m.startswith("instruction: ") and "opposite" not in m}
+        after = {m.split(" — ")[0] for c in added for m in c.mapped}
+        dropped = sorted(m[len("instruction: "):] for m in before - after)
+        for c in added:
+            if not c.mapped and dropped:
+                c.mapped = [f"no longer asks for: {', '.join(dropped)}"]
+        cov.lines += removed + added
+    return cov
+
+
+def format_coverage(cov: Coverage | dict[str, Any], *, width: int = 100) -> list[str]:
+    """The note as text lines (the terminal, ``ctxeval diff``)."""
+    if isinstance(cov, dict):
+        cov = Coverage.from_dict(cov)
+    if not cov.lines:
+        return []
+    seen = sum(c.seen for c in cov.lines)
+    out = [f"{HEADING}: {len(cov.lines)} changed sentence{'s' if len(cov.lines) != 1 else ''} against {cov.against}, "
+           f"{seen} read by the offline model, {len(cov.unseen)} not seen offline (line numbers of the rendered "
+           "prompt: ctxeval prompt show)"]
+    for c in cov.lines:
+        text = c.text if len(c.text) <= width else c.text[: width - 1] + "…"
+        mark = "read" if c.seen else "NOT SEEN OFFLINE"
+        why = f"  [{'; '.join(c.mapped)}]" if c.mapped else ""
+        out.append(f"  {c.sign} line {c.line:<3} {mark:16} {text}{why}")
+    if cov.unseen:
+        out.append(f"  advice: {ADVICE}")
+    return out
+
+
+def coverage_note(text: str | None, baseline: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The note for a run whose rendered compaction prompt is ``text``: against the baseline's
+    prompt when the baseline records one and it differs, else against the built-in prompt; None
+    when the prompt is the one it is compared with (or unknown)."""
+    if not text:
+        return None
+    other = (baseline or {}).get("prompt") or {}
+    if other.get("text") and _same(other["text"], text) is False:
+        name = other.get("name") or str(other.get("path") or "").rsplit("/", 1)[-1] or "?"
+        return prompt_coverage(text, other["text"], against=f"the baseline's prompt ({name})").as_dict()
+    from ..engine.prompt import PromptSet
+
+    builtin = PromptSet().render_compact()
+    if _same(builtin, text):
+        return None
+    return prompt_coverage(text, builtin).as_dict()
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())

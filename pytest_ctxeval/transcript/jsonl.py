@@ -1,0 +1,769 @@
+"""Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``): read and write.
+
+Reading follows ``shared/corpus/README.md`` (observed over Claude Code 1.0.98 - 2.1.39):
+
+* one JSON object per line; a line that is not valid JSON, not an object or has no ``type`` is
+  reported as a :class:`RecordProblem` with its line number and skipped;
+* the conversation is rebuilt by following ``parentUuid`` back from the newest non-sidechain
+  record, *through* records that are not part of the conversation (progress, hooks), and across a
+  ``compact_boundary`` (whose ``parentUuid`` is null) through its ``logicalParentUuid``. A record
+  whose parent is not in the file (2.1.45 - 2.1.69 boundaries name a ``logicalParentUuid`` that was
+  never written) is placed after the newest main-line message record before it in the file; a
+  non-boundary record placed that way is reported. The newest chain is always the one read, never an
+  older one because it is longer;
+* a record repeating a uuid read earlier (a resumed session can write its history again) is not read
+  again: the first copy stands, and the repeats are reported once;
+* metadata records without a uuid (``last-prompt``, ``pr-link``, ``mode``, ``ai-title`` ...) are not
+  messages and not problems;
+* ``progress``, ``file-history-snapshot``, ``queue-operation`` and ``summary`` (a /resume title,
+  not a compaction) records are not messages; neither are other ``system`` records;
+* assistant records sharing ``message.id`` are merged into one message (usage counted once);
+* a ``compact_boundary`` followed by a user record with ``isCompactSummary`` is a compaction
+  (:mod:`pytest_ctxeval.transcript.compactions`: version, kept messages, inherited ones);
+* queued messages the model saw (``queue-operation`` records whose text was consumed mid-turn, and
+  ``queued_command`` attachments) become person-typed user messages at their place.
+
+Writing (:class:`TranscriptWriter`) produces the same format, append-only and flushed per record,
+so the engine's own transcripts read back with :func:`read_transcript` and lose nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import TypeAdapter, ValidationError
+
+from ..core.documents import BadDocument, parse_record
+from ..errors import TranscriptError
+from ..core.messages import (
+    AssistantMessage, AttachmentMessage, Block, CompactBoundary, TextBlock, UserMessage, Usage,
+)
+from .compactions import Compaction, insert_queued, queued_command, seen_queue_items
+
+__all__ = ["RecordProblem", "Compaction", "Transcript", "read_transcript", "TranscriptWriter", "record_for"]
+
+_BLOCKS = TypeAdapter(list[Block])
+_NOT_MESSAGES = {"progress", "file-history-snapshot", "queue-operation", "summary"}
+#: Record types that must carry a uuid (they can be messages); others without one are metadata.
+_NEEDS_UUID = {"user", "assistant", "attachment"}
+
+
+@dataclass(frozen=True)
+class RecordProblem:
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+@dataclass
+class Transcript:
+    path: Path
+    messages: list[Any]                         # the main conversation, boundaries included
+    problems: list[RecordProblem] = field(default_factory=list)
+    session_id: str | None = None
+    version: str | None = None
+    title: str | None = None
+    line_of: dict[str, int] = field(default_factory=dict)
+    sidechain_records: int = 0
+    sha256: str = ""                            # of the file's bytes, as read
+    #: Subagent conversations found in the file, by agent id (read with ``sidechains=True``).
+    sidechains: dict[str, list[Any]] = field(default_factory=dict)
+    #: The agentId when the file is a subagent's own transcript (its line is the sidechain).
+    agent_id: str | None = None
+    #: Per compact_boundary uuid: the record's ``version``, ``sessionId`` and raw ``compactMetadata``.
+    boundary_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Record uuid -> index in :attr:`messages` (records merged into one assistant message share it).
+    index_of: dict[str, int] = field(default_factory=dict)
+    #: Whether a main-line message record precedes each boundary in the file (uuid -> bool).
+    boundary_has_history: dict[str, bool] = field(default_factory=dict)
+    #: Records without a uuid that are not messages (``last-prompt``, ``pr-link``, ``mode`` ...).
+    metadata_records: int = 0
+
+    @property
+    def compactions(self) -> list["Compaction"]:
+        """Every compaction on the conversation, oldest first (see :mod:`.transcript_compactions`)."""
+        from .compactions import compactions_of
+
+        return compactions_of(self)
+
+
+class _Node:
+    """What the first pass keeps of one record: its place in the tree and where to re-read it.
+
+    The record itself is not held (a 100 MB session is mostly progress records and tool output):
+    the records on the chosen chain are read again from their byte ``offset`` in a second pass.
+    """
+
+    __slots__ = ("line", "type", "parent", "logical_parent", "sidechain", "keep", "offset", "uses",
+                 "results", "agent", "prev")
+
+    def __init__(self, line: int, type: str, parent: str | None, logical_parent: str | None, sidechain: bool,
+                 keep: bool, offset: int, uses: tuple[str, ...] = (), results: tuple[str, ...] | None = None,
+                 agent: str | None = None, prev: str | None = None):
+        self.line = line
+        self.type = type
+        self.parent = parent
+        self.logical_parent = logical_parent
+        self.sidechain = sidechain
+        self.keep = keep              # a record that can become a message
+        self.offset = offset
+        self.uses = uses              # tool_use ids of an assistant record
+        self.results = results        # tool_use ids answered, when the record holds tool results only
+        self.agent = agent            # agentId of a subagent record
+        self.prev = prev              # the newest main-line message record before it in the file
+
+
+def _iter_lines(path: Path, max_bytes: int | None = None) -> Iterator[tuple[int, int, bytes | None]]:
+    """``(line number, byte offset, raw line)``, streamed; ``raw`` is None for a line longer than
+    ``max_bytes`` (default :data:`~pytest_ctxeval.core.limits.MAX_LINE_BYTES`), which is skipped in
+    bounded chunks, never held whole."""
+    from ..core import limits
+
+    cap = limits.MAX_LINE_BYTES if max_bytes is None else max_bytes
+    with path.open("rb") as fh:
+        offset = number = 0
+        while raw := fh.readline(cap + 1):
+            number += 1
+            if len(raw) > cap:
+                size = len(raw)
+                while not raw.endswith(b"\n") and (raw := fh.readline(1 << 20)):
+                    size += len(raw)
+                yield number, offset, None
+                offset += size
+                continue
+            yield number, offset, raw
+            offset += len(raw)
+
+
+def _malformed(problems: list[RecordProblem], strict: bool, path: Path, line: int, message: str) -> None:
+    if strict:
+        raise TranscriptError(f"{path}:{line}: {message.replace('; line skipped', '')} (strict mode: a malformed "
+                              "line is an error; leave out --strict to skip it)")
+    problems.append(RecordProblem(line, message))
+
+
+def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidechains: bool = False) -> Transcript:
+    """Read a Claude Code session file. Bad lines become :attr:`Transcript.problems` (with
+    ``strict``, a malformed line raises :class:`TranscriptError` instead); only a missing/unreadable
+    file or one with no conversation at all raises otherwise.
+
+    The file is streamed twice: once to learn the record tree (keeping a few fields per record,
+    never the record), once to read the records of the chosen chain by their byte offsets, so memory
+    is bounded by the conversation kept, not by the file. With ``sidechains``, subagent
+    conversations recorded in the file (legacy inline ``isSidechain`` records, 2.1 ``agent_progress``
+    records) are read too, into :attr:`Transcript.sidechains`.
+    """
+    p = Path(path)
+    check_transcript_path(p)
+    problems: list[RecordProblem] = []
+    nodes: dict[str, _Node] = {}
+    order: list[str] = []
+    progress: list[tuple[int, int, str]] = []  # agent_progress records: (line, offset, agent id)
+    session_id = version = title = last_session = None
+    agent_ids: set[str] = set()
+    sidechain_count = 0
+    digest = hashlib.sha256()
+    queue_ops: list[tuple[int, str, Any]] = []
+    boundary_has_history: dict[str, bool] = {}
+    last_main: str | None = None       # the newest main-line message record so far
+    repeats: list[int] = []            # lines of records repeating a uuid read earlier
+    metadata = 0
+    try:
+        before = os.stat(p)
+        for number, offset, raw in _iter_lines(p):
+            if raw is None:
+                from ..core.limits import MAX_LINE_BYTES
+
+                _malformed(problems, strict, p, number, f"longer than {MAX_LINE_BYTES:,} bytes "
+                           "(limits.MAX_LINE_BYTES); line skipped")
+                continue
+            digest.update(raw)
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                _malformed(problems, strict, p, number, f"not UTF-8 ({exc.reason} at byte {exc.start}); line skipped")
+                continue
+            try:
+                data = parse_record(text)
+            except BadDocument as exc:  # NaN/Infinity/1e999 or nesting over limits.MAX_NESTING
+                _malformed(problems, strict, p, number, f"{exc.message}; line skipped")
+                continue
+            except ValueError as exc:
+                _malformed(problems, strict, p, number, f"not valid JSON ({exc}); line skipped")
+                continue
+            except RecursionError:
+                _malformed(problems, strict, p, number, "JSON nested too deeply; line skipped")
+                continue
+            if not isinstance(data, dict):
+                _malformed(problems, strict, p, number,
+                           f"expected a JSON object, got {type(data).__name__}; line skipped")
+                continue
+            rtype = data.get("type")
+            if not isinstance(rtype, str):
+                _malformed(problems, strict, p, number, "record has no 'type'; line skipped")
+                continue
+            if rtype == "summary":
+                title = data.get("summary") if isinstance(data.get("summary"), str) else title
+                continue
+            uid = data.get("uuid")
+            if not isinstance(uid, str):
+                if rtype == "queue-operation":
+                    queue_ops.append((number, str(data.get("operation")), data.get("content")))
+                elif rtype in _NEEDS_UUID or (rtype == "system" and data.get("subtype") == "compact_boundary"):
+                    _malformed(problems, strict, p, number, f"{rtype} record has no 'uuid'; line skipped")
+                elif rtype not in _NOT_MESSAGES:
+                    metadata += 1
+                continue
+            if uid in nodes:
+                # A resumed session can write its history again (a real file repeats 588 records);
+                # one record repeated at the end must not become the newest leaf. The first copy stands.
+                repeats.append(number)
+                continue
+            sidechain = bool(data.get("isSidechain"))
+            sidechain_count += sidechain
+            keep = rtype in ("user", "assistant", "attachment") or (
+                rtype == "system" and data.get("subtype") == "compact_boundary")
+            parent = data.get("parentUuid") if isinstance(data.get("parentUuid"), str) else None
+            logical = data.get("logicalParentUuid") if isinstance(data.get("logicalParentUuid"), str) else None
+            agent = data.get("agentId") if isinstance(data.get("agentId"), str) else None
+            if agent:
+                agent_ids.add(agent)
+            uses: tuple[str, ...] = ()
+            results = None
+            if keep and rtype == "assistant":
+                uses = tuple(_use_ids(data))
+            elif keep and rtype == "user":
+                ids = _result_ids(data)
+                results = tuple(ids) if ids is not None else None
+            nodes[uid] = _Node(number, rtype, parent, logical, sidechain, keep, offset, uses, results, agent,
+                               None if sidechain else last_main)
+            if rtype == "system" and keep and not sidechain:
+                boundary_has_history[uid] = last_main is not None
+            if keep and not sidechain:
+                order.append(uid)
+                last_main = uid
+            if sidechains and rtype == "progress":
+                pdata = data.get("data")
+                if isinstance(pdata, dict) and pdata.get("type") == "agent_progress" \
+                        and isinstance(pdata.get("message"), dict):
+                    key = pdata.get("agentId") or data.get("parentToolUseID") or "agent"
+                    progress.append((number, offset, str(key)))
+            session_id = session_id or (data.get("sessionId") if isinstance(data.get("sessionId"), str) else None)
+            if isinstance(data.get("version"), str):
+                version = data["version"]
+            if isinstance(data.get("sessionId"), str):
+                last_session = data["sessionId"]
+            del data
+    except OSError as exc:
+        raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if repeats:
+        problems.append(RecordProblem(repeats[0], f"{len(repeats)} record(s) repeat a uuid read earlier in the file "
+                                            f"(lines {repeats[0]}-{repeats[-1]}; a resumed session can write its "
+                                            "history again); the first copy of each is used"))
+    main_is_sidechain = False
+    if not order:
+        # A subagent's own file (agent-*.jsonl) holds only sidechain records: its line is the
+        # sidechain.
+        order = [uid for uid, n in nodes.items() if n.keep]
+        main_is_sidechain = bool(order)
+    if not order:
+        raise TranscriptError(f"{p}: no user or assistant records "
+                              f"({len(problems)} bad lines); is this a Claude Code session file?")
+    chain = _choose_chain(nodes, order, problems)
+    chain = _add_parallel_results(nodes, chain)
+    _report_off_chain(nodes, chain, problems)
+    transcript = Transcript(path=p, messages=[], problems=problems, session_id=last_session or session_id,
+                            version=version, title=title, sidechain_records=sidechain_count,
+                            sha256=digest.hexdigest(),
+                            agent_id=next(iter(agent_ids)) if main_is_sidechain and len(agent_ids) == 1 else None,
+                            boundary_has_history=boundary_has_history, metadata_records=metadata)
+    try:
+        with p.open("rb") as fh:
+            loader = _Loader(fh, p, problems)
+            transcript.messages = _build_messages(transcript, loader.items(nodes, chain))
+            if sidechains:
+                transcript.sidechains = _read_sidechains(transcript, nodes, loader, progress,
+                                                         inline=not main_is_sidechain)
+            loader.finish(before)
+    except OSError as exc:
+        raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    insert_queued(transcript, seen_queue_items(queue_ops))
+    return transcript
+
+
+def check_transcript_path(p: Path) -> None:
+    """Refuse, with an accurate message, what cannot be read as a transcript file: a missing path,
+    a folder, a symlink loop, a FIFO, a terminal or /dev/stdin (the reader seeks back into the file,
+    so it needs a regular file, and a pipe would block it)."""
+    try:
+        st = os.stat(p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise TranscriptError(f"{p}: symbolic link loop (the link points back to itself); "
+                                  "give the session's .jsonl file") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise TranscriptError(f"{p}: no such transcript file") from None
+        raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TranscriptError(f"{p}: is a folder; give one session's .jsonl file (Claude Code keeps them in "
+                              "~/.claude/projects/<project>/<session>.jsonl), or grade the folder with "
+                              "`ctxeval grade FOLDER`")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
+                "a terminal or character device" if stat.S_ISCHR(st.st_mode) else
+                "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise TranscriptError(f"{p}: is {kind}, not a regular file; the transcript is read twice, so save it "
+                              "to a file first (e.g. `cat > session.jsonl`) and give that file")
+
+
+def _report_off_chain(nodes: dict[str, _Node], chain: list[str], problems: list[RecordProblem]) -> None:
+    """Compactions written on a branch the conversation left (a rewind) are reported, not lost."""
+    on = set(chain)
+    for uid, node in nodes.items():
+        if node.type == "system" and node.keep and not node.sidechain and uid not in on:
+            problems.append(RecordProblem(node.line, "a compaction (compact_boundary) on a branch the conversation left "
+                                               "(a rewind or an earlier resume); it is not graded"))
+
+
+class _Loader:
+    """Reads records back by byte offset (second pass)."""
+
+    def __init__(self, fh: Any, path: Path, problems: list[RecordProblem]):
+        self.fh = fh
+        self.path = path
+        self.problems = problems
+        self.changed: list[int] = []    # lines whose record was not there any more on the second read
+
+    def load(self, node: _Node, uid: str | None = None) -> dict[str, Any] | None:
+        self.fh.seek(node.offset)
+        raw = self.fh.readline()
+        try:
+            data = parse_record(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict) or (uid is not None and data.get("uuid") != uid):
+            self.changed.append(node.line)
+            if len(self.changed) == 1 and os.fstat(self.fh.fileno()).st_size <= node.offset:
+                self._raise(node.line, "was cut short")
+            return None
+        return data
+
+    def _raise(self, line: int, what: str) -> None:
+        raise TranscriptError(f"{self.path}:{line}: the file {what} while it was read (a session still being "
+                              "written, or a file being replaced); read it again once it is complete, or copy "
+                              "it first")
+
+    def finish(self, before: os.stat_result) -> None:
+        """One error when records changed under the reader; one warning when the file only grew
+        (a running session appends; what was appended after the first pass is not included)."""
+        if self.changed:
+            self._raise(self.changed[0], f"changed ({len(self.changed)} record(s) were not where the first pass "
+                                         "found them)")
+        after = os.fstat(self.fh.fileno())
+        if after.st_size > before.st_size:
+            self.problems.append(RecordProblem(0, f"the file grew while it was read ({before.st_size:,} -> "
+                                            f"{after.st_size:,} bytes; the session is still running?): records "
+                                            "appended meanwhile are not included"))
+        elif after.st_size < before.st_size:
+            self._raise(0, f"shrank ({before.st_size:,} -> {after.st_size:,} bytes)")
+
+    def items(self, nodes: dict[str, _Node], chain: list[str]) -> Iterator[tuple[str, str, int, str | None, dict]]:
+        for uid in chain:
+            node = nodes[uid]
+            data = self.load(node, uid)
+            if data is not None:
+                yield uid, node.type, node.line, node.logical_parent, data
+
+
+def _use_ids(record: dict[str, Any]) -> list[str]:
+    msg = record.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [b["id"] for b in content
+            if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
+
+
+def _step(nodes: dict[str, _Node], node: _Node) -> str | None:
+    """The record before ``node`` in its conversation: its parent, or across a compaction
+    boundary (parentUuid null) its logical parent. A main-line record whose parent is not in the
+    file (a boundary's logicalParentUuid that was never written, 2.1.45 - 2.1.69; a boundary with
+    none at all, or one written after the boundary) follows the newest main-line message record
+    before it in the file."""
+    boundary = node.type == "system"
+    parent = node.parent if node.parent is not None else (node.logical_parent if boundary else None)
+    if node.prev is None:
+        return parent
+    if (parent is not None and parent not in nodes) or (boundary and parent is None):
+        return node.prev
+    if boundary and parent is not None and nodes[parent].line > node.line:
+        # 2.1.183 names a message written after the summary (a preserved one) as the boundary's
+        # logical parent: following it would loop; the summarised conversation ends before it.
+        return node.prev
+    return parent
+
+
+def _walk(nodes: dict[str, _Node], leaf: str, problems: list[RecordProblem] | None) -> tuple[list[str], bool]:
+    """The chain ending at ``leaf`` (message records only, oldest first) and whether it is broken
+    (a parent missing from the file or a loop); breaks are reported to ``problems``."""
+    chain: list[str] = []
+    seen: set[str] = set()
+    cur: str | None = leaf
+    broken = False
+    while cur is not None:
+        if cur in seen:
+            broken = True
+            if problems is not None:
+                problems.append(RecordProblem(nodes[cur].line, "parent chain loops here; earlier records ignored"))
+            break
+        seen.add(cur)
+        node = nodes.get(cur)
+        if node is None:
+            broken = True
+            if problems is not None:
+                child = chain[-1] if chain else leaf
+                problems.append(RecordProblem(nodes[child].line, f"parent {cur} is not in the file; the conversation "
+                                                           "is read from this record on"))
+            break
+        chain.append(cur)
+        cur = _step(nodes, node)
+        if (problems is not None and cur is not None and cur == node.prev and node.type != "system"
+                and node.parent is not None and node.parent not in nodes):
+            problems.append(RecordProblem(node.line, f"parent {node.parent} is not in the file; the record is placed "
+                                               f"after line {nodes[cur].line}, the newest message before it"))
+    chain.reverse()
+    return [uid for uid in chain if nodes[uid].keep], broken
+
+
+def _choose_chain(nodes: dict[str, _Node], order: list[str], problems: list[RecordProblem]) -> list[str]:
+    """The conversation: the chain ending at the newest main-line message record. A break in it
+    (a loop) is reported; an older chain is never preferred because it is longer."""
+    chain, _ = _walk(nodes, order[-1], problems)
+    return chain
+
+
+def _result_ids(record: dict[str, Any] | None) -> list[str] | None:
+    """The tool_use ids a user record answers, when it holds tool results only."""
+    if not record or record.get("type") != "user":
+        return None
+    msg = record.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    ids = [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return ids if len(ids) == len(content) and all(isinstance(i, str) for i in ids) else None
+
+
+def _add_parallel_results(nodes: dict[str, _Node], chain: list[str]) -> list[str]:
+    """Put back the results of parallel tool calls that sit on sibling branches.
+
+    Claude Code 2.1 parents each tool_result record on the record holding its tool_use, so with
+    parallel calls only one result lies on the path from the leaf; the others hang off earlier
+    tool_use records. A user record off the chain is taken back when it holds only tool results,
+    its parent is on the chain, and it answers tool_use ids of the chain that nothing on the chain
+    answers. It goes right after its parent (in file order among siblings).
+    """
+    on_chain = set(chain)
+    called: set[str] = set()
+    answered: set[str] = set()
+    for uid in chain:
+        node = nodes[uid]
+        called.update(node.uses)
+        answered.update(node.results or ())
+    extra: dict[str, list[tuple[int, str]]] = {}
+    for uid, node in nodes.items():
+        if uid in on_chain or node.parent not in on_chain or node.sidechain != nodes[node.parent].sidechain:
+            continue
+        ids = node.results
+        if ids and all(i in called and i not in answered for i in ids):
+            extra.setdefault(node.parent, []).append((node.line, uid))
+            answered.update(ids)
+    if not extra:
+        return chain
+    out: list[str] = []
+    for uid in chain:
+        out.append(uid)
+        out.extend(u for _, u in sorted(extra.get(uid, [])))
+    return out
+
+
+def _read_sidechains(transcript: Transcript, nodes: dict[str, _Node], loader: _Loader,
+                     progress: list[tuple[int, int, str]], inline: bool) -> dict[str, list[Any]]:
+    """Subagent conversations recorded in the session file, by agent id.
+
+    * legacy (1.0.x) inline ``isSidechain`` records: one conversation per root, the longest branch;
+      keyed by ``agentId`` when recorded, else by the id of the Task call whose prompt opens it,
+      else ``sidechain-<root uuid>``;
+    * 2.1 ``agent_progress`` records, whose ``data.message`` is a subagent record: keyed by
+      ``data.agentId``.
+    """
+    out: dict[str, list[Any]] = {}
+    side = {uid: n for uid, n in nodes.items() if n.sidechain and n.keep} if inline else {}
+    if side:
+        parents = {n.parent for n in side.values()}
+        leaves = [uid for uid in side if uid not in parents]
+        best: dict[str, list[str]] = {}
+        for leaf in leaves:
+            chain, _ = _walk(nodes, leaf, None)
+            chain = [u for u in chain if u in side]
+            if chain and len(chain) > len(best.get(chain[0], [])):
+                best[chain[0]] = chain
+        prompts = _task_prompts(transcript.messages)
+        for root, chain in sorted(best.items(), key=lambda kv: nodes[kv[0]].line):
+            chain = _add_parallel_results(nodes, chain)
+            messages = _build_messages(transcript, loader.items(nodes, chain), record_lines=False)
+            first = messages[0] if messages else None
+            text = first.content if isinstance(first, UserMessage) and isinstance(first.content, str) else None
+            key = nodes[root].agent or prompts.get(text or "") or f"sidechain-{root[:8]}"
+            out[_unique(out, key)] = messages
+    if progress:
+        groups: dict[str, list[tuple[str, str, int, str | None, dict]]] = {}
+        for line, offset, agent in progress:
+            loader.fh.seek(offset)
+            try:
+                rec = parse_record(loader.fh.readline().decode("utf-8"))["data"]["message"]
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError):
+                continue
+            rtype = rec.get("type") if isinstance(rec, dict) else None
+            if rtype not in ("user", "assistant"):
+                continue
+            uid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else f"{agent}-{line}"
+            groups.setdefault(agent, []).append((uid, rtype, line, None, rec))
+        for agent, items in groups.items():
+            out[_unique(out, agent)] = _build_messages(transcript, iter(items), record_lines=False)
+    return out
+
+
+def _unique(existing: dict[str, Any], key: str) -> str:
+    n, out = 1, key
+    while out in existing:
+        n += 1
+        out = f"{key}-{n}"
+    return out
+
+
+def _task_prompts(messages: list[Any]) -> dict[str, str]:
+    """Task (subagent) calls of the main line by prompt text -> tool_use id."""
+    out: dict[str, str] = {}
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            for b in m.content:
+                if getattr(b, "type", None) == "tool_use" and b.name in ("Task", "Agent") \
+                        and isinstance(b.input.get("prompt"), str):
+                    out.setdefault(b.input["prompt"], b.id)
+    return out
+
+
+def _parse_time(value: Any) -> datetime:
+    if isinstance(value, str):
+        try:
+            from ..core.limits import check_time  # a date outside the calendar is no date
+
+            return check_time(datetime.fromisoformat(value.replace("Z", "+00:00")))
+        except (ValueError, OverflowError):
+            pass
+    return datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _blocks(content: Any, line: int, problems: list[RecordProblem]) -> list[Any]:
+    if isinstance(content, str):
+        return [TextBlock(text=content)]
+    if not isinstance(content, list):
+        problems.append(RecordProblem(line, f"message.content is {type(content).__name__}, expected a string or a "
+                                      "list of blocks; read as empty"))
+        return []
+    out = []
+    for i, block in enumerate(content):
+        try:
+            out.extend(_BLOCKS.validate_python([block]))
+        except ValidationError as exc:
+            kind = block.get("type") if isinstance(block, dict) else type(block).__name__
+            err = exc.errors()[0]
+            where = ".".join(str(x) for x in err["loc"][1:])
+            problems.append(RecordProblem(line, f"message.content[{i}] ({kind}) is not a valid block"
+                                          f"{' at ' + where if where else ''}: {err['msg']}; block skipped"))
+    return out
+
+
+def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int, str | None, dict[str, Any]]],
+                    *, record_lines: bool = True) -> list[Any]:
+    """Messages for ``(uuid, type, line, logical parent, record)`` items in conversation order."""
+    problems = transcript.problems
+    out: list[Any] = []
+    by_id: dict[str, int] = {}  # message.id -> index in out, for the current assistant turn
+    for uid, rtype, line, logical_parent, data in items:
+        ts = _parse_time(data.get("timestamp"))
+        msg = data.get("message") if isinstance(data.get("message"), dict) else {}
+        if rtype == "system":
+            meta = data.get("compactMetadata") if isinstance(data.get("compactMetadata"), dict) else {}
+            trigger = meta.get("trigger") if meta.get("trigger") in ("auto", "manual") else "auto"
+            pre = meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else 0
+            out.append(CompactBoundary(uuid=uid, timestamp=ts, trigger=trigger, pre_tokens=pre,
+                                       logical_parent_uuid=logical_parent))
+            if record_lines:
+                transcript.boundary_info[uid] = {
+                    "version": data.get("version") if isinstance(data.get("version"), str) else None,
+                    "session_id": data.get("sessionId") if isinstance(data.get("sessionId"), str) else None,
+                    "metadata": meta}
+            by_id.clear()
+        elif rtype == "attachment" and isinstance(data.get("attachment"), dict) \
+                and (typed := queued_command(data["attachment"])) is not None:
+            # A prompt typed while the agent worked, given to the model mid-turn (2.1.150+).
+            out.append(UserMessage(uuid=uid, timestamp=ts, content=typed))
+        elif rtype == "attachment":
+            att = data.get("attachment") if isinstance(data.get("attachment"), dict) else {}
+            content = att.get("content")
+            if not isinstance(content, str):
+                content = json.dumps(att, ensure_ascii=False)
+            out.append(AttachmentMessage(uuid=uid, timestamp=ts, attachment_type=str(att.get("type", "unknown")),
+                                         content=content, path=att.get("path") if isinstance(att.get("path"), str) else None,
+                                         name=att.get("name") if isinstance(att.get("name"), str) else None))
+        elif rtype == "user":
+            content = msg.get("content", "")
+            blocks: str | list[Any] = content if isinstance(content, str) else _blocks(content, line, problems)
+            user = UserMessage(uuid=uid, timestamp=ts, content=blocks, is_meta=bool(data.get("isMeta")),
+                               is_compact_summary=bool(data.get("isCompactSummary")))
+            if user.is_compact_summary and record_lines:   # (1.0.x wrote the summary without a boundary)
+                transcript.boundary_info.setdefault(uid, {
+                    "version": data.get("version") if isinstance(data.get("version"), str) else None,
+                    "session_id": data.get("sessionId") if isinstance(data.get("sessionId"), str) else None,
+                    "metadata": {}})
+            out.append(user)
+            if not (isinstance(blocks, list) and blocks and all(b.type == "tool_result" for b in blocks)):
+                by_id.clear()  # a new turn: later records cannot continue an earlier response
+        else:  # assistant
+            blocks = _blocks(msg.get("content", []), line, problems)
+            mid = msg.get("id") if isinstance(msg.get("id"), str) else None
+            usage = _usage(msg.get("usage"))
+            if mid is not None and mid in by_id:
+                prev = out[by_id[mid]]
+                out[by_id[mid]] = prev.model_copy(update={"content": prev.content + blocks,
+                                                          "usage": usage or prev.usage})
+                if record_lines:
+                    transcript.line_of.setdefault(uid, line)
+                    transcript.index_of[uid] = by_id[mid]
+                continue
+            out.append(AssistantMessage(uuid=uid, timestamp=ts, content=blocks, message_id=mid, usage=usage,
+                                        model=msg.get("model") if isinstance(msg.get("model"), str) else None))
+            if mid is not None:
+                by_id[mid] = len(out) - 1
+        if record_lines:
+            transcript.line_of[uid] = line
+            transcript.index_of[uid] = len(out) - 1
+    # An assistant record merged into an earlier one may leave tool results before it: the
+    # merge above keeps the first record's position, so results stay after their calls.
+    return out
+
+
+def _usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+    vals = {k: raw.get(k) for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                                     "cache_read_input_tokens")}
+    return Usage(**{k: v for k, v in vals.items() if isinstance(v, int) and v >= 0})
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def _iso(ts: datetime) -> str:
+    # Claude Code writes milliseconds; keep microseconds when there are any, so nothing is lost.
+    spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
+    return ts.astimezone(timezone.utc).isoformat(timespec=spec).replace("+00:00", "Z")
+
+
+def record_for(message: Any, *, parent_uuid: str | None, session_id: str, version: str) -> dict[str, Any]:
+    """The Claude Code JSONL record for one engine message."""
+    base = {"parentUuid": parent_uuid, "isSidechain": False, "userType": "external",
+            "sessionId": session_id, "version": version, "uuid": message.uuid,
+            "timestamp": _iso(message.timestamp)}
+    if isinstance(message, CompactBoundary):
+        return {**base, "parentUuid": None, "logicalParentUuid": message.logical_parent_uuid or parent_uuid,
+                "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                "isMeta": False, "level": "info",
+                "compactMetadata": {"trigger": message.trigger, "preTokens": message.pre_tokens}}
+    if isinstance(message, AttachmentMessage):
+        att = {"type": message.attachment_type, "content": message.content}
+        if message.path:
+            att["path"] = message.path
+        if message.name:
+            att["name"] = message.name
+        return {**base, "type": "attachment", "attachment": att}
+    if isinstance(message, UserMessage):
+        content = message.content if isinstance(message.content, str) else [
+            b.model_dump(exclude_none=True) for b in message.content]
+        rec = {**base, "type": "user", "message": {"role": "user", "content": content}}
+        if message.is_meta:
+            rec["isMeta"] = True
+        if message.is_compact_summary:
+            rec["isCompactSummary"] = True
+            rec["isVisibleInTranscriptOnly"] = True
+        return rec
+    if isinstance(message, AssistantMessage):
+        # Without a message id, derive a unique one from the whole uuid (records sharing an id are
+        # merged on read).
+        mid = message.message_id or "msg_" + hashlib.sha256(message.uuid.encode()).hexdigest()[:24]
+        body: dict[str, Any] = {"id": mid, "type": "message", "role": "assistant",
+                                "content": [b.model_dump(exclude_none=True) for b in message.content]}
+        if message.model is not None:
+            body["model"] = message.model
+        if message.usage is not None:
+            body["usage"] = message.usage.model_dump()
+        return {**base, "type": "assistant", "message": body}
+    raise TypeError(f"not a message: {message!r}")
+
+
+class TranscriptWriter:
+    """Append-only JSONL writer; every record is flushed (and fsync'd on close) so a crash leaves a
+    file that reads back to the last complete record.
+
+    >>> import tempfile, pathlib
+    >>> from pytest_ctxeval.core.messages import UserMessage
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with TranscriptWriter(d / "s.jsonl", session_id="s") as w:
+    ...     w.append(UserMessage(uuid="u1", content="hello"))
+    >>> [m.content for m in read_transcript(d / "s.jsonl").messages]
+    ['hello']
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, session_id: str, version: str = "ctxeval"):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.session_id = session_id
+        self.version = version
+        self.last_uuid: str | None = None
+        self.records = 0
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def append(self, message: Any, *, parent_uuid: str | None = None) -> None:
+        parent = parent_uuid if parent_uuid is not None else self.last_uuid
+        record = record_for(message, parent_uuid=parent, session_id=self.session_id, version=self.version)
+        self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._fh.flush()
+        self.last_uuid = message.uuid
+        self.records += 1
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+
+    def __enter__(self) -> "TranscriptWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
