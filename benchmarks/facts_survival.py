@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pytest_ctxeval.cli.facts import survival_by_strategy  # noqa: E402
-from pytest_ctxeval.factgen import generate_yaml  # noqa: E402
-from pytest_ctxeval.facts_table import survival_lines  # noqa: E402
+from pytest_ctxeval.scenario.factgen import generate_yaml  # noqa: E402
+from pytest_ctxeval.reporting.facts_table import survival_lines  # noqa: E402
 
 STRATEGIES = "claude_code,codex,gemini_cli,opencode,observation_masking"
 

@@ -30,7 +30,7 @@ One policy for all of them:
   strategy's own compaction for a non-native strategy, the reference engine's otherwise.
 * **Message Batches.** With ``staged=True`` and ``--batch`` (and a cassette store to keep the
   replies), judge requests are set aside while grading; :meth:`Evaluator.settle` sends each stage
-  of the whole run as ONE batch and grades again (see :meth:`pytest_ctxeval.judging.Judge.flush`).
+  of the whole run as ONE batch and grades again (see :meth:`pytest_ctxeval.grading.judging.Judge.flush`).
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ from typing import Any, Callable, Iterable, Sequence, Union
 from .compaction.base import StrategyUnavailable
 from .errors import CtxEvalError, ProviderError
 from .evaluation import Outcome, evaluate_run, evaluate_transcript, make_recompact, merge_usage
-from .grading import CompactionCase, GraderRegistry, GraderSpec, load_graders
+from .grading.registry import CompactionCase, GraderRegistry, GraderSpec, load_graders
 from .options import RunOptions
 from .runner import RunResult, run_scenario
-from .scenarios import Expectations, Scenario, load_scenario
-from .transcript import Transcript, read_transcript
+from .scenario.schema import Expectations, Scenario, load_scenario
+from .transcript.jsonl import Transcript, read_transcript
 
 __all__ = ["Evaluation", "Evaluator", "evaluate", "recompactor", "SessionDir"]
 

@@ -15,7 +15,7 @@ from .errors import GraderError
 from .grading.registry import (
     CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
 )
-from .messages import text_of
+from .core.messages import text_of
 from .runner import RunResult
 
 __all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "merge_usage", "make_recompact",

@@ -29,7 +29,7 @@ Added in version 1 without changing a meaning: a verdict's ``missing`` (the fact
 found missing) and ``superseded``; per compaction ``lost`` (what the compaction lost, by kind:
 ``user_messages``, ``files``, ``errors``, ``todos``, ``identifiers`` with ``identifiers_total``;
 each fact ``{"text", "message"}`` where ``message`` is its 1-based position in the session
-history, see :mod:`pytest_ctxeval.lost`); per scenario ``description`` and ``messages`` (role and
+history, see :mod:`pytest_ctxeval.grading.lost`); per scenario ``description`` and ``messages`` (role and
 excerpt of each message a lost fact points at); per compaction ``attachments`` and
 ``hook_results``, the post-compact context after the summary as it was built, in order:
 ``{"kind": "file", "path": ...}``, ``{"kind": "skill", "name": ...}``, ``{"kind": "plan"}``,
@@ -38,7 +38,7 @@ excerpt of each message a lost fact points at); per compaction ``attachments`` a
 ``comparison`` (against ``--ctxeval-baseline``) and ``ab`` (``--ctxeval-compare-prompt``). The
 ``prompt`` object holds the rendered compaction prompt as ``text``, and ``prompt_coverage`` (when the
 prompt differs from the built-in one or the baseline's) lists its changed sentences, each ``seen`` by
-the offline model or not (:mod:`pytest_ctxeval.prompt_coverage`).
+the offline model or not (:mod:`pytest_ctxeval.reporting.prompt_coverage`).
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .evaluation import Outcome
-from .grading import Verdict
-from .lost import lost_facts, message_ref
-from .redact import scrub_output
+from .grading.registry import Verdict
+from .grading.lost import lost_facts, message_ref
+from .core.redact import scrub_output
 from .runner import RunResult
 
 __all__ = ["RESULTS_FORMAT", "RESULTS_VERSION", "outcome_entry", "reinjected", "results_document", "write_results",
@@ -104,11 +104,11 @@ def reinjected(post_messages: list[Any]) -> dict[str, list[dict[str, str]]]:
     """What a compaction put back after the summary (003:221-229): ``attachments`` (kind, and path
     or name when it has one) and ``hook_results`` (event and text), in order.
 
-    >>> from pytest_ctxeval.messages import AttachmentMessage
+    >>> from pytest_ctxeval.core.messages import AttachmentMessage
     >>> reinjected([AttachmentMessage(uuid="a", attachment_type="file", content="...", path="src/a.py")])
     {'attachments': [{'kind': 'file', 'path': 'src/a.py'}], 'hook_results': []}
     """
-    from .messages import AttachmentMessage
+    from .core.messages import AttachmentMessage
 
     attachments: list[dict[str, str]] = []
     hooks: list[dict[str, str]] = []
@@ -129,9 +129,9 @@ def reinjected(post_messages: list[Any]) -> dict[str, list[dict[str, str]]]:
 
 def _facts_entries(o: Outcome, entry: dict[str, Any]) -> None:
     """Planted-fact survival (scenarios with ``facts:``) and the tokens of every request, for the
-    survival tables and the report's charts (pytest_ctxeval.planted, pytest_ctxeval.facts_table)."""
-    from .facts_table import request_tokens
-    from .planted import survival_entry
+    survival tables and the report's charts (pytest_ctxeval.scenario.planted, pytest_ctxeval.reporting.facts_table)."""
+    from .reporting.facts_table import request_tokens
+    from .scenario.planted import survival_entry
 
     scenario = o.run.scenario if o.run is not None else None
     if scenario is not None and scenario.facts and o.cases:
@@ -188,11 +188,11 @@ def results_document(outcomes: Iterable[Outcome], *, usage: dict[str, Any], back
 
 def write_results(path: str | os.PathLike[str], document: dict[str, Any]) -> Path:
     """Write the results JSON (atomically: a reader never sees half a file), with the API key and
-    key-shaped strings scrubbed (:func:`~pytest_ctxeval.redact.scrub_output`)."""
-    from .documents import dumps_finite
-    from .outputs import write_text_safely
+    key-shaped strings scrubbed (:func:`~pytest_ctxeval.core.redact.scrub_output`)."""
+    from .core.documents import dumps_finite
+    from .core.outputs import write_text_safely
 
-    from .redact import scrub_tree
+    from .core.redact import scrub_tree
 
     # Each string scrubbed on its own (a token cut at a string's end is recognised), then the text.
     text = scrub_output(dumps_finite(scrub_tree(document), indent=2, ensure_ascii=False))
@@ -203,7 +203,7 @@ def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A results JSON written by :func:`write_results`, checked (format, version, fields); a
     baseline or any other file is a :class:`~pytest_ctxeval.errors.UsageError` naming the file and
     the fix."""
-    from .baseline import load_document
+    from .reporting.baseline import load_document
     from .errors import UsageError
 
     doc = load_document(path)

@@ -37,13 +37,13 @@ from .reporting.baseline import (
 from .errors import CtxEvalError, GraderError, ProviderError, UsageError
 from .evaluation import Outcome, merge_usage, usage_lines
 from .results import outcome_entry, results_document
-from .grading import GraderRegistry, GraderSpec, Verdict, load_graders
+from .grading.registry import GraderRegistry, GraderSpec, Verdict, load_graders
 from .options import RunOptions, builtin_scenarios_dir
-from .report import write_report
-from .terminal import safe_text
+from .reporting.report import write_report
+from .core.terminal import safe_text
 from .runner import RunResult
-from .scenarios import load_scenario
-from .table import ScenarioRow, format_table
+from .scenario.schema import load_scenario
+from .reporting.table import ScenarioRow, format_table
 
 __all__ = ["CtxEvalSession", "ScenarioFile", "GraderItem", "SESSION"]
 

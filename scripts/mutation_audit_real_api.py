@@ -18,9 +18,9 @@ T = "tests/llm/test_real_api.py::"
 P = "tests/llm/test_providers.py::"
 #: (defect, file, the fixed code, the defect put back, the tests that must then fail)
 M = [
- ("1", "pytest_ctxeval/judging.py", "return transform_schema(JudgeReply)", "return JudgeReply.model_json_schema()",
+ ("1", "pytest_ctxeval/grading/judging.py", "return transform_schema(JudgeReply)", "return JudgeReply.model_json_schema()",
   [T+"test_judge_requests_pass_structured_output_validation"]),
- ("2 room", "pytest_ctxeval/config.py", "return self.summary_output_reserve_tokens + self.summary_thinking_tokens",
+ ("2 room", "pytest_ctxeval/core/config.py", "return self.summary_output_reserve_tokens + self.summary_thinking_tokens",
   "return self.summary_output_reserve_tokens", [T+"test_the_summariser_has_room_to_think"]),
  ("2 retry", "pytest_ctxeval/llm/base.py", 'if reply.stop_reason == "max_tokens":\n            room =',
   'if False:\n            room =', [T+"test_a_summary_cut_at_max_tokens_is_retried_with_more_room"]),
@@ -34,9 +34,9 @@ M = [
   [T+"test_a_paused_turn_is_continued"]),
  ("3", "pytest_ctxeval/llm/base.py", '"messages": without_thinking(messages)', '"messages": messages',
   [T+"test_scripted_thinking_is_never_sent_with_a_made_up_signature"]),
- ("4 judge resend", "pytest_ctxeval/judging.py", "elif isinstance(reply, ModelError):  # the SDK", "elif False:  # the SDK",
+ ("4 judge resend", "pytest_ctxeval/grading/judging.py", "elif isinstance(reply, ModelError):  # the SDK", "elif False:  # the SDK",
   [T+"test_a_client_error_is_sent_once", T+"test_a_judge_prompt_too_long_is_sent_once"]),
- ("4 ptl resend", "pytest_ctxeval/judging.py", "elif isinstance(reply, ModelError):  # the SDK", "elif False:  # the SDK",
+ ("4 ptl resend", "pytest_ctxeval/grading/judging.py", "elif isinstance(reply, ModelError):  # the SDK", "elif False:  # the SDK",
   [T+"test_a_judge_prompt_too_long_is_sent_once"]),
  ("4+5 run level", "pytest_ctxeval/llm/base.py", 'self.run_level = backend != "offline"', "self.run_level = False",
   [T+"test_a_sustained_outage_is_retried_by_the_sdk_only", T+"test_an_unusable_endpoint_is_one_usage_error"]),
@@ -50,7 +50,7 @@ M = [
  ("8 cached", "pytest_ctxeval/llm/base.py", "self.usage.add_cached(name)", "self.usage.add(name, usage, batch=batch)",
   [T+"test_a_cached_rerun_makes_no_request_and_costs_nothing"]),
  ("8 unpriced", "pytest_ctxeval/llm/usage.py", "unpriced.append(model)", "pass", [T+"test_an_unpriced_model_is_flagged"]),
- ("8 batch", "pytest_ctxeval/pricing.py", "total -= 0.5 *", "total -= 0.0 *", [T+"test_batch_replies_cost_half"]),
+ ("8 batch", "pytest_ctxeval/llm/pricing.py", "total -= 0.5 *", "total -= 0.0 *", [T+"test_batch_replies_cost_half"]),
  ("9 gate", "pytest_ctxeval/options.py", "gate = Gate(self.concurrency)\n            object.__setattr__(self, \"_gate\", gate)",
   "return Gate(self.concurrency)", [T+"test_concurrency_bounds_every_request_in_flight"]),
  ("10 stage", "pytest_ctxeval/cli.py", "staged = judge is not None and options.batch and judge.llm.store is not None",

@@ -15,7 +15,7 @@ from pytest_ctxeval.errors import ProviderError
 from pytest_ctxeval.evaluate import Evaluator, evaluate, recompactor
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.options import RunOptions
-from pytest_ctxeval.scenarios import load_scenario
+from pytest_ctxeval.scenario.schema import load_scenario
 from tests.scenario_texts import TINY
 
 GRADERS = ["verbatim_user_messages", "files_preserved", "nine_sections", "intent_preservation", "drift"]

@@ -11,8 +11,8 @@ import yaml
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.evaluation import evaluate_run
 from pytest_ctxeval.results import outcome_entry, results_document
-from pytest_ctxeval.factgen import generate, generate_yaml
-from pytest_ctxeval.facts_table import survival_lines
+from pytest_ctxeval.scenario.factgen import generate, generate_yaml
+from pytest_ctxeval.reporting.facts_table import survival_lines
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.llm import relied
 from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage

@@ -14,10 +14,10 @@ from pydantic import ValidationError
 
 from ..errors import UsageError
 from ..evaluation import Outcome, merge_usage
-from ..grading import GraderRegistry, load_graders
-from ..scenarios import Expectations, format_path
-from ..table import ScenarioRow, format_table
-from ..terminal import safe_text
+from ..grading.registry import GraderRegistry, load_graders
+from ..scenario.schema import Expectations, format_path
+from ..reporting.table import ScenarioRow, format_table
+from ..core.terminal import safe_text
 
 __all__ = ['EXIT_OK', 'EXIT_FAIL', 'EXIT_USAGE', 'Parser', 'grader_names', 'grader_args', 'registry_of', 'print_outcomes', 'exit_code', 'Progress', 'write_raw', 'check_writable', 'ClosedPipeSafe', 'load_expectations']
 
@@ -143,7 +143,7 @@ def write_raw(text: str) -> None:
 def check_writable(path: Path) -> None:
     """Refuse an output path that cannot be written (a folder, a socket, an unwritable folder),
     before any work (:func:`~pytest_ctxeval.outputs.check_output_path`)."""
-    from ..outputs import check_output_path
+    from ..core.outputs import check_output_path
 
     check_output_path(path)
 
@@ -198,7 +198,7 @@ class ClosedPipeSafe:
 def load_expectations(path: str | Path) -> Expectations:
     """An ``expect:`` mapping from a YAML file (bare, or under a top-level ``expect:`` key)."""
     p = Path(path)
-    from ..yaml_safe import BadYAML, load_yaml
+    from ..core.yaml_safe import BadYAML, load_yaml
 
     try:
         data = load_yaml(p.read_text(encoding="utf-8"))[0]

@@ -14,7 +14,7 @@ from ..evaluation import usage_lines
 from ..options import RunOptions, add_run_options, builtin_scenarios_dir
 from ..results import write_results
 from ..runner import check_unique_names
-from ..scenarios import find_scenarios, load_scenario
+from ..scenario.schema import find_scenarios, load_scenario
 from .common import EXIT_FAIL, EXIT_OK, Progress, check_writable, grader_args, registry_of
 
 __all__ = ['add_compare_command', 'cmd_compare']
@@ -95,7 +95,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json_out:
         print(f"comparison written to {write_results(args.json_out, doc)}")
     if args.html_out:
-        from ..report import write_report
+        from ..reporting.report import write_report
 
         page = dict(results[0].doc)
         page["strategies"] = doc["table"]

@@ -47,7 +47,7 @@ def add_compare_real_command(sub: Any) -> None:
 
 
 def cmd_compare_real(args: argparse.Namespace) -> int:
-    from ..compare import comparison_html, compare_real, format_comparison
+    from ..compare_real import comparison_html, compare_real, format_real_comparison as format_comparison
 
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
@@ -73,8 +73,8 @@ def cmd_compare_real(args: argparse.Namespace) -> int:
     if args.json_out:
         print(f"comparison written to {write_results(args.json_out, comparison.as_dict())}")
     if args.html_out:
-        from ..outputs import write_text_safely
-        from ..redact import scrub_output
+        from ..core.outputs import write_text_safely
+        from ..core.redact import scrub_output
 
         out = write_text_safely(args.html_out, scrub_output(comparison_html(comparison)), what="the HTML report")
         print(f"HTML written to {out}")

@@ -31,7 +31,9 @@ def add_diff_command(sub: Any) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ..baseline import DEFAULT_TOLERANCE, compare, format_comparison, load_document
+    from ..reporting.baseline import (
+        DEFAULT_TOLERANCE, diff_runs as compare, format_run_diff as format_comparison, load_document,
+    )
 
     if args.json_out:
         check_writable(Path(args.json_out))

@@ -31,8 +31,8 @@ def _csv(value: str) -> tuple[str, ...]:
 
 def add_facts_command(sub: Any) -> None:
     """Register ``ctxeval facts`` with its two verbs."""
-    from ..factgen import DEFAULT_TYPES
-    from ..planted import PLACES
+    from ..scenario.factgen import DEFAULT_TYPES
+    from ..scenario.planted import PLACES
 
     facts = sub.add_parser("facts", help="planted-fact scenarios: generate one, or print survival per type and round",
                            description="Planted facts that must survive compaction, round after round "
@@ -72,7 +72,7 @@ def run_facts(args: argparse.Namespace) -> int:
     from ..errors import UsageError
 
     if args.facts_command == "generate":
-        from ..factgen import generate_yaml
+        from ..scenario.factgen import generate_yaml
 
         text = generate_yaml(args.seed, rounds=args.rounds, types=tuple(args.types), per_type=args.per_type,
                              planted_in=tuple(args.planted_in), updates=args.updates, name=args.name)
@@ -88,7 +88,7 @@ def run_facts(args: argparse.Namespace) -> int:
         print(f"wrote {out}")
         return 0
     if args.facts_command == "survival":
-        from ..scenarios import find_scenarios
+        from ..scenario.schema import find_scenarios
 
         files = find_scenarios([Path(p) for p in args.paths])
         tables = survival_by_strategy(files, list(args.strategies))
@@ -96,7 +96,7 @@ def run_facts(args: argparse.Namespace) -> int:
             raise UsageError(f"no scenario with facts: under {', '.join(args.paths)} (ctxeval facts generate makes one)")
         _print_tables(tables)
         if args.json_out:
-            from ..facts_table import combine
+            from ..reporting.facts_table import combine
 
             doc = {name: {"by_type": combine(e, "by_type"), "by_place": combine(e, "by_place"),
                           "scenarios": [x["name"] for x in e]} for name, e in tables.items()}
@@ -111,9 +111,9 @@ def survival_by_strategy(files: list[Path], strategies: list[str]) -> dict[str, 
     from ..compaction.loader import load_strategy
     from ..errors import CtxEvalError
     from ..evaluate import Evaluator
-    from ..grading import load_graders
+    from ..grading.registry import load_graders
     from ..results import outcome_entry
-    from ..scenarios import load_scenario
+    from ..scenario.schema import load_scenario
 
     registry = load_graders()
     evaluator = Evaluator(None, registry, registry.select(["facts_survive"]), strategy=None)
@@ -136,7 +136,7 @@ def survival_by_strategy(files: list[Path], strategies: list[str]) -> dict[str, 
 
 
 def _print_tables(tables: dict[str, list[dict[str, Any]]]) -> None:
-    from ..facts_table import survival_lines
+    from ..reporting.facts_table import survival_lines
 
     first = True
     for name, entries in tables.items():

@@ -11,10 +11,10 @@ from typing import Any
 
 from ..errors import UsageError
 from ..evaluation import usage_lines
-from ..folder_grading import is_folder_mode
+from ..grading.folders import is_folder_mode
 from ..options import RunOptions, add_model_options
 from ..results import results_document, write_results
-from ..transcript import read_transcript
+from ..transcript.jsonl import read_transcript
 from .common import check_writable, exit_code, grader_args, load_expectations, print_outcomes, registry_of
 from .grade_folder import add_folder_options, run_grade_folder
 
@@ -90,7 +90,7 @@ def read_summary(p: Path) -> str:
     import select
     import stat as stat_mod
 
-    from .. import limits
+    from ..core import limits
 
     MAX_SUMMARY_BYTES = limits.MAX_SUMMARY_BYTES
 

@@ -14,10 +14,13 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from ..folder_grading import exit_status, find_sessions, folder_document, grade_paths
-from ..folder_report import check_output_path, render_html, render_markdown, text_lines, write_text
+from ..grading.folders import exit_status, find_sessions, folder_document, grade_paths
+from ..reporting.folder_report import (
+    check_report_path as check_output_path, render_folder_html as render_html,
+    render_folder_markdown as render_markdown, text_lines, write_text,
+)
 from ..options import RunOptions, positive_int
-from ..redact import scrub_output
+from ..core.redact import scrub_output
 
 __all__ = ["add_folder_options", "run_grade_folder"]
 
@@ -46,7 +49,7 @@ def run_grade_folder(args: argparse.Namespace) -> int:
                          "~/.claude/projects/<project>/<session>.jsonl)")
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
-    from ..grading import load_graders
+    from ..grading.registry import load_graders
 
     registry = load_graders([Path(d) for d in (args.graders_dir or [])])
     graders = [s.name for s in registry.select(args.graders)]

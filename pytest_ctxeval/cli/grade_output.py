@@ -73,12 +73,12 @@ def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: 
     from ..compaction.formats import FREE_FORM
     from ..errors import UsageError
     from ..evaluation import Outcome
-    from ..grading import cases_from_run, load_graders
-    from ..messages import CompactBoundary, UserMessage, from_api, text_of, validate_api
+    from ..grading.registry import cases_from_run, load_graders
+    from ..core.messages import CompactBoundary, UserMessage, from_api, text_of, validate_api
     from ..runner import run_scenario
-    from ..scenarios import load_scenario
-    from ..summary import parse_summary
-    from ..tokens import estimate_messages
+    from ..scenario.schema import load_scenario
+    from ..reading.summary import parse_summary
+    from ..core.tokens import estimate_messages
 
     text, messages = _read_output(output)
     scenario = load_scenario(scenario_path)

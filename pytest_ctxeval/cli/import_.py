@@ -42,7 +42,7 @@ def add_import_command(sub: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from ..importer import import_transcript, write_scenario
+    from ..scenario.importer import import_transcript, write_scenario
 
     check_writable(Path(args.output))
     result = import_transcript(args.transcript, mode=args.mode or "auto", thinking=args.thinking == "keep",

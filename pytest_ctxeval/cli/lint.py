@@ -7,9 +7,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..grading import load_graders
+from ..grading.registry import load_graders
 from ..options import builtin_scenarios_dir
-from ..scenarios import find_scenarios
+from ..scenario.schema import find_scenarios
 from .common import EXIT_FAIL, EXIT_OK
 
 __all__ = ['add_lint_command', 'cmd_lint']
@@ -34,7 +34,7 @@ def add_lint_command(sub: Any) -> None:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from ..lint import lint_paths
+    from ..scenario.lint import lint_paths
 
     registry = load_graders([Path(d) for d in (args.graders_dir or [])])
     paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]

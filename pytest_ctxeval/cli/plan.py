@@ -40,7 +40,7 @@ def add_plan_flag(parser: Any) -> None:
 def run_plan(args: argparse.Namespace) -> int:
     """Run ``ctxeval plan``."""
     from ..errors import UsageError
-    from ..scenarios import find_scenarios
+    from ..scenario.schema import find_scenarios
 
     files = find_scenarios([Path(p) for p in args.paths])
     if not files:
@@ -71,7 +71,7 @@ def plan_lines(path: str | Path, *, context_window: int | None = None) -> list[s
     import tempfile
 
     from ..runner import run_scenario
-    from ..scenarios import load_scenario
+    from ..scenario.schema import load_scenario
 
     scenario = load_scenario(path)
     rows: list[tuple[int, int, Any, list[Any]]] = []

@@ -35,8 +35,8 @@ def add_report_command(sub: Any) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..baseline import DEFAULT_TOLERANCE, compare, load_document
-    from ..report import write_report
+    from ..reporting.baseline import DEFAULT_TOLERANCE, diff_runs as compare, load_document
+    from ..reporting.report import write_report
 
     for out in args.outputs:  # before any work
         if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):

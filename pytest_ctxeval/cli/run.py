@@ -14,7 +14,7 @@ from ..evaluation import Outcome, merge_usage, usage_lines
 from ..options import RunOptions, add_run_options, builtin_scenarios_dir
 from ..results import results_document, write_results
 from ..runner import check_unique_names, fresh_folder
-from ..scenarios import find_scenarios, load_scenario
+from ..scenario.schema import find_scenarios, load_scenario
 from .common import EXIT_USAGE, Progress, check_writable, exit_code, grader_args, print_outcomes, registry_of
 
 __all__ = ['add_run_command', 'cmd_run']
@@ -84,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     outcomes += [Outcome(name=path.stem, source=str(path), kind="scenario", error=message,
                          graders=[s.name for s in specs]) for path, message in broken]
     print_outcomes(outcomes, args.verbose)
-    from ..facts_table import print_survival
+    from ..reporting.facts_table import print_survival
 
     print_survival(outcomes)  # planted facts (issue 19): share held per type and round
     usage = merge_usage([e.usage for e in evaluations] + [evaluator.shared_usage()])
@@ -93,7 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(line)
     if evaluator.judge_label is not None:
         print(f"judge: {evaluator.judge_label}")
-    from ..prompt_coverage import coverage_note, format_coverage
+    from ..reporting.prompt_coverage import coverage_note, format_coverage
 
     note = (coverage_note(prompts.render_compact())  # other strategies write their own prompts
             if getattr(strategy, "name", "claude_code") == "claude_code" else None)

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UsageError
-from ..grading import CompactionCase, GraderRegistry, cases_from_run, cases_from_transcript, load_graders
-from ..mutants import MutationSpec, builtin_mutations
+from ..grading.registry import CompactionCase, GraderRegistry, cases_from_run, cases_from_transcript, load_graders
+from ..grading.mutants import MutationSpec
+from ..grading.mutation_library import builtin_mutations
 from ..options import RunOptions, add_run_options, builtin_scenarios_dir
-from ..validation import ValidationReport, validate_cases
+from ..grading.validation import ValidationReport, validate_cases
 
 __all__ = ["add_validate_commands", "cmd_validate", "cmd_graders", "format_report", "collect_cases", "operators_for",
            "render_html"]
@@ -90,8 +91,8 @@ def collect_cases(paths: list[Path], options: RunOptions, *, judge: Any = None
     """The compaction cases of scenario files and transcripts under ``paths``, with each scenario's
     known failures; and notes (a scenario with no compaction, a transcript problem)."""
     from ..runner import check_unique_names, run_scenario
-    from ..scenarios import find_scenarios, load_scenario
-    from ..transcript import read_transcript
+    from ..scenario.schema import find_scenarios, load_scenario
+    from ..transcript.jsonl import read_transcript
 
     yamls, jsonls = [], []
     for p in paths:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from ..errors import CtxEvalError
 from ..evaluation import Outcome, merge_usage
 from ..results import results_document
-from ..pricing import cost_of
+from ..llm.pricing import cost_of
 
 __all__ = ["StrategyResults", "run_strategies", "strategy_table", "format_strategy_table", "comparison_document",
            "note_for", "COMPARE_FORMAT"]

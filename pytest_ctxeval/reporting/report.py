@@ -424,7 +424,7 @@ def _mean(rate: dict[str, Any]) -> str:
 
 def write_report(path: str | os.PathLike[str], doc: dict[str, Any], *, baseline: dict[str, Any] | None = None) -> Path:
     """Write the report ``path``'s suffix names: ``.html``/``.htm``, ``.md`` or ``.json``."""
-    from .results import write_results
+    from ..results import write_results
 
     from ..core.redact import scrub_tree
 

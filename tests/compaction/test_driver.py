@@ -11,8 +11,9 @@ import pytest
 
 from pytest_ctxeval.evaluation import evaluate_run
 from pytest_ctxeval.results import results_document
-from pytest_ctxeval.grading import cases_from_run, load_graders
-from pytest_ctxeval.messages import tool_uses
+from pytest_ctxeval.grading.registry import cases_from_run
+from pytest_ctxeval.grading import load_graders
+from pytest_ctxeval.core.messages import tool_uses
 from pytest_ctxeval.runner import run_scenario
 
 STRATEGIES = ["codex", "gemini_cli", "opencode", "observation_masking"]
