@@ -21,7 +21,8 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn
+from collections.abc import Sequence
 
 import jinja2
 from pydantic import ValidationError
@@ -51,7 +52,7 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's default exits 2 too; keep one line
+    def error(self, message: str) -> NoReturn:  # argparse's default exits 2 too; keep one line
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
@@ -421,7 +422,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     usages: list[dict[str, Any]] = []
     graded: list[tuple[int, Outcome, Any, Any]] = []
     staged = judge is not None and options.batch and judge.llm.store is not None
-    if staged:  # every judge request of a stage in one Message Batch (see Judge.flush)
+    if staged and judge is not None:  # every judge request of a stage in one Message Batch (see Judge.flush)
         judge.collecting = True
 
     def one(scenario: Any) -> Outcome:
@@ -624,7 +625,8 @@ def _read_summary(p: Path) -> str:
         fd = os.open(p, os.O_RDONLY | (os.O_NONBLOCK if stat_mod.S_ISFIFO(mode) else 0))
     except OSError as exc:
         raise fail(exc.strerror or str(exc)) from None
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     try:
         while True:
             if stat_mod.S_ISFIFO(mode) and not select.select([fd], [], [], limits.PIPE_WAIT_SECONDS)[0]:

@@ -45,16 +45,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
 
 from .errors import GraderError
 from .grading import (
-    CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
+    CompactionCase, GraderRegistry, GraderSpec, Status, Verdict, cases_from_run, cases_from_transcript,
 )
 from .lost import lost_facts, message_ref
 from .messages import text_of
 from .redact import scrub_output
 from .runner import RunResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine.prompt import PromptSet
+    from .judging import Judge
+    from .llm import LLM
 
 __all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "results_document",
            "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage", "make_recompact", "usage_lines",
@@ -158,7 +164,7 @@ def aggregate(name: str, pairs: list[tuple[CompactionCase, Verdict]]) -> Verdict
         verdict.exc = crashed[0].exc
         return verdict
     if "fail" in statuses or "ungraded" in statuses:
-        want = "fail" if "fail" in statuses else "ungraded"
+        want: Status = "fail" if "fail" in statuses else "ungraded"
         reasons = [f"{case.label}: {r}" for case, v in pairs if v.status == want for r in v.reasons]
         return Verdict(want, score, reasons, grader=name, kind=kind)
     if "pass" in statuses:
@@ -169,7 +175,7 @@ def aggregate(name: str, pairs: list[tuple[CompactionCase, Verdict]]) -> Verdict
                    grader=name, kind=kind)
 
 
-def make_recompact(llm: Any, prompts: Any) -> Callable[[CompactionCase], CompactionCase | None]:
+def make_recompact(llm: LLM, prompts: PromptSet) -> Callable[[CompactionCase], CompactionCase | None]:
     """A ``case -> case`` that compacts a compaction's post-compact context once more (a manual
     ``/compact`` on it): the next generation for the drift grader."""
     from .engine.compact import CompactionFailed, compact_conversation
@@ -201,7 +207,7 @@ def make_recompact(llm: Any, prompts: Any) -> Callable[[CompactionCase], Compact
 
 
 def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None, *,
-                 judge: Any = None, recompact: Callable[[CompactionCase], CompactionCase | None] | None = None) -> Outcome:
+                 judge: Judge | None = None, recompact: Callable[[CompactionCase], CompactionCase | None] | None = None) -> Outcome:
     specs = list(specs) if specs is not None else list(registry)
     cases = cases_from_run(run)
     for case in cases:

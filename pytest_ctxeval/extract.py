@@ -12,10 +12,11 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from .messages import (
-    AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text,
+    AssistantMessage, TextBlock, ToolUseBlock, UserMessage, person_text, result_text,
     text_of, tool_results, tool_uses,
 )
 from .session_facts import claude_storage, error_kind, failed_call_ids, open_tasks
@@ -187,10 +188,10 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
         for res in tool_results(message):
             if not res.is_error:
                 continue
-            use = calls.get(res.tool_use_id)
+            found = calls.get(res.tool_use_id)
             text = result_text(res)
-            tool = use.name if use else "?"
-            kind = error_kind(tool, text, dict(use.input) if use else {})
+            tool = found.name if found else "?"
+            kind = error_kind(tool, text, dict(found.input) if found else {})
             if kind not in wanted:
                 continue
             out.append(FailingResult(i, tool, res.tool_use_id, dict(use.input) if use else {}, text,
@@ -243,7 +244,7 @@ class TextIndex:
     """One text searched for many needles: lower-cased and whitespace-normalised once, split into
     items once, each item's significant tokens indexed once (see :func:`text_index`)."""
 
-    def __init__(self, text: str, split: "re.Pattern[str]"):
+    def __init__(self, text: str, split: re.Pattern[str]):
         self.lower = normalize_ws(text.lower())
         parts = split.split(text)
         self.items = [set(significant_tokens(item)) for item in parts]
@@ -286,7 +287,7 @@ class TextIndex:
 
 
 @lru_cache(maxsize=16)
-def text_index(text: str, split: "re.Pattern[str]") -> TextIndex:
+def text_index(text: str, split: re.Pattern[str]) -> TextIndex:
     """The :class:`TextIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
     return TextIndex(text, split)
 
@@ -375,7 +376,7 @@ def memory_rules(messages: Iterable[Any]) -> list[str]:
         if not isinstance(message, UserMessage):
             continue
         texts = [message.content] if isinstance(message.content, str) else \
-            [b.text for b in message.content if getattr(b, "type", None) == "text"]
+            [b.text for b in message.content if isinstance(b, TextBlock)]
         for text in texts:
             if "<system-reminder>" not in text:
                 continue

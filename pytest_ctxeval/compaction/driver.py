@@ -46,14 +46,14 @@ class StrategyCompaction(CompactionResult):
     context: list[Any] = field(default_factory=list)
 
     @property
-    def post_messages(self) -> list[Any]:  # type: ignore[override]
+    def post_messages(self) -> list[Any]:
         return list(self.context)
 
 
 class _NoDedupe(FileReadState):
     """Tier 2 off: a repeated read of an unchanged file returns the file again."""
 
-    def check_read(self, use: Any, content: str, *, in_context: set[str], **_: Any) -> None:  # noqa: ARG002
+    def check_read(self, use: Any, content: str, *, in_context: set[str], **_: Any) -> None:
         return None
 
 
@@ -187,7 +187,7 @@ class StrategyDriver:
         post = [boundary, *context, *in_flight]
         result = StrategyCompaction(
             kind=done.kind or self.name, trigger=boundary.trigger, boundary=boundary,
-            summary_message=summary_message,  # type: ignore[arg-type] - None when there is no summary
+            summary_message=summary_message,  # type: ignore[arg-type]  # None when there is no summary
             summary=done.summary, raw_reply=done.raw_reply or done.summary,
             summarized=list(done.summarized if done.summarized is not None else state.messages),
             kept=[m for m in context if m is not summary_message], attachments=[], pre_tokens=state.tokens,

@@ -21,7 +21,8 @@ from ..errors import UsageError, flag
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import LLM, Gate, ModelReply, UsageTotals, parse_prompt_too_long
-    from .offline import FAULTS, REFERENCE_MODEL_NAME, ReferenceModel
+    from .offline import FAULTS, ReferenceModel
+    from .offline import REFERENCE_MODEL_NAME as REFERENCE_MODEL_NAME
 
 __all__ = ["LLM", "Gate", "ModelReply", "UsageTotals", "ReferenceModel", "make_llm", "BACKENDS", "PROVIDERS",
            "DEFAULT_MODEL", "DEFAULT_CASSETTES", "FAULTS", "parse_prompt_too_long"]

@@ -9,10 +9,10 @@ import pytest
 from pytest_ctxeval.config import EngineConfig
 from pytest_ctxeval.engine.dedupe import FILE_UNCHANGED_STUB, FileReadState, media_stripped, strip_media
 from pytest_ctxeval.messages import (
-    AssistantMessage, DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, UserMessage,
+    DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, UserMessage,
 )
 
-from engine_kit import T0, asst, res, results, use, user
+from engine_kit import T0, asst, res, use, user
 
 FILE = "line 1\nline 2\nline 3\n"
 

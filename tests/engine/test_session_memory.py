@@ -13,7 +13,7 @@ from pytest_ctxeval.engine.session_memory import (
 )
 from pytest_ctxeval.ids import IdFactory
 from pytest_ctxeval.messages import (
-    AssistantMessage, CompactBoundary, TextBlock, UserMessage, to_api, validate_api,
+    AssistantMessage, CompactBoundary, UserMessage, to_api, validate_api,
 )
 from pytest_ctxeval.tokens import estimate_message, estimate_messages
 

@@ -22,7 +22,7 @@ from pytest_ctxeval.messages import (
     validate_api,
 )
 from pytest_ctxeval.strategies import (
-    BLOCK_KINDS, DEFAULT_TOOLS, START, content_blocks, conversations, histories_with_boundary, sessions,
+    BLOCK_KINDS, START, content_blocks, conversations, histories_with_boundary, sessions,
     tool_rounds,
 )
 
@@ -104,7 +104,7 @@ def test_content_blocks_cover_every_kind(block):
 _TOOL_SETS = [("Bash",), ("Read", "TodoWrite"), ("Grep", "Task", "mcp__github__search_issues")]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _restricted(tools: tuple[str, ...], turns: int) -> st.SearchStrategy[list[Any]]:
     return conversations(min_turns=turns, max_turns=turns, tools=tools, max_parallel=2, images=False,
                          thinking=False, split_records=False, person_typed_only=True, huge_result_chars=300,
