@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine.prompt import PromptSet
     from .judging import Judge
     from .llm import LLM
+    from .transcript import Transcript
 
 __all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "results_document",
            "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage", "make_recompact", "usage_lines",
@@ -224,7 +225,7 @@ def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[Grade
                    run=run, context_window=run.config.context_window, known_failures=known, strategy=strategy)
 
 
-def evaluate_transcript(transcript: Any, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None,
+def evaluate_transcript(transcript: Transcript, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None,
                         *, expect: Any = None, summary_text: str | None = None, judge: Any = None) -> Outcome:
     specs = list(specs) if specs is not None else list(registry)
     cases = cases_from_transcript(transcript, expect=expect, summary_text=summary_text)

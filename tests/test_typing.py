@@ -9,6 +9,7 @@ misspelt or missing name fails, and so does ``Any`` anywhere in a seam's type.
 
 from __future__ import annotations
 
+import collections.abc
 import importlib
 import typing
 from pathlib import Path
@@ -29,6 +30,7 @@ _DEFINED_IN = {
 
 def _namespace(module: Any) -> dict[str, Any]:
     ns = dict(vars(module))
+    ns.setdefault("Callable", collections.abc.Callable)
     for name, where in _DEFINED_IN.items():
         ns.setdefault(name, getattr(importlib.import_module(f"pytest_ctxeval.{where}"), name))
     return ns
@@ -44,20 +46,26 @@ def _hints(obj: Any) -> dict[str, Any]:
 
 
 def _seams() -> list[tuple[str, Any, list[str]]]:
+    from pytest_ctxeval.compaction.base import CompactionState
     from pytest_ctxeval.compaction.compare import run_strategies
+    from pytest_ctxeval.compaction.driver import strategy_recompact, summary_format_of
     from pytest_ctxeval.compaction.loader import load_strategy
-    from pytest_ctxeval.evaluation import evaluate_run, make_recompact
+    from pytest_ctxeval.evaluation import evaluate_run, evaluate_transcript, make_recompact
     from pytest_ctxeval.grading import CompactionCase, cases_from_run, cases_from_transcript
     from pytest_ctxeval.options import RunOptions
 
     return [
         ("CompactionCase", CompactionCase, ["config", "judge", "recompact", "summary_format", "facts"]),
+        ("CompactionState", CompactionState, ["config", "llm"]),
         ("RunOptions.make_judge", RunOptions.make_judge, ["return"]),
         ("RunOptions.make_strategy", RunOptions.make_strategy, ["return"]),
         ("load_strategy", load_strategy, ["return"]),
         ("run_strategies", run_strategies, ["scenarios", "options", "registry", "graders", "return"]),
         ("make_recompact", make_recompact, ["llm", "prompts", "return"]),
         ("evaluate_run", evaluate_run, ["judge", "recompact"]),
+        ("evaluate_transcript", evaluate_transcript, ["transcript"]),
+        ("strategy_recompact", strategy_recompact, ["strategy", "llm", "return"]),
+        ("summary_format_of", summary_format_of, ["return"]),
         ("cases_from_run", cases_from_run, ["run"]),
         ("cases_from_transcript", cases_from_transcript, ["transcript"]),
     ]
