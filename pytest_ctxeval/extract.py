@@ -194,7 +194,7 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
             kind = error_kind(tool, text, dict(found.input) if found else {})
             if kind not in wanted:
                 continue
-            out.append(FailingResult(i, tool, res.tool_use_id, dict(use.input) if use else {}, text,
+            out.append(FailingResult(i, tool, res.tool_use_id, dict(found.input) if found else {}, text,
                                      key_error_line(text), kind))
     return out
 
