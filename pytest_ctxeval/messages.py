@@ -121,7 +121,7 @@ if TYPE_CHECKING:  # the same union, spelled out for the type checker (it cannot
     Block = (TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock
              | ToolResultBlock | OpaqueBlock)
 else:
-    Block = Annotated[Union[tuple(Annotated[cls, Tag(name)] for name, cls in _KNOWN.items())  # noqa: UP007
+    Block = Annotated[Union[tuple(Annotated[cls, Tag(name)] for name, cls in _KNOWN.items())  # noqa: UP007 - a computed Union
                             + (Annotated[OpaqueBlock, Tag("opaque")],)],
                       Discriminator(_block_tag(frozenset(_KNOWN)))]
 
