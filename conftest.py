@@ -35,12 +35,12 @@ settings.register_profile("soak", max_examples=5_000, deadline=None, database=No
                           suppress_health_check=[HealthCheck.too_slow])
 
 
-def pytest_configure(config):  # noqa: ANN001, ANN201
+def pytest_configure(config):
     if config.rootpath == Path(__file__).parent and not config.getoption("hypothesis_profile", None):
         settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-def pytest_collect_file(file_path: Path, parent):  # noqa: ANN001, ANN201
+def pytest_collect_file(file_path: Path, parent):
     """The package's docstring examples run as tests (``>>>`` lines in pytest_ctxeval/*.py).
     ``--doctest-modules`` would also import every test file as a module, and two ``conftest.py``
     under tests/ clash by name; collecting the package only avoids both."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from pytest_ctxeval.core.messages import (
 from pytest_ctxeval.core.tokens import estimate_message
 from pytest_ctxeval.transcript import TranscriptWriter
 
-START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=UTC)
 _PNG = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="}
 _FILES = [f"src/pkg{i % 7}/module_{i}.py" for i in range(40)]
 _LINE = "    result = compute(value, options)  # a line of a source file or a log, about sixty chars\n"

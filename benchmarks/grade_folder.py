@@ -30,15 +30,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _session_builder import build_session  # noqa: E402
+from _session_builder import build_session
 
-from pytest_ctxeval.grading.folders import _setup, _WORKER, find_sessions, folder_document, grade_paths  # noqa: E402
-import pytest_ctxeval.cli  # noqa: E402,F401 - as `ctxeval grade` runs: the CLI's imports are paid before the workers fork
-from pytest_ctxeval.grading.registry import cases_from_transcript
-from pytest_ctxeval.grading import load_graders  # noqa: E402
-from pytest_ctxeval.grading.lost import lost_facts  # noqa: E402
-from pytest_ctxeval.options import RunOptions  # noqa: E402
-from pytest_ctxeval.transcript import read_transcript  # noqa: E402
+from pytest_ctxeval.folder_grading import _setup, _WORKER, find_sessions, folder_document, grade_paths
+import pytest_ctxeval.cli  # noqa: F401 - as `ctxeval grade` runs: the CLI's imports are paid before the workers fork
+from pytest_ctxeval.grading import cases_from_transcript, load_graders
+from pytest_ctxeval.lost import lost_facts
+from pytest_ctxeval.options import RunOptions
+from pytest_ctxeval.transcript import read_transcript
 
 
 def _cpu() -> float:
@@ -78,7 +77,7 @@ def linearity(folder: Path, doublings: int, *, errors: bool = False) -> None:
     rows = []
     rounds = 250
     extra = {"tools": ("Bash", "Edit"), "error_rate": 1.0} if errors else {}
-    for step in range(doublings + 1):
+    for _step in range(doublings + 1):
         path = folder / f"long-{rounds}.jsonl"
         size = build_session(path, rounds=rounds, seed=7, compactions=2, **extra)
         best_read = best_grade = float("inf")

@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 _PROBE = r"""
@@ -50,11 +50,11 @@ print(json.dumps({"rc": rc, "seconds": seconds, "peak_mb": peak / 1024, "base_mb
                   "tail": sink.getvalue()[-300:]}))
 """
 
-START = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 class _Writer:
-    def __init__(self, fh) -> None:  # noqa: ANN001
+    def __init__(self, fh) -> None:
         self.fh, self.parent, self.n, self.clock = fh, None, 0, START
 
     def add(self, rec: dict) -> str:

@@ -45,10 +45,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _workload import Workload  # noqa: E402
+from _workload import Workload
 
-from pytest_ctxeval.core.config import EngineConfig  # noqa: E402
-from pytest_ctxeval.engine.naive import NaiveView  # noqa: E402
+from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.engine.naive import NaiveView
 
 
 def machine() -> str:

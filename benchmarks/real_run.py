@@ -63,13 +63,13 @@ class _Probe:
         self.serial = serial
         self.most_calls = 0
 
-    def pytest_collection_finish(self, session) -> None:  # noqa: ANN001
+    def pytest_collection_finish(self, session) -> None:
         from pytest_ctxeval.session import SESSION
 
         if self.serial:
             session.config.stash[SESSION]._prefetched = True
 
-    def pytest_sessionfinish(self, session) -> None:  # noqa: ANN001
+    def pytest_sessionfinish(self, session) -> None:
         from pytest_ctxeval.session import SESSION
 
         entries = session.config.stash[SESSION].entries.values()

@@ -23,12 +23,13 @@ Claude Code's section 9 rule and is ``n/a`` for other strategies.
 """
 
 from __future__ import annotations
+from collections.abc import Sequence
 
 import difflib
 import re
 
-from pytest_ctxeval.reading.extract import (
-    LONG_MESSAGE_KEEP, edited_files, failing_results, file_mentioned, latest_requests, message_fragments,
+from pytest_ctxeval.extract import (
+    LONG_MESSAGE_KEEP, FailingResult, edited_files, failing_results, file_mentioned, latest_requests, message_fragments,
     open_todos, person_messages, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
@@ -81,7 +82,7 @@ def _where(case: CompactionCase, kind: str, number: int) -> str:
     return f"section {number} '{SECTION_TITLES[kind]}' (line {section.line}){kept}"
 
 
-def _section_missing(case: CompactionCase, kind: str, number: int, what: str, items: list[str] = ()) -> Verdict:
+def _section_missing(case: CompactionCase, kind: str, number: int, what: str, items: Sequence[str] = ()) -> Verdict:
     """The fail for a summary without the section; names the first items that are lost with it."""
     lost = ""
     if items:
@@ -370,8 +371,8 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     exit code), or the failing command with its output.
 
     Rejected calls, calls cancelled with a failing sibling, calls the tool refused as made and probes
-    that found nothing are not errors (pytest_ctxeval.reading.session_facts.error_kind)."""
-    wanted: dict[str, tuple[str, object]] = {}
+    that found nothing are not errors (pytest_ctxeval.session_facts.error_kind)."""
+    wanted: dict[str, tuple[str, FailingResult | None]] = {}
     for f in failing_results(case.summarized):
         if f.key_line:
             wanted.setdefault(f.key_line, (f"{f.tool} result", f))
@@ -388,11 +389,11 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     # Where else an error is told: the problem-solving and current-work sections.
     wider = region + "\n" + case.sections.body("problem", "current")
     missing, how = [], []
-    for key, (_, f) in wanted.items():
+    for key, (_, res) in wanted.items():
         if _present(key, region) or _present(key, wider):
             continue
-        if f is not None:
-            kept, why = error_kept(key, f.text, str(f.input.get("command", "")), wider)
+        if res is not None:
+            kept, why = error_kept(key, res.text, str(res.input.get("command", "")), wider)
             if kept:
                 how.append(why)
                 continue
@@ -501,7 +502,7 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
         state = notes_section(case.summary, "current state")
         places = [("current", 8, Section("current", 8, "Current State", state, 1))] if state else []
     latest = _latest_words(case)
-    for kind, number, section in places:
+    for _kind, number, section in places:
         if section is None:
             continue
         text = section.body

@@ -17,6 +17,7 @@ the fidelity graders.
 """
 
 from __future__ import annotations
+from collections.abc import Collection
 
 import re
 
@@ -206,7 +207,7 @@ def _hedges(text: str) -> set[str]:
     return {normalize_ws(m.group(0)).lower() for m in _HEDGE.finditer(text)}
 
 
-def _rule_kept(rule: str, item: str, said: set[str] = frozenset()) -> bool:
+def _rule_kept(rule: str, item: str, said: Collection[str] = frozenset()) -> bool:
     """``rule`` is verbatim in ``item``, or most of its words are in one sentence of it, with its
     polarity: a prohibition ("Do not push to main") is kept only as a prohibition, so a sentence
     that holds its words without any negation ("Push to main") reverses it. Words scattered over

@@ -17,6 +17,8 @@ With the offline backend the judge is a labelled heuristic (term overlap), deter
 
 from __future__ import annotations
 
+from typing import Any
+
 from statistics import mean
 
 from pytest_ctxeval.reading.extract import person_messages
@@ -42,8 +44,8 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _finish(case: CompactionCase, judgement, what: str) -> Verdict:  # noqa: ANN001
-    evidence = {"judge": case.judge.label, **judgement.evidence()}
+def _finish(case: CompactionCase, judgement, what: str) -> Verdict:
+    evidence = {"judge": case.judge.label if case.judge is not None else None, **judgement.evidence()}
     if judgement.ungraded:
         return Verdict.ungraded(f"the judge gave no usable {what}: {judgement.error}", **evidence)
     reasons = [f"{what}: {judgement.score:g}/5 (votes {judgement.votes})"]
@@ -85,7 +87,7 @@ def intent_preservation(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no person-typed message in the summarised span and no expect.intent")
     messages = "\n".join(f"{i}. {_as_typed(p.text)}" for i, p in enumerate(people, start=1))
     if earlier:  # what the user said before an earlier compaction is only in its summary
-        messages = (f"(an earlier summary also stood for older messages; its text is part of the context)\n"
+        messages = ("(an earlier summary also stood for older messages; its text is part of the context)\n"
                     + messages) if messages else "(only an earlier summary; see the context)"
     judgement = case.judge.judge("intent_preservation", messages=messages, context=_context_text(case),
                                  intent=case.expect.intent or "")
@@ -111,7 +113,8 @@ def probes(case: CompactionCase) -> Verdict:
         items.append(("probe", {"kind": probe.kind, "question": probe.question, "expected": probe.answer,
                                 "answer": text}))
     judgements = case.judge.judge_many(items)
-    rows, reasons, by_kind = [], [], {}
+    rows, reasons = [], []
+    by_kind: dict[str, Any] = {}
     ungraded = []
     for probe, (_, data), j in zip(case.expect.probes, items, judgements):
         rows.append({"kind": probe.kind, "question": probe.question, "answer": data["answer"],
@@ -126,9 +129,9 @@ def probes(case: CompactionCase) -> Verdict:
                            + (f" (lost: {'; '.join(_short(x, 60) for x in j.lost[:3])})" if j.lost else ""))
         if j.unstable:
             reasons.append(f"UNSTABLE: {probe.kind} probe votes spread {j.spread} points")
-    evidence = {"judge": case.judge.label, "probes": rows,
+    evidence: dict[str, Any] = {"judge": case.judge.label, "probes": rows,
                 "by_kind": {k: round(mean(v), 3) for k, v in sorted(by_kind.items())}}
-    scored = [j.score for j in judgements if not j.ungraded]
+    scored = [j.score for j in judgements if j.score is not None]  # the judged ones
     if not scored:
         return Verdict.ungraded("no probe could be judged: " + "; ".join(ungraded), **evidence)
     score = round(mean(scored) / 5, 4)
@@ -205,7 +208,7 @@ def drift(case: CompactionCase) -> Verdict:
     if not scored:
         return Verdict.ungraded("no generation could be judged: " + "; ".join(j.error or "" for j in judgements), **evidence)
     first_bad = next(((n, j) for n, j in scored if not j.passed), None)
-    score = round(min(j.score for _, j in scored) / 5, 4)
+    score = round(min(j.score for _, j in scored if j.score is not None) / 5, 4)
     trail = ", ".join(f"g{n} {j.score:g}" for n, j in scored)
     if first_bad is not None:
         n, j = first_bad

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 
 from pytest_ctxeval.reading.extract import person_messages
@@ -48,7 +50,7 @@ def facts_survive(case: CompactionCase) -> Verdict:
     rnd = case.index
     bars = bars_of(case.expect)
     curves = survival(facts, case.generations or [case], bars) if case.is_last else None
-    evidence = {"survival": curves} if curves else {}
+    evidence: dict[str, Any] = {"survival": curves} if curves else {}
     if not states:
         return Verdict.not_applicable(f"round {rnd}: none of the {len(facts)} facts is planted yet", **evidence)
     reasons, missing = [], []
@@ -110,11 +112,11 @@ _WEAK_MARKER = re.compile(r"\b(?:now|not|new|instead)\b|→|->|=>", re.IGNORECAS
 def _marked(line: str, new: list[str], new_present: bool) -> bool:
     """Whether a line holding an old value marks it as replaced: a change word with the new value in
     the post-compact context, or "now"/"not"/an arrow next to the new value itself."""
-    return bool(_MARKER.search(line) and new_present
-                or _WEAK_MARKER.search(line) and all(has_token(t, line) for t in new))
+    return bool((_MARKER.search(line) and new_present)
+                or (_WEAK_MARKER.search(line) and all(has_token(t, line) for t in new)))
 
 
-def _section_at(case: CompactionCase, line: int):  # noqa: ANN202 - a Section or None
+def _section_at(case: CompactionCase, line: int):
     current = None
     for s in case.sections.sections:
         if s.line <= line:
@@ -139,7 +141,7 @@ def _quotes_user(line: str, people: list[str], tokens: list[str]) -> bool:
     return False
 
 
-def _section_end(case: CompactionCase, section, total: int) -> int:  # noqa: ANN001
+def _section_end(case: CompactionCase, section, total: int) -> int:
     """The last summary line of ``section`` (the line before the next section's header)."""
     if section is None:
         return total
@@ -213,7 +215,7 @@ def stale_values(case: CompactionCase) -> Verdict:
             stale.append(s.label)
             place, line = found
             hits.append(f"round {case.index}: {s.fact.type} '{s.label}' was updated to "
-                        f"{', '.join(map(repr, s.wanted))} (message {s.updated_pos + 1}) but its old value "
+                        f"{', '.join(map(repr, s.wanted))} (message {(s.updated_pos or 0) + 1}) but its old value "
                         f"{', '.join(map(repr, old))} is still there: {place}: \"{normalize_ws(line)[:160]}\"")
     if hits:
         return Verdict.failed(*hits, score=round(1 - len(stale) / len(updated), 4), missing=stale)
@@ -258,7 +260,7 @@ def _restored(message: AttachmentMessage, replaced_text: str) -> bool:
     return body[:300] in replaced_text
 
 
-def _same(a, b) -> bool:  # noqa: ANN001
+def _same(a, b) -> bool:
     return a is b or getattr(a, "content", None) == getattr(b, "content", None)
 
 

@@ -123,11 +123,11 @@ def continuation(case: CompactionCase) -> Verdict:
     want_path = promise("transcript_path", case.version) if real else None
     key = "continuation_auto" if case.trigger == "auto" else "continuation_manual"
     want_continue = promise(key, case.version) if real else None
-    need_path = want_path.made if real else True
-    need_continue = want_continue.made if real else case.trigger == "auto"
+    need_path = want_path.made if want_path is not None else True
+    need_continue = want_continue.made if want_continue is not None else case.trigger == "auto"
     if not need_path and not need_continue:
         notes = [f"transcript path: {want_path.reason()}"] if want_path is not None else []
-        notes.append(f"{case.trigger} continuation instruction: {want_continue.reason()}")
+        notes += [f"{case.trigger} continuation instruction: {want_continue.reason()}"] if want_continue is not None else []
         return Verdict.not_applicable(f"Claude Code {case.version or '(version unknown)'} writes neither for a "
                                       f"{case.trigger} compaction; " + "; ".join(notes))
     reasons = []
@@ -150,7 +150,7 @@ def continuation(case: CompactionCase) -> Verdict:
                         if need)
     skipped = [f"no {w} expected ({p.reason()})" for w, need, p in
                (("transcript path", need_path, want_path), ("continuation instruction", need_continue, want_continue))
-               if real and not need]
+               if p is not None and not need]
     return Verdict.passed_(f"{what} present" + ("; " + "; ".join(skipped) if skipped else ""))
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from collections.abc import Sequence
 
 from .core.config import EngineConfig, resolve_context_window
 from .engine.compact import CompactionFailed, compact_conversation
@@ -103,7 +104,7 @@ def read_compaction_call(path: str | Path) -> CompactionCall:
                     continue
                 agent = agent or rec.get("agentId")
                 session = session or rec.get("sessionId")
-                msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+                msg = rec["message"] if isinstance(rec.get("message"), dict) else {}
                 content = msg.get("content")
                 text = content if isinstance(content, str) else "\n".join(
                     b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
@@ -118,12 +119,12 @@ def read_compaction_call(path: str | Path) -> CompactionCall:
                     reply = (reply + text) if reply and reply_id is not None and msg.get("id") == reply_id else text
                     reply_id = msg.get("id")
                     model = msg.get("model") or model
-                    raw_usage = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
+                    raw_usage = msg["usage"] if isinstance(msg.get("usage"), dict) else {}
                     usage = Usage(**{k: v for k, v in raw_usage.items() if k in Usage.model_fields
                                      and isinstance(v, int)})
     except OSError as exc:
         raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    if not prompt or "summary" not in prompt.lower() or "<summary>" not in prompt:
+    if not prompt or prompt_at is None or "summary" not in prompt.lower() or "<summary>" not in prompt:
         raise TranscriptError(f"{p}: not a Claude Code compaction call (agent-acompact-*.jsonl): no summarisation "
                               "request in it")
     return CompactionCall(path=p, agent_id=agent, session_id=session, prompt=prompt, prompt_at=prompt_at,
@@ -414,7 +415,7 @@ def compare_real(
     prompts: PromptSet | None = None,
     context_window: int | None = None,
     expect: Expectations | None = None,
-    calls: list[str | Path] = (),
+    calls: Sequence[str | Path] = (),
     strict: bool = False,
     judge: Any = None,
     use_call_instructions: bool = True,
@@ -489,6 +490,7 @@ def compare_real(
             ours = Side("ctxeval", None, [], ours_tokens, None, error=exc.reason)
             result = None
         else:
+            assert result is not None  # compact_conversation returns a result or raises
             case = CompactionCase(
                 source=str(src), index=comp.index, kind="full", trigger=comp.boundary.trigger,
                 summary=result.summary, summary_message=text_of(result.summary_message.content),

@@ -9,17 +9,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
 
 from .errors import GraderError
-from .grading.registry import (
-    CompactionCase, GraderRegistry, GraderSpec, Verdict, cases_from_run, cases_from_transcript,
+from .grading import (
+    CompactionCase, GraderRegistry, GraderSpec, Status, Verdict, cases_from_run, cases_from_transcript,
 )
 from .core.messages import text_of
 from .runner import RunResult
 
-__all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "merge_usage", "make_recompact",
-           "usage_lines"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine.prompt import PromptSet
+    from .judging import Judge
+    from .llm import LLM
+    from .transcript import Transcript
+
+__all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "results_document",
+           "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage", "make_recompact", "usage_lines",
+           "outcome_entry"]
+
+RESULTS_FORMAT = "pytest-ctxeval/results"
+RESULTS_VERSION = 1
 
 
 @dataclass
@@ -116,7 +127,7 @@ def aggregate(name: str, pairs: list[tuple[CompactionCase, Verdict]]) -> Verdict
         verdict.exc = crashed[0].exc
         return verdict
     if "fail" in statuses or "ungraded" in statuses:
-        want = "fail" if "fail" in statuses else "ungraded"
+        want: Status = "fail" if "fail" in statuses else "ungraded"
         reasons = [f"{case.label}: {r}" for case, v in pairs if v.status == want for r in v.reasons]
         return Verdict(want, score, reasons, grader=name, kind=kind)
     if "pass" in statuses:
@@ -127,7 +138,7 @@ def aggregate(name: str, pairs: list[tuple[CompactionCase, Verdict]]) -> Verdict
                    grader=name, kind=kind)
 
 
-def make_recompact(llm: Any, prompts: Any) -> Callable[[CompactionCase], CompactionCase | None]:
+def make_recompact(llm: LLM, prompts: PromptSet) -> Callable[[CompactionCase], CompactionCase | None]:
     """A ``case -> case`` that compacts a compaction's post-compact context once more (a manual
     ``/compact`` on it): the next generation for the drift grader."""
     from .engine.compact import CompactionFailed, compact_conversation
@@ -159,7 +170,7 @@ def make_recompact(llm: Any, prompts: Any) -> Callable[[CompactionCase], Compact
 
 
 def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None, *,
-                 judge: Any = None, recompact: Callable[[CompactionCase], CompactionCase | None] | None = None) -> Outcome:
+                 judge: Judge | None = None, recompact: Callable[[CompactionCase], CompactionCase | None] | None = None) -> Outcome:
     specs = list(specs) if specs is not None else list(registry)
     cases = cases_from_run(run)
     for case in cases:
@@ -176,7 +187,7 @@ def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[Grade
                    run=run, context_window=run.config.context_window, known_failures=known, strategy=strategy)
 
 
-def evaluate_transcript(transcript: Any, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None,
+def evaluate_transcript(transcript: Transcript, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None,
                         *, expect: Any = None, summary_text: str | None = None, judge: Any = None) -> Outcome:
     specs = list(specs) if specs is not None else list(registry)
     cases = cases_from_transcript(transcript, expect=expect, summary_text=summary_text)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,9 @@ from .errors import UsageError, flag
 from .llm import BACKENDS, PROVIDERS
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .compaction.base import Strategy
     from .engine.prompt import PromptSet
+    from .judging import Judge
     from .llm import LLM
 
 __all__ = ["RunOptions", "add_run_options", "add_model_options", "builtin_scenarios_dir", "positive_int"]
@@ -197,7 +200,7 @@ class RunOptions:
 
     @classmethod
     def from_namespace(cls, ns: Any, *, ini: Callable[[str], Any] | None = None,
-                       graders_dirs: tuple[Path, ...] = ()) -> "RunOptions":
+                       graders_dirs: tuple[Path, ...] = ()) -> RunOptions:
         """From parsed options (argparse namespace or pytest's option object); ``ini`` supplies
         values the command line left unset (pytest). Command line > ini > defaults."""
         def get(name: str, default: Any = None) -> Any:
@@ -279,7 +282,7 @@ class RunOptions:
             object.__setattr__(self, "_gate", gate)
         return gate
 
-    def make_judge(self, faults: dict[str, list[str]] | None = None) -> Any:
+    def make_judge(self, faults: dict[str, list[str]] | None = None) -> Judge:
         """The judge for the LLM graders: same backend, the judge model, its own usage totals.
         ``faults`` (offline only) scripts failures of its ``judge``/``probe`` calls."""
         from .grading.judging import Judge
@@ -291,7 +294,7 @@ class RunOptions:
                        gate=self.gate(), clients=self._clients(), **self._cache_args())
         return Judge(llm, votes=self.judge_votes, batch=self.batch)
 
-    def make_strategy(self, spec: str | None = None) -> Any:
+    def make_strategy(self, spec: str | None = None) -> Strategy | None:
         """The compaction strategy ``spec`` (default: the run's) names, or None for the reference
         engine; a bad spec is a :class:`UsageError` naming it and the fix."""
         from .compaction import load_strategy

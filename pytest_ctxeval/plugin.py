@@ -15,7 +15,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import pytest
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .grading.registry import Verdict
     from .options import RunOptions
     from .runner import RunResult
+    from .session import CtxEvalSession, GraderItem, ScenarioFile  # served by __getattr__ below
 
 __all__ = ["CtxEvalSession", "ScenarioFile", "GraderItem"]
 
@@ -163,7 +165,7 @@ def ctxeval_config(pytestconfig: pytest.Config) -> RunOptions:
 
 
 @pytest.fixture(scope="session")
-def ctxeval_llm(ctxeval_config: RunOptions):  # noqa: ANN201 - an LLM
+def ctxeval_llm(ctxeval_config: RunOptions):
     """An :class:`~pytest_ctxeval.llm.LLM` for the configured backend."""
     return ctxeval_config.make_llm()
 

@@ -32,7 +32,8 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .core.config import EngineConfig
 from .engine.context_prefix import system_context
@@ -184,7 +185,7 @@ def run_scenario(
         clock += TOOL_STEP
         results = cm.tool_results([ToolOutcome(u, t.result, t.is_error, t.max_result_chars)
                                    for u, t in zip(uses, tools)])
-        cm.append(UserMessage(uuid=ids.uuid(), timestamp=clock, content=results))
+        cm.append(UserMessage(uuid=ids.uuid(), timestamp=clock, content=[*results]))
 
     try:
         cm.announce(clock)

@@ -26,7 +26,8 @@ import copy
 import json
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -44,6 +45,9 @@ from .core.terminal import safe_text
 from .runner import RunResult
 from .scenario.schema import load_scenario
 from .reporting.table import ScenarioRow, format_table
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
 
 __all__ = ["CtxEvalSession", "ScenarioFile", "GraderItem", "SESSION"]
 
@@ -107,11 +111,11 @@ class CtxEvalSession:
 
         for spec in split_specs(config.getoption("ctxeval_compare_strategies") or ""):
             other = self.options.make_strategy(spec)
-            if other.name != self.strategy_name:
+            if other is not None and other.name != self.strategy_name:
                 self.compared.setdefault(other.name, other)
         for prompts in (self.prompts, self.compare_prompts):
             if prompts is not None:  # render once now: a template error is a usage error, not 90 failures
-                prompts.fingerprint
+                prompts.fingerprint  # noqa: B018 - the property renders the templates
                 prompts.session_memory_template()
         self.scenario_paths = _scenario_paths(config)
         self.tolerance = config.getoption("ctxeval_tolerance")
@@ -119,7 +123,7 @@ class CtxEvalSession:
         self.baseline_path = config.getoption("ctxeval_baseline")
         self.baseline = load_document(self.baseline_path) if self.baseline_path else None
         self.save_baseline = _out_path(config.getoption("ctxeval_save_baseline"))
-        self.reports = [_out_path(p) for p in (config.getoption("ctxeval_report") or [])]
+        self.reports = [_out_path(p) or Path(p) for p in (config.getoption("ctxeval_report") or [])]
         for p in self.reports:
             if p.suffix.lower() not in REPORT_SUFFIXES:
                 raise UsageError(f"--ctxeval-report {p}: the suffix says which report: .html, .json or .md")
@@ -277,7 +281,7 @@ class CtxEvalSession:
     def _evaluate(self, path: Path, variant: str) -> tuple[Outcome, dict[str, Any]]:
         key = (variant, path)
         path = _display_path(self.config, path)
-        prompts = self.compare_prompts if variant == COMPARE else self.prompts
+        prompts = self.compare_prompts if variant == COMPARE and self.compare_prompts is not None else self.prompts
         strategy = self.strategy_of(variant)
         try:
             scenario = self._loaded.pop(path, None) or load_scenario(path)
@@ -296,7 +300,7 @@ class CtxEvalSession:
         self._evaluations[key] = evaluation
         return evaluation.outcome, evaluation.usage
 
-    def payloads(self, item: "GraderItem") -> list[tuple[str, str]]:
+    def payloads(self, item: GraderItem) -> list[tuple[str, str]]:
         """The user properties an item's report carries to the controller (see the module doc)."""
         props = []
         data: dict[str, Any] = {"grader": item.spec.name}
@@ -372,7 +376,7 @@ class CtxEvalSession:
                         c["verdicts"].append(v)
             entries.append(entry)
         entries.sort(key=lambda e: (e["name"], e["source"]))
-        prompts = self.compare_prompts if variant == COMPARE else self.prompts
+        prompts = self.compare_prompts if variant == COMPARE and self.compare_prompts is not None else self.prompts
         meta = [s for (v, _), s in sorted(self.scenarios.items()) if v == variant]
         model = next((s.get("model") for s in meta if s.get("model")), None) or self.options.model
         judge = next((s.get("judge") for s in meta if s.get("judge")), None)
@@ -577,7 +581,7 @@ class BrokenScenarioItem(pytest.Item):
     def runtest(self) -> None:
         raise _Unloadable(self.message)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         if isinstance(excinfo.value, _Unloadable):
             return safe_text(str(excinfo.value))
         return super().repr_failure(excinfo)
@@ -602,8 +606,8 @@ class GraderItem(pytest.Item):
 
     def _graded(self) -> Verdict:
         """The grader's verdict over the scenario, with the item's report payloads attached (once)."""
-        if getattr(self, "_verdict", None) is not None:
-            return self._verdict
+        if (done := getattr(self, "_verdict", None)) is not None:
+            return done
         session: CtxEvalSession = self.config.stash[SESSION]
         try:
             outcome = session.outcome(self.path)
@@ -645,7 +649,7 @@ class GraderItem(pytest.Item):
             # Report the skip at the scenario file, not at this line of the plugin.
             raise pytest.skip.Exception(safe_text(f"{label}: {'; '.join(verdict.reasons)}"), _use_item_location=True)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         if isinstance(excinfo.value, _GraderFailed):
             v = excinfo.value.verdict
             lines = [f"{self.spec.name} failed on {self.path.name} (score {v.score:.2f}):" if not excinfo.value.strict

@@ -28,8 +28,9 @@ answers in 30 s, a tool runs in 5 s).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Sequence
+from datetime import datetime, timedelta, UTC
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 #: Where generated clocks start (UTC).
-START = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)
+START = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
 #: The tool mix by default: the compactable tools of both microcompact profiles, and tools that are
 #: never cleared (TodoWrite, Task, an MCP tool).
 DEFAULT_TOOLS: tuple[str, ...] = (
@@ -132,7 +133,7 @@ class _Opts:
     split_records: bool = True
     usage: bool = False
 
-    def check(self) -> "_Opts":
+    def check(self) -> _Opts:
         if not self.tools or not all(isinstance(t, str) and t for t in self.tools):
             raise InvalidArgument(f"tools must be a non-empty sequence of tool names, got {self.tools!r}")
         if not 1 <= self.min_parallel <= self.max_parallel:
@@ -309,7 +310,7 @@ class _Plans:
                     results = results[rot:] + results[:rot]
                     if shuffle >= 4:
                         results.reverse()
-                    out.append(UserMessage(uuid=b.uid("u"), timestamp=b.tick(_TOOL_STEP), content=results))
+                    out.append(UserMessage(uuid=b.uid("u"), timestamp=b.tick(_TOOL_STEP), content=[*results]))
                 return out
 
             return build

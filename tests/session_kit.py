@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ SCRIPT = "</script><script>alert(1)</script>"
 class Session:
     """Builds a session file record by record: ``s.user("hi")``, ``s.assistant(text=..., tools=...)``."""
 
-    def __init__(self, start: datetime = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc), version: str = "2.0.76"):
+    def __init__(self, start: datetime = datetime(2026, 1, 5, 9, 0, tzinfo=UTC), version: str = "2.0.76"):
         self.records: list[dict[str, Any]] = []
         self.clock = start
         self.version = version

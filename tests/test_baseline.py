@@ -189,7 +189,7 @@ def test_load_document_errors_name_the_file(tmp_path: Path) -> None:
     bad.write_text('{"format": "something-else"}')
     with pytest.raises(UsageError, match="not a ctxeval results or baseline file"):
         load_document(bad)
-    with pytest.raises(UsageError, match="missing.json: no such file"):
+    with pytest.raises(UsageError, match=r"missing\.json: no such file"):
         load_document(tmp_path / "missing.json")
     bad.write_text(json.dumps({"format": BASELINE_FORMAT, "version": 99, "scenarios": {}}))
     with pytest.raises(UsageError, match="baseline version 99 is not supported"):

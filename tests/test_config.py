@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
@@ -242,7 +241,7 @@ def test_config_is_frozen_and_replace_validates():
     changed = cfg.replace(microcompact_keep_recent=9)
     assert changed.microcompact_keep_recent == 9 and cfg.microcompact_keep_recent == 5
     assert changed.autocompact_threshold == 16_700
-    with pytest.raises(UsageError, match="config.microcompact_keep_recent"):
+    with pytest.raises(UsageError, match=r"config\.microcompact_keep_recent"):
         cfg.replace(microcompact_keep_recent=-3)
 
 

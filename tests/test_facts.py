@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.evaluation import evaluate_run
@@ -60,7 +59,7 @@ def test_the_tool_only_and_updated_scenarios_plant_what_they_say() -> None:
     (["--types", "Safety Rule"], "--types takes fact types"),
     (["--updates", "99"], "--updates must be from 0 to the number of facts (20)"),
 ])
-def test_generate_refuses_bad_options(tmp_path: Path, capsys, args, message) -> None:  # noqa: ANN001
+def test_generate_refuses_bad_options(tmp_path: Path, capsys, args, message) -> None:
     assert main(["facts", "generate", "--seed", "1", *args, "-o", str(tmp_path / "x.yaml")]) == 2
     assert message in capsys.readouterr().err
 
@@ -113,7 +112,7 @@ def test_pytest_prints_the_survival_table(pytester: pytest.Pytester) -> None:
                                  "  safety_rule * 100% * 100%*", "  planted in tool*"])
 
 
-def test_facts_survival_prints_a_table_per_strategy(capsys) -> None:  # noqa: ANN001
+def test_facts_survival_prints_a_table_per_strategy(capsys) -> None:
     assert main(["facts", "survival", str(LIBRARY / "facts_in_tool_results.yaml"),
                  "--strategies", "claude_code,observation_masking"]) == 0
     out = capsys.readouterr().out

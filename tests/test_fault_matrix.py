@@ -51,13 +51,13 @@ def scenario_file(tmp_path: Path) -> Path:
     return path
 
 
-def run_with(path: Path, tmp_path: Path, plan: dict[str, list[str]], **kw):  # noqa: ANN003, ANN201
+def run_with(path: Path, tmp_path: Path, plan: dict[str, list[str]], **kw):
     scenario = load_scenario(path)
     llm = make_llm("offline", faults=plan, max_retries=2)
     return run_scenario(scenario, llm=llm, session_dir=tmp_path / "session", **kw), llm
 
 
-def assert_nothing_lost(run) -> None:  # noqa: ANN001
+def assert_nothing_lost(run) -> None:
     """Every message the engine was given (and every boundary and summary) is a record of the
     transcript, and the file reads back without a problem."""
     records = [json.loads(line) for line in run.transcript_path.read_text().splitlines()]

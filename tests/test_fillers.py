@@ -66,7 +66,7 @@ def test_the_same_bytes_in_a_fresh_interpreter() -> None:
 
 @pytest.mark.parametrize("fn", [python_file, typescript_file, go_file, javascript_file, sql_file])
 @pytest.mark.parametrize("lines", [1, 17, 250])
-def test_source_files_have_exactly_the_lines_asked_for(fn, lines: int) -> None:  # noqa: ANN001
+def test_source_files_have_exactly_the_lines_asked_for(fn, lines: int) -> None:
     assert len(fn(lines=lines, seed=3).split("\n")) == lines
 
 
@@ -151,9 +151,8 @@ def test_pdf_is_a_valid_document_with_its_text() -> None:
     assert data[xref:].startswith(b"xref\n")
 
 
-def test_media_fillers_render_inside_image_and_document_blocks(tmp_path) -> None:  # noqa: ANN001
-    from pytest_ctxeval.scenario.expansion import expand
-    from pytest_ctxeval.scenario.schema import load_scenario
+def test_media_fillers_render_inside_image_and_document_blocks(tmp_path) -> None:
+    from pytest_ctxeval.scenarios import expand, load_scenario
 
     path = tmp_path / "m.yaml"
     path.write_text(

@@ -4,7 +4,6 @@ documented CtxEvalError subclasses, and they must name the file (and line or fie
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 
@@ -49,7 +48,7 @@ json_values = st.recursive(
 )
 
 
-def _paths(data, prefix=()):  # noqa: ANN001, ANN202
+def _paths(data, prefix=()):
     yield prefix
     if isinstance(data, dict):
         for k, v in data.items():
@@ -63,7 +62,7 @@ ALL_PATHS = list(_paths(VALID))
 
 
 @st.composite
-def mutated_scenarios(draw):  # noqa: ANN001, ANN201
+def mutated_scenarios(draw):
     data = json.loads(json.dumps(VALID))
     for _ in range(draw(st.integers(1, 4))):
         path = draw(st.sampled_from(ALL_PATHS[1:]))
@@ -136,7 +135,7 @@ line_mutations = st.sampled_from(["truncate", "wrong_type", "deep", "huge", "bad
 
 
 @st.composite
-def mutated_transcripts(draw):  # noqa: ANN001, ANN201
+def mutated_transcripts(draw):
     lines = list(FASTHOOKS)
     for _ in range(draw(st.integers(1, 6))):
         i = draw(st.integers(0, len(lines) - 1))

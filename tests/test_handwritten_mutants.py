@@ -9,7 +9,8 @@ every grader's own, and no mutant may be missed silently: a miss is printed with
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pytest
 
@@ -138,7 +139,7 @@ def _elide(case: Any) -> Mutant | None:
 @hand("latest request cut to its first sentence", "last_request_intact")
 def _first_sentence(case: Any) -> Mutant | None:
     last = _latest(case)
-    if not last or case.kept_text and normalize_ws(last) in normalize_ws(case.kept_text):
+    if not last or (case.kept_text and normalize_ws(last) in normalize_ws(case.kept_text)):
         return None
     parts = re.split(r"(?<=[.!?])\s+", last.strip())
     if len(parts) < 2:
@@ -152,7 +153,7 @@ def _reword_latest(case: Any) -> Mutant | None:
     # Two words swapped in the middle of the request, not at its start: the start is often an
     # acknowledgement ("Makes sense.") that last_request_intact documents a summary may leave out.
     last = _latest(case)
-    if not last or len(last.split()) < 6 or case.kept_text and normalize_ws(last) in normalize_ws(case.kept_text):
+    if not last or len(last.split()) < 6 or (case.kept_text and normalize_ws(last) in normalize_ws(case.kept_text)):
         return None
     w = last.split()
     i = len(w) // 2
@@ -167,7 +168,7 @@ def _reword_latest(case: Any) -> Mutant | None:
 
 def _next_body(case: Any) -> tuple[int, int] | None:
     sec = case.sections.get("next")
-    if sec is None or '"' not in sec.body and "“" not in sec.body:
+    if sec is None or ('"' not in sec.body and "“" not in sec.body):
         return None
     return _section_text(case, "next")
 
@@ -255,7 +256,7 @@ def _error_gloss(case: Any) -> Mutant | None:
 
     def tells(line: str) -> bool:
         return any(normalize_ws(k).lower() in normalize_ws(line).lower() or _share(k, line) >= 0.5 or
-                   f is not None and error_kept(k, f.text, str(f.input.get("command", "")), line)[0]
+                   (f is not None and error_kept(k, f.text, str(f.input.get("command", "")), line)[0])
                    for k, f in errors)
 
     summary = case.summary[:a] + "   - A problem came up along the way and was handled.\n\n" + case.summary[b:]
@@ -443,7 +444,7 @@ def _run_all() -> tuple[dict[str, list[int]], list[str]]:
     by_grader: dict[str, list[int]] = {}
     misses = []
     specs = rule_specs()
-    for case, known in library_cases():
+    for case, _known in library_cases():
         before = {v.grader: v.status for v in registry().run(case, specs)}
         for name, target, func in HANDS:
             if before.get(target) != "pass":

@@ -7,7 +7,7 @@ import hashlib
 import json
 import shutil
 import tracemalloc
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 import pytest
@@ -136,7 +136,7 @@ def test_fasthooks_golden(tmp_path):
     # `cat` of a missing file and `python` not installed are probes of the environment, not errors of
     # the work a summary must keep (session_facts.error_kind); the summary keeps them anyway
     assert scenario.expect.errors == []
-    assert scenario.start == datetime(2026, 1, 2, 19, 18, 31, 28_000, tzinfo=timezone.utc)
+    assert scenario.start == datetime(2026, 1, 2, 19, 18, 31, 28_000, tzinfo=UTC)
     # parallel calls (one response over records sharing message.id) stay one turn
     widest = max(scenario.turns, key=lambda t: len(getattr(t, "tools", [])))
     assert [c.name for c in widest.tools] == ["Read", "Bash", "Bash"]

@@ -51,7 +51,7 @@ FILES = sorted(SCENARIOS.glob("*.yaml"))
 
 
 @pytest.fixture(scope="module")
-def registry():  # noqa: ANN201
+def registry():
     return load_graders()
 
 
@@ -62,7 +62,7 @@ def reference_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def weak_outcomes(tmp_path_factory: pytest.TempPathFactory, registry) -> dict:  # noqa: ANN001
+def weak_outcomes(tmp_path_factory: pytest.TempPathFactory, registry) -> dict:
     base = tmp_path_factory.mktemp("weak")
     rules = registry.select(kinds=["rule"])
     prompts = PromptSet(WEAK)
@@ -93,7 +93,7 @@ def test_each_scenario_has_50_to_400_turns_expectations_and_four_kinds_of_probes
 # --- what each risk's scenario makes happen ----------------------------------------------------------
 
 
-def events(run) -> list[tuple[str, str]]:  # noqa: ANN001
+def events(run) -> list[tuple[str, str]]:
     return [(e.tier, e.action) for e in run.events]
 
 
@@ -189,7 +189,7 @@ def test_the_long_session_compacts_three_times(reference_runs: dict) -> None:
 # --- the two prompts -------------------------------------------------------------------------------------
 
 
-def test_the_reference_prompt_passes_every_rule_grader_on_every_scenario(reference_runs: dict, registry) -> None:  # noqa: ANN001
+def test_the_reference_prompt_passes_every_rule_grader_on_every_scenario(reference_runs: dict, registry) -> None:
     rules = registry.select(kinds=["rule"])
     bad = {}
     for name, run in reference_runs.items():
@@ -200,7 +200,7 @@ def test_the_reference_prompt_passes_every_rule_grader_on_every_scenario(referen
     assert not bad
 
 
-def _failures(outcome) -> dict[str, str]:  # noqa: ANN001
+def _failures(outcome) -> dict[str, str]:
     return {g: " ".join(outcome.grader_verdict(g).reasons) for g in outcome.graders
             if outcome.grader_verdict(g).status == "fail"}
 

@@ -394,7 +394,6 @@ def test_strip_media_string_passthrough():
 def test_person_text_real_record_with_pasted_image():
     """moredip line 3: an IDE injection, a pasted image and the typed question in one message."""
     import json
-    from pathlib import Path
     path = CORPUS / "moredip__session-share__images-in-user-messages.jsonl"
     record = json.loads(path.read_text(encoding="utf-8").splitlines()[2])
     blocks = BLOCKS.validate_python(record["message"]["content"])

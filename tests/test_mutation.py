@@ -20,7 +20,7 @@ OPERATORS = {op.name: op for op in builtin_mutations()}
 
 def _first_mutant(op: MutationSpec) -> tuple[CompactionCase, Mutant, dict[str, str]]:
     """The first library case where ``op`` makes a mutant whose targets all passed the original."""
-    for case, known in library_cases():
+    for case, _known in library_cases():
         for m in op.apply(case, seed=0):
             before = statuses(case)
             counted = [t for t in m.targets if before.get(t) == "pass"]
@@ -92,7 +92,7 @@ def test_the_mutation_decorator_checks_its_arguments() -> None:
         mutation("bad name", targets=["g"])
 
     @mutation("returns_text", targets=["g"])
-    def bad(case, rng):  # noqa: ANN001, ANN202
+    def bad(case, rng):
         return ["not a mutant"]
 
     with pytest.raises(GraderError, match="returned str, not a Mutant"):

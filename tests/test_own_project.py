@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ def test_the_example_project_runs_from_the_installed_wheel(tmp_path: Path):
     wheels = tmp_path / "wheels"
     _ok(_run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q", "-w", str(wheels)], ROOT))
     (wheel,) = wheels.glob("pytest_ctxeval-*.whl")
+    assert "pytest_ctxeval/py.typed" in zipfile.ZipFile(wheel).namelist()   # type checkers read its hints
     venv = tmp_path / "venv"
     _ok(_run([sys.executable, "-m", "venv", str(venv)], tmp_path))
     python = venv / "bin" / "python"

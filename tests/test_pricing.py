@@ -15,7 +15,7 @@ from pytest_ctxeval.llm.pricing import cost_of, load_prices, price_for, set_pric
 
 
 @pytest.fixture(autouse=True)
-def _restore_prices():  # noqa: ANN202
+def _restore_prices():
     yield
     set_prices(None)
 

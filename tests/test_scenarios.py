@@ -184,7 +184,7 @@ def test_python_tags_are_refused_with_the_line(tmp_path: Path) -> None:
 
 def test_a_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     message = error_of(tmp_path, "turns:\n  - user: hi\n  - user: [unclosed\n")
-    assert "invalid YAML" in message and ":4" in message or ":3" in message
+    assert ("invalid YAML" in message and ":4" in message) or ":3" in message
 
 
 def test_non_utf8_and_nul_bytes_name_the_line(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ secrets in outputs; and nothing lost when the process is killed mid-run."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -73,7 +72,7 @@ def test_file_stems_become_safe_session_folders(tmp_path: Path, stem: str) -> No
     assert not (tmp_path / "tool-results").exists()
 
 
-def test_imported_transcripts_with_hostile_ids_and_names_stay_inside(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_imported_transcripts_with_hostile_ids_and_names_stay_inside(tmp_path: Path, capsys) -> None:
     records = [
         {"type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z",
          "message": {"role": "user", "content": "go"}},
@@ -125,8 +124,8 @@ def test_model_replies_are_never_rendered_as_templates(tmp_path: Path) -> None:
 def test_scenario_templates_render_in_a_sandbox(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text('turns:\n  - user: "{{ cycler.__init__.__globals__.os.system(\'touch /tmp/owned\') }}"\n')
-    with pytest.raises(ScenarioError, match="unsafe|template"):
-        from pytest_ctxeval.scenario.expansion import expand
+    with pytest.raises(ScenarioError, match=r"unsafe|template"):
+        from pytest_ctxeval.scenarios import expand
         expand(load_scenario(path))
     assert not Path("/tmp/owned").exists()
 

@@ -117,7 +117,7 @@ def test_estimate_block_tool_use_counts_name_and_json_input():
 def test_estimate_block_tool_use_non_ascii_input_in_bytes():
     block = ToolUseBlock(id="t1", name="Edit", input={"s": "日本"})
     # '{"s": "日本"}': 9 ASCII bytes + 6 bytes for the two characters = 15 / 2 = 7.5 -> 8
-    assert len('{"s": "日本"}'.encode("utf-8")) == 15
+    assert len('{"s": "日本"}'.encode()) == 15
     assert estimate_block(block) == 1 + 8
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -355,7 +355,7 @@ def test_progress_records_between_messages_are_walked_through(tmp_path):
 
 # --- writer round trip ----------------------------------------------------------------------------
 
-TS = datetime(2025, 3, 4, 5, 6, 7, 891000, tzinfo=timezone.utc)
+TS = datetime(2025, 3, 4, 5, 6, 7, 891000, tzinfo=UTC)
 
 
 def _session():
@@ -481,7 +481,7 @@ def test_writer_two_compactions(tmp_path):
 
 
 @pytest.mark.parametrize("msg", [
-    UserMessage(uuid="u1", timestamp=datetime(2025, 1, 1, 0, 0, 0, 123456, tzinfo=timezone.utc), content="x"),
+    UserMessage(uuid="u1", timestamp=datetime(2025, 1, 1, 0, 0, 0, 123456, tzinfo=UTC), content="x"),
     AssistantMessage(uuid="a1", timestamp=TS, message_id="m1", content=[TextBlock(text="x")]),
 ], ids=["timestamp", "model"])
 def test_writer_round_trip_loses_nothing(tmp_path, msg):

@@ -174,7 +174,7 @@ def test_llm_graders_on_a_heuristic_judge_are_labelled_and_not_held_to_the_bar()
 # --- the CI check ---------------------------------------------------------------------------------
 
 
-def _check(report, *, library_only: bool) -> None:  # noqa: ANN001
+def _check(report, *, library_only: bool) -> None:
     for line in format_report(report):
         print(line)
     assert not report.errors, report.errors

@@ -4,7 +4,6 @@ claim is read back from the file itself, so the table cannot drift from what the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -17,6 +17,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from collections.abc import Sequence
 
 __all__ = ["add_grade_output_command", "run_grade_output", "grade_output"]
 
@@ -66,7 +67,7 @@ def _read_output(path: Path) -> tuple[str, list[dict[str, Any]] | None]:
 
 
 def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: list[str] | None = None,
-                 graders_dirs: list[Path] = ()) -> Any:
+                 graders_dirs: Sequence[Path] = ()) -> Any:
     """The :class:`~pytest_ctxeval.evaluation.Outcome` of grading ``output`` as compaction ``round``."""
     import tempfile
 
@@ -106,7 +107,7 @@ def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: 
     nine = len(parse_summary(text).sections) >= 5 if text else False
     config = base.config
     case = replace(base, summary=text, summary_message=text, post_messages=[boundary, *post], raw_reply=text,
-                   requests=[], compaction_request=None, post_tokens=estimate_messages(post, config),
+                   requests=[], compaction_request=None, post_tokens=estimate_messages(post, config) if config else estimate_messages(post),
                    origin="summary-file", strategy="claude_code" if nine else "saved_output",
                    summary_format=None if nine else FREE_FORM, is_last=True, generations=[])
     case.generations = [case]

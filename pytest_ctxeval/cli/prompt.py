@@ -16,6 +16,7 @@ import re
 import shutil
 from pathlib import Path
 from typing import Any
+from collections.abc import Sequence
 
 from ..errors import UsageError
 
@@ -102,7 +103,7 @@ def _sources(top: Path, search: list[Path], extra: list[Path]) -> list[tuple[str
     return out
 
 
-def origins(text: str, top: Path, *, search: list[Path], extra: list[Path] = ()) -> list[tuple[str, str]]:
+def origins(text: str, top: Path, *, search: list[Path], extra: Sequence[Path] = ()) -> list[tuple[str, str]]:
     """Each rendered line with ``file:line`` of the template line it comes from (found by its text;
     the first template in include order wins), or ``(rendered value)`` for text a variable or an
     expression produced."""

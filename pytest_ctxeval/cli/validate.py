@@ -15,7 +15,8 @@ import argparse
 import html
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ..errors import UsageError
 from ..grading.registry import CompactionCase, GraderRegistry, cases_from_run, cases_from_transcript, load_graders
@@ -174,7 +175,7 @@ def _rate(x: float | None) -> str:
 
 def table_rows(report: ValidationReport) -> list[tuple[str, ...]]:
     """The per-grader table: grader, kind, mutants, killed, kill rate, false alarms, collateral."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for s in report.graders.values():
         kind = s.kind + ("*" if s.heuristic else "")
         rows.append((s.grader, kind, str(s.mutants), str(s.killed), _rate(s.kill_rate), str(len(s.false_alarms)),

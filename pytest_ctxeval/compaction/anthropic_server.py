@@ -76,7 +76,7 @@ class AnthropicServer(BaseStrategy):
     def compact(self, state: CompactionState) -> Compacted:
         llm = state.llm
         context = [m for m in state.view if not isinstance(m, CompactBoundary)]
-        request = {"model": llm.model, "max_tokens": state.config.summary_output_reserve_tokens,
+        request: dict[str, Any] = {"model": llm.model, "max_tokens": state.config.summary_output_reserve_tokens,
                    "messages": to_api(media_stripped(context)), "context_management": {"edits": [self.edit(state)]}}
         kwargs = {**request, "betas": [BETA], "extra_headers": {
             "x-ctxeval-task": "compact", "x-ctxeval-context-window": str(state.config.context_window)}}

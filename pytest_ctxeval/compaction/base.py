@@ -37,7 +37,8 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable
 
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
@@ -50,6 +51,9 @@ from ..errors import CtxEvalError, ModelError, UsageError
 from ..core.ids import IdFactory
 from ..core.messages import CompactBoundary, UserMessage, Usage, to_api
 from .formats import SummaryFormat
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..llm import LLM
 
 __all__ = ["Strategy", "BaseStrategy", "CompactionState", "Compacted", "StrategyUnavailable", "scaled",
            "strategy_config", "tier_changes",
@@ -93,7 +97,7 @@ class CompactionState:
     view: list[Any]
     tokens: int
     config: EngineConfig
-    llm: Any
+    llm: LLM
     trigger: str = "auto"                       # auto | manual
     now: datetime | None = None
     ids: IdFactory | None = None
@@ -253,7 +257,7 @@ def option(strategy: str, name: str, value: Any, kind: type, *, low: float | Non
           bool: lambda v: isinstance(v, bool), str: lambda v: isinstance(v, str)}[kind](value)
     what = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}[kind]
     if ok and kind in (int, float):
-        if not math.isfinite(value) or low is not None and value < low or high is not None and value > high:
+        if not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high):
             ok = False
         if low is not None and high is not None:
             what += f" from {low:g} to {high:g}"

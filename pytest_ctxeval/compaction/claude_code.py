@@ -54,6 +54,8 @@ class ClaudeCode(BaseStrategy):
     def compact(self, state: CompactionState) -> Compacted:
         """A full compaction (003:177-277) of the view: the nine-section summary replaces it."""
         context = [m for m in state.view if not isinstance(m, CompactBoundary)]
+        if state.ids is None or state.now is None:
+            raise UsageError("the claude_code strategy needs CompactionState.now and .ids (the run's clock and ids)")
         result = compact_conversation(context, llm=state.llm, config=state.config, prompts=self.prompts,
                                       ids=state.ids, now=state.now, transcript_path=shown_transcript_path("session"),
                                       pre_tokens=state.tokens, trigger=state.trigger,

@@ -17,12 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection
 
-from ..errors import CtxEvalError
-from ..evaluation import Outcome, merge_usage
-from ..results import results_document
-from ..llm.pricing import cost_of
+from ..errors import CtxEvalError, ProviderError
+from ..evaluation import Outcome, evaluate_run, make_recompact, merge_usage, results_document
+from ..pricing import cost_of
+from .base import StrategyUnavailable
+from .driver import strategy_recompact
+from .loader import load_strategy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..grading import GraderRegistry, GraderSpec
+    from ..options import RunOptions
+    from ..scenarios import Scenario
 
 __all__ = ["StrategyResults", "run_strategies", "strategy_table", "format_strategy_table", "comparison_document",
            "note_for", "COMPARE_FORMAT"]
@@ -56,7 +64,8 @@ class StrategyResults:
     doc: dict[str, Any] = field(default_factory=dict)
 
 
-def run_strategies(scenarios: list[Any], specs: list[str], *, options: Any, registry: Any, graders: list[Any],
+def run_strategies(scenarios: list[Scenario], specs: list[str], *, options: RunOptions, registry: GraderRegistry,
+                   graders: list[GraderSpec],
                    session_root: Path | None = None, on_done: Callable[[str, str], None] | None = None) -> list[StrategyResults]:
     """Run every scenario under every strategy of ``specs`` and grade it with ``graders``."""
     from concurrent.futures import ThreadPoolExecutor
@@ -64,7 +73,7 @@ def run_strategies(scenarios: list[Any], specs: list[str], *, options: Any, regi
     from ..evaluate import Evaluator
     from ..runner import fresh_folder
 
-    strategies = [options.make_strategy(spec) for spec in specs]
+    strategies = [load_strategy(spec) for spec in specs]  # options.make_strategy(spec), never None
     names = [s.name for s in strategies]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -178,7 +187,7 @@ def _pct(rate: dict[str, Any]) -> str:
     return f"{rate['pass_rate']:.0%} ({rate['passed']}/{rate['graded']})"
 
 
-def _columns(header: tuple[str, ...], body: list[tuple[str, ...]], right: set[int] = frozenset()) -> list[str]:
+def _columns(header: tuple[str, ...], body: list[tuple[str, ...]], right: Collection[int] = frozenset()) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
 
     def line(cells: tuple[str, ...]) -> str:

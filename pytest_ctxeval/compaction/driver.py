@@ -23,17 +23,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.config import EngineConfig
 from ..engine.compact import CompactionFailed, CompactionResult
 from ..engine.dedupe import FileReadState
 from ..engine.microcompact import apply_cleared, freed_tokens
 from ..errors import PromptTooLongError
-from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, tool_uses
-from ..core.tokens import estimate_messages
-from .base import CompactionState, Compacted, StrategyUnavailable, strategy_config
-from .formats import FREE_FORM
+from ..messages import AssistantMessage, CompactBoundary, UserMessage, tool_uses
+from ..tokens import estimate_messages
+from .base import CompactionState, Compacted, Strategy, StrategyUnavailable, strategy_config
+from .formats import FREE_FORM, SummaryFormat
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
+    from ..grading import CompactionCase
+    from ..llm import LLM
 
 __all__ = ["StrategyDriver", "StrategyCompaction", "configure", "strategy_recompact", "summary_format_of"]
 
@@ -46,14 +52,14 @@ class StrategyCompaction(CompactionResult):
     context: list[Any] = field(default_factory=list)
 
     @property
-    def post_messages(self) -> list[Any]:  # type: ignore[override]
+    def post_messages(self) -> list[Any]:
         return list(self.context)
 
 
 class _NoDedupe(FileReadState):
     """Tier 2 off: a repeated read of an unchanged file returns the file again."""
 
-    def check_read(self, use: Any, content: str, *, in_context: set[str], **_: Any) -> None:  # noqa: ARG002
+    def check_read(self, use: Any, content: str, *, in_context: set[str], **_: Any) -> None:
         return None
 
 
@@ -68,7 +74,7 @@ def configure(strategy: Any, config: EngineConfig) -> EngineConfig:
     return strategy_config(config)
 
 
-def summary_format_of(strategy: Any) -> Any:
+def summary_format_of(strategy: Any) -> SummaryFormat | None:
     """The format graders read a strategy's summaries in: None for Claude Code's nine sections (the
     engine, or a ``ClaudeCode`` subclass), the strategy's ``summary_format``, else a free-form summary
     (facts searched in the whole post-compact context)."""
@@ -187,7 +193,7 @@ class StrategyDriver:
         post = [boundary, *context, *in_flight]
         result = StrategyCompaction(
             kind=done.kind or self.name, trigger=boundary.trigger, boundary=boundary,
-            summary_message=summary_message,  # type: ignore[arg-type] - None when there is no summary
+            summary_message=summary_message,  # type: ignore[arg-type]  # None when there is no summary
             summary=done.summary, raw_reply=done.raw_reply or done.summary,
             summarized=list(done.summarized if done.summarized is not None else state.messages),
             kept=[m for m in context if m is not summary_message], attachments=[], pre_tokens=state.tokens,
@@ -197,7 +203,7 @@ class StrategyDriver:
         return result
 
 
-def strategy_recompact(strategy: Any, llm: Any) -> Any:
+def strategy_recompact(strategy: Strategy, llm: LLM) -> Callable[[CompactionCase], CompactionCase | None]:
     """A ``case -> case`` that compacts a compaction's post-compact context once more with
     ``strategy`` (a manual compaction): the next generation for the drift grader."""
     from ..grading.registry import CompactionCase
@@ -223,7 +229,7 @@ def strategy_recompact(strategy: Any, llm: Any) -> Any:
         post = [m for m in done.messages if not isinstance(m, CompactBoundary)]
         summary = next((m for m in post if isinstance(m, UserMessage) and m.is_compact_summary), None)
         return CompactionCase(
-            source=case.source, index=case.index + 1, kind=done.kind or getattr(strategy, "name", "strategy"),
+            source=case.source, index=case.index + 1, kind=done.kind or str(getattr(strategy, "name", "strategy")),
             trigger="manual", summary=done.summary, summary_message=text_of(summary.content) if summary else "",
             summarized=context, history=case.history + [m for m in context if m not in case.history],
             post_messages=post, expect=case.expect, raw_reply=done.raw_reply, transcript_path=case.transcript_path,

@@ -24,12 +24,12 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
-from ..errors import UsageError
-from ..core.messages import UserMessage, from_api, text_of, to_api, validate_api
+from ..messages import UserMessage, from_api, text_of, to_api, validate_api
 from .base import BaseStrategy, Compacted, CompactionState, option
 from .formats import FREE_FORM
 

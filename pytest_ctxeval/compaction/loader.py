@@ -21,7 +21,8 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from ..errors import UsageError
 from .base import Strategy
@@ -90,7 +91,7 @@ def _scan(text: str) -> Iterator[tuple[str, int, bool, bool]]:
 def _balanced(text: str) -> bool:
     """Parentheses outside quoted values balance, and quoted values close."""
     depth, still_open = 0, False
-    for _, depth, _, still_open in _scan(text):
+    for _, depth, _, still_open in _scan(text):  # noqa: B007 - the last values are read after the loop
         if depth < 0:
             return False
     return depth == 0 and not still_open
@@ -194,7 +195,7 @@ def _import(target: str, spec: str) -> Any:
     return obj
 
 
-def load_strategy(spec: str | Any) -> Any:
+def load_strategy(spec: str | Any) -> Strategy:
     """The strategy a spec names (see the module docstring); a strategy object is returned as is.
 
     >>> load_strategy("codex").name
@@ -214,7 +215,7 @@ def load_strategy(spec: str | Any) -> Any:
 
     if is_compact_function(obj):  # a plain compact(messages, *, instructions=None) function
         strategy = FunctionStrategy(obj, **options)
-    elif isinstance(obj, type) or callable(obj) and not isinstance(obj, Strategy):
+    elif isinstance(obj, type) or (callable(obj) and not isinstance(obj, Strategy)):
         try:
             strategy = obj(**options)
         except UsageError:
@@ -234,6 +235,6 @@ def _check(strategy: Any, spec: str) -> None:
     if missing:
         raise UsageError(f"strategy {spec!r}: {type(strategy).__name__} is not a strategy: it lacks "
                          f"{', '.join(missing)} (see pytest_ctxeval.compaction.Strategy)")
-    name = getattr(strategy, "name")
+    name = strategy.name
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][\w.-]*", name):
         raise UsageError(f"strategy {spec!r}: its name must be letters, digits, '_', '.' or '-'; got {name!r}")

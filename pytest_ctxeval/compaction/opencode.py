@@ -159,9 +159,9 @@ def serialise(messages: list[Any], cut: int) -> str:
         if isinstance(m, AttachmentMessage):
             add("User", m.content)
         elif isinstance(m, UserMessage):
-            for block in tool_results(m):
-                text = result_text(block)
-                add("Tool error" if block.is_error else "Tool result",
+            for res in tool_results(m):
+                text = result_text(res)
+                add("Tool error" if res.is_error else "Tool result",
                     text if len(text) <= cut else text[:cut] + f" [… {len(text) - cut:,} more characters cut]")
             text = text_of(m.content)
             if text.strip():

@@ -258,7 +258,7 @@ class EngineConfig(BaseModel):
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
-    def for_window(cls, context_window: int = REFERENCE_WINDOW, /, **overrides: Any) -> "EngineConfig":
+    def for_window(cls, context_window: int = REFERENCE_WINDOW, /, **overrides: Any) -> EngineConfig:
         """The seed constants scaled to ``context_window`` (see the module docstring), then
         ``overrides`` applied unscaled. Unknown or invalid overrides raise :class:`UsageError`
         naming the field."""
@@ -282,7 +282,7 @@ class EngineConfig(BaseModel):
         except ValidationError as exc:
             raise UsageError(_describe(exc, "config")) from None
 
-    def replace(self, **changes: Any) -> "EngineConfig":
+    def replace(self, **changes: Any) -> EngineConfig:
         try:
             return type(self)(**{**self.model_dump(), **changes})
         except ValidationError as exc:

@@ -206,7 +206,7 @@ def check_results(doc: Any, *, version: int = 1) -> None:
             _want(_opt(value, (list,)) and all(isinstance(m, str) for m in value or []),
                   ("usage", key), "expected a list of model names")
             continue
-        _want(value is None or isinstance(value, (int, float, dict)) and not isinstance(value, bool),
+        _want(value is None or (isinstance(value, (int, float, dict)) and not isinstance(value, bool)),
               ("usage", key), "expected a number")
     scenarios = doc.get("scenarios", [])
     _want(isinstance(scenarios, list), ("scenarios",), "expected a list of scenario results")

@@ -11,7 +11,7 @@ the command line) naming the file, the line or field and the limit; nothing is t
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 __all__ = [
     "MAX_YAML_ALIASES", "MAX_YAML_NODES", "MAX_NESTING", "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS",
@@ -69,8 +69,8 @@ MAX_LINE_BYTES = 128 * 1024 * 1024
 
 #: The span a timestamp (a scenario's ``start:``/``at:``, a transcript record's) must lie in, in UTC:
 #: the replay clock adds up to ten years of gaps and must stay a valid date.
-EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=timezone.utc)
-LATEST_TIME = datetime(9000, 1, 1, tzinfo=timezone.utc)
+EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_TIME = datetime(9000, 1, 1, tzinfo=UTC)
 
 
 def check_time(value: datetime) -> datetime:
@@ -82,7 +82,7 @@ def check_time(value: datetime) -> datetime:
     ...
     ValueError: 9999-12-31T23:59:00+00:00 is outside 1970-01-01..9000-01-01 UTC (limits.EARLIEST_TIME, limits.LATEST_TIME)
     """
-    aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    aware = value if value.tzinfo else value.replace(tzinfo=UTC)
     try:
         ok = EARLIEST_TIME <= aware <= LATEST_TIME  # the comparison is done in UTC; it cannot overflow
     except OverflowError:

@@ -14,8 +14,9 @@ API error in a real agent, which is exactly what the ``tool_pairing`` grader loo
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
-from typing import Annotated, Any, Iterable, Literal, Union
+from datetime import datetime, UTC
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
@@ -29,7 +30,7 @@ __all__ = [
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class _Block(BaseModel):
@@ -93,10 +94,10 @@ def _block_tag(known: frozenset[str]) -> Any:
     return tag
 
 
-ResultContent = Annotated[Union[TextBlock, ImageBlock, DocumentBlock], Field(discriminator="type")]
+ResultContent = Annotated[TextBlock | ImageBlock | DocumentBlock, Field(discriminator="type")]
 #: What a tool_result's list may hold when read: the modelled types, anything else as an OpaqueBlock.
-ResultItem = Annotated[Union[Annotated[TextBlock, Tag("text")], Annotated[ImageBlock, Tag("image")],
-                             Annotated[DocumentBlock, Tag("document")], Annotated[OpaqueBlock, Tag("opaque")]],
+ResultItem = Annotated[Annotated[TextBlock, Tag("text")] | Annotated[ImageBlock, Tag("image")]
+                       | Annotated[DocumentBlock, Tag("document")] | Annotated[OpaqueBlock, Tag("opaque")],
                        Discriminator(_block_tag(frozenset({"text", "image", "document"})))]
 
 
@@ -109,17 +110,20 @@ class ToolResultBlock(_Block):
 
 #: The modelled block types, strict (scenario files: a misspelt type is an error there).
 ContentBlock = Annotated[
-    Union[TextBlock, ImageBlock, DocumentBlock, ThinkingBlock, RedactedThinkingBlock,
-          ToolUseBlock, ToolResultBlock],
+    TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock,
     Field(discriminator="type"),
 ]
 _KNOWN = {"text": TextBlock, "image": ImageBlock, "document": DocumentBlock, "thinking": ThinkingBlock,
           "redacted_thinking": RedactedThinkingBlock, "tool_use": ToolUseBlock, "tool_result": ToolResultBlock}
 #: A block of a message: a modelled type (validated as strictly as :data:`ContentBlock`), any other
 #: type kept whole as an :class:`OpaqueBlock`.
-Block = Annotated[Union[tuple(Annotated[cls, Tag(name)] for name, cls in _KNOWN.items())  # type: ignore[misc]
-                        + (Annotated[OpaqueBlock, Tag("opaque")],)],
-                  Discriminator(_block_tag(frozenset(_KNOWN)))]
+if TYPE_CHECKING:  # the same union, spelled out for the type checker (it cannot read the computed one)
+    Block = (TextBlock | ImageBlock | DocumentBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock
+             | ToolResultBlock | OpaqueBlock)
+else:
+    Block = Annotated[Union[tuple(Annotated[cls, Tag(name)] for name, cls in _KNOWN.items())  # noqa: UP007 - a computed Union
+                            + (Annotated[OpaqueBlock, Tag("opaque")],)],
+                      Discriminator(_block_tag(frozenset(_KNOWN)))]
 
 
 class Usage(BaseModel):
@@ -184,7 +188,7 @@ class AttachmentMessage(_Message):
 
 
 Message = Annotated[
-    Union[UserMessage, AssistantMessage, CompactBoundary, AttachmentMessage],
+    UserMessage | AssistantMessage | CompactBoundary | AttachmentMessage,
     Field(discriminator="kind"),
 ]
 
@@ -347,6 +351,7 @@ def to_api(messages: Iterable[Any]) -> list[dict[str, Any]]:
     come first, as the API requires.
     """
     out: list[dict[str, Any]] = []
+    content: str | list[dict[str, Any]]
     for message in messages:
         if isinstance(message, CompactBoundary):
             continue

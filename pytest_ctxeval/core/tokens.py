@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from .config import EngineConfig
 from .messages import (

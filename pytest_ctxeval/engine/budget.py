@@ -31,7 +31,8 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ..core.config import EngineConfig
 from ..core.messages import ImageBlock, DocumentBlock, TextBlock, ToolResultBlock, UserMessage, result_text

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from collections.abc import Collection, Sequence
 
 from ..llm.whole import whole_reply
 from ..core.config import EngineConfig
@@ -52,7 +53,7 @@ class CompactionFailed(CtxEvalError):
     """A compaction attempt produced nothing usable; counts toward the circuit breaker."""
 
     def __init__(self, reason: str, request: dict[str, Any] | None = None, raw_reply: str | None = None,
-                 ptl_steps: list["PtlStep"] | None = None):
+                 ptl_steps: list[PtlStep] | None = None):
         super().__init__(reason)
         self.reason = reason
         self.request = request
@@ -171,8 +172,8 @@ def fit_attachment(header: str, body: str, tokens: int, config: EngineConfig) ->
 
 def build_attachments(
     *, files: list[ReadRecord], skills: list[tuple[str, str]], plan: str | None, config: EngineConfig,
-    ids: IdFactory, now: datetime, exclude_paths: set[str] = frozenset(),
-    tools: list[str] = (), mcp_servers: dict[str, str] | None = None,
+    ids: IdFactory, now: datetime, exclude_paths: Collection[str] = frozenset(),
+    tools: Sequence[str] = (), mcp_servers: dict[str, str] | None = None,
 ) -> list[AttachmentMessage]:
     """The context re-injected after compaction (003:590-612, 000:154-160, 004:520-528): recently
     read files, invoked skills, the current plan, each within its budget, then the tool and MCP
@@ -209,7 +210,7 @@ def build_attachments(
     return out
 
 
-def tool_deltas(tools: list[str], mcp_servers: dict[str, str], *, ids: IdFactory, now: datetime) -> list[AttachmentMessage]:
+def tool_deltas(tools: Sequence[str], mcp_servers: dict[str, str], *, ids: IdFactory, now: datetime) -> list[AttachmentMessage]:
     """The tool and MCP instruction deltas (000:160, 003:238-239, 003:610): what tools and MCP
     servers are available, announced when the session starts and again after every compaction
     ("compaction ate the earlier delta attachments; the full delta is generated again from the

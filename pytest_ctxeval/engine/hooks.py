@@ -80,7 +80,7 @@ class HookSet:
     hooks: list[Hook] = field(default_factory=list)
 
     @classmethod
-    def from_mapping(cls, mapping: dict[str, list[Any]] | None) -> "HookSet":
+    def from_mapping(cls, mapping: dict[str, list[Any]] | None) -> HookSet:
         """From a scenario's ``hooks:`` (event -> entries with ``output``, ``matcher``, ``block``)."""
         out = []
         for event, entries in (mapping or {}).items():

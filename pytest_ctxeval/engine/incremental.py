@@ -54,7 +54,7 @@ class IncrementalView:
     """Tiers 1-3, the token count and the request body, kept message by message (see the module
     docstring). Same interface as :class:`~.naive.NaiveView`."""
 
-    def __init__(self, cm: "ContextManager"):
+    def __init__(self, cm: ContextManager):
         self.cm = cm
         self._reset()
 

@@ -25,7 +25,8 @@ A request view object (this one or :class:`~.incremental.IncrementalView`) answe
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from ..core.messages import to_api, tool_results
 from ..core.tokens import anchor_tokens, count_tokens, estimate_api_request
@@ -38,13 +39,13 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["NaiveView", "emit_budget", "emit_microcompact"]
 
 
-def emit_budget(cm: "ContextManager", decisions: list[BudgetDecision]) -> None:
+def emit_budget(cm: ContextManager, decisions: list[BudgetDecision]) -> None:
     """One ``budget/persisted`` event per tier-1 decision, in the order taken."""
     for d in decisions:
         cm.emit("budget", "persisted", ids=[d.tool_use_id], detail=d.detail)
 
 
-def emit_microcompact(cm: "ContextManager", minutes: float | None, new: list[str], edits: list[dict[str, str]],
+def emit_microcompact(cm: ContextManager, minutes: float | None, new: list[str], edits: list[dict[str, str]],
                       tokens: int, freed_all: Callable[[], int]) -> None:
     """The tier-3 event of a request, if it cleared anything: ``freed_all()`` gives the tokens the
     newly cleared results took in the whole view (the event's before/after difference)."""
@@ -67,7 +68,7 @@ def _anchor_index(messages: list[Any]) -> int:
 class NaiveView:
     """Tiers 1-3 re-applied to the whole context on every request (O(history) per request)."""
 
-    def __init__(self, cm: "ContextManager"):
+    def __init__(self, cm: ContextManager):
         self.cm = cm
         self._current: list[Any] = []
 

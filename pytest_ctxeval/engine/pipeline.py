@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from collections.abc import Sequence
 
 from ..llm.whole import whole_reply
 from ..core.config import EngineConfig
@@ -383,7 +384,7 @@ class ContextManager:
             return "the circuit breaker has tripped: auto-compaction is off for the session"
         return "this turn's auto-compaction failed"
 
-    def _attachments(self, now: datetime, kept: list[Any] = ()) -> list[Any]:
+    def _attachments(self, now: datetime, kept: Sequence[Any] = ()) -> list[Any]:
         kept_paths = {u.input.get("file_path") for m in kept for u in tool_uses(m) if u.name == "Read"}
         return build_attachments(files=self.reads.recent_files(), skills=self.skills, plan=self.plan,
                                  config=self.config, ids=self.ids, now=now,
@@ -525,7 +526,7 @@ class ContextManager:
         return result
 
     def _full(self, now: datetime, view: list[Any], tokens: int, trigger: str, instructions: str | None,
-              history_before: list[Any], in_flight: list[Any] = ()) -> CompactionResult | None:
+              history_before: list[Any], in_flight: Sequence[Any] = ()) -> CompactionResult | None:
         go, instructions = self._pre_compact(trigger, instructions, tokens)
         if not go:
             return None

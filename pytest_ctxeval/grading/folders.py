@@ -27,7 +27,8 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from ..errors import CtxEvalError, TranscriptError, UsageError
 
@@ -142,7 +143,7 @@ def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
             row["verdicts"] = [{"grader": v.grader, "status": v.status, "score": round(v.score, 4),
                                 "reasons": list(v.reasons)} for v in by_index.get(c.index, [])]
         result.compactions.append(row)
-    if spent_before is not None:
+    if spent_before is not None and judge is not None:
         result.usage = _spent(spent_before, judge.llm.usage.as_dict())
     result.seconds = time.perf_counter() - start
     return result
@@ -189,8 +190,8 @@ def grade_paths(files: list[Path], *, grader_names: list[str] | None = None, gra
                 bar.step(r)
             yield r
     else:
-        with ProcessPoolExecutor(max_workers=workers, initializer=None if forked else _setup,
-                                 initargs=() if forked else (grader_names, dirs, options)) as pool:
+        setup: dict[str, Any] = {} if forked else {"initializer": _setup, "initargs": (grader_names, dirs, options)}
+        with ProcessPoolExecutor(max_workers=workers, **setup) as pool:
             futures = [pool.submit(_worker_grade, str(f), strict) for f in files]
             for fut in as_completed(futures):
                 r = fut.result()
@@ -241,7 +242,7 @@ def folder_document(results: list[SessionResult], *, paths: list[str], graders: 
                     seconds: float) -> dict[str, Any]:
     """The folder report as data (what ``--json`` writes and the text, Markdown and HTML show)."""
     results = sorted(results, key=lambda r: r.path)
-    by_grader = {g: Counter() for g in graders}
+    by_grader: dict[str, Counter[str]] = {g: Counter() for g in graders}
     by_version: dict[str, dict[str, Any]] = {}
     failures, inherited = [], []
     for r in results:

@@ -160,7 +160,7 @@ class Judge:
             return self.env.get_template(f"{rubric}.j2").render(fence=fence, **data).strip()
         except jinja2.TemplateNotFound:
             raise GraderError(f"rubric {rubric!r} not found (looked for {rubric}.j2 in "
-                              f"{', '.join(self.env.loader.searchpath)})") from None  # type: ignore[attr-defined]
+                              f"{', '.join(self.env.loader.searchpath)})") from None  # type: ignore[union-attr]
         except jinja2.TemplateError as exc:
             raise GraderError(f"rubric {rubric}.j2: {exc}") from None
 
@@ -182,7 +182,7 @@ class Judge:
             req["output_config"] = {"format": {"type": "json_schema", "schema": _schema()}}
         return req
 
-    def view(self) -> "Judge":
+    def view(self) -> Judge:
         """This judge on a view of its model (:meth:`pytest_ctxeval.llm.LLM.view`): the same
         requests and cassettes, usage totals of its own (one scenario's, in a concurrent run)."""
         import copy
@@ -268,8 +268,6 @@ class Judge:
 
     def flush(self) -> int:
         """Send the requests set aside since the last flush as one Message Batch; how many."""
-        from ..llm.cassettes import request_key
-
         with self._stage_lock:
             pending, self._deferred = list(self._deferred.items()), {}
         if not pending:

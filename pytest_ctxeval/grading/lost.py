@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from ..reading.extract import (
     edited_files, failing_results, file_mentioned, latest_todos, message_fragments, person_messages,

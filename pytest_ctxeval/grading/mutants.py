@@ -23,7 +23,8 @@ import dataclasses
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 from pathlib import PurePath
 
 from ..core.messages import plain_text
@@ -56,7 +57,7 @@ class Mutant:
     @classmethod
     def of(cls, case: Any, *, what: str, text: str = "", summary: str | None = None,
            summary_message: str | None = None, post_messages: list[Any] | None = None,
-           targets: Iterable[str] | None = None) -> "Mutant":
+           targets: Iterable[str] | None = None) -> Mutant:
         """A mutant of ``case`` with a new summary (the summary message follows it: the old summary
         text inside it is replaced), a new summary message, or new kept messages."""
         changes: dict[str, Any] = {}
@@ -218,7 +219,7 @@ class MutationSet:
                               f"and {spec.origin}; rename one")
         self.specs[spec.name] = spec
 
-    def __iter__(self):  # noqa: ANN204
+    def __iter__(self):
         return iter(self.specs.values())
 
     def targeting(self, grader: str, declared: Iterable[str] = ()) -> list[str]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ..reading.extract import (
     LONG_MESSAGE_CHARS, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
@@ -76,7 +77,7 @@ def _rewrite_message(case: Any, rng: random.Random, change: Callable[[str, rando
         new = change(p.text, rng)
         if not new or normalize_ws(new) == normalize_ws(p.text):
             continue
-        summary = _edit_section(case, "user_messages", lambda seg: flexible(p.text).sub(lambda _m: new, seg))
+        summary = _edit_section(case, "user_messages", lambda seg: flexible(p.text).sub(lambda _m: new, seg))  # noqa: B023 - called at once
         if summary is None:
             continue
         mutant = Mutant.of(case, summary=summary, what=f"{what} a user message", text=new)
@@ -201,7 +202,7 @@ def _latest_change(case: Any, change: Callable[[str], str], what: str) -> list[M
         return []
     summary = case.summary
     for f in fragments:
-        summary = flexible(f).sub(lambda _m: change(f), summary)
+        summary = flexible(f).sub(lambda _m: change(f), summary)  # noqa: B023 - called at once
     mutant = Mutant.of(case, summary=summary, what=what, text=normalize_ws(last.text)[:300])
     if _in(fragments, context_text(mutant.case)):
         return []
@@ -331,7 +332,7 @@ def _drop_fact(case: Any, rng: random.Random, kind: str, facts: list[str], hit: 
     pool = [f for f in facts if hit(f, section.body) and gone(f, kept)]
     rng.shuffle(pool)
     for fact in pool:
-        summary = _edit_section(case, kind, lambda seg, f=fact: drop_matching_lines(seg, lambda l: hit(f, l)))
+        summary = _edit_section(case, kind, lambda seg: drop_matching_lines(seg, lambda l: hit(fact, l)))  # noqa: B023 - called at once
         if summary is None:
             continue
         mutant = Mutant.of(case, summary=summary, what=f"{what} from section '{section.title}'", text=fact)
@@ -352,7 +353,7 @@ def _drop_everywhere(case: Any, own: str, kinds: list[str], pool: list[Any], hit
     for fact in pool:
         current, summary = case, case.summary
         for kind in kinds:
-            edited = _edit_section(current, kind, lambda seg: drop_matching_lines(seg, lambda l: hit(fact, l)))
+            edited = _edit_section(current, kind, lambda seg: drop_matching_lines(seg, lambda l: hit(fact, l)))  # noqa: B023 - called at once
             if edited is not None:
                 summary = edited
                 current = Mutant.of(case, summary=summary, what="", text="").case

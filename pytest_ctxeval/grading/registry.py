@@ -25,7 +25,8 @@ import traceback
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Iterable
 
 from ..errors import GraderError, ProviderError
 from ..core.redact import scrub_output
@@ -34,6 +35,14 @@ from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plai
 from ..scenario.schema import Expectations
 from ..reading.summary import ParsedSummary, parse_summary
 from ..core.tokens import estimate_messages
+
+if TYPE_CHECKING:  # for annotations only: these modules import this one
+    from .compaction.formats import SummaryFormat
+    from .config import EngineConfig
+    from .judging import Judge
+    from .planted import PlantedFact
+    from .runner import RunResult
+    from .transcript import Transcript
 
 __all__ = [
     "Verdict", "Status", "CompactionCase", "GraderSpec", "grader", "GraderRegistry", "load_graders",
@@ -74,24 +83,24 @@ class Verdict:
         return self.status == "pass"
 
     @classmethod
-    def passed_(cls, *reasons: str, score: float = 1.0, **evidence: Any) -> "Verdict":
+    def passed_(cls, *reasons: str, score: float = 1.0, **evidence: Any) -> Verdict:
         return cls("pass", score, list(reasons), evidence)
 
     @classmethod
-    def failed(cls, *reasons: str, score: float = 0.0, **evidence: Any) -> "Verdict":
+    def failed(cls, *reasons: str, score: float = 0.0, **evidence: Any) -> Verdict:
         return cls("fail", score, list(reasons), evidence)
 
     @classmethod
-    def not_applicable(cls, reason: str, **evidence: Any) -> "Verdict":
+    def not_applicable(cls, reason: str, **evidence: Any) -> Verdict:
         return cls("n/a", 1.0, [reason], evidence)
 
     @classmethod
-    def ungraded(cls, reason: str, **evidence: Any) -> "Verdict":
+    def ungraded(cls, reason: str, **evidence: Any) -> Verdict:
         return cls("ungraded", 0.0, [reason], evidence)
 
     @classmethod
     def from_fraction(cls, found: int, total: int, missing_reasons: list[str], ok_reason: str,
-                      **evidence: Any) -> "Verdict":
+                      **evidence: Any) -> Verdict:
         """Pass when nothing is missing; the score is the fraction found."""
         score = found / total if total else 1.0
         if missing_reasons:
@@ -132,21 +141,21 @@ class CompactionCase:
     turn: int | None = None
     origin: str = "engine"                      # engine | transcript | summary-file
     line: int | None = None                     # transcript line of the summary, when known
-    config: Any = field(default=None, repr=False)       # the EngineConfig of the run (engine cases)
+    config: EngineConfig | None = field(default=None, repr=False)   # the EngineConfig of the run (engine cases)
     is_last: bool = True                        # the last compaction of its run or transcript
-    generations: list["CompactionCase"] = field(default_factory=list, repr=False)  # all of the run's cases
-    judge: Any = field(default=None, repr=False)        # a pytest_ctxeval.grading.judging.Judge for llm graders
-    recompact: Any = field(default=None, repr=False)    # case -> case: compact the post-compact context again
+    generations: list[CompactionCase] = field(default_factory=list, repr=False)  # all of the run's cases
+    judge: Judge | None = field(default=None, repr=False)           # the judge of the llm graders
+    recompact: Callable[[CompactionCase], CompactionCase | None] | None = field(default=None, repr=False)  # case -> case: compact the post-compact context again
     final_context: list[Any] = field(default_factory=list, repr=False)  # the run's context at its end (last case)
     #: The compaction strategy that made this compaction (pytest_ctxeval.compaction), and its summary
     #: format (a SummaryFormat; None: Claude Code's nine sections).
     strategy: str = "claude_code"
-    summary_format: Any = field(default=None, repr=False)
+    summary_format: SummaryFormat | None = field(default=None, repr=False)
     #: The Claude Code version that wrote this compaction (a real transcript's boundary), None for an
     #: engine run: graders hold a real summary to what its version promised (pytest_ctxeval.grading.versions).
     version: str | None = None
-    #: The scenario's planted facts (pytest_ctxeval.scenario.planted.PlantedFact), for facts_survive and stale_values.
-    facts: list[Any] = field(default_factory=list, repr=False)
+    #: The scenario's planted facts (pytest_ctxeval.planted.PlantedFact), for facts_survive and stale_values.
+    facts: list[PlantedFact] = field(default_factory=list, repr=False)
 
     @cached_property
     def sections(self) -> ParsedSummary:
@@ -193,7 +202,7 @@ class CompactionCase:
         at = f"turn {self.turn}" if self.turn is not None else (f"line {self.line}" if self.line else "")
         return f"compaction {self.index} ({self.trigger}{', ' + at if at else ''})"
 
-    def person_messages(self):  # noqa: ANN201 - a list of PersonMessage
+    def person_messages(self):
         """Person-typed messages of the whole session up to this compaction."""
         return person_messages(self.history)
 
@@ -287,7 +296,7 @@ class GraderRegistry:
     def names(self) -> list[str]:
         return list(self._specs)
 
-    def __iter__(self):  # noqa: ANN204
+    def __iter__(self):
         return iter(self._specs.values())
 
     def __len__(self) -> int:
@@ -426,7 +435,7 @@ def load_graders(extra_dirs: Iterable[str | Path] = (), *, builtins: bool = True
 # Building cases
 
 
-def cases_from_run(run: Any) -> list[CompactionCase]:
+def cases_from_run(run: RunResult) -> list[CompactionCase]:
     """One case per compaction of a :class:`~pytest_ctxeval.runner.RunResult`."""
     from ..engine.pipeline import shown_transcript_path
 
@@ -458,7 +467,7 @@ def _link(cases: list[CompactionCase]) -> None:
         case.generations = cases
 
 
-def cases_from_transcript(transcript: Any, *, expect: Expectations | None = None,
+def cases_from_transcript(transcript: Transcript, *, expect: Expectations | None = None,
                           summary_text: str | None = None) -> list[CompactionCase]:
     """Cases for a real transcript: one per compaction in it; or, with ``summary_text``, a single
     case grading that text as a summary of the whole conversation."""

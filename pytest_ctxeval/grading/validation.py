@@ -25,7 +25,8 @@ are printed, labelled as a heuristic, and not held to ``--min-kill``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from .registry import CompactionCase, GraderRegistry, GraderSpec, Verdict
 from .mutants import MutationSpec

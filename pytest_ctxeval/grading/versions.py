@@ -31,6 +31,14 @@ Version = tuple[int, ...]
 State = Literal["yes", "no", "unknown"]
 
 
+def _at(text: str) -> Version:
+    """A version of the table below (each is readable: tests/test_versions.py reads every row)."""
+    v = parse_version(text)
+    if v is None:
+        raise ValueError(f"not a version: {text!r}")
+    return v
+
+
 def parse_version(text: str | None) -> Version | None:
     """``"2.1.49"`` -> ``(2, 1, 49)``; None for a missing or unreadable version (engine runs write
     ``ctxeval``).
@@ -63,11 +71,11 @@ class Behaviour:
         v = parse_version(version)
         if v is None:
             return "unknown"
-        if self.seen_from and parse_version(self.seen_from) <= v and (
-                self.seen_until is None or v <= parse_version(self.seen_until)):
+        if self.seen_from and _at(self.seen_from) <= v and (
+                self.seen_until is None or v <= _at(self.seen_until)):
             return "yes"
-        if self.absent_from and parse_version(self.absent_from) <= v and (
-                self.absent_until is None or v <= parse_version(self.absent_until)):
+        if self.absent_from and _at(self.absent_from) <= v and (
+                self.absent_until is None or v <= _at(self.absent_until)):
             return "no"
         return "unknown"
 

@@ -76,7 +76,7 @@ class Gate:
         #: without being sent, so a dead endpoint is not asked again by every grader.
         self.failed: ProviderError | None = None
 
-    def __enter__(self) -> "Gate":
+    def __enter__(self) -> Gate:
         self._sem.acquire()
         return self
 
@@ -285,7 +285,7 @@ class LLM:
             futures = [pool.submit(one, r) for r in requests]
             return first + [f.result() for f in futures]  # a ProviderError propagates from here
 
-    def view(self) -> "LLM":
+    def view(self) -> LLM:
         """This model with usage totals of its own (same client, gate, cassettes and cache): what
         one scenario spent while others run beside it on the same model."""
         import copy

@@ -86,8 +86,8 @@ def run_batch(llm: LLM, requests: list[dict[str, Any]], *, poll_seconds: float =
             continue
         kind = item.result.type
         if kind == "errored":
-            err = getattr(item.result.error, "error", None)
-            detail = (f"{getattr(err, 'type', 'error')}: {getattr(err, 'message', '')}" if err is not None
+            cause = getattr(item.result.error, "error", None)
+            detail = (f"{getattr(cause, 'type', 'error')}: {getattr(cause, 'message', '')}" if cause is not None
                       else "no error detail")
             results[i] = ModelError(f"{task} request in batch {batch.id} errored ({detail})")
             continue

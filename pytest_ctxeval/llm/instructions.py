@@ -68,15 +68,15 @@ class Instruction:
     def _opposite(self) -> re.Pattern[str] | None:
         return re.compile(self.opposite) if self.opposite else None
 
-    def about(self, sentence: "Sentence") -> bool:
+    def about(self, sentence: Sentence) -> bool:
         """Whether the sentence is about this instruction's subject."""
         return (self.section is not None and sentence.section == self.section) or _unnegated(self._subject, sentence.text)
 
-    def asks(self, sentence: "Sentence") -> bool:
+    def asks(self, sentence: Sentence) -> bool:
         """Whether the sentence asks for this instruction (subject, an un-negated ask term)."""
         return self.about(sentence) and _unnegated(self._ask, sentence.text)
 
-    def opposes(self, sentence: "Sentence") -> bool:
+    def opposes(self, sentence: Sentence) -> bool:
         """Whether the sentence is about the subject and asks for the opposite (or negates the ask)."""
         if not (self.about(sentence) or self._subject.search(sentence.text)):  # "no code": still about code
             return False

@@ -227,9 +227,9 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
                     earlier.append(b["text"])
                 else:
                     keep.append(b)
-            parts = split_merged(keep)
-            cleaned += [{"role": "user", "content": part} for part in parts[:-1]]
-            keep = parts[-1] if parts else []
+            pieces = split_merged(keep)
+            cleaned += [{"role": "user", "content": part} for part in pieces[:-1]]
+            keep = pieces[-1] if pieces else []
             if keep:
                 cleaned.append({"role": "user", "content": keep})
         else:
@@ -239,8 +239,8 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
     facts = _Facts(history, carry)
     tags = snapshot_tags(instruction)
     if tags:  # Gemini CLI's XML state snapshot
-        parts = [f"    <{tag}>\n{_indent(facts.section(kind).rstrip(), 8)}\n    </{tag}>" for tag, kind in tags]
-        return "<state_snapshot>\n" + "\n".join(parts) + "\n</state_snapshot>"
+        snapshot = [f"    <{tag}>\n{_indent(facts.section(kind).rstrip(), 8)}\n    </{tag}>" for tag, kind in tags]
+        return "<state_snapshot>\n" + "\n".join(snapshot) + "\n</state_snapshot>"
     sections = prompt_sections(instruction)
     # The <analysis>/<summary> layout is Claude Code's; a prompt that does not ask for it (another
     # strategy's) gets its sections as plain text.

@@ -153,7 +153,8 @@ def translate(text: str, table: dict[str, str] | None) -> str:
     phrases = sorted(table, key=len, reverse=True)
     lines = []
     for line in text.split("\n"):
-        head = re.match(r"^\s*(?:- )?", line).group(0)
+        lead = re.match(r"^\s*(?:- )?", line)  # always matches (every part is optional)
+        head = lead.group(0) if lead else ""
         rest = line[len(head):]
         for english in phrases:
             if rest.startswith(english):

@@ -31,7 +31,7 @@ __all__ = ["ApiServer"]
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: one connection serves many requests
-    server: "_Server"
+    server: _Server
 
     def setup(self) -> None:
         super().setup()
@@ -74,7 +74,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    owner: "ApiServer"
+    owner: ApiServer
 
 
 class ApiServer:
@@ -97,7 +97,7 @@ class ApiServer:
         if self._server is None:
             raise RuntimeError("the server is not running; call start() or use it in a with block")
         host, port = self._server.server_address[:2]
-        return f"{host}:{port}"
+        return f"{host!s}:{port}"
 
     @property
     def url(self) -> str:
@@ -111,19 +111,7 @@ class ApiServer:
         """The environment that points the ``anthropic`` backend at this server."""
         return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": self.wire.api_key}
 
-    def bedrock_environ(self) -> dict[str, str]:
-        """The environment for ``--ctxeval-provider bedrock`` against this server: AWS keys the
-        server verifies SigV4 signatures with, a region, and ``ANTHROPIC_BEDROCK_BASE_URL``."""
-        return {"AWS_ACCESS_KEY_ID": self.wire.aws.access_key, "AWS_SECRET_ACCESS_KEY": self.wire.aws.secret_key,
-                "AWS_REGION": "us-east-1", "ANTHROPIC_BEDROCK_BASE_URL": self.url}
-
-    def vertex_environ(self) -> dict[str, str]:
-        """The environment for ``--ctxeval-provider vertex`` against this server (an access token,
-        so no Google login is needed)."""
-        return {"ANTHROPIC_VERTEX_ACCESS_TOKEN": self.wire.api_key, "CLOUD_ML_REGION": "us-east5",
-                "ANTHROPIC_VERTEX_PROJECT_ID": "ctxeval-test", "ANTHROPIC_VERTEX_BASE_URL": self.vertex_url}
-
-    def start(self) -> "ApiServer":
+    def start(self) -> ApiServer:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(target=self._server.serve_forever, name="ctxeval-api-server", daemon=True)
@@ -136,7 +124,7 @@ class ApiServer:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "ApiServer":
+    def __enter__(self) -> ApiServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

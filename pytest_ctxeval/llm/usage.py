@@ -66,7 +66,7 @@ def priced(totals: dict[str, Any], by_model: dict[str, dict[str, int]]) -> dict[
     """``totals`` with dollars per model and in all, and the models that have no price."""
     from .pricing import cost_of, price_for
 
-    rows = {k: dict(v) for k, v in sorted(by_model.items())}
+    rows: dict[str, dict[str, Any]] = {k: dict(v) for k, v in sorted(by_model.items())}
     unpriced = []
     for model, row in rows.items():
         row["usd"] = cost_of(model, row)

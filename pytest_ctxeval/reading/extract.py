@@ -12,11 +12,12 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
-from ..core.messages import (
-    AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text, text_of, tool_results,
-    tool_uses,
+from .messages import (
+    AssistantMessage, TextBlock, ToolUseBlock, UserMessage, person_text, result_text,
+    text_of, tool_results, tool_uses,
 )
 from .session_facts import claude_storage, error_kind, failed_call_ids, open_tasks
 from .summary import normalize_ws
@@ -187,13 +188,13 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
         for res in tool_results(message):
             if not res.is_error:
                 continue
-            use = calls.get(res.tool_use_id)
+            found = calls.get(res.tool_use_id)
             text = result_text(res)
-            tool = use.name if use else "?"
-            kind = error_kind(tool, text, dict(use.input) if use else {})
+            tool = found.name if found else "?"
+            kind = error_kind(tool, text, dict(found.input) if found else {})
             if kind not in wanted:
                 continue
-            out.append(FailingResult(i, tool, res.tool_use_id, dict(use.input) if use else {}, text,
+            out.append(FailingResult(i, tool, res.tool_use_id, dict(found.input) if found else {}, text,
                                      key_error_line(text), kind))
     return out
 
@@ -243,7 +244,7 @@ class ItemIndex:
     """One text searched for many needles: lower-cased and whitespace-normalised once, split into
     items once, each item's significant tokens indexed once (see :func:`text_index`)."""
 
-    def __init__(self, text: str, split: "re.Pattern[str]"):
+    def __init__(self, text: str, split: re.Pattern[str]):
         self.lower = normalize_ws(text.lower())
         parts = split.split(text)
         self.items = [set(significant_tokens(item)) for item in parts]
@@ -286,9 +287,9 @@ class ItemIndex:
 
 
 @lru_cache(maxsize=16)
-def text_index(text: str, split: "re.Pattern[str]") -> ItemIndex:
-    """The :class:`ItemIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
-    return ItemIndex(text, split)
+def text_index(text: str, split: re.Pattern[str]) -> TextIndex:
+    """The :class:`TextIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
+    return TextIndex(text, split)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_]|\d+(?:\.\d+)?")
@@ -375,7 +376,7 @@ def memory_rules(messages: Iterable[Any]) -> list[str]:
         if not isinstance(message, UserMessage):
             continue
         texts = [message.content] if isinstance(message.content, str) else \
-            [b.text for b in message.content if getattr(b, "type", None) == "text"]
+            [b.text for b in message.content if isinstance(b, TextBlock)]
         for text in texts:
             if "<system-reminder>" not in text:
                 continue

@@ -25,6 +25,7 @@ words ("issue JWT access tokens" also matches "issuing JWT access tokens").
 """
 
 from __future__ import annotations
+from collections.abc import Sequence
 
 import re
 from dataclasses import dataclass
@@ -155,7 +156,7 @@ def _negated_before(pre: str, extra: re.Pattern[str] | None) -> bool:
 
 def proposals(text: str, needle: str, *, negators: re.Pattern[str] | None = None,
               dropped_after: re.Pattern[str] | None = None,
-              exempt: list[tuple[int, int]] = ()) -> list[Proposal]:
+              exempt: Sequence[tuple[int, int]] = ()) -> list[Proposal]:
     """Every mention of ``needle`` in ``text`` that proposes it (see the module docstring).
 
     ``negators`` adds words that negate a mention before it (scoped like the built-in ones);

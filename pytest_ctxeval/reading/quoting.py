@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from .extract import LONG_MESSAGE_KEEP, message_fragments, significant_tokens
-from ..core.messages import AssistantMessage, UserMessage, result_text, text_of, tool_uses
+from .messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize
 
@@ -153,11 +153,11 @@ def said_after(messages: list) -> list[str]:
             for use in tool_uses(m):
                 out += [v for v in _strings(use.input) if len(v) >= 8]
         elif isinstance(m, UserMessage) and not isinstance(m.content, str):
-            out += [result_text(b) for b in m.content if getattr(b, "type", None) == "tool_result"]
+            out += [result_text(b) for b in m.content if isinstance(b, ToolResultBlock)]
     return out
 
 
-def _strings(value) -> list[str]:  # noqa: ANN001
+def _strings(value) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
@@ -222,7 +222,8 @@ def _polarity(text: str, window: int = 3) -> tuple[set[str], set[str]]:
     """The words of ``text`` a negation stands before (within ``window`` words) somewhere, and those
     it says somewhere without one."""
     words = [w.lower() for w in _WORD.findall(text.replace("\u2019", "'"))]
-    negated, plain = set(), set()
+    negated: set[str] = set()
+    plain: set[str] = set()
     for i, w in enumerate(words):
         (negated if any(_NEGATION.match(x) for x in words[max(0, i - window):i]) else plain).add(w)
     return negated, plain

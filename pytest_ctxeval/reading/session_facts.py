@@ -29,7 +29,8 @@ of a real session counts them.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from ..core.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, result_text
 
@@ -69,7 +70,7 @@ _PROBE_OUTPUT = re.compile(
 _PROBE_COMMANDS = {"ls", "cd", "cat", "find", "grep", "rg", "ag", "which", "type", "command", "head", "tail",
                    "stat", "test", "[", "file", "wc", "tree", "pwd", "echo", "readlink", "realpath", "du", "df",
                    "diff", "cmp", "pgrep", "lsof", "ps", "curl", "open", "xdg-open"}
-_ERROR_SIGNAL = re.compile(  # noqa: E501 - one alternation
+_ERROR_SIGNAL = re.compile(
     r"\b\w*(?:Error|Exception|Failure|Fault|Panic)\b|\b(?:FAIL|FAILED|ERROR|FATAL)\b|\b(?:error|fatal|panic)"
     r"(?:\[\w+\])?:|\bfailed\b|\bfailing\b|✗|×|\btimed out\b|\brefused\b|\bdenied\b|\bcannot\b|\bcan't\b|"
     r"\bunable to\b|\bnot found\b|\bundefined\b|\bmissing\b|\binvalid\b|\bconflict\b|\bwarning:|"
@@ -126,7 +127,7 @@ def error_kind(tool: str, text: str, tool_input: dict[str, Any] | None = None) -
         return "tool_usage"
     if tool in _LOOKUP_TOOLS:  # a search or a fetch that found nothing
         return "probe"
-    if _EXIT_ONLY.match(text.strip()) or not _ERROR_SIGNAL.search(head) and not text.strip().startswith("<"):
+    if _EXIT_ONLY.match(text.strip()) or (not _ERROR_SIGNAL.search(head) and not text.strip().startswith("<")):
         return "probe"  # no output but an exit code, or output that says nothing failed (gh pr view: exit 1)
     command = str((tool_input or {}).get("command", "")) if tool == "Bash" else ""
     signature = command_signature(command)
@@ -135,8 +136,8 @@ def error_kind(tool: str, text: str, tool_input: dict[str, Any] | None = None) -
     lines = [l for l in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", head).splitlines()
              if l.strip() and not re.match(r"^\s*Exit code \d+\s*$", l)]
     # The shell refused the command line, or a lookup found nothing: its first words say so.
-    if lines and (_REFUSED_LINE.search(lines[0]) or _PROBE_OUTPUT.search(lines[0])
-                  and not re.search(r"\b(?:test|spec|check|build|lint)\b", command)):
+    if lines and (_REFUSED_LINE.search(lines[0]) or (_PROBE_OUTPUT.search(lines[0])
+                  and not re.search(r"\b(?:test|spec|check|build|lint)\b", command))):
         return "probe"
     return "error"
 
@@ -252,7 +253,7 @@ def error_identifiers(text: str, key_line: str) -> list[str]:
         if n == 0:
             found += [t for t in _IDENT.findall(src) if len(t) >= 4 and not re.search(r"\.\w+:\d", t)]
             tail = re.search(r":\s+([A-Za-z_][\w.-]{2,})\s*$", src)   # "no such table: sessions"
-            if tail and not re.fullmatch(r"[a-z]+", tail.group(1)) or tail and len(src.split()) <= 8:
+            if (tail and not re.fullmatch(r"[a-z]+", tail.group(1))) or (tail and len(src.split()) <= 8):
                 found.append(tail.group(1))
         for token in found:
             if token.lower() not in _GENERIC and token not in out and len(token) >= 3:

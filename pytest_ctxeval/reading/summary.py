@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = [
     "SECTION_KINDS", "SECTION_TITLES", "Section", "ParsedSummary", "section_kind",
@@ -244,7 +244,7 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None)
         seen.add(sec.kind or "")
         chosen.append((start, end, sec))
     parsed = ParsedSummary(text=text)
-    for i, (start, end, sec) in enumerate(chosen):
+    for i, (_start, end, sec) in enumerate(chosen):
         stop = chosen[i + 1][0] if i + 1 < len(chosen) else len(part)
         body = (sec.body + part[end:stop]).strip("\n")  # part[end:] starts with the header's newline
         sec.body = _dedent(body).strip()

@@ -196,7 +196,7 @@ class Haystack:
         self.words = self.flat.split(" ")
 
 
-def find(needle: str, haystack: "str | Haystack") -> Match:
+def find(needle: str, haystack: str | Haystack) -> Match:
     """Whether ``needle`` is verbatim in ``haystack`` up to meaningless differences.
 
     >>> bool(find('why is "it" slow ?', "- why is 'it' slow?"))

@@ -242,7 +242,7 @@ class RunDiff:
                 **({"coverage": self.coverage} if self.coverage else {})}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RunDiff":
+    def from_dict(cls, data: dict[str, Any]) -> Comparison:
         def changes(key: str) -> list[Change]:
             return [Change(**{k: c.get(k) for k in ("kind", "scenario", "grader", "compaction", "before", "after")},
                            reason=c.get("reason") or "") for c in data.get(key, [])]
@@ -511,7 +511,7 @@ def _num(value: float | None) -> str:
 
 
 def format_ab(table: dict[str, Any]) -> list[str]:
-    header = ("grader", f"A pass", "A mean", f"B pass", "B mean", "flipped (A → B)")
+    header = ("grader", "A pass", "A mean", "B pass", "B mean", "flipped (A → B)")
     body = []
     for row in table["graders"]:
         flips = ", ".join(f"{f['scenario']} {f['a']} → {f['b']}" for f in row["flipped"]) or "-"

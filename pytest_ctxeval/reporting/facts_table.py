@@ -9,7 +9,8 @@ the Markdown report use :func:`survival_lines`; the HTML report draws the same n
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 __all__ = ["request_tokens", "combine", "survival_lines", "pct", "print_survival"]
 
@@ -71,8 +72,8 @@ def survival_lines(entries: Iterable[dict[str, Any]], *, label: str | None = Non
     n = sum(1 for e in entries if e.get("survival"))
     rounds = max(len(r["held"]) for r in by_type.values())
     title = "planted facts held" + (f" ({label})" if label else "")
-    places = combine(entries, "by_place") if places else {}
-    width = max(30, len(title) + 2, *(len(g) + 4 for g in by_type), *(len(g) + 15 for g in places))
+    by_place = combine(entries, "by_place") if places else {}
+    width = max(30, len(title) + 2, *(len(g) + 4 for g in by_type), *(len(g) + 15 for g in by_place))
     head = f"{title:<{width}}" + "".join(
         f"{'round ' + str(i):>9}" for i in range(1, rounds + 1)) + f"{'bar':>7}{'cliff':>10}"
     lines = [head]
@@ -81,7 +82,7 @@ def survival_lines(entries: Iterable[dict[str, Any]], *, label: str | None = Non
         cells += " " * 9 * (rounds - len(row["held"]))
         bar = row.get("bar", 0.0)
         lines.append(f"  {group:<{width - 2}}{cells}{(f'{bar:.0%}' if bar else '-'):>7}{_cliff(row):>10}")
-    for group, row in places.items():
+    for group, row in by_place.items():
         cells = "".join(f"{pct(h, p):>9}" for h, p in zip(row["held"], row["planted"]))
         lines.append(f"  {'planted in ' + group:<{width - 2}}{cells}")
     total = sum(max(r["planted"], default=0) for r in by_type.values())

@@ -60,7 +60,7 @@ class Coverage:
                 "seen": sum(c.seen for c in self.lines), "unseen": len(self.unseen), "advice": ADVICE}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Coverage":
+    def from_dict(cls, data: dict[str, Any]) -> Coverage:
         return cls(against=str(data.get("against", "")), lines=[
             CoverageLine(str(c.get("sign", "+")), int(c.get("line", 0)), str(c.get("text", "")), list(c.get("mapped") or []))
             for c in data.get("lines", [])])

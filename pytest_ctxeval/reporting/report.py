@@ -126,7 +126,7 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
     comparison = RunDiff.from_dict(doc["comparison"]) if doc.get("comparison") else None
     base = _normalise(baseline) if baseline is not None else None
     base_comps = _compactions_by_name(base["scenarios"]) if base else {}
-    ab = doc.get("ab")
+    ab = doc.get("ab") or {}
     ab_comps = _compactions_by_name(ab.get("scenarios")) if ab else {}
     ab_graders = _graders_by_name(ab.get("scenarios")) if ab else {}
     scenarios, rows = [], []
@@ -153,7 +153,7 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
         for c in comps:
             sections, missing_sections = _sections(c.get("summary", ""), c.get("kind", ""), e.get("strategy"))
             lost = c.get("lost") or {}
-            lost_groups = []
+            lost_groups: list[dict[str, Any]] = []
             for cat in CATEGORIES:
                 items = []
                 for f in lost.get(cat, []):

@@ -19,7 +19,7 @@ class ScenarioRow:
     error: str | None = None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ScenarioRow":
+    def from_dict(cls, data: dict[str, Any]) -> ScenarioRow:
         return cls(name=data["name"], compactions=data.get("compactions", 0),
                    tokens=[tuple(t) for t in data.get("tokens", [])], counts=dict(data.get("counts", {})),
                    tiers=dict(data.get("tiers", {})), error=data.get("error"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Union
+from typing import Any
 
 import jinja2
 from pydantic import TypeAdapter
@@ -29,7 +29,7 @@ from .schema import (
 __all__ = ["expand", "ExpandedScenario", "UserStep", "AssistantStep", "GapStep", "CompactStep", "ToolStep",
            "RecordedCompactionStep", "Step", "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS", "MAX_STEPS"]
 
-from ..core.limits import MAX_FIELD_CHARS, MAX_STEPS, MAX_TOTAL_CHARS  # noqa: E402  (named settings, one place)
+from .limits import MAX_FIELD_CHARS, MAX_STEPS, MAX_TOTAL_CHARS  # named settings, one place
 
 
 @dataclass
@@ -84,7 +84,7 @@ class RecordedCompactionStep:
     at: datetime | None = None
 
 
-Step = Union[UserStep, AssistantStep, GapStep, CompactStep, RecordedCompactionStep]
+Step = UserStep | AssistantStep | GapStep | CompactStep | RecordedCompactionStep
 
 
 @dataclass

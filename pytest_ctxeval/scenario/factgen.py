@@ -145,7 +145,7 @@ def generate(seed: int, *, rounds: int = 5, types: tuple[str, ...] = DEFAULT_TYP
     rng = random.Random(f"ctxeval-facts:{seed}")
     names = _Names(rng)
     facts: list[dict[str, Any]] = []
-    planned = []  # (fact entry, sentence, place, updater)
+    planned: list[tuple[Any, ...]] = []  # (fact entry, sentence, place, updater)
     for t in types:
         for i in range(per_type):
             sentence, tokens, updater = _fact(t, names, rng)
@@ -187,7 +187,7 @@ def generate(seed: int, *, rounds: int = 5, types: tuple[str, ...] = DEFAULT_TYP
         tool, inp, body = _tool_block([s for _, s in chunk], (k // 3 + seed) % 3, seed, k // 3 + 1)
         turns.append({"assistant": f"Reading {inp.get('file_path') or 'the ops status'}.",
                       "tools": [{"name": tool, "input": inp, "result": body}]})
-    for j, (entry, sentence) in enumerate(by_place["user"]):
+    for _j, (entry, sentence) in enumerate(by_place["user"]):
         at(entry)
         turns.append({"user": rng.choice(("Before you go on: ", "One thing to keep in mind: ", "Note: ", "Also, "))
                       + sentence[0].lower() + sentence[1:] + "."})
@@ -232,7 +232,7 @@ def generate(seed: int, *, rounds: int = 5, types: tuple[str, ...] = DEFAULT_TYP
                           seed, r, r)}]})
         turns.append({"assistant": "Adding a test for the retry bound.", "tools": [{"name": "Edit", "input": {
             "file_path": f"tests/test_module_{r}.py", "old_string": "# end of tests",
-            "new_string": f"def test_retry_is_bounded():\n    assert run_with_retries(fail_always) is None\n# end of tests"},
+            "new_string": "def test_retry_is_bounded():\n    assert run_with_retries(fail_always) is None\n# end of tests"},
             "result": f"The file tests/test_module_{r}.py has been updated."}]})
         turns.append({"assistant": "Updating the todo list.", "tools": [{"name": "TodoWrite", "input": {"todos": [
             {"content": f"Harden module {m}", "status": "completed" if m <= r else "pending",

@@ -21,7 +21,8 @@ import operator
 import random
 import struct
 import zlib
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 __all__ = ["FILLERS", "python_file", "log", "grep_hits", "test_output", "json_response",
            "stack_trace", "lorem", "typescript_file", "todo_status", "go_file", "javascript_file",

@@ -34,20 +34,19 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from ..core.config import resolve_context_window
-from ..errors import ScenarioError, TranscriptError, UsageError
-from ..reading.extract import edited_files, failing_results, open_todos, person_messages
-from ..core.messages import (
-    AssistantMessage, AttachmentMessage, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock,
-    OpaqueBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text,
-    text_of,
+from .config import resolve_context_window
+from .errors import ScenarioError, TranscriptError, UsageError
+from .extract import edited_files, failing_results, open_todos, person_messages
+from .messages import (
+    AssistantMessage, AttachmentMessage, Block, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock,
+    OpaqueBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text, text_of,
 )
 from ..core.redact import merge_counts, redact_tree
 from .schema import MAX_FILE_BYTES, TOOL_ID, Scenario, format_path
@@ -161,7 +160,7 @@ def compact_instructions(after: list[Any]) -> str | None:
 
 def _iso(ts: datetime) -> str:
     spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
-    return ts.astimezone(timezone.utc).isoformat(timespec=spec).replace("+00:00", "Z")
+    return ts.astimezone(UTC).isoformat(timespec=spec).replace("+00:00", "Z")
 
 
 def _is_echo(text: str) -> bool:
@@ -230,7 +229,7 @@ class _Converter:
                 self.turns.append({"user": m.content, "at": _iso(m.timestamp)})
                 self.counts["user"] += 1
             return
-        others = []
+        others: list[Block] = []
         for b in m.content:
             if isinstance(b, ToolResultBlock):
                 self._result(b)

@@ -116,7 +116,7 @@ class PlantedFact(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _update(self) -> "PlantedFact":
+    def _update(self) -> PlantedFact:
         if self.update is not None:
             old = self.old_tokens
             if not old:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from jinja2 import nodes
 from jinja2.filters import do_center, do_indent, do_join, do_replace
@@ -71,13 +72,13 @@ class _Guard(NodeTransformer):
     """Routes every loop's iterable and every ``~`` through the counting/size guards."""
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
-        node = self.generic_visit(node)
+        node = self.generic_visit(node)  # type: ignore[assignment]  # jinja returns the node it was given
         node.iter = nodes.Call(nodes.Name(_LOOP, "load", lineno=node.lineno), [node.iter], [], None, None,
                                lineno=node.lineno)
         return node
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
-        node = self.generic_visit(node)
+        node = self.generic_visit(node)  # type: ignore[assignment]  # jinja returns the node it was given
         return nodes.Call(nodes.Name(_CONCAT, "load", lineno=node.lineno),
                           [nodes.List(node.nodes, lineno=node.lineno)], [], None, None, lineno=node.lineno)
 
@@ -140,7 +141,7 @@ class BoundedSandbox(SandboxedEnvironment):
             return operator.mod(left, right)
         return super().call_binop(context, operator_, left, right)
 
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         owner = getattr(__obj, "__self__", None)
         if isinstance(owner, str):
             name = getattr(__obj, "__name__", "")

@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Mapping
 
 import yaml
 from pydantic import (
@@ -61,6 +62,11 @@ from ..core.limits import check_time
 from ..core.messages import ContentBlock, ResultContent
 from .planted import CompressionBar, FactUpdate, PlantedFact, check_bars
 
+if TYPE_CHECKING:  # served by __getattr__ below (expansion imports this module)
+    from .expansion import (MAX_FIELD_CHARS, MAX_STEPS, MAX_TOTAL_CHARS, AssistantStep, CompactStep, ExpandedScenario,
+                            GapStep, RecordedCompactionStep, ToolStep, UserStep, expand)
+    from .expansion import Step as Step
+
 __all__ = [
     "Scenario", "Expectations", "Probe", "ToolCall", "load_scenario", "find_scenarios", "Provenance",
     "parse_duration",
@@ -68,7 +74,7 @@ __all__ = [
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_GAP_SECONDS = 3650 * 86400  # ten years: the replay clock must stay a valid datetime
-DEFAULT_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+DEFAULT_START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 #: A tool id a scenario may name (and an import may keep): the API's tool_use id alphabet.
 TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -123,7 +129,7 @@ class ToolCall(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _one_outcome(self) -> "ToolCall":
+    def _one_outcome(self) -> ToolCall:
         if self.result is not None and self.error is not None:
             raise ValueError("give either 'result' or 'error', not both")
         return self
@@ -155,7 +161,7 @@ class AssistantTurn(_Strict):
     _at = field_validator("at")(_aware_or_none)
 
     @model_validator(mode="after")
-    def _not_empty(self) -> "AssistantTurn":
+    def _not_empty(self) -> AssistantTurn:
         if not self.assistant and not self.tools and not self.thinking:
             raise ValueError("an assistant turn needs text, thinking or tools")
         if self.in_flight and not self.tools:
@@ -185,7 +191,7 @@ class CompactSpec(_Strict):
     _at = field_validator("at")(_aware_or_none)
 
     @model_validator(mode="after")
-    def _partial(self) -> "CompactSpec":
+    def _partial(self) -> CompactSpec:
         if (self.partial is None) != (self.messages is None):
             raise ValueError("'partial' and 'messages' go together (e.g. partial: up_to, messages: 6)")
         return self
@@ -223,7 +229,7 @@ class RecordedCompactionTurn(_Strict):
 class RepeatTurn(_Strict):
     repeat: int = Field(ge=1, le=10_000)
     var: str = Field(default="i", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    turns: list["Turn"] = Field(min_length=1)
+    turns: list[Turn] = Field(min_length=1)
 
 
 _TURN_KEYS = ("user", "assistant", "after", "compact", "repeat", "recorded_compaction")
@@ -246,10 +252,7 @@ def _turn_kind(value: Any) -> str | None:
 
 
 Turn = Annotated[
-    Union[Annotated[UserTurn, Tag("user")], Annotated[AssistantTurn, Tag("assistant")],
-          Annotated[GapTurn, Tag("after")], Annotated[CompactTurn, Tag("compact")],
-          Annotated[RepeatTurn, Tag("repeat")],
-          Annotated[RecordedCompactionTurn, Tag("recorded_compaction")]],
+    Annotated[UserTurn, Tag("user")] | Annotated[AssistantTurn, Tag("assistant")] | Annotated[GapTurn, Tag("after")] | Annotated[CompactTurn, Tag("compact")] | Annotated[RepeatTurn, Tag("repeat")] | Annotated[RecordedCompactionTurn, Tag("recorded_compaction")],
     Discriminator(_turn_kind, custom_error_type="turn_kind",
                   custom_error_message="a turn needs exactly one of the keys user, assistant, after, "
                                        "compact, repeat, recorded_compaction"),
@@ -294,7 +297,7 @@ class PreCompactHook(_Strict):
     block: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
-    def _something(self) -> "PreCompactHook":
+    def _something(self) -> PreCompactHook:
         if self.block is None and not self.output.strip():
             raise ValueError("give the hook an 'output' (what it prints) or 'block' (why it stops the compaction)")
         return self
@@ -400,7 +403,7 @@ class Scenario(_Strict):
         return out
 
     @model_validator(mode="after")
-    def _facts(self) -> "Scenario":
+    def _facts(self) -> Scenario:
         seen: set[str] = set()
         for i, fact in enumerate(self.facts):
             if fact.id is not None:
@@ -511,7 +514,7 @@ def format_path(path: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
-def _describe_error(err: dict[str, Any]) -> str:
+def _describe_error(err: Mapping[str, Any]) -> str:
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         close = difflib.get_close_matches(str(err["loc"][-1]), _KNOWN_FIELDS, n=1)
@@ -565,9 +568,9 @@ def load_scenario(path: str | Path) -> Scenario:
         probe = dpath
         while probe and probe not in lines:
             probe = probe[:-1]
-        line = lines.get(probe)
+        at = lines.get(probe)
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise ScenarioError(f"{p}{':' + str(line) if line else ''}: {format_path(dpath)}: "
+        raise ScenarioError(f"{p}{':' + str(at) if at else ''}: {format_path(dpath)}: "
                             f"{_describe_error(first)}{more}") from None
     scenario.path = p
     scenario.lines = lines

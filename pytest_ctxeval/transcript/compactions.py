@@ -18,7 +18,8 @@ message. For each one this module gives:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
 
 from ..core.messages import CompactBoundary, TextBlock, ToolResultBlock, UserMessage, person_text
 
@@ -77,7 +78,7 @@ class Compaction:
                 "inherited": self.inherited, **({"inherited_reason": self.inherited_reason} if self.inherited else {})}
 
 
-def compactions_of(transcript: "Transcript") -> list[Compaction]:
+def compactions_of(transcript: Transcript) -> list[Compaction]:
     """Every compaction on ``transcript``'s conversation, oldest first: each ``compact_boundary``
     with the summary after it, and a compaction summary written without a boundary (1.0.x opened a
     new session file with it; it is that file's inherited compaction)."""
@@ -138,7 +139,7 @@ def compactions_of(transcript: "Transcript") -> list[Compaction]:
     return out
 
 
-def _preserved(transcript: "Transcript", meta: dict[str, Any], boundary_at: int) -> list[Any]:
+def _preserved(transcript: Transcript, meta: dict[str, Any], boundary_at: int) -> list[Any]:
     """The messages before the boundary that the compaction kept verbatim (2.1.150+)."""
     uuids: list[str] = []
     pm = meta.get("preservedMessages")
@@ -206,7 +207,7 @@ def seen_queue_items(ops: Iterable[tuple[int, str, Any]]) -> list[tuple[int, str
     return out
 
 
-def insert_queued(transcript: "Transcript", items: list[tuple[int, str]]) -> None:
+def insert_queued(transcript: Transcript, items: list[tuple[int, str]]) -> None:
     """Put the queued prompts the model saw into the conversation, each after the newest message
     written before it and after the tool results that answer that message (a tool round is never
     split). A prompt already on the conversation (a ``queued_command`` attachment read as a user
@@ -243,8 +244,8 @@ def insert_queued(transcript: "Transcript", items: list[tuple[int, str]]) -> Non
         # Records keep pointing at their message: each insertion at or before it shifts it by one.
         from bisect import bisect_right
 
-        at = sorted(pos for pos, _, _ in inserts)
-        transcript.index_of = {u: i + bisect_right(at, i) for u, i in transcript.index_of.items()}
+        spots = sorted(pos for pos, _, _ in inserts)
+        transcript.index_of = {u: i + bisect_right(spots, i) for u, i in transcript.index_of.items()}
         transcript.index_of.update({m.uuid: i for i, m in enumerate(messages) if m.uuid.startswith("queued-")})
 
 

@@ -35,16 +35,17 @@ import json
 import os
 import stat
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Literal
+from collections.abc import Iterator
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..core.documents import BadDocument, parse_record
-from ..errors import TranscriptError
-from ..core.messages import (
-    AssistantMessage, AttachmentMessage, Block, CompactBoundary, TextBlock, UserMessage, Usage,
+from .documents import BadDocument, parse_record
+from .errors import TranscriptError
+from .messages import (
+    AssistantMessage, AttachmentMessage, Block, CompactBoundary, TextBlock, ToolUseBlock, UserMessage, Usage,
 )
 from .compactions import Compaction, insert_queued, queued_command, seen_queue_items
 
@@ -90,7 +91,7 @@ class Transcript:
     metadata_records: int = 0
 
     @property
-    def compactions(self) -> list["Compaction"]:
+    def compactions(self) -> list[Compaction]:
         """Every compaction on the conversation, oldest first (see :mod:`.transcript_compactions`)."""
         from .compactions import compactions_of
 
@@ -104,8 +105,19 @@ class _Node:
     the records on the chosen chain are read again from their byte ``offset`` in a second pass.
     """
 
-    __slots__ = ("line", "type", "parent", "logical_parent", "sidechain", "keep", "offset", "uses",
-                 "results", "agent", "prev")
+    __slots__ = (
+        "agent",
+        "keep",
+        "line",
+        "logical_parent",
+        "offset",
+        "parent",
+        "prev",
+        "results",
+        "sidechain",
+        "type",
+        "uses",
+    )
 
     def __init__(self, line: int, type: str, parent: str | None, logical_parent: str | None, sidechain: bool,
                  keep: bool, offset: int, uses: tuple[str, ...] = (), results: tuple[str, ...] | None = None,
@@ -462,7 +474,7 @@ def _result_ids(record: dict[str, Any] | None) -> list[str] | None:
     content = msg.get("content") if isinstance(msg, dict) else None
     if not isinstance(content, list) or not content:
         return None
-    ids = [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    ids: list[Any] = [b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
     return ids if len(ids) == len(content) and all(isinstance(i, str) for i in ids) else None
 
 
@@ -560,7 +572,7 @@ def _task_prompts(messages: list[Any]) -> dict[str, str]:
     for m in messages:
         if isinstance(m, AssistantMessage):
             for b in m.content:
-                if getattr(b, "type", None) == "tool_use" and b.name in ("Task", "Agent") \
+                if isinstance(b, ToolUseBlock) and b.name in ("Task", "Agent") \
                         and isinstance(b.input.get("prompt"), str):
                     out.setdefault(b.input["prompt"], b.id)
     return out
@@ -574,7 +586,7 @@ def _parse_time(value: Any) -> datetime:
             return check_time(datetime.fromisoformat(value.replace("Z", "+00:00")))
         except (ValueError, OverflowError):
             pass
-    return datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _blocks(content: Any, line: int, problems: list[RecordProblem]) -> list[Any]:
@@ -605,11 +617,11 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
     by_id: dict[str, int] = {}  # message.id -> index in out, for the current assistant turn
     for uid, rtype, line, logical_parent, data in items:
         ts = _parse_time(data.get("timestamp"))
-        msg = data.get("message") if isinstance(data.get("message"), dict) else {}
+        msg = data["message"] if isinstance(data.get("message"), dict) else {}
         if rtype == "system":
-            meta = data.get("compactMetadata") if isinstance(data.get("compactMetadata"), dict) else {}
-            trigger = meta.get("trigger") if meta.get("trigger") in ("auto", "manual") else "auto"
-            pre = meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else 0
+            meta = data["compactMetadata"] if isinstance(data.get("compactMetadata"), dict) else {}
+            trigger: Literal["auto", "manual"] = meta["trigger"] if meta.get("trigger") in ("auto", "manual") else "auto"
+            pre: int = meta["preTokens"] if isinstance(meta.get("preTokens"), int) else 0
             out.append(CompactBoundary(uuid=uid, timestamp=ts, trigger=trigger, pre_tokens=pre,
                                        logical_parent_uuid=logical_parent))
             if record_lines:
@@ -623,7 +635,7 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
             # A prompt typed while the agent worked, given to the model mid-turn (2.1.150+).
             out.append(UserMessage(uuid=uid, timestamp=ts, content=typed))
         elif rtype == "attachment":
-            att = data.get("attachment") if isinstance(data.get("attachment"), dict) else {}
+            att = data["attachment"] if isinstance(data.get("attachment"), dict) else {}
             content = att.get("content")
             if not isinstance(content, str):
                 content = json.dumps(att, ensure_ascii=False)
@@ -682,7 +694,7 @@ def _usage(raw: Any) -> Usage | None:
 def _iso(ts: datetime) -> str:
     # Claude Code writes milliseconds; keep microseconds when there are any, so nothing is lost.
     spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
-    return ts.astimezone(timezone.utc).isoformat(timespec=spec).replace("+00:00", "Z")
+    return ts.astimezone(UTC).isoformat(timespec=spec).replace("+00:00", "Z")
 
 
 def record_for(message: Any, *, parent_uuid: str | None, session_id: str, version: str) -> dict[str, Any]:
@@ -762,7 +774,7 @@ class TranscriptWriter:
             os.fsync(self._fh.fileno())
             self._fh.close()
 
-    def __enter__(self) -> "TranscriptWriter":
+    def __enter__(self) -> TranscriptWriter:
         return self
 
     def __exit__(self, *exc: Any) -> None:

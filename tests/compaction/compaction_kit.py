@@ -4,7 +4,7 @@ messages, conversations of sized turns, and a :class:`CompactionState` on the of
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from typing import Any
 
 from pytest_ctxeval.compaction.base import CompactionState
@@ -13,7 +13,7 @@ from pytest_ctxeval.core.ids import IdFactory
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
-T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 class Kit:

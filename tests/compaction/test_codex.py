@@ -101,7 +101,7 @@ class _TooLongTwice:
         self.inner, self.sent = make_llm("offline"), []
         self.backend, self.model = "offline", "ctxeval-reference"
 
-    def complete(self, **kw):  # noqa: ANN003, ANN201
+    def complete(self, **kw):
         self.sent.append(kw["messages"])
         if len(self.sent) <= 2:
             raise PromptTooLongError("prompt is too long: 30000 tokens > 20000 maximum", 30000, 20000)

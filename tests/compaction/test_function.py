@@ -59,7 +59,7 @@ MODULE = textwrap.dedent('''\
 
 
 @pytest.fixture
-def compactors(tmp_path, monkeypatch):  # noqa: ANN001, ANN201
+def compactors(tmp_path, monkeypatch):
     (tmp_path / "my_compactors.py").write_text(MODULE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("my_compactors", None)
@@ -69,13 +69,13 @@ def compactors(tmp_path, monkeypatch):  # noqa: ANN001, ANN201
     sys.modules.pop("my_compactors", None)
 
 
-def graded(strategy, tmp_path, scenario=TOOL_ONLY):  # noqa: ANN001, ANN201
+def graded(strategy, tmp_path, scenario=TOOL_ONLY):
     run = run_scenario(scenario, session_dir=tmp_path / "s", strategy=strategy)
     registry = load_graders()
     return run, evaluate_run(run, registry, registry.select(["facts_survive", "compresses", "tool_pairing"]))
 
 
-def test_a_function_spec_loads_as_a_strategy_named_after_it(compactors) -> None:  # noqa: ANN001
+def test_a_function_spec_loads_as_a_strategy_named_after_it(compactors) -> None:
     strategy = load_strategy("my_compactors:keep_facts")
     assert isinstance(strategy, FunctionStrategy) and strategy.name == "keep_facts"
     assert strategy.description.startswith("Keeps every text line that states")
@@ -86,7 +86,7 @@ def test_a_function_spec_loads_as_a_strategy_named_after_it(compactors) -> None:
     assert load_strategy(compactors.forgetful).name == "forgetful"  # a function object works too
 
 
-def test_a_function_that_keeps_the_facts_passes_and_one_that_forgets_fails_naming_them(compactors, tmp_path) -> None:  # noqa: ANN001
+def test_a_function_that_keeps_the_facts_passes_and_one_that_forgets_fails_naming_them(compactors, tmp_path) -> None:
     run, outcome = graded("my_compactors:keep_facts", tmp_path / "a")
     assert [c.kind for c in outcome.cases] == ["keep_facts"] * 5
     assert outcome.grader_verdict("facts_survive").status == "pass", outcome.grader_verdict("facts_survive").reasons
@@ -98,14 +98,14 @@ def test_a_function_that_keeps_the_facts_passes_and_one_that_forgets_fails_namin
     assert "round 1: safety_rule 'safety_rule-1' planted in a tool result (Read docs/notes/ops-1.md" in v.reasons[0]
 
 
-def test_a_function_whose_output_grows_the_context_fails_compresses(compactors, tmp_path) -> None:  # noqa: ANN001
+def test_a_function_whose_output_grows_the_context_fails_compresses(compactors, tmp_path) -> None:
     _, outcome = graded("my_compactors:grows", tmp_path)
     v = outcome.grader_verdict("compresses")
     assert v.status == "fail" and "it does not compress" in v.reasons[0]
     assert "round 1: the compaction replaced" in v.reasons[0]
 
 
-def test_a_list_of_messages_becomes_the_context_and_a_raise_is_a_failed_compaction(compactors, tmp_path) -> None:  # noqa: ANN001
+def test_a_list_of_messages_becomes_the_context_and_a_raise_is_a_failed_compaction(compactors, tmp_path) -> None:
     run, outcome = graded("my_compactors:as_messages", tmp_path / "a")
     first = outcome.cases[0]
     assert first.summary == "Summary: the hardening work so far."
@@ -116,7 +116,7 @@ def test_a_list_of_messages_becomes_the_context_and_a_raise_is_a_failed_compacti
     assert not run.compactions
 
 
-def test_grade_output_scores_a_saved_summary_against_the_facts(tmp_path, capsys) -> None:  # noqa: ANN001
+def test_grade_output_scores_a_saved_summary_against_the_facts(tmp_path, capsys) -> None:
     run = run_scenario(TOOL_ONLY, session_dir=tmp_path / "ref")
     good = tmp_path / "good.txt"
     good.write_text(run.compactions[1].result.summary, encoding="utf-8")  # the reference's own round-2 output
@@ -138,7 +138,7 @@ def test_grade_output_scores_a_saved_summary_against_the_facts(tmp_path, capsys)
     (["--round", "9"], "--round must be from 1 to 5"),
     (["--graders", "nope"], "unknown grader 'nope'"),
 ])
-def test_grade_output_refuses_bad_input_with_a_reason(tmp_path, capsys, args, message) -> None:  # noqa: ANN001
+def test_grade_output_refuses_bad_input_with_a_reason(tmp_path, capsys, args, message) -> None:
     out = tmp_path / "s.txt"
     out.write_text("Summary.", encoding="utf-8")
     assert main(["grade-output", str(out), "--scenario", str(TOOL_ONLY), *args]) == 2

@@ -120,7 +120,7 @@ def test_a_compression_that_inflates_the_history_fails_and_is_not_tried_again():
     assert GeminiCli().should_compact(state(msgs, tokens=10_000))  # ...of that run only (the state's store)
     # a forced /compact that inflates fails the same way but leaves automatic compression on
     manual = state([kit.user("a"), kit.say("b"), kit.user("c")], tokens=10_000, trigger="manual")
-    with pytest.raises(CompactionFailed, match="kept as it was$"):
+    with pytest.raises(CompactionFailed, match=r"kept as it was$"):
         gemini.compact(manual)
     assert gemini.should_compact(manual)
 

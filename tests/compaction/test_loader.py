@@ -112,7 +112,7 @@ def test_a_bad_spec_is_a_usage_error_that_names_it_and_the_fix(user_module, spec
 def test_quoted_option_text_keeps_its_commas_and_stays_text():
     strategy = load_strategy('anthropic_server(instructions="keep the file list, then the errors", trigger=90000)')
     assert strategy.instructions == "keep the file list, then the errors" and strategy.trigger == 90_000
-    with pytest.raises(UsageError, match="instructions must be text. Current input: 5"):
+    with pytest.raises(UsageError, match=r"instructions must be text\. Current input: 5"):
         load_strategy("anthropic_server(instructions=5)")
     assert load_strategy("anthropic_server(instructions='5')").instructions == "5"
     # an apostrophe in plain text is a character, not a quote (it used to swallow the rest)

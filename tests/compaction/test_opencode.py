@@ -153,7 +153,7 @@ class _BadHeadings:
         self.replies, self.calls = list(replies), 0
         self.backend, self.model = "offline", "x"
 
-    def complete(self, **kw):  # noqa: ANN003, ANN201
+    def complete(self, **kw):
         from pytest_ctxeval.llm.base import ModelReply
         from pytest_ctxeval.core.messages import Usage
 

@@ -4,9 +4,10 @@ anchor, post-sampling hook, tool results) on a fixed clock, against the offline 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 
 from pytest_ctxeval.core.config import EngineConfig
@@ -16,10 +17,10 @@ from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.core.messages import (
     AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage,
 )
-from pytest_ctxeval.core.tokens import estimate_api_request, estimate_message
+from pytest_ctxeval.tokens import estimate_message
 from pytest_ctxeval.transcript import TranscriptWriter
 
-T0 = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
 
 
 # --- plain message builders -------------------------------------------------------------------

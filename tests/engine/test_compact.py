@@ -18,7 +18,7 @@ from pytest_ctxeval.core.messages import (
 from pytest_ctxeval.core.tokens import estimate_text
 from pytest_ctxeval.transcript import read_transcript
 
-from engine_kit import T0, asst, res, results, use, user
+from engine_kit import T0, asst, user
 
 CFG = EngineConfig()
 CONTINUE = "Continue the conversation from where it left off without asking the user any further questions."

@@ -87,7 +87,7 @@ def test_the_in_flight_message_is_kept_last_and_its_results_pair(tmp_path: Path,
     assert tool_results(answer)[0].is_error
 
 
-def test_tool_pairing_passes_and_would_fail_without_keeping_the_message(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_tool_pairing_passes_and_would_fail_without_keeping_the_message(tmp_path: Path, monkeypatch) -> None:
     registry = load_graders()
     spec = [registry.get("tool_pairing")]
     kept = evaluate_run(run_scenario(write(tmp_path), session_dir=tmp_path / "a"), registry, spec)

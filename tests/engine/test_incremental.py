@@ -409,7 +409,7 @@ def test_a_context_changed_behind_the_view_is_followed(tmp_path):
         out.append(cm.prepare(T0 + timedelta(minutes=9)).body)
         cm.tool_results([ToolOutcome(ToolUseBlock(id="t0", name="TodoWrite", input={}), "ok")])  # t0 was a Read
         out.append(cm.prepare(T0 + timedelta(hours=2)).body)
-    for cm, transcript in twins:
+    for _cm, transcript in twins:
         transcript.close()
     assert bodies[0] == bodies[1]
     assert "rewritten in place" in json.dumps(bodies[0][1]["messages"])

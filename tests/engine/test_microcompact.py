@@ -125,7 +125,8 @@ def test_clearing_is_idempotent():
     for i in range(8):
         msgs += [asst(f"a{i}", use(f"t{i}", "Bash"), mid=f"m{i}"), results(f"r{i}", res(f"t{i}", f"out {i}"))]
     state = MicrocompactState()
-    name = lambda tid: "Bash"
+    def name(tid: str) -> str:
+        return "Bash"
     first = time_based_clear(msgs, cfg, state, name)
     assert first == ["t0", "t1", "t2"]
     assert time_based_clear(msgs, cfg, state, name) == []

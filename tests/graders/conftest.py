@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import itertools
 from types import SimpleNamespace
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import pytest
 

@@ -249,7 +249,7 @@ good("g-constraint-restated", D, [(1, "The user's first request:", "Constraints:
 # Harness
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _base(scenario: str, index: int):
     return cases_from_run(run_scenario(SCENARIOS / f"{scenario}.yaml"))[index]
 

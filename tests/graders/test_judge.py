@@ -42,7 +42,7 @@ class ScriptedJudge:
             "usage": {"input_tokens": 10, "output_tokens": 5}})
 
 
-def judge_with(replies: list[object], **kw) -> tuple[Judge, ScriptedJudge]:  # noqa: ANN003
+def judge_with(replies: list[object], **kw) -> tuple[Judge, ScriptedJudge]:
     handler = ScriptedJudge(replies)
     # One request at a time: the replies are scripted in order, and concurrent calls (the drift
     # generations, the probes) would take them in whatever order they arrive.
@@ -166,11 +166,11 @@ def test_batch_mode_gives_the_same_judgements() -> None:
 # --- the graders on a run -------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def registry():  # noqa: ANN201
+def registry():
     return load_graders()
 
 
-def graded(registry, name: str, judge: Judge, tmp_path: Path, **kw):  # noqa: ANN001, ANN003, ANN201
+def graded(registry, name: str, judge: Judge, tmp_path: Path, **kw):
     run = run_scenario(SCENARIOS / f"{name}.yaml", session_dir=tmp_path / name, **kw)
     specs = [registry.get(g) for g in ("intent_preservation", "probes", "drift")]
     return evaluate_run(run, registry, specs, judge=judge, recompact=make_recompact(make_llm("offline"), PromptSet()))

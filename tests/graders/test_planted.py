@@ -20,7 +20,7 @@ def facts(*items: dict[str, Any]) -> list[PlantedFact]:
     return [PlantedFact(**i) for i in items]
 
 
-def session(kit) -> list[Any]:  # noqa: ANN001
+def session(kit) -> list[Any]:
     return [
         kit.user("Harden the billing service."),
         kit.meta("<system-reminder>\nContents of /srv/CLAUDE.md (project instructions):\n\n# Rules\n"
@@ -39,7 +39,7 @@ FACTS = [
 ]
 
 
-def case_for(kit, messages, summary: str, planted: list[PlantedFact] = (), *, index: int = 1, **kw: Any) -> CompactionCase:  # noqa: ANN001
+def case_for(kit, messages, summary: str, planted: list[PlantedFact] = (), *, index: int = 1, **kw: Any) -> CompactionCase:
     case = kit.case(messages, summary, post_messages=[kit.boundary("manual"), kit.summary_msg(summary)], **kw)
     case.facts = list(planted)
     case.index = index
@@ -52,7 +52,7 @@ def test_tokens_match_whole_words_case_insensitively() -> None:
     assert has_token("900 ms", "under 900\n ms")
 
 
-def test_facts_survive_passes_when_every_planted_fact_is_held(kit, grade) -> None:  # noqa: ANN001
+def test_facts_survive_passes_when_every_planted_fact_is_held(kit, grade) -> None:
     msgs = session(kit)
     good = kit.summary({"request": f"Rules: {SAFETY}. Port 8080. Goal: garnet_signal passes. Prefer httpx.",
                         "user_messages": '- "Harden the billing service."'})
@@ -62,7 +62,7 @@ def test_facts_survive_passes_when_every_planted_fact_is_held(kit, grade) -> Non
     assert v.evidence["survival"]["types"]["safety_rule"]["curve"] == [1.0]
 
 
-def test_facts_survive_fails_naming_fact_type_round_and_place(kit, grade) -> None:  # noqa: ANN001
+def test_facts_survive_fails_naming_fact_type_round_and_place(kit, grade) -> None:
     msgs = session(kit)
     bad = kit.summary({"request": "Port 8080. Goal: garnet_signal. Prefer httpx."})  # the safety rule is gone
     v = grade("facts_survive", case_for(kit, msgs, bad, facts(*FACTS), index=3))
@@ -73,7 +73,7 @@ def test_facts_survive_fails_naming_fact_type_round_and_place(kit, grade) -> Non
     assert v.evidence["missing"] == ["db"]
 
 
-def test_a_lost_fact_of_a_type_without_a_bar_is_reported_not_failed(kit, grade) -> None:  # noqa: ANN001
+def test_a_lost_fact_of_a_type_without_a_bar_is_reported_not_failed(kit, grade) -> None:
     msgs = session(kit)
     summary = kit.summary({"request": f"{SAFETY}. Goal garnet_signal. Prefer httpx."})  # the port is lost
     v = grade("facts_survive", case_for(kit, msgs, summary, facts(*FACTS)))
@@ -84,7 +84,7 @@ def test_a_lost_fact_of_a_type_without_a_bar_is_reported_not_failed(kit, grade) 
     assert "fact 'port' planted in a tool result (Read config/billing.toml, message 4)" in v.reasons[0]
 
 
-def test_facts_not_planted_yet_are_not_counted(kit, grade) -> None:  # noqa: ANN001
+def test_facts_not_planted_yet_are_not_counted(kit, grade) -> None:
     msgs = session(kit)[:1]
     v = grade("facts_survive", case_for(kit, msgs, kit.summary({"request": "Harden billing."}), facts(*FACTS)))
     assert v.status == "n/a" and "none of the 4 facts is planted yet" in v.reasons[0]
@@ -94,7 +94,7 @@ def test_facts_not_planted_yet_are_not_counted(kit, grade) -> None:  # noqa: ANN
     assert v.status == "n/a"
 
 
-def test_survival_curves_and_the_cliff_round(kit) -> None:  # noqa: ANN001
+def test_survival_curves_and_the_cliff_round(kit) -> None:
     msgs = session(kit)
     planted = facts(*FACTS)
     keep_all = kit.summary({"request": f"{SAFETY}. 8080 garnet_signal httpx"})
@@ -111,7 +111,7 @@ UPDATE = {"id": "port", "type": "fact", "planted": "user", "tokens": ["8080"],
           "update": {"tokens": ["9090"]}}
 
 
-def updated_session(kit) -> list[Any]:  # noqa: ANN001
+def updated_session(kit) -> list[Any]:
     return [kit.user("The billing API listens on port 8080; point the client at it."),
             *kit.tool("Bash", {"command": "curl localhost:8080/health"}, "ok"),
             kit.user("No, use port 9090: 8080 is the old gateway."),
@@ -125,7 +125,7 @@ def updated_session(kit) -> list[Any]:  # noqa: ANN001
     {"request": 'The user first asked: "The billing API listens on port 8080; point the client at it."\n'
                 'Later requests and corrections, oldest first:\n- "No, use port 9090: 8080 is the old gateway."'},
 ], ids=["marked-replaced", "verbatim-in-section-6", "quote-then-correction"])
-def test_stale_values_passes_an_old_value_marked_as_replaced(kit, grade, summary_bodies) -> None:  # noqa: ANN001
+def test_stale_values_passes_an_old_value_marked_as_replaced(kit, grade, summary_bodies) -> None:
     msgs = updated_session(kit)
     v = grade("stale_values", case_for(kit, msgs, kit.summary(summary_bodies), facts(UPDATE)))
     assert v.status == "pass", v.reasons
@@ -133,7 +133,7 @@ def test_stale_values_passes_an_old_value_marked_as_replaced(kit, grade, summary
     assert v.status == "pass" and "1/1" in v.reasons[0]  # the held value is the new one
 
 
-def test_stale_values_fails_an_old_value_stated_as_current_with_its_place(kit, grade) -> None:  # noqa: ANN001
+def test_stale_values_fails_an_old_value_stated_as_current_with_its_place(kit, grade) -> None:
     msgs = updated_session(kit)
     bad = kit.summary({"current": "The client talks to the billing API on port 8080.",
                        "next": "Run the client against port 8080."})
@@ -147,13 +147,13 @@ def test_stale_values_fails_an_old_value_stated_as_current_with_its_place(kit, g
     assert v.status == "fail" and "new value '9090' is nowhere" in v.reasons[0]
 
 
-def test_stale_values_is_na_before_the_update(kit, grade) -> None:  # noqa: ANN001
+def test_stale_values_is_na_before_the_update(kit, grade) -> None:
     msgs = updated_session(kit)[:2]
     v = grade("stale_values", case_for(kit, msgs, kit.summary({"current": "port 8080"}), facts(UPDATE)))
     assert v.status == "n/a"
 
 
-def test_stale_values_checks_messages_the_compaction_kept(kit, grade) -> None:  # noqa: ANN001
+def test_stale_values_checks_messages_the_compaction_kept(kit, grade) -> None:
     msgs = updated_session(kit)
     summary = "Summary: the client was being pointed at the billing API."
     written = kit.user("Context: the billing API is on port 8080.")
@@ -167,14 +167,14 @@ def test_stale_values_checks_messages_the_compaction_kept(kit, grade) -> None:  
     assert grade("stale_values", case).status == "pass"
 
 
-def big_session(kit, n: int = 12) -> list[Any]:  # noqa: ANN001
+def big_session(kit, n: int = 12) -> list[Any]:
     out = [kit.user("Read the logs and tell me what broke.")]
     for i in range(n):
         out += kit.tool("Bash", {"command": f"tail -n 200 /var/log/app-{i}.log"}, ("line of log output " * 60))
     return out
 
 
-def test_compresses_passes_a_summary_and_fails_one_that_grows_with_both_sizes(kit, grade) -> None:  # noqa: ANN001
+def test_compresses_passes_a_summary_and_fails_one_that_grows_with_both_sizes(kit, grade) -> None:
     msgs = big_session(kit)
     v = grade("compresses", case_for(kit, msgs, "The logs show a timeout in app-3."))
     assert v.status == "pass" and "tokens replaced by" in v.reasons[0]
@@ -185,7 +185,7 @@ def test_compresses_passes_a_summary_and_fails_one_that_grows_with_both_sizes(ki
     assert v.evidence["produced"] > v.evidence["replaced"] and "not under 0.5x" in v.reasons[0]
 
 
-def test_compresses_share_and_floor_come_from_expect(kit, grade) -> None:  # noqa: ANN001
+def test_compresses_share_and_floor_come_from_expect(kit, grade) -> None:
     msgs = big_session(kit)
     half = "\n".join("Log said: " + "line of log output " * 60 for _ in range(5))
     assert grade("compresses", case_for(kit, msgs, half)).status == "pass"
@@ -195,7 +195,7 @@ def test_compresses_share_and_floor_come_from_expect(kit, grade) -> None:  # noq
     assert v.status == "n/a" and "under the 1,000 the gate applies from" in v.reasons[0]
 
 
-def test_compresses_counts_kept_messages_and_restored_files_on_neither_side(kit, grade) -> None:  # noqa: ANN001
+def test_compresses_counts_kept_messages_and_restored_files_on_neither_side(kit, grade) -> None:
     msgs = big_session(kit)
     summary = "The logs show a timeout."
     restored = AttachmentMessage(uuid="att-1", attachment_type="file", path="/var/log/app-0.log",
@@ -208,7 +208,7 @@ def test_compresses_counts_kept_messages_and_restored_files_on_neither_side(kit,
     assert v.evidence["carried"] > 0 and "files attached again" in v.reasons[0]
 
 
-def test_the_scenario_schema_names_the_field_of_a_bad_fact(tmp_path) -> None:  # noqa: ANN001
+def test_the_scenario_schema_names_the_field_of_a_bad_fact(tmp_path) -> None:
     from pytest_ctxeval.errors import ScenarioError
     from pytest_ctxeval.scenario.schema import load_scenario
 
@@ -236,7 +236,7 @@ def test_the_scenario_schema_names_the_field_of_a_bad_fact(tmp_path) -> None:  #
         load_scenario(path)
 
 
-def test_compresses_passes_every_real_compaction_of_the_corpus(registry) -> None:  # noqa: ANN001
+def test_compresses_passes_every_real_compaction_of_the_corpus(registry) -> None:
     """No false alarm on Claude Code's own compactions: each replaced far more than its summary."""
     import sys
     from pathlib import Path
@@ -258,7 +258,7 @@ def test_compresses_passes_every_real_compaction_of_the_corpus(registry) -> None
     assert graded >= 10
 
 
-def test_a_fact_never_planted_where_the_scenario_says_is_reported(kit, grade) -> None:  # noqa: ANN001
+def test_a_fact_never_planted_where_the_scenario_says_is_reported(kit, grade) -> None:
     msgs = session(kit)
     planted = facts(*FACTS, {"id": "ghost", "type": "fact", "planted": "tool", "tokens": ["zz_never_seen"]})
     summary = kit.summary({"request": f"{SAFETY}. 8080 garnet_signal httpx"})

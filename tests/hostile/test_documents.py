@@ -181,5 +181,5 @@ def test_a_broken_cassette_is_named_never_a_connection_error(tmp_path: Path, con
     text = str(err.value)
     assert "broken cassette" in text and message in text and path.name in text
     assert "Connection error" not in text
-    assert CassetteStore  # noqa: B018 - imported for the reader
+    assert CassetteStore
     assert request_key

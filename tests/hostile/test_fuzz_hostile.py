@@ -31,7 +31,7 @@ def yaml_texts(draw: st.DrawFn) -> str:
     """YAML built from lines: mappings with repeated keys, anchors on collections, aliases (also
     to themselves), flow nesting, tags."""
     lines = []
-    for i in range(draw(st.integers(1, 12))):
+    for _i in range(draw(st.integers(1, 12))):
         key = draw(st.sampled_from(["turns", "vars", "a", "b", "user", "expect", "name"]))
         kind = draw(st.integers(0, 5))
         if kind == 0:

@@ -27,7 +27,7 @@ def _nested_yaml(levels: int) -> str:
 
 def test_nesting_limit_at_its_boundary() -> None:
     load_yaml(_nested_yaml(limits.MAX_NESTING))
-    with pytest.raises(BadYAML, match="limits.MAX_NESTING"):
+    with pytest.raises(BadYAML, match=r"limits\.MAX_NESTING"):
         load_yaml(_nested_yaml(limits.MAX_NESTING + 1))
 
 
@@ -37,7 +37,7 @@ def _aliases(n: int) -> str:
 
 def test_alias_limit_at_its_boundary() -> None:
     load_yaml(_aliases(limits.MAX_YAML_ALIASES))
-    with pytest.raises(BadYAML, match="limits.MAX_YAML_ALIASES"):
+    with pytest.raises(BadYAML, match=r"limits\.MAX_YAML_ALIASES"):
         load_yaml(_aliases(limits.MAX_YAML_ALIASES + 1))
 
 
@@ -189,7 +189,7 @@ def test_dates_at_their_boundary_in_load_and_lint(tmp_path: Path, when: str, ok:
         load_scenario(scenario)
         assert problems == []
     else:
-        with pytest.raises(ScenarioError, match="limits.EARLIEST_TIME, limits.LATEST_TIME"):
+        with pytest.raises(ScenarioError, match=r"limits\.EARLIEST_TIME, limits\.LATEST_TIME"):
             load_scenario(scenario)
         assert any("d.yaml:1: start:" in p and "outside" in p for p in problems)
 

@@ -25,7 +25,7 @@ PAT = "github_pat_" + "11ABCDEFG0" * 4
     (f"token {GHP[:12]}…", GHP[:12]),
     (f"Authorization: Bearer {BEARER[:14]}…", BEARER[:14]),
     (f"sk-ant-api03-{'Q' * 10}...", "Q" * 10),
-    (f"AKIAABCDEFGH…", "AKIAABCDEFGH"),
+    ("AKIAABCDEFGH…", "AKIAABCDEFGH"),
 ], ids=["aws-27", "ghp-prefix", "bearer-cut", "anthropic-dots", "aws-access-cut"])
 def test_a_token_cut_by_someone_else_is_still_redacted_at_the_boundary(text: str, secret: str) -> None:
     out = scrub_output(text)
@@ -102,7 +102,7 @@ class EchoAPI:
             "usage": {"input_tokens": 10, "output_tokens": 5}})
 
 
-def _conversation(llm) -> list[str]:  # noqa: ANN001
+def _conversation(llm) -> list[str]:
     messages: list[dict] = [{"role": "user", "content": f"my token is {GHP}"}]
     replies = []
     for i in range(3):

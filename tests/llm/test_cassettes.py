@@ -47,7 +47,7 @@ def key(monkeypatch: pytest.MonkeyPatch) -> str:
     return KEY
 
 
-def ask(llm, text="hello", task="chat"):  # noqa: ANN001, ANN201
+def ask(llm, text="hello", task="chat"):
     return llm.complete(task=task, messages=[{"role": "user", "content": text}], max_tokens=50)
 
 
@@ -95,7 +95,7 @@ def test_replay_serves_recorded_and_never_opens_the_network(tmp_path: Path, key:
     ask(make_llm("record", "claude-test", cassettes=tmp_path, network=httpx2.MockTransport(api)), "hello")
     monkeypatch.delenv("ANTHROPIC_API_KEY")
 
-    def no_network(*a, **k):  # noqa: ANN002, ANN003, ANN202
+    def no_network(*a, **k):
         raise AssertionError("replay opened a network transport")
 
     monkeypatch.setattr(httpx2, "HTTPTransport", no_network)

@@ -17,7 +17,7 @@ REQUEST = "Please fix the flaky checkout test in tests/test_cart.py, and don't t
 LAST = "Now make coupons case-insensitive in src/shop/coupons.py"
 
 
-def session() -> list:  # noqa: ANN401
+def session() -> list:
     edit = ToolUseBlock(id="toolu_e1", name="Edit", input={"file_path": "src/shop/coupons.py",
                                                            "old_string": "return COUPONS[code]",
                                                            "new_string": "return COUPONS.get(code.upper())"})

@@ -109,7 +109,7 @@ def test_marks_the_api_refuses() -> None:
         llm.complete(task="chat", messages=five["messages"])
 
 
-def test_offline_and_socket_server_report_the_same_split(api_server: ApiServer, tmp_path) -> None:  # noqa: ANN001
+def test_offline_and_socket_server_report_the_same_split(api_server: ApiServer, tmp_path) -> None:
     offline = make_llm("offline", "claude-sonnet-5-5")
     real = make_llm("anthropic", "claude-sonnet-5-5", cassettes=tmp_path)
     for llm in (offline, real):

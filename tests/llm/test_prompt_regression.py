@@ -48,7 +48,7 @@ CASES = [(inst, variant) for inst, (_, _, variants) in VARIANTS.items() for vari
 
 
 def test_every_edit_still_applies_to_the_builtin_prompt() -> None:
-    for inst, (_, _, variants) in VARIANTS.items():
+    for _inst, (_, _, variants) in VARIANTS.items():
         for edits in variants.values():
             assert edited(edits) != builtin_source()
 

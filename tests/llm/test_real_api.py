@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import textwrap
 from pathlib import Path
 
 import pytest

@@ -16,7 +16,7 @@ MEMORY = ("<system-reminder>\nAs you answer the user's questions, you can use th
           "      IMPORTANT: this context may or may not be relevant to your tasks.\n</system-reminder>")
 
 
-def user(text: str, **kw) -> UserMessage:  # noqa: ANN003
+def user(text: str, **kw) -> UserMessage:
     return UserMessage(uuid=f"u{abs(hash(text)) % 10**8}", content=text, **kw)
 
 
@@ -24,7 +24,7 @@ def say(text: str) -> AssistantMessage:
     return AssistantMessage(uuid=f"a{abs(hash(text)) % 10**8}", content=[TextBlock(text=text)])
 
 
-def summarise(messages) -> str:  # noqa: ANN001
+def summarise(messages) -> str:
     return format_compact_summary(write_summary(to_api(messages) + [{"role": "user", "content": PromptSet().render_compact()}]))
 
 

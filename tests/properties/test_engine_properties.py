@@ -14,7 +14,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, event, example, given, note, settings, strategies as st
 
 from pytest_ctxeval.core.config import EngineConfig

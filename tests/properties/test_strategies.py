@@ -21,7 +21,7 @@ from pytest_ctxeval.core.messages import (
     ToolResultBlock, UserMessage, is_person_typed, result_text, to_api, tool_results, tool_uses, validate_api,
 )
 from pytest_ctxeval.strategies import (
-    BLOCK_KINDS, DEFAULT_TOOLS, START, content_blocks, conversations, histories_with_boundary, sessions,
+    BLOCK_KINDS, START, content_blocks, conversations, histories_with_boundary, sessions,
     tool_rounds,
 )
 
@@ -103,7 +103,7 @@ def test_content_blocks_cover_every_kind(block):
 _TOOL_SETS = [("Bash",), ("Read", "TodoWrite"), ("Grep", "Task", "mcp__github__search_issues")]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _restricted(tools: tuple[str, ...], turns: int) -> st.SearchStrategy[list[Any]]:
     return conversations(min_turns=turns, max_turns=turns, tools=tools, max_parallel=2, images=False,
                          thinking=False, split_records=False, person_typed_only=True, huge_result_chars=300,
