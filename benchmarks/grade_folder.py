@@ -32,10 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _session_builder import build_session
 
-from pytest_ctxeval.folder_grading import _setup, _WORKER, find_sessions, folder_document, grade_paths
+from pytest_ctxeval.grading.folders import _setup, _WORKER, find_sessions, folder_document, grade_paths
 import pytest_ctxeval.cli  # noqa: F401 - as `ctxeval grade` runs: the CLI's imports are paid before the workers fork
-from pytest_ctxeval.grading import cases_from_transcript, load_graders
-from pytest_ctxeval.lost import lost_facts
+from pytest_ctxeval.grading.registry import cases_from_transcript
+from pytest_ctxeval.grading import load_graders
+from pytest_ctxeval.grading.lost import lost_facts
 from pytest_ctxeval.options import RunOptions
 from pytest_ctxeval.transcript import read_transcript
 

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _workload import Workload
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.naive import NaiveView
 
 

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 import difflib
 import re
 
-from pytest_ctxeval.extract import (
-    LONG_MESSAGE_KEEP, FailingResult, edited_files, failing_results, file_mentioned, latest_requests, message_fragments,
-    open_todos, person_messages, significant_tokens, text_index,
+from pytest_ctxeval.reading.extract import (
+    LONG_MESSAGE_KEEP, FailingResult, edited_files, failing_results, file_mentioned, latest_requests,
+    message_fragments, open_todos, person_messages, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
@@ -371,7 +371,7 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     exit code), or the failing command with its output.
 
     Rejected calls, calls cancelled with a failing sibling, calls the tool refused as made and probes
-    that found nothing are not errors (pytest_ctxeval.session_facts.error_kind)."""
+    that found nothing are not errors (pytest_ctxeval.reading.session_facts.error_kind)."""
     wanted: dict[str, tuple[str, FailingResult | None]] = {}
     for f in failing_results(case.summarized):
         if f.key_line:

@@ -38,7 +38,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, Union
+from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from .compaction.base import StrategyUnavailable
 from .errors import CtxEvalError, ProviderError
@@ -54,7 +55,7 @@ __all__ = ["Evaluation", "Evaluator", "evaluate", "recompactor", "SessionDir"]
 #: Where a run's transcript goes: a folder, a function of the scenario's name that makes one
 #: (called inside the error policy: a folder that cannot be made fails that scenario only), or
 #: None for a temporary folder.
-SessionDir = Union[Path, str, Callable[[str], Path], None]
+SessionDir = Path | str | Callable[[str], Path] | None
 
 _UNSET: Any = object()
 
@@ -176,9 +177,9 @@ class Evaluator:
         else:
             label, where = Path(source).stem, str(source)
 
-        def failed(**why: str) -> Evaluation:
+        def failed(*, error: str | None = None, skipped: str | None = None) -> Evaluation:
             return Evaluation(Outcome(name=label, source=where, kind="scenario", graders=names,
-                                      strategy=strategy_name, **why))
+                                      strategy=strategy_name, error=error, skipped=skipped))
 
         try:
             scenario = source if isinstance(source, Scenario) else load_scenario(source)

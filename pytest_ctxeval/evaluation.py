@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Iterable
 
 from .errors import GraderError
-from .grading import (
+from .grading.registry import (
     CompactionCase, GraderRegistry, GraderSpec, Status, Verdict, cases_from_run, cases_from_transcript,
 )
 from .core.messages import text_of
@@ -21,16 +21,12 @@ from .runner import RunResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine.prompt import PromptSet
-    from .judging import Judge
+    from .grading.judging import Judge
     from .llm import LLM
-    from .transcript import Transcript
+    from .transcript.jsonl import Transcript
 
-__all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "results_document",
-           "write_results", "RESULTS_FORMAT", "RESULTS_VERSION", "merge_usage", "make_recompact", "usage_lines",
-           "outcome_entry"]
-
-RESULTS_FORMAT = "pytest-ctxeval/results"
-RESULTS_VERSION = 1
+__all__ = ["Outcome", "aggregate", "evaluate_run", "evaluate_transcript", "merge_usage", "make_recompact",
+           "usage_lines"]
 
 
 @dataclass

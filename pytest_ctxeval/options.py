@@ -21,7 +21,7 @@ from .llm import BACKENDS, PROVIDERS
 if TYPE_CHECKING:  # pragma: no cover
     from .compaction.base import Strategy
     from .engine.prompt import PromptSet
-    from .judging import Judge
+    from .grading.judging import Judge
     from .llm import LLM
 
 __all__ = ["RunOptions", "add_run_options", "add_model_options", "builtin_scenarios_dir", "positive_int"]

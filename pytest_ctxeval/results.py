@@ -45,7 +45,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from .evaluation import Outcome
 from .grading.registry import Verdict

@@ -152,7 +152,8 @@ def test_pdf_is_a_valid_document_with_its_text() -> None:
 
 
 def test_media_fillers_render_inside_image_and_document_blocks(tmp_path) -> None:
-    from pytest_ctxeval.scenarios import expand, load_scenario
+    from pytest_ctxeval.scenario.expansion import expand
+    from pytest_ctxeval.scenario.schema import load_scenario
 
     path = tmp_path / "m.yaml"
     path.write_text(

@@ -125,7 +125,7 @@ def test_scenario_templates_render_in_a_sandbox(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text('turns:\n  - user: "{{ cycler.__init__.__globals__.os.system(\'touch /tmp/owned\') }}"\n')
     with pytest.raises(ScenarioError, match=r"unsafe|template"):
-        from pytest_ctxeval.scenarios import expand
+        from pytest_ctxeval.scenario.expansion import expand
         expand(load_scenario(path))
     assert not Path("/tmp/owned").exists()
 

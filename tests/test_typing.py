@@ -51,7 +51,8 @@ def _seams() -> list[tuple[str, Any, list[str]]]:
     from pytest_ctxeval.compaction.driver import strategy_recompact, summary_format_of
     from pytest_ctxeval.compaction.loader import load_strategy
     from pytest_ctxeval.evaluation import evaluate_run, evaluate_transcript, make_recompact
-    from pytest_ctxeval.grading import CompactionCase, cases_from_run, cases_from_transcript
+    from pytest_ctxeval.grading import CompactionCase
+    from pytest_ctxeval.grading.registry import cases_from_run, cases_from_transcript
     from pytest_ctxeval.options import RunOptions
 
     return [
@@ -81,7 +82,7 @@ def test_a_public_seam_names_real_classes_not_any(label: str, obj: Any, names: l
 
 def test_the_judge_seam_is_the_judge_class() -> None:
     from pytest_ctxeval.grading import CompactionCase
-    from pytest_ctxeval.judging import Judge
+    from pytest_ctxeval.grading.judging import Judge
 
     assert typing.get_args(_hints(CompactionCase)["judge"]) == (Judge, type(None))
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from .. import __version__
 from ..errors import CtxEvalError
@@ -73,7 +74,7 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
     }[name]
     import importlib
 
-    return getattr(importlib.import_module(f".{module}", __name__), function)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(f".{module}", __name__), function)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -28,7 +28,7 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 class Parser(argparse.ArgumentParser):
     """argparse's parser with a one-line error (usage, then the message; exit 2)."""
 
-    def error(self, message: str) -> None:  # argparse's default exits 2 too; keep one line
+    def error(self, message: str) -> NoReturn:  # argparse's default exits 2 too; keep one line
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 

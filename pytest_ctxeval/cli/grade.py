@@ -104,7 +104,8 @@ def read_summary(p: Path) -> str:
         fd = os.open(p, os.O_RDONLY | (os.O_NONBLOCK if stat_mod.S_ISFIFO(mode) else 0))
     except OSError as exc:
         raise fail(exc.strerror or str(exc)) from None
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     try:
         while True:
             if stat_mod.S_ISFIFO(mode) and not select.select([fd], [], [], limits.PIPE_WAIT_SECONDS)[0]:

@@ -20,17 +20,16 @@ from statistics import mean
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Collection
 
-from ..errors import CtxEvalError, ProviderError
-from ..evaluation import Outcome, evaluate_run, make_recompact, merge_usage, results_document
-from ..pricing import cost_of
-from .base import StrategyUnavailable
-from .driver import strategy_recompact
+from ..errors import CtxEvalError
+from ..evaluation import Outcome, merge_usage
+from ..results import results_document
+from ..llm.pricing import cost_of
 from .loader import load_strategy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..grading import GraderRegistry, GraderSpec
+    from ..grading.registry import GraderRegistry, GraderSpec
     from ..options import RunOptions
-    from ..scenarios import Scenario
+    from ..scenario.schema import Scenario
 
 __all__ = ["StrategyResults", "run_strategies", "strategy_table", "format_strategy_table", "comparison_document",
            "note_for", "COMPARE_FORMAT"]

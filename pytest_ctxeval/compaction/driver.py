@@ -30,15 +30,15 @@ from ..engine.compact import CompactionFailed, CompactionResult
 from ..engine.dedupe import FileReadState
 from ..engine.microcompact import apply_cleared, freed_tokens
 from ..errors import PromptTooLongError
-from ..messages import AssistantMessage, CompactBoundary, UserMessage, tool_uses
-from ..tokens import estimate_messages
+from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, tool_uses
+from ..core.tokens import estimate_messages
 from .base import CompactionState, Compacted, Strategy, StrategyUnavailable, strategy_config
 from .formats import FREE_FORM, SummaryFormat
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
-    from ..grading import CompactionCase
+    from ..grading.registry import CompactionCase
     from ..llm import LLM
 
 __all__ = ["StrategyDriver", "StrategyCompaction", "configure", "strategy_recompact", "summary_format_of"]

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
-from ..messages import UserMessage, from_api, text_of, to_api, validate_api
+from ..core.messages import UserMessage, from_api, text_of, to_api, validate_api
 from .base import BaseStrategy, Compacted, CompactionState, option
 from .formats import FREE_FORM
 

@@ -16,10 +16,9 @@ from ..reading.extract import (
     LONG_MESSAGE_CHARS, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
     person_messages, significant_tokens,
 )
-from ..core.messages import AssistantMessage, plain_text, text_of
+from ..core.messages import AssistantMessage, text_of
 from .mutants import (
-    CUT_OVERLAP, Mutant, drop_lines, find_spans, flexible, holds as _holds, mutation, overlap as _overlap,
-    reached as _reached, section_span, still_there as _still_there,
+    CUT_OVERLAP, Mutant, drop_lines, find_spans, flexible, holds as _holds, mutation, reached as _reached, section_span, still_there as _still_there,
 )
 from .mutation_ops import context_text, lost_people_targets
 from ..reading.quoting import flat_lines, quote_in, quotes, said_after

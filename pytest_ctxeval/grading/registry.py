@@ -37,12 +37,12 @@ from ..reading.summary import ParsedSummary, parse_summary
 from ..core.tokens import estimate_messages
 
 if TYPE_CHECKING:  # for annotations only: these modules import this one
-    from .compaction.formats import SummaryFormat
-    from .config import EngineConfig
+    from ..compaction.formats import SummaryFormat
+    from ..core.config import EngineConfig
     from .judging import Judge
-    from .planted import PlantedFact
-    from .runner import RunResult
-    from .transcript import Transcript
+    from ..scenario.planted import PlantedFact
+    from ..runner import RunResult
+    from ..transcript.jsonl import Transcript
 
 __all__ = [
     "Verdict", "Status", "CompactionCase", "GraderSpec", "grader", "GraderRegistry", "load_graders",
@@ -154,7 +154,7 @@ class CompactionCase:
     #: The Claude Code version that wrote this compaction (a real transcript's boundary), None for an
     #: engine run: graders hold a real summary to what its version promised (pytest_ctxeval.grading.versions).
     version: str | None = None
-    #: The scenario's planted facts (pytest_ctxeval.planted.PlantedFact), for facts_survive and stale_values.
+    #: The scenario's planted facts (pytest_ctxeval.scenario.planted.PlantedFact), for facts_survive and stale_values.
     facts: list[PlantedFact] = field(default_factory=list, repr=False)
 
     @cached_property

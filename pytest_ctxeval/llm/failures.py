@@ -73,8 +73,9 @@ def _credentials_problem(exc: anthropic.APIStatusError) -> str | None:
         return (f"Bedrock refused the AWS credentials ({aws_kind}). Fix: set AWS_ACCESS_KEY_ID / "
                 "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys) or AWS_PROFILE to credentials "
                 "valid in AWS_REGION, or a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK")
-    body = exc.body if isinstance(exc.body, dict) else {}
-    err = body.get("error") if isinstance(body.get("error"), dict) else {}
+    body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+    inner = body.get("error")
+    err: dict[str, Any] = inner if isinstance(inner, dict) else {}
     if err.get("status") == "UNAUTHENTICATED":
         return ("Vertex refused the access token (UNAUTHENTICATED). Fix: set ANTHROPIC_VERTEX_ACCESS_TOKEN to a "
                 "current token (e.g. $(gcloud auth print-access-token)) or unset it to use application-default "

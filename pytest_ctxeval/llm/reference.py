@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..reading.extract import (
-    failed_attempts, failing_results, latest_todos, memory_rules, message_fragments, open_todos, person_messages,
+    failed_attempts, failing_results, latest_todos, memory_rules, open_todos, person_messages,
     touched_files,
 )
 from ..core.messages import AssistantMessage, from_api, text_of, tool_uses

@@ -95,12 +95,12 @@ def sigv4_problem(request: httpx2.Request, keys: AwsKeys, *, service: str = "bed
         return f"Credential should be scoped to correct service: '{service}'."
     amz_date = request.headers.get("x-amz-date", "")
     try:
-        when = _dt.datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=_dt.timezone.utc)
+        when = _dt.datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=_dt.UTC)
     except ValueError:
         return "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header."
     if amz_date[:8] != match["date"]:
         return "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP."
-    now = now or _dt.datetime.now(_dt.timezone.utc)
+    now = now or _dt.datetime.now(_dt.UTC)
     if abs(now - when) > MAX_CLOCK_SKEW:
         return f"Signature expired: {amz_date} is now earlier or later than the server's time by over 15 minutes."
     signed = match["signed"].split(";")

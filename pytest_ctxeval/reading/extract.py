@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 from collections.abc import Iterable
 
-from .messages import (
+from ..core.messages import (
     AssistantMessage, TextBlock, ToolUseBlock, UserMessage, person_text, result_text,
     text_of, tool_results, tool_uses,
 )
@@ -287,9 +287,9 @@ class ItemIndex:
 
 
 @lru_cache(maxsize=16)
-def text_index(text: str, split: re.Pattern[str]) -> TextIndex:
-    """The :class:`TextIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
-    return TextIndex(text, split)
+def text_index(text: str, split: re.Pattern[str]) -> ItemIndex:
+    """The :class:`ItemIndex` of ``text`` split by ``split`` (cached: a grader asks again for every needle)."""
+    return ItemIndex(text, split)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_]|\d+(?:\.\d+)?")

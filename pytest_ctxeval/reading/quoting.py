@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from .extract import LONG_MESSAGE_KEEP, message_fragments, significant_tokens
-from .messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
+from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize
 

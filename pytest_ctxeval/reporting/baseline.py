@@ -242,7 +242,7 @@ class RunDiff:
                 **({"coverage": self.coverage} if self.coverage else {})}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Comparison:
+    def from_dict(cls, data: dict[str, Any]) -> RunDiff:
         def changes(key: str) -> list[Change]:
             return [Change(**{k: c.get(k) for k in ("kind", "scenario", "grader", "compaction", "before", "after")},
                            reason=c.get("reason") or "") for c in data.get(key, [])]

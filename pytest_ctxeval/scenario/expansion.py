@@ -29,7 +29,7 @@ from .schema import (
 __all__ = ["expand", "ExpandedScenario", "UserStep", "AssistantStep", "GapStep", "CompactStep", "ToolStep",
            "RecordedCompactionStep", "Step", "MAX_FIELD_CHARS", "MAX_TOTAL_CHARS", "MAX_STEPS"]
 
-from .limits import MAX_FIELD_CHARS, MAX_STEPS, MAX_TOTAL_CHARS  # named settings, one place
+from ..core.limits import MAX_FIELD_CHARS, MAX_STEPS, MAX_TOTAL_CHARS  # named settings, one place
 
 
 @dataclass

@@ -41,10 +41,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .config import resolve_context_window
-from .errors import ScenarioError, TranscriptError, UsageError
-from .extract import edited_files, failing_results, open_todos, person_messages
-from .messages import (
+from ..core.config import resolve_context_window
+from ..errors import ScenarioError, TranscriptError, UsageError
+from ..reading.extract import edited_files, failing_results, open_todos, person_messages
+from ..core.messages import (
     AssistantMessage, AttachmentMessage, Block, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock,
     OpaqueBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text, text_of,
 )

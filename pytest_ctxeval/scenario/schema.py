@@ -63,8 +63,6 @@ from ..core.messages import ContentBlock, ResultContent
 from .planted import CompressionBar, FactUpdate, PlantedFact, check_bars
 
 if TYPE_CHECKING:  # served by __getattr__ below (expansion imports this module)
-    from .expansion import (MAX_FIELD_CHARS, MAX_STEPS, MAX_TOTAL_CHARS, AssistantStep, CompactStep, ExpandedScenario,
-                            GapStep, RecordedCompactionStep, ToolStep, UserStep, expand)
     from .expansion import Step as Step
 
 __all__ = [

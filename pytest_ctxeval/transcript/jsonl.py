@@ -42,9 +42,9 @@ from collections.abc import Iterator
 
 from pydantic import TypeAdapter, ValidationError
 
-from .documents import BadDocument, parse_record
-from .errors import TranscriptError
-from .messages import (
+from ..core.documents import BadDocument, parse_record
+from ..errors import TranscriptError
+from ..core.messages import (
     AssistantMessage, AttachmentMessage, Block, CompactBoundary, TextBlock, ToolUseBlock, UserMessage, Usage,
 )
 from .compactions import Compaction, insert_queued, queued_command, seen_queue_items

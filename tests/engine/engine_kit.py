@@ -17,7 +17,7 @@ from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.core.messages import (
     AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage,
 )
-from pytest_ctxeval.tokens import estimate_message
+from pytest_ctxeval.core.tokens import estimate_message
 from pytest_ctxeval.transcript import TranscriptWriter
 
 T0 = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)

@@ -8,9 +8,7 @@ import pytest
 
 from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.dedupe import FILE_UNCHANGED_STUB, FileReadState, media_stripped, strip_media
-from pytest_ctxeval.messages import (
-    DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, UserMessage,
-)
+from pytest_ctxeval.core.messages import DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, UserMessage
 
 from engine_kit import T0, asst, res, use, user
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.compact import CompactionFailed, compact_conversation
 from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.engine.ptl import PTL_MARKER, group_by_api_round, truncate_head_for_ptl_retry

@@ -10,10 +10,9 @@ from pytest_ctxeval.engine.prompt import PromptSet
 from pytest_ctxeval.engine.session_memory import (
     SessionMemoryState, calculate_keep_index, has_text_block, session_memory_compact, should_extract,
 )
-from pytest_ctxeval.ids import IdFactory
-from pytest_ctxeval.messages import (
-    AssistantMessage, CompactBoundary, UserMessage, to_api, validate_api,
-)
+from pytest_ctxeval.engine.boundaries import adjust_index_to_preserve_invariants, last_boundary_floor
+from pytest_ctxeval.core.ids import IdFactory
+from pytest_ctxeval.core.messages import AssistantMessage, CompactBoundary, UserMessage, to_api, validate_api
 from pytest_ctxeval.core.tokens import estimate_message, estimate_messages
 
 from engine_kit import T0, asst, res, results, use, user

@@ -129,7 +129,7 @@ def test_the_server_verifies_sigv4_as_aws_does(api_server: ApiServer) -> None:
     assert "does not match" in (sigv4_problem(header, keys) or "")
     assert "does not match" in (sigv4_problem(signed(secret="other"), keys) or "")
     assert "security token included in the request is invalid" in (sigv4_problem(signed(access="AKIAOTHER"), keys) or "")
-    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=20)
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=20)
     assert "Signature expired" in (sigv4_problem(good, keys, now=later) or "")
     assert "scoped to correct service: 'sagemaker'" in (sigv4_problem(good, keys, service="sagemaker") or "")
     assert sigv4_problem(good, AwsKeys(keys.access_key, keys.secret_key)) is None
