@@ -15,6 +15,7 @@ Two ways to use this module:
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,7 @@ def __getattr__(name: str) -> Path:
     """``CORPUS`` and ``SEEDS``: importing either skips the importing module when the folder is absent."""
     if name in ("CORPUS", "SEEDS"):
         if SHARED is None:
-            pytest.skip(REASON, allow_module_level=True)
+            importer = sys._getframe(1).f_globals.get("__name__", "this module")
+            pytest.skip(f"{importer} (all its tests) {REASON}", allow_module_level=True)
         return CORPUS_DIR if name == "CORPUS" else SEEDS_DIR
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
