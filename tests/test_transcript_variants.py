@@ -1,6 +1,7 @@
-"""The transcript reader on sessions the project writes itself (``tests/transcript_builder.py``), one
-per era of Claude Code's format, covering every record type and version variant the real corpus
-shows (``tests/fixtures/transcript_variants.md``). Needs no shared corpus: a bare clone runs it."""
+"""The transcript reader on sessions the project writes itself, one per era of Claude Code's format
+(``tests/transcript_eras.py``, built with ``tests/transcript_builder.py``), covering every record type
+and version variant the real corpus shows (``tests/fixtures/transcript_variants.md``). Needs no
+shared corpus: a bare clone runs it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pytest_ctxeval.messages import (
 )
 from pytest_ctxeval.transcript import read_transcript
 
-from transcript_builder import ERAS, PRIMARY, write_all
+from transcript_builder import PRIMARY
+from transcript_eras import ERAS, write_all
 from transcript_variants import read_table, survey, version_key
 
 TABLE = Path(__file__).parent / "fixtures" / "transcript_variants.md"

@@ -17,7 +17,7 @@ def test_the_table_is_the_survey_of_the_corpus():
     seen = survey(sorted(CORPUS.glob("*.jsonl")))
     table = read_table(TABLE)
     fix = ('rewrite it: python tests/transcript_variants.py "$CTXEVAL_SHARED/corpus" > '
-           "tests/fixtures/transcript_variants.md, then make tests/transcript_builder.py show what is new")
+           "tests/fixtures/transcript_variants.md, then make tests/transcript_eras.py show what is new")
     assert sorted(set(seen) - set(table)) == [], f"variants missing from the table; {fix}"
     assert sorted(set(table) - set(seen)) == [], f"variants the corpus no longer shows; {fix}"
     changed = {name: (table[name], s) for name, s in seen.items() if s != table[name]}

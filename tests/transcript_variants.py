@@ -2,7 +2,7 @@
 last Claude Code version each was seen in.
 
 The same survey runs over the shared corpus (real sessions) and over the sessions
-:mod:`transcript_builder` writes, so a test can check that the builder produces every variant the
+:mod:`transcript_eras` writes, so a test can check that the builder produces every variant the
 corpus shows (``tests/test_transcript_variants.py``). Run it as a script to print the table::
 
     python tests/transcript_variants.py "$CTXEVAL_SHARED/corpus"
@@ -261,7 +261,7 @@ def survey(paths: Iterable[Path]) -> dict[str, Seen]:
 
 HEADER = ("# Format variants of the shared corpus\n\n"
           "Written by `python tests/transcript_variants.py \"$CTXEVAL_SHARED/corpus\" > "
-          "tests/fixtures/transcript_variants.md`; the builder (`tests/transcript_builder.py`) must show every "
+          "tests/fixtures/transcript_variants.md`; the builder (`tests/transcript_eras.py`) must show every "
           "variant listed here, and `tests/test_transcript_variants.py` checks this table against the corpus when "
           "it is present.\n\n")
 
