@@ -70,7 +70,7 @@ def generate(path: Path, size_mb: float, conversation_mb: float) -> None:
             return len(line)
 
         base = {"isSidechain": False, "userType": "external", "sessionId": session, "version": "2.1.39",
-                "cwd": "/work", "gitBranch": "main"}
+                "cwd": "/home/dev/app", "gitBranch": "main"}
         while written < target:
             n += 1
             ts = f"2026-02-11T10:{(n // 60) % 60:02d}:{n % 60:02d}.000Z"
@@ -86,12 +86,12 @@ def generate(path: Path, size_mb: float, conversation_mb: float) -> None:
                     {**base, "type": "assistant", "uuid": a, "parentUuid": u, "timestamp": ts,
                      "message": {"id": f"msg_{n}", "role": "assistant", "model": "claude-sonnet-4-5",
                                  "content": [{"type": "tool_use", "id": tid, "name": "Read",
-                                              "input": {"file_path": f"/work/file_{n}.py"}}],
+                                              "input": {"file_path": f"/home/dev/app/file_{n}.py"}}],
                                  "usage": {"input_tokens": 10, "output_tokens": 5}}},
                     {**base, "type": "user", "uuid": r, "parentUuid": a, "timestamp": ts,
                      "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid,
                                                                "content": body}]},
-                     "toolUseResult": {"type": "text", "file": {"filePath": f"/work/file_{n}.py", "content": body}}},
+                     "toolUseResult": {"type": "text", "file": {"filePath": f"/home/dev/app/file_{n}.py", "content": body}}},
                 ]
                 for rec in recs:
                     conv += emit(rec)
@@ -105,7 +105,7 @@ def generate(path: Path, size_mb: float, conversation_mb: float) -> None:
                       "timestamp": ts, "data": {"type": "bash_progress", "output": noise, "fullOutput": noise * 3},
                       "toolUseID": f"bash-progress-{k}", "parentToolUseID": f"toolu_{n:020d}"})
             emit({"type": "file-history-snapshot", "messageId": str(uuid.uuid5(rnd, f"s{n}")),
-                  "snapshot": {"trackedFileBackups": {f"/work/file_{n}.py": {"content": noise * 2}}},
+                  "snapshot": {"trackedFileBackups": {f"/home/dev/app/file_{n}.py": {"content": noise * 2}}},
                   "isSnapshotUpdate": False})
 
 

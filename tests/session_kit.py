@@ -33,7 +33,7 @@ class Session:
 
     def add(self, rec: dict[str, Any], advance: float = 5) -> str:
         uid = rec.get("uuid") or self._id(rec["type"])
-        base = {"parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": "/work",
+        base = {"parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": "/home/dev/app",
                 "sessionId": SESSION, "version": self.version, "uuid": uid, "timestamp": self._ts(advance)}
         self.records.append({**base, **rec})
         self.parent = uid

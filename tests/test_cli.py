@@ -16,7 +16,7 @@ from pytest_ctxeval.cli import main
 from pytest_ctxeval.results import RESULTS_FORMAT, RESULTS_VERSION
 
 from scenario_texts import rename_reads
-from shared_paths import CORPUS
+from shared_paths import CORPUS_DIR as CORPUS, needs_shared
 FASTHOOKS = CORPUS / "oneryalcin__fasthooks__sample_main_transcript.jsonl"
 REPO = Path(__file__).resolve().parents[1]
 
@@ -110,7 +110,7 @@ def test_unknown_grader_is_a_usage_error(tiny: Path, capsys: pytest.CaptureFixtu
     assert "unknown grader 'nope'" in err and "verbatim_user_messages" in err
 
 
-@pytest.mark.skipif(not FASTHOOKS.is_file(), reason="shared corpus not present")
+@needs_shared
 def test_grade_real_transcript(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "g.json"
     code = main(["grade", str(FASTHOOKS), "--json", str(out), "-v"])
@@ -127,7 +127,7 @@ def test_grade_real_transcript(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert comp["line"] == 60 and comp["trigger"] == "manual" and comp["pre_tokens"] == 21558
 
 
-@pytest.mark.skipif(not FASTHOOKS.is_file(), reason="shared corpus not present")
+@needs_shared
 def test_grade_with_summary_and_expect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("1. Primary Request and Intent:\n   tests\n6. All user messages:\n   - \"can you run a command ls -la\"\n")
@@ -143,6 +143,7 @@ def test_grade_with_summary_and_expect(tmp_path: Path, capsys: pytest.CaptureFix
     assert re.search(r"compaction 1 \(manual\): [1-9][\d,]* → [1-9]\d* tokens", out), out
 
 
+@needs_shared
 def test_grade_bad_expect_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     expect = tmp_path / "expect.yaml"
     expect.write_text("filez: [a.py]\n")
@@ -160,6 +161,7 @@ def test_grade_missing_file_and_no_compaction(tmp_path: Path, capsys: pytest.Cap
     assert "no compaction in this transcript" in capsys.readouterr().err
 
 
+@needs_shared
 def test_grade_reports_bad_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     t = tmp_path / "t.jsonl"
     shutil.copy(FASTHOOKS, t)
@@ -248,6 +250,7 @@ def test_a_run_with_no_compaction_says_why_once(tiny: Path, capsys: pytest.Captu
     assert "FAIL: no compaction happened in tiny (context window 200000): lower context_window" in capsys.readouterr().out
 
 
+@needs_shared
 def test_output_piped_into_head_still_writes_the_files_and_the_exit_code(tmp_path: Path) -> None:
     """``ctxeval grade S --json out.json | head -1``: the reader goes away after one line; the
     command still writes out.json and exits with its verdict (1: a next step that quotes nothing), not 0

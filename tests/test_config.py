@@ -15,7 +15,7 @@ from pytest_ctxeval.core.config import (
 )
 from pytest_ctxeval.errors import UsageError
 
-from shared_paths import SEEDS
+from shared_paths import SEEDS_DIR as SEEDS, needs_shared
 
 # (field, value at the 200k reference window, citation that must appear in the field's description)
 SEED_CONSTANTS = [
@@ -87,6 +87,7 @@ def test_every_field_is_in_the_seed_table():
     assert {r[0] for r in SEED_CONSTANTS} == set(EngineConfig.model_fields)
 
 
+@needs_shared
 def test_citations_point_at_existing_seed_lines():
     files = {p.name[:3]: p.read_text(encoding="utf-8").splitlines() for p in SEEDS.glob("0*.txt")}
     assert set(files) == {"000", "003", "004"}
@@ -105,6 +106,7 @@ def test_citations_point_at_existing_seed_lines():
     ("003:39", "100_000"), ("003:42", "200_000"), ("003:353", "4 / 3"), ("003:596", "5"),
     ("003:597", "5_000"), ("003:604", "25_000"), ("000:93", "'{'"), ("004:214", "keepRecent = 5"),
 ])
+@needs_shared
 def test_cited_seed_line_holds_the_value(citation, needle):
     prefix, line = citation.split(":")
     path = next(SEEDS.glob(f"{prefix}_*.txt"))

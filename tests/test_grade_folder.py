@@ -12,7 +12,7 @@ from pytest_ctxeval.cli import main
 from pytest_ctxeval.grading.folders import find_sessions, folder_document, grade_paths
 
 from session_kit import Session
-from shared_paths import CORPUS
+from shared_paths import CORPUS_DIR as CORPUS, needs_shared
 
 GOOD = ("This session is being continued from a previous conversation that ran out of context. The "
         "conversation is summarized below:\nAnalysis:\nfine\n\nSummary:\n"
@@ -158,7 +158,7 @@ def test_grade_paths_in_one_process_and_in_two_agree(projects):
     assert one["graders"] == two["graders"] and one["failures"] == two["failures"]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (set CTXEVAL_SHARED)")
+@needs_shared
 def test_the_corpus_folder_grades_every_compaction(tmp_path, capsys):
     code = main(["grade", str(CORPUS), "--graders", "tool_pairing,nine_sections", "--json", str(tmp_path / "c.json")])
     assert code in (0, 1)

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from pytest_ctxeval.engine.dedupe import strip_media
 from pytest_ctxeval.strategies import conversations
 
-from shared_paths import CORPUS
+from shared_paths import CORPUS_DIR as CORPUS, needs_shared
 from pydantic import TypeAdapter, ValidationError
 
 from pytest_ctxeval.core.messages import (
@@ -391,6 +391,7 @@ def test_strip_media_string_passthrough():
     assert strip_media("just text") == "just text"
 
 
+@needs_shared
 def test_person_text_real_record_with_pasted_image():
     """moredip line 3: an IDE injection, a pasted image and the typed question in one message."""
     import json

@@ -11,7 +11,7 @@ from pytest_ctxeval.reading.summary import (
     section_kind,
 )
 
-from shared_paths import CORPUS
+from shared_paths import CORPUS_DIR as CORPUS, REASON, SHARED
 ALL_KINDS = ["request", "concepts", "files", "errors", "problem", "user_messages", "pending", "current", "next"]
 TITLES = ["Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections", "Errors and fixes",
           "Problem Solving", "All user messages", "Pending Tasks", "Current Work", "Optional Next Step"]
@@ -283,6 +283,8 @@ REAL = [
 
 
 def _summary_text(name: str, line: int) -> str:
+    if SHARED is None:
+        pytest.skip(REASON)
     with (CORPUS / name).open(encoding="utf-8") as fh:
         for number, raw in enumerate(fh, start=1):
             if number == line:

@@ -13,7 +13,7 @@ from pytest_ctxeval.cli.validate import format_report, operators_for
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.grading.validation import validate_cases
 from scenario_texts import TINY
-from shared_paths import CORPUS
+from shared_paths import CORPUS_DIR as CORPUS, needs_shared
 from validation_kit import corpus_cases, library_cases, registry, rule_specs
 
 USER_GRADERS = '''
@@ -194,7 +194,7 @@ def test_ci_rule_graders_on_the_builtin_library() -> None:
     assert report.mutants >= 500 and sum(1 for s in report.graders.values() if s.mutants >= 5) >= 10
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not here ({CORPUS}); set CTXEVAL_SHARED")
+@needs_shared
 def test_ci_rule_graders_on_the_library_and_every_corpus_compaction() -> None:
     cases = list(library_cases()) + list(corpus_cases())
     report = validate_cases(cases, registry(), rule_specs(), operators_for(registry()))

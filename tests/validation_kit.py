@@ -8,7 +8,7 @@ from functools import lru_cache
 from pytest_ctxeval.cli.validate import collect_cases
 from pytest_ctxeval.grading import CompactionCase, GraderRegistry, load_graders
 from pytest_ctxeval.options import RunOptions, builtin_scenarios_dir
-from shared_paths import CORPUS
+from shared_paths import CORPUS_DIR as CORPUS
 
 
 @lru_cache(maxsize=1)

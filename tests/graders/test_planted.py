@@ -242,8 +242,8 @@ def test_compresses_passes_every_real_compaction_of_the_corpus(registry) -> None
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from shared_paths import CORPUS
-    from pytest_ctxeval.grading.registry import cases_from_transcript
+    from shared_paths import CORPUS_DIR as CORPUS
+    from pytest_ctxeval.grading import cases_from_transcript
     from pytest_ctxeval.transcript import read_transcript
 
     files = sorted(CORPUS.glob("*.jsonl")) if CORPUS.is_dir() else []
