@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.messages import (
-    AssistantMessage, CompactBoundary, is_person_typed, person_text, to_api, tool_results, tool_uses, validate_api,
+from pytest_ctxeval.core.messages import (
+    AssistantMessage, CompactBoundary, is_person_typed, person_text, to_api, tool_results, tool_uses,
+    validate_api,
 )
 from pytest_ctxeval.transcript import read_transcript
 

@@ -4,16 +4,17 @@ clone (no shared corpus) runs them. The real corpus is read in ``test_transcript
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
 from pytest_ctxeval.errors import TranscriptError
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, TextBlock, ToolResultBlock, ToolUseBlock, Usage,
     UserMessage, to_api, validate_api,
 )
-from pytest_ctxeval.transcript import Problem, TranscriptWriter, read_transcript, record_for
+from pytest_ctxeval.transcript.jsonl import RecordProblem
+from pytest_ctxeval.transcript import TranscriptWriter, read_transcript, record_for
 
 
 # --- bad input ------------------------------------------------------------------------------------
@@ -138,7 +139,7 @@ def test_progress_records_between_messages_are_walked_through(tmp_path):
 
 # --- writer round trip ----------------------------------------------------------------------------
 
-TS = datetime(2025, 3, 4, 5, 6, 7, 891000, tzinfo=timezone.utc)
+TS = datetime(2025, 3, 4, 5, 6, 7, 891000, tzinfo=UTC)
 
 
 def _session():
@@ -264,7 +265,7 @@ def test_writer_two_compactions(tmp_path):
 
 
 @pytest.mark.parametrize("msg", [
-    UserMessage(uuid="u1", timestamp=datetime(2025, 1, 1, 0, 0, 0, 123456, tzinfo=timezone.utc), content="x"),
+    UserMessage(uuid="u1", timestamp=datetime(2025, 1, 1, 0, 0, 0, 123456, tzinfo=UTC), content="x"),
     AssistantMessage(uuid="a1", timestamp=TS, message_id="m1", content=[TextBlock(text="x")]),
 ], ids=["timestamp", "model"])
 def test_writer_round_trip_loses_nothing(tmp_path, msg):
@@ -291,4 +292,4 @@ def test_writer_round_trip_assistant_without_message_id(tmp_path):
 
 
 def test_problem_str():
-    assert str(Problem(12, "oops")) == "line 12: oops"
+    assert str(RecordProblem(12, "oops")) == "line 12: oops"

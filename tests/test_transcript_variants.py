@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.messages import (
+from pytest_ctxeval.core.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, UserMessage, person_text, to_api, validate_api,
 )
 from pytest_ctxeval.transcript import read_transcript

@@ -13,7 +13,7 @@ from pytest_ctxeval.cli.validate import format_report, operators_for
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.grading.validation import validate_cases
 from scenario_texts import TINY
-from shared_paths import CORPUS_DIR as CORPUS, needs_shared
+from shared_paths import needs_shared
 from validation_kit import corpus_cases, library_cases, registry, rule_specs
 
 USER_GRADERS = '''

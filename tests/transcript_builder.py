@@ -168,7 +168,7 @@ class Builder(Session):
         self.raw({"type": "file-history-snapshot", "messageId": self.parent or "none", "isSnapshotUpdate": update,
                   "snapshot": {"messageId": self.parent, "trackedFileBackups": {}, "timestamp": self._ts(0)}})
 
-    def boundary(self, trigger: str, pre_tokens: int, *, logical: str | None | bool = True,
+    def boundary(self, trigger: str, pre_tokens: int, *, logical: str | bool | None = True,
                  metadata: dict[str, Any] | None = None) -> str:
         """A compact_boundary: ``logical`` True names the last record (as most versions do), a string
         names that uuid (one not in the file, as 2.1.45 - 2.1.69 auto compactions do)."""

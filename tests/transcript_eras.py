@@ -6,7 +6,7 @@ and together they show every variant the shared corpus shows (``tests/fixtures/t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from session_kit import SESSION
 from transcript_builder import (

@@ -23,7 +23,8 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 #: Record types that are not metadata: everything else without a uuid is a metadata record.
 _CONVERSATION = {"user", "assistant", "system", "attachment", "progress"}

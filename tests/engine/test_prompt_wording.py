@@ -16,7 +16,7 @@ import pytest
 from pytest_ctxeval.engine.prompt import PromptSet
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for shared_paths when run alone
-from shared_paths import SEEDS_DIR as SEEDS  # noqa: E402
+from shared_paths import SEEDS_DIR as SEEDS
 
 #: 003:189-197, 004:591-607 (the order matters).
 TITLES = ["Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections", "Errors and fixes",

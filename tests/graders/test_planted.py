@@ -243,7 +243,7 @@ def test_compresses_passes_every_real_compaction_of_the_corpus(registry) -> None
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from shared_paths import CORPUS_DIR as CORPUS
-    from pytest_ctxeval.grading import cases_from_transcript
+    from pytest_ctxeval.grading.registry import cases_from_transcript
     from pytest_ctxeval.transcript import read_transcript
 
     files = sorted(CORPUS.glob("*.jsonl")) if CORPUS.is_dir() else []

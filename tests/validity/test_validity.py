@@ -20,7 +20,7 @@ from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.grading.validity import check, format_rates, load_labels, rates
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared_paths, as the other tests import it
-from shared_paths import CORPUS_DIR as CORPUS  # noqa: E402
+from shared_paths import CORPUS_DIR as CORPUS
 
 LABELS = Path(__file__).with_name("labels.yaml")
 
