@@ -21,10 +21,11 @@ import pytest_ctxeval
 
 #: Names the seams' annotations use, by the module that defines them.
 _DEFINED_IN = {
-    "EngineConfig": "config", "Judge": "judging", "SummaryFormat": "compaction.formats", "PlantedFact": "planted",
-    "Strategy": "compaction.base", "CompactionCase": "grading", "GraderRegistry": "grading",
-    "GraderSpec": "grading", "RunOptions": "options", "Scenario": "scenarios", "PromptSet": "engine.prompt",
-    "LLM": "llm", "RunResult": "runner", "Transcript": "transcript",
+    "EngineConfig": "core.config", "Judge": "grading.judging", "SummaryFormat": "compaction.formats",
+    "PlantedFact": "scenario.planted",
+    "Strategy": "compaction.base", "CompactionCase": "grading", "GraderRegistry": "grading.registry",
+    "GraderSpec": "grading.registry", "RunOptions": "options", "Scenario": "scenario.schema", "PromptSet": "engine.prompt",
+    "LLM": "llm", "RunResult": "runner", "Transcript": "transcript.jsonl",
 }
 
 
