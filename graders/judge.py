@@ -134,13 +134,13 @@ def probes(case: CompactionCase) -> Verdict:
 def _transcript(context: list) -> str:  # noqa: ANN001
     """The context as the judge reads it: one line group per message, ``U:`` for the user's turn
     (with tool results), ``A:`` for the agent's (with tool calls)."""
-    from pytest_ctxeval.messages import from_api, plain_text
+    from pytest_ctxeval.messages import AssistantMessage, from_api, plain_text
 
     out = []
     for m in from_api(context, uuid_prefix="probe"):
         text = plain_text([m]).strip()
         if text:
-            out.append(("A: " if getattr(m, "role", "") == "assistant" else "U: ") + text)
+            out.append(("A: " if isinstance(m, AssistantMessage) else "U: ") + text)
     return "\n".join(out)
 
 

@@ -64,3 +64,12 @@ def test_votes_take_the_median_per_item_and_later_votes_read_the_cached_prompt()
     got = judge_items(judge, "probes", 2, context="U: hi", probes=PROBES)
     assert [j.score for j in got] == [4.0, 1.0] and [j.votes for j in got] == [[5, 4, 3], [1, 2, 0]]
     assert all(json.dumps(b).count("cache_control") == 1 for b in handler.bodies)
+
+
+def test_the_probes_judge_reads_who_said_what() -> None:
+    from pytest_ctxeval.grading import load_graders
+
+    transcript = load_graders().get("probes").func.__globals__["_transcript"]
+    text = transcript([{"role": "user", "content": "Use port 8443."},
+                       {"role": "assistant", "content": [{"type": "text", "text": "Done: port 8443."}]}])
+    assert text == "U: Use port 8443.\nA: Done: port 8443."
