@@ -3,13 +3,17 @@
 * ``intent_preservation``: the judge reads the person-typed messages of the summarised span and the
   post-compact context and scores 0-5 whether the primary request, later corrections and
   constraints survive; reasons cite what was lost.
-* ``probes``: each ``expect.probes`` question (recall, artifact, continuation, decision) is put to a
-  *fresh* model call that sees only the post-compact context — the context the run ends with: its
-  last summary and what came after it; the judge scores each answer 0-5 against the expected
-  answer. Judged once, at the last compaction (earlier ones may predate what the probes ask about).
+* ``probes``: every ``expect.probes`` question (recall, artifact, continuation, decision), with its
+  expected answer, in ONE judgement of the context the run ends with (its last summary and what
+  came after it): could an agent resuming from that context alone give the expected answer? One
+  score 0-5 per probe (``probes.j2``, :mod:`pytest_ctxeval.judge_items`). With
+  ``Judge.combined = False``, as before issue 21: a *fresh* model call per question that sees only
+  that context, then a judgement of each answer. Judged once, at the last compaction (earlier
+  ones may predate what the probes ask about).
 * ``drift``: the run's compactions, extended by re-compacting the last context until there are at
   least ``DRIFT_GENERATIONS``; the judge scores each generation's primary request and next step
-  against the original intent, and the verdict names the first generation below the bar.
+  against the original intent (all generations in one judgement, ``drift_all.j2``), and the
+  verdict names the first generation below the bar.
 
 A score is the judge's median vote out of 5; the verdict passes at ``Judge.bar`` (3) or above.
 With the offline backend the judge is a labelled heuristic (term overlap), deterministic and free.
