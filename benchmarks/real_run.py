@@ -4,11 +4,15 @@
 
 In one run, offline (the reference model behind the anthropic SDK, no key, no network):
 
-* **Cost**: ``ctxeval run`` over the built-in scenarios, every grader, without and with prompt
-  caching (``--prompt-caching off|on``). The reference model accounts cache writes and reads as the
+* **Cost**: ``ctxeval run`` over the built-in scenarios, every grader: as the requests were before
+  issue 21 without caching ("today": a fresh call per probe question, a judgement per probe answer
+  and per drift generation; ``Judge.combined = False``), and as they are now (every probe of a
+  context, and every drift generation, in one judgement) without and with prompt caching
+  (``--prompt-caching off|on``). The reference model accounts cache writes and reads as the
   API does (:mod:`pytest_ctxeval.llm.prompt_cache`), so each run's usage is what the real run would
   be billed; both are priced at the list prices of ``--price-as`` (the default summariser and
-  judge model). Printed: both costs and ``cost ratio`` (with / without).
+  judge model). Printed: the three costs, whether every verdict is the same in the three runs, and
+  ``cost ratio`` (now with caching / today's).
 * **Wall time**: ``pytest --ctxeval scenarios/`` with the reference model answering after
   ``--latency`` seconds (``--ctxeval-offline-latency``), once as before this issue (scenarios one
   after another; each scenario's own independent calls still concurrent) and once with scenarios
@@ -38,15 +42,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def library_cost(caching: str, out: Path, votes: int) -> dict:
+def library_cost(caching: str, out: Path, votes: int, combined: bool = True) -> dict:
+    """The run's usage; ``combined=False``: the requests as they were before issue 21 (a fresh call
+    per probe, a judgement per probe answer and per drift generation)."""
     from pytest_ctxeval.cli import main
+    from pytest_ctxeval.judging import Judge
 
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = main(["run", str(ROOT / "scenarios"), "--prompt-caching", caching, "--judge-votes", str(votes),
-                     "--json", str(out)])
+    Judge.combined = combined
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main(["run", str(ROOT / "scenarios"), "--prompt-caching", caching, "--judge-votes", str(votes),
+                         "--json", str(out)])
+    finally:
+        Judge.combined = True
     if code not in (0, 1):
         raise SystemExit(f"ctxeval run exited {code}")
     return json.loads(out.read_text())["usage"]
+
+
+def verdicts(out: Path) -> dict:
+    """Every grader's status and score per scenario: the layouts must grade alike."""
+    return {(s["name"], g): (v["status"], v.get("score")) for s in json.loads(out.read_text())["scenarios"]
+            for g, v in s["graders"].items()}
 
 
 def priced(usage: dict, model: str) -> float:
@@ -106,15 +123,22 @@ def main() -> None:
           f" (shared: wall times move with its load)")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        today = library_cost("off", work / "today.json", args.votes, combined=False)
         off = library_cost("off", work / "off.json", args.votes)
         on = library_cost("on", work / "on.json", args.votes)
-        usd_off, usd_on = priced(off, args.price_as), priced(on, args.price_as)
+        usd_today, usd_off, usd_on = (priced(u, args.price_as) for u in (today, off, on))
         print(f"\nthe built-in library, every grader, judge votes {args.votes}, priced as {args.price_as}:")
-        for label, u, usd in (("without caching", off, usd_off), ("with caching", on, usd_on)):
-            print(f"  {label:<16} {u['api_calls']} calls, {u['input_tokens']:,} input, "
+        for label, u, usd in (("today (a request per probe and per judgement, no caching)", today, usd_today),
+                              ("one judgement per context, no caching", off, usd_off),
+                              ("one judgement per context, caching", on, usd_on)):
+            print(f"  {label}:\n    {u['api_calls']} calls, {u['input_tokens']:,} input, "
                   f"{u['cache_creation_input_tokens']:,} cache-write, {u['cache_read_input_tokens']:,} cache-read, "
                   f"{u['output_tokens']:,} output tokens: ${usd:.4f}")
-        print(f"cost ratio: {usd_on / usd_off:.3f}   (target <= 0.5)   {'met' if usd_on <= usd_off / 2 else 'NOT met'}")
+        same = verdicts(work / "today.json") == verdicts(work / "on.json") == verdicts(work / "off.json")
+        print(f"  every grader's verdict and score the same in the three runs: {'yes' if same else 'NO'}")
+        print(f"caching alone: {usd_on / usd_off:.3f}")
+        print(f"cost ratio: {usd_on / usd_today:.3f}   (with caching / today's; target <= 0.5)   "
+              f"{'met' if usd_on <= usd_today / 2 else 'NOT met'}")
 
         if args.cost_only:
             return

@@ -3,13 +3,17 @@
 * ``intent_preservation``: the judge reads the person-typed messages of the summarised span and the
   post-compact context and scores 0-5 whether the primary request, later corrections and
   constraints survive; reasons cite what was lost.
-* ``probes``: each ``expect.probes`` question (recall, artifact, continuation, decision) is put to a
-  *fresh* model call that sees only the post-compact context — the context the run ends with: its
-  last summary and what came after it; the judge scores each answer 0-5 against the expected
-  answer. Judged once, at the last compaction (earlier ones may predate what the probes ask about).
+* ``probes``: every ``expect.probes`` question (recall, artifact, continuation, decision), with its
+  expected answer, in ONE judgement of the context the run ends with (its last summary and what
+  came after it): could an agent resuming from that context alone give the expected answer? One
+  score 0-5 per probe (``probes.j2``, :mod:`pytest_ctxeval.judge_items`). With
+  ``Judge.combined = False``, as before issue 21: a *fresh* model call per question that sees only
+  that context, then a judgement of each answer. Judged once, at the last compaction (earlier
+  ones may predate what the probes ask about).
 * ``drift``: the run's compactions, extended by re-compacting the last context until there are at
   least ``DRIFT_GENERATIONS``; the judge scores each generation's primary request and next step
-  against the original intent, and the verdict names the first generation below the bar.
+  against the original intent (all generations in one judgement, ``drift_all.j2``), and the
+  verdict names the first generation below the bar.
 
 A score is the judge's median vote out of 5; the verdict passes at ``Judge.bar`` (3) or above.
 With the offline backend the judge is a labelled heuristic (term overlap), deterministic and free.
@@ -106,6 +110,8 @@ def probes(case: CompactionCase) -> Verdict:
     # The agent's context when the run ends: the last summary and everything after it.
     final = case.final_context or case.post_messages
     context = to_api(final) if final else [{"role": "user", "content": case.summary_message or case.summary}]
+    if getattr(case.judge, "combined", False):
+        return _probes_at_once(case, context)
     answers = case.judge.ask_many([(context, p.question) for p in case.expect.probes])
     items = []
     for probe, answer in zip(case.expect.probes, answers):
@@ -129,6 +135,48 @@ def probes(case: CompactionCase) -> Verdict:
                            + (f" (lost: {'; '.join(_short(x, 60) for x in j.lost[:3])})" if j.lost else ""))
         if j.unstable:
             reasons.append(f"UNSTABLE: {probe.kind} probe votes spread {j.spread} points")
+    return _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded)
+
+
+def _transcript(context: list) -> str:  # noqa: ANN001
+    """The context as the judge reads it: one line group per message, ``U:`` for the user's turn
+    (with tool results), ``A:`` for the agent's (with tool calls)."""
+    from pytest_ctxeval.messages import AssistantMessage, from_api, plain_text
+
+    out = []
+    for m in from_api(context, uuid_prefix="probe"):
+        text = plain_text([m]).strip()
+        if text:
+            out.append(("A: " if isinstance(m, AssistantMessage) else "U: ") + text)
+    return "\n".join(out)
+
+
+def _probes_at_once(case: CompactionCase, context: list) -> Verdict:  # noqa: ANN001
+    """Every probe of the context in one judgement (:mod:`pytest_ctxeval.judge_items`): could an
+    agent resuming from the context give each expected answer?"""
+    from pytest_ctxeval.judge_items import judge_items
+
+    probes = case.expect.probes
+    judgements = judge_items(case.judge, "probes", len(probes), context=_transcript(context),
+                             probes=[{"kind": p.kind, "question": p.question, "expected": p.answer} for p in probes])
+    rows, reasons, by_kind, ungraded = [], [], {}, []
+    for probe, j in zip(probes, judgements):
+        rows.append({"kind": probe.kind, "question": probe.question, "answer": None, "score": j.score,
+                     "votes": j.votes, "passed": j.passed, "error": j.error, "reasons": j.reasons})
+        if j.ungraded:
+            ungraded.append(f"{probe.kind} probe '{_short(probe.question, 60)}': {j.error}")
+            continue
+        by_kind.setdefault(probe.kind, []).append(j.score)
+        if not j.passed:
+            reasons.append(f"{probe.kind} probe '{_short(probe.question, 70)}' scored {j.score:g}/5 from the "
+                           f"post-compact context, expected '{_short(probe.answer, 100)}'"
+                           + (f" (lost: {'; '.join(_short(x, 60) for x in j.lost[:3])})" if j.lost else ""))
+        if j.unstable:
+            reasons.append(f"UNSTABLE: {probe.kind} probe votes spread {j.spread} points")
+    return _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded)
+
+
+def _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded) -> Verdict:  # noqa: ANN001
     evidence: dict[str, Any] = {"judge": case.judge.label, "probes": rows,
                 "by_kind": {k: round(mean(v), 3) for k, v in sorted(by_kind.items())}}
     scored = [j.score for j in judgements if j.score is not None]  # the judged ones
@@ -198,9 +246,15 @@ def drift(case: CompactionCase) -> Verdict:
     # Each generation against the requests made before it: an early generation cannot be judged
     # against a request the person made after it (the forced ones share the last case's history).
     intents = [(_intent(g) if g.history or g.expect.intent else intent) or intent for g in generations]
-    judgements = case.judge.judge_many([
-        ("drift", {"generation": n, "generations": len(generations), "intent": gi,
-                   "summary": _request_and_next(g)}) for n, (g, gi) in enumerate(zip(generations, intents), start=1)])
+    if getattr(case.judge, "combined", False):  # every generation in one judgement
+        from pytest_ctxeval.judge_items import judge_items
+
+        judgements = judge_items(case.judge, "drift_all", len(generations), generations=[
+            {"intent": gi, "summary": _request_and_next(g)} for g, gi in zip(generations, intents)])
+    else:
+        judgements = case.judge.judge_many([
+            ("drift", {"generation": n, "generations": len(generations), "intent": gi,
+                       "summary": _request_and_next(g)}) for n, (g, gi) in enumerate(zip(generations, intents), start=1)])
     rows = [{"generation": n, "score": j.score, "votes": j.votes, "lost": j.lost, "error": j.error}
             for n, j in enumerate(judgements, start=1)]
     evidence = {"judge": case.judge.label, "generations": rows}

@@ -23,11 +23,12 @@ def run(pytester: pytest.Pytester, report: Path, *options: str) -> dict:
 
 
 def test_offline_concurrent_run_gives_the_serial_results(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    latency = ("--ctxeval-offline-latency", "20ms")
+    # Two judge votes: the second vote of each judgement reads the prompt the first one cached.
+    latency = ("--ctxeval-offline-latency", "20ms", "--ctxeval-judge-votes", "2")
     serial = run(pytester, tmp_path / "serial.json", *latency, "--ctxeval-concurrency", "1")
     concurrent = run(pytester, tmp_path / "concurrent.json", *latency, "--ctxeval-concurrency", "8")
     assert concurrent == serial
-    assert serial["usage"]["cache_read_input_tokens"] > 0  # the probes read their context from the cache
+    assert serial["usage"]["cache_read_input_tokens"] > 0  # later votes read their prompt from the cache
     assert {s["name"] for s in serial["scenarios"]} == {"auth_refactor", "idle_gap", "debug_failing_test"}
 
 
@@ -50,7 +51,8 @@ def test_socket_server_cassettes_of_a_concurrent_run_are_the_serial_ones(pyteste
             in_flight[label] = server.wire.max_in_flight
         cassettes[label] = _files(tmp_path / label)
     assert in_flight["serial"] == 1 and 1 < in_flight["concurrent"] <= 4  # the one limit held, and was used
-    assert cassettes["concurrent"] == cassettes["serial"] and len(cassettes["serial"]) > 30
+    # 5 compactions, 4 forced re-compactions (drift), 5 intent, 3 probe and 3 drift judgements
+    assert cassettes["concurrent"] == cassettes["serial"] and len(cassettes["serial"]) >= 20
     assert docs["concurrent"] == docs["serial"]
 
 

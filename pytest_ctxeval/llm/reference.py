@@ -640,7 +640,10 @@ def judge_reply(prompt: str) -> str:
     import json as _json
     from ..reading.extract import significant_tokens
 
-    blocks = {m.group("label").split(" (")[0].strip().lower(): m.group("body") for m in _DATA.finditer(prompt)}
+    found = [(m.group("label").strip().lower(), m.group("body")) for m in _DATA.finditer(prompt)]
+    if any(_ITEMS_RUBRIC.match(label) for label, _ in found):  # probes.j2, drift_all.j2
+        return _judge_items(found)
+    blocks = {label.split(" (")[0].strip(): body for label, body in found}
     lost: list[str] = []
     if "expected answer" in blocks and "answer" in blocks:
         have = _terms(blocks["answer"])
@@ -667,6 +670,38 @@ def judge_reply(prompt: str) -> str:
         cov, why = 0.6, "offline heuristic: no data blocks it knows how to compare"
     score = max(0, min(5, round(cov * 5)))
     return _json.dumps({"score": score, "reasons": [why], "lost": lost})
+
+
+#: A label only the several-item rubrics write (drift.j2's "generation N: primary request..." is not one).
+_ITEMS_RUBRIC = re.compile(r"probe \d+ \([^)]*\): question$|generation \d+: original intent$")
+_JUDGED_ITEM = re.compile(r"(?P<kind>probe|generation) (?P<n>\d+)(?: \([^)]*\))?: (?P<part>.+)$")
+
+
+def _judge_items(found: list[tuple[str, str]]) -> str:
+    """The heuristic judgement of a rubric that lists several items (``probes.j2``: a compacted
+    context and numbered probes; ``drift_all.j2``: numbered generations), one per item, scored
+    as the single-item rubrics are."""
+    import json as _json
+    from ..extract import significant_tokens
+
+    context = _terms(next((body for label, body in found if label == "compacted context"), ""))
+    items: dict[tuple[str, int], dict[str, str]] = {}
+    for label, body in found:
+        m = _JUDGED_ITEM.match(label)
+        if m:
+            items.setdefault((m.group("kind"), int(m.group("n"))), {})[m.group("part")] = body
+    out = []
+    for (kind, _), parts in sorted(items.items(), key=lambda kv: kv[0][1]):
+        if kind == "probe":
+            want, have = parts.get("expected answer", ""), context
+            why = "offline heuristic: the context holds {:.0%} of the expected answer's terms"
+        else:
+            want, have = parts.get("original intent", ""), _terms(parts.get("primary request and next step", ""))
+            why = "offline heuristic: this generation holds {:.0%} of the original intent's terms"
+        cov = _coverage(want, have)
+        lost = [t for t in dict.fromkeys(significant_tokens(want)) if _stem(t) not in have][:8]
+        out.append({"score": max(0, min(5, round(cov * 5))), "reasons": [why.format(cov)], "lost": lost})
+    return _json.dumps({"items": out})
 
 
 def answer_probe(messages: list[dict[str, Any]]) -> str:

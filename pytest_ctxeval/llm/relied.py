@@ -24,6 +24,7 @@ it, not a statement of preference or information that came after it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -187,7 +188,7 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
     *after all*...) and shares most of the item's words that are not values; an item found in the
     history is changed only by what came after it, a carried one by anything in this span.
     """
-    statements = _statements(history)
+    index = _index(history)
     out = []
     for item in items:
         if REPLACED in item:
@@ -202,21 +203,100 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
         if not distinct:  # nothing tells this statement from another of the same wording
             out.append(item)
             continue
-        start = next((i for i, s in statements if key[:80] in s.lower() or s.lower()[:60] in key), -1)
+        start = index.first_mention(key)
         newer = None
-        for i, s in statements:
-            low = s.lower()
-            if i <= start or key[:80] in low or low[:60] in key or not _CHANGE.search(s):
+        for i, s, low, theirs in index.changes:  # only statements that say something changed
+            if i <= start or key[:80] in low or low[:60] in key:
                 continue
             # The same fact: most of its words, and (when it has any) one of its numbers or
             # identifiers, so "port 6554" is not changed by a statement about another service's port.
-            if not distinct & _distinct(s):
+            if not distinct & theirs:
                 continue
-            have = set(significant_tokens(s))
+            have = index.tokens(s)
             if sum(w in have for w in words) / len(words) >= 0.6:
                 newer = s
         out.append(item if newer is None else f"{item}{REPLACED}\"{newer[:200]}\")")
     return out
+
+
+#: Statements of at least this many characters are found by their first ``_HEAD`` characters.
+_HEAD = 16
+
+
+class _Index:
+    """The statements of one history, read once for every item :func:`mark_replaced` checks (a
+    summary checks hundreds of items against tens of thousands of statements): the ones that say
+    something changed, with their values, and a lookup of the first statement that mentions an
+    item (the item inside it, or its first 60 characters inside the item)."""
+
+    def __init__(self, history: list[Any]):
+        rows = _statements(history)
+        self.messages = [i for i, _ in rows]
+        lows = [s.lower() for _, s in rows]
+        self.changes = [(i, s, low, d) for (i, s), low in zip(rows, lows) if _CHANGE.search(s) and (d := _distinct(s))]
+        self._tokens: dict[str, set[str]] = {}
+        self.joined = "\0".join(lows)  # a key holds no NUL, so a match lies inside one statement
+        self.offsets, at = [], 0
+        for low in lows:
+            self.offsets.append(at)
+            at += len(low) + 1
+        # heads[first _HEAD chars] -> (first 60 chars, first row) of each distinct prefix, in row order
+        self.heads: dict[str, dict[str, int]] = {}
+        self.short: dict[str, int] = {}  # statements under _HEAD characters -> first row
+        for row, low in enumerate(lows):
+            prefix = low[:60]
+            if len(prefix) < _HEAD:
+                self.short.setdefault(prefix, row)
+            else:
+                self.heads.setdefault(prefix[:_HEAD], {}).setdefault(prefix, row)
+        self.short_lengths = sorted({len(p) for p in self.short})
+
+    def first_mention(self, key: str) -> int:
+        """The message index of the first statement that holds ``key[:80]`` or whose first 60
+        characters ``key`` holds; -1 when none does."""
+        best = len(self.messages)
+        head = key[:80]
+        if "\0" in head:  # cannot happen for normalised text; read it the slow way
+            best = next((r for r, low in enumerate(self.joined.split("\0")) if head in low or low[:60] in key), best)
+            return self.messages[best] if best < len(self.messages) else -1
+        pos = self.joined.find(head)
+        if pos >= 0:
+            best = bisect.bisect_right(self.offsets, pos) - 1
+        for length in self.short_lengths:
+            if length > len(key):
+                break
+            for j in range(len(key) - length + 1):
+                row = self.short.get(key[j:j + length])
+                if row is not None and row < best:
+                    best = row
+        seen: set[str] = set()
+        for j in range(len(key) - _HEAD + 1):
+            gram = key[j:j + _HEAD]
+            if gram in seen:
+                continue
+            seen.add(gram)
+            for prefix, row in self.heads.get(gram, {}).items():
+                if row < best and prefix in key:
+                    best = row
+        return self.messages[best] if best < len(self.messages) else -1
+
+    def tokens(self, statement: str) -> set[str]:
+        found = self._tokens.get(statement)
+        if found is None:
+            found = self._tokens[statement] = set(significant_tokens(statement))
+        return found
+
+
+_LAST: list[Any] = []  # [history, its length, its index]: one summary checks three lists of items
+
+
+def _index(history: list[Any]) -> _Index:
+    last = _LAST[:]  # a copy: another thread may replace it meanwhile
+    if last and last[0] is history and last[1] == len(history) and (not history or last[2] is history[-1]):
+        return last[3]
+    index = _Index(history)
+    _LAST[:] = [history, len(history), history[-1] if history else None, index]
+    return index
 
 
 _STATEMENT = re.compile(

@@ -176,23 +176,40 @@ def graded(registry, name: str, judge: Judge, tmp_path: Path, **kw):
     return evaluate_run(run, registry, specs, judge=judge, recompact=make_recompact(make_llm("offline"), PromptSet()))
 
 
-def test_probes_fail_with_the_question_the_answer_and_the_expected_answer(registry, tmp_path: Path) -> None:
-    # intent at both compactions, then the 4 probe answers, then the 4 probe judgements
-    judge, _ = judge_with([verdict(5)] * 2 + ["an answer"] * 4 + [verdict(1, "X-Pagination-Deprecated")] + [verdict(5)] * 3)
+def items(*replies: str) -> str:
+    """One reply of a judgement of several items (pytest_ctxeval.judge_items)."""
+    return json.dumps({"items": [json.loads(r) for r in replies]})
+
+
+@pytest.mark.parametrize("combined", [True, False], ids=["one-request", "request-per-probe"])
+def test_probes_fail_with_the_question_the_answer_and_the_expected_answer(registry, tmp_path: Path,
+                                                                          combined: bool) -> None:
+    if combined:  # intent at both compactions, then every probe in one judgement
+        replies = [verdict(5)] * 2 + [items(verdict(1, "X-Pagination-Deprecated"), *[verdict(5)] * 3)]
+    else:  # intent at both compactions, then the 4 probe answers, then the 4 probe judgements
+        replies = [verdict(5)] * 2 + ["an answer"] * 4 + [verdict(1, "X-Pagination-Deprecated")] + [verdict(5)] * 3
+    judge, handler = judge_with(replies)
+    judge.combined = combined
     outcome = graded(registry, "session_memory_then_full", judge, tmp_path)
     v = outcome.grader_verdict("probes")
     assert v.status == "fail"
     text = " ".join(v.reasons)
     assert "recall probe 'What is the deprecation header called?' scored 1/5" in text
     assert "expected 'X-Pagination-Deprecated'" in text
+    judged = [b for b in handler.bodies if "expected answer" in json.dumps(b)]
+    assert len(judged) == (1 if combined else 4)  # the context is sent once, not once per probe
     [case] = [c for c, vv in zip(outcome.cases, outcome.verdicts) if any(x.grader == "probes" and x.status != "n/a" for x in vv)]
     assert case.is_last
 
 
-def test_drift_names_the_first_generation_below_the_bar(registry, tmp_path: Path) -> None:
-    # intent (1 per compaction), probes (4 answers + 4 judgements), drift (3 generations)
-    replies = [verdict(5)] * 2 + [verdict(5)] * 8 + [verdict(4), verdict(2, "opaque ids"), verdict(1)]
+@pytest.mark.parametrize("combined", [True, False], ids=["one-request", "request-per-generation"])
+def test_drift_names_the_first_generation_below_the_bar(registry, tmp_path: Path, combined: bool) -> None:
+    if combined:  # intent (1 per compaction), probes (one judgement), drift (one judgement)
+        replies = [verdict(5)] * 2 + [items(*[verdict(5)] * 4), items(verdict(4), verdict(2, "opaque ids"), verdict(1))]
+    else:  # intent (1 per compaction), probes (4 answers + 4 judgements), drift (3 generations)
+        replies = [verdict(5)] * 2 + [verdict(5)] * 8 + [verdict(4), verdict(2, "opaque ids"), verdict(1)]
     judge, _ = judge_with(replies)
+    judge.combined = combined
     outcome = graded(registry, "debug_failing_test", judge, tmp_path)
     v = outcome.grader_verdict("drift")
     assert v.status == "fail"

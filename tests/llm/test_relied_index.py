@@ -1,0 +1,84 @@
+"""mark_replaced reads a span's statements once (llm/relied.py's _Index) instead of searching
+every statement for every item: the marks must be exactly those of the direct definition, which
+this test spells out pair by pair, on a span with changes, repeats, short statements and carried
+items. (The index made the 10,000-turn benchmark's summaries about 6 times faster, byte-identical.)"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from pytest_ctxeval.extract import significant_tokens
+from pytest_ctxeval.llm import relied
+from pytest_ctxeval.messages import AssistantMessage, TextBlock, UserMessage
+from pytest_ctxeval.summary import normalize_ws
+
+
+def direct(items: list[str], history: list) -> list[str]:  # noqa: ANN001
+    """The definition, one statement at a time (the code before the index)."""
+    statements = relied._statements(history)
+    out = []
+    for item in items:
+        words = [w for w in significant_tokens(item) if not re.search(r"\d", w)]
+        key, distinct = normalize_ws(item).lower(), relied._distinct(item)
+        if relied.REPLACED in item or not words or not distinct:
+            out.append(item)
+            continue
+        start = next((i for i, s in statements if key[:80] in s.lower() or s.lower()[:60] in key), -1)
+        newer = None
+        for i, s in statements:
+            low = s.lower()
+            if i <= start or key[:80] in low or low[:60] in key or not relied._CHANGE.search(s):
+                continue
+            if not distinct & relied._distinct(s):
+                continue
+            have = set(significant_tokens(s))
+            if sum(w in have for w in words) / len(words) >= 0.6:
+                newer = s
+        out.append(item if newer is None else f"{item}{relied.REPLACED}\"{newer[:200]}\")")
+    return out
+
+
+def span(seed: int) -> tuple[list, list[str]]:
+    rnd = random.Random(seed)
+    services = ["api", "billing", "search", "auth_service", "queue"]
+    said = []
+    history: list = []
+    for n in range(160):
+        svc, port = rnd.choice(services), rnd.choice([8080, 9090, 5433, 6379, 8443])
+        pick = rnd.random()
+        if pick < 0.3:
+            text = f"The {svc} service listens on port {port}."
+        elif pick < 0.5:
+            text = f"The {svc} service listens on port {port} now, no longer {port + 1}."
+        elif pick < 0.6:
+            text = rnd.choice(["ok", "Done.", "fine", "Yes"])
+        elif pick < 0.8:
+            text = f"Set TIMEOUT_{svc.upper()} = {rnd.randint(1, 90)} in config/{svc}.yaml. Renamed it after all."
+        else:
+            text = f"Reading src/{svc}/core.py again to check the handler."
+        said.append(text)
+        role = AssistantMessage if n % 2 else UserMessage
+        history.append(role(uuid=f"m{n}", content=[TextBlock(text=text)]))
+    items = rnd.sample(said, 40) + ["The api service listens on port 8080.", "The queue service listens on port 6379.",
+                                    "Set TIMEOUT_SEARCH = 30 in config/search.yaml.", "ok"]
+    return history, items
+
+
+def test_marks_are_those_of_the_direct_definition() -> None:
+    marked = 0
+    for seed in range(6):
+        history, items = span(seed)
+        for start in (0, 40, 120):
+            got = relied.mark_replaced(items, history[start:])
+            assert got == direct(items, history[start:])
+            marked += sum(relied.REPLACED in x for x in got)
+    assert marked > 50  # the spans do change facts: the comparison is not between unmarked lists
+
+
+def test_the_index_is_rebuilt_for_another_span() -> None:
+    history, items = span(1)
+    first = relied.mark_replaced(items, history)
+    later = history + [AssistantMessage(uuid="late", content=[TextBlock(
+        text="The api service listens on port 7000 now, no longer 8080.")])]
+    assert relied.mark_replaced(items, later) == direct(items, later) != first
