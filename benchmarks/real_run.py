@@ -46,7 +46,7 @@ def library_cost(caching: str, out: Path, votes: int, combined: bool = True) -> 
     """The run's usage; ``combined=False``: the requests as they were before issue 21 (a fresh call
     per probe, a judgement per probe answer and per drift generation)."""
     from pytest_ctxeval.cli import main
-    from pytest_ctxeval.judging import Judge
+    from pytest_ctxeval.grading.judging import Judge
 
     Judge.combined = combined
     try:

@@ -138,10 +138,10 @@ def probes(case: CompactionCase) -> Verdict:
     return _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded)
 
 
-def _transcript(context: list) -> str:  # noqa: ANN001
+def _transcript(context: list) -> str:
     """The context as the judge reads it: one line group per message, ``U:`` for the user's turn
     (with tool results), ``A:`` for the agent's (with tool calls)."""
-    from pytest_ctxeval.messages import AssistantMessage, from_api, plain_text
+    from pytest_ctxeval.core.messages import AssistantMessage, from_api, plain_text
 
     out = []
     for m in from_api(context, uuid_prefix="probe"):
@@ -151,19 +151,23 @@ def _transcript(context: list) -> str:  # noqa: ANN001
     return "\n".join(out)
 
 
-def _probes_at_once(case: CompactionCase, context: list) -> Verdict:  # noqa: ANN001
-    """Every probe of the context in one judgement (:mod:`pytest_ctxeval.judge_items`): could an
+def _probes_at_once(case: CompactionCase, context: list) -> Verdict:
+    """Every probe of the context in one judgement (:mod:`pytest_ctxeval.grading.judge_items`): could an
     agent resuming from the context give each expected answer?"""
-    from pytest_ctxeval.judge_items import judge_items
+    from pytest_ctxeval.grading.judge_items import judge_items
 
     probes = case.expect.probes
+    assert case.judge is not None  # the caller checked: llm graders are n/a without a judge
     judgements = judge_items(case.judge, "probes", len(probes), context=_transcript(context),
                              probes=[{"kind": p.kind, "question": p.question, "expected": p.answer} for p in probes])
-    rows, reasons, by_kind, ungraded = [], [], {}, []
+    rows: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    by_kind: dict[str, list[float]] = {}
+    ungraded: list[str] = []
     for probe, j in zip(probes, judgements):
         rows.append({"kind": probe.kind, "question": probe.question, "answer": None, "score": j.score,
                      "votes": j.votes, "passed": j.passed, "error": j.error, "reasons": j.reasons})
-        if j.ungraded:
+        if j.ungraded or j.score is None:
             ungraded.append(f"{probe.kind} probe '{_short(probe.question, 60)}': {j.error}")
             continue
         by_kind.setdefault(probe.kind, []).append(j.score)
@@ -176,7 +180,7 @@ def _probes_at_once(case: CompactionCase, context: list) -> Verdict:  # noqa: AN
     return _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded)
 
 
-def _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded) -> Verdict:  # noqa: ANN001
+def _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded) -> Verdict:
     evidence: dict[str, Any] = {"judge": case.judge.label, "probes": rows,
                 "by_kind": {k: round(mean(v), 3) for k, v in sorted(by_kind.items())}}
     scored = [j.score for j in judgements if j.score is not None]  # the judged ones
@@ -247,7 +251,7 @@ def drift(case: CompactionCase) -> Verdict:
     # against a request the person made after it (the forced ones share the last case's history).
     intents = [(_intent(g) if g.history or g.expect.intent else intent) or intent for g in generations]
     if getattr(case.judge, "combined", False):  # every generation in one judgement
-        from pytest_ctxeval.judge_items import judge_items
+        from pytest_ctxeval.grading.judge_items import judge_items
 
         judgements = judge_items(case.judge, "drift_all", len(generations), generations=[
             {"intent": gi, "summary": _request_and_next(g)} for g, gi in zip(generations, intents)])

@@ -682,7 +682,7 @@ def _judge_items(found: list[tuple[str, str]]) -> str:
     context and numbered probes; ``drift_all.j2``: numbered generations), one per item, scored
     as the single-item rubrics are."""
     import json as _json
-    from ..extract import significant_tokens
+    from ..reading.extract import significant_tokens
 
     context = _terms(next((body for label, body in found if label == "compacted context"), ""))
     items: dict[tuple[str, int], dict[str, str]] = {}

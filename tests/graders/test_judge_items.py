@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from pytest_ctxeval.judge_items import judge_items
-from pytest_ctxeval.judging import Judge
+from pytest_ctxeval.grading.judge_items import judge_items
+from pytest_ctxeval.grading.judging import Judge
 from pytest_ctxeval.llm import make_llm
 
 from test_judge import items, judge_with, verdict

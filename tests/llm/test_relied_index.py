@@ -8,13 +8,13 @@ from __future__ import annotations
 import random
 import re
 
-from pytest_ctxeval.extract import significant_tokens
+from pytest_ctxeval.reading.extract import significant_tokens
 from pytest_ctxeval.llm import relied
-from pytest_ctxeval.messages import AssistantMessage, TextBlock, UserMessage
-from pytest_ctxeval.summary import normalize_ws
+from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, UserMessage
+from pytest_ctxeval.reading.summary import normalize_ws
 
 
-def direct(items: list[str], history: list) -> list[str]:  # noqa: ANN001
+def direct(items: list[str], history: list) -> list[str]:
     """The definition, one statement at a time (the code before the index)."""
     statements = relied._statements(history)
     out = []

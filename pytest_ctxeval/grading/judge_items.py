@@ -2,12 +2,12 @@
 
 A rubric that lists ``n`` items (``graders/rubrics/probes.j2``, ``drift_all.j2``) is sent once per
 vote, and the reply is one JSON object ``{"items": [<judgement>, ...]}``, a judgement
-(:class:`~pytest_ctxeval.judging.JudgeReply`) per item, in order. Against one request per item
+(:class:`~pytest_ctxeval.grading.judging.JudgeReply`) per item, in order. Against one request per item
 this sends the shared data (the post-compact context, the rubric) once instead of ``n`` times and
 asks for short structured answers, for a real model as for the offline one (issue 21: where a run's
 money goes is in ``docs/performance.md``).
 
-Everything else is :class:`~pytest_ctxeval.judging.Judge`'s: votes (each item's score is the median
+Everything else is :class:`~pytest_ctxeval.grading.judging.Judge`'s: votes (each item's score is the median
 of its votes), one retry with the validation error for an unusable reply (a list of the wrong
 length is unusable), structured output on the real API, the batch stages, and an item no vote
 could judge is ``ungraded`` with the reason.
@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .errors import ModelError
+from ..errors import ModelError
 from .judging import Judge, JudgeReply, Judgement, extract_json
-from .llm import ModelReply
+from ..llm import ModelReply
 
 __all__ = ["JudgeItems", "judge_items"]
 
@@ -40,7 +40,7 @@ def _schema() -> dict[str, Any]:
 
 def judge_items(judge: Judge, rubric: str, n: int, **data: Any) -> list[Judgement]:
     """Render ``rubric`` (it lists ``n`` items) with ``data``; ``judge.votes`` requests; one
-    :class:`~pytest_ctxeval.judging.Judgement` per item."""
+    :class:`~pytest_ctxeval.grading.judging.Judgement` per item."""
     prompt = judge.render(rubric, **data)
     schema = _schema() if judge.structured else None
     votes = list(range(judge.votes))
