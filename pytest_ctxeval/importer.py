@@ -44,6 +44,7 @@ from pydantic import ValidationError
 from .config import resolve_context_window
 from .errors import ScenarioError, TranscriptError, UsageError
 from .extract import edited_files, failing_results, open_todos, person_messages
+from .gcpause import paused_gc
 from .messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock,
     OpaqueBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, person_text, result_text, text_of,
@@ -346,6 +347,7 @@ def _subagent_files(path: Path) -> list[Path]:
     return sorted(folder.glob("agent-*.jsonl"))
 
 
+@paused_gc()  # a tree of records and values built all at once (see gcpause)
 def import_transcript(
     path: str | Path,
     *,
@@ -597,6 +599,7 @@ def scenario_yaml(result: ImportResult) -> str:
     return "".join(parts)
 
 
+@paused_gc()  # a tree of records and values built all at once (see gcpause)
 def write_scenario(result: ImportResult, out: str | Path, *, force: bool = False) -> tuple[Path, int]:
     """Write the scenario file (atomically); returns the path and its size in bytes."""
     p = Path(out)

@@ -43,6 +43,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from .documents import BadDocument, parse_record
 from .errors import TranscriptError
+from .gcpause import paused_gc
 from .messages import (
     AssistantMessage, AttachmentMessage, Block, CompactBoundary, TextBlock, UserMessage, Usage,
 )
@@ -152,6 +153,7 @@ def _malformed(problems: list[Problem], strict: bool, path: Path, line: int, mes
     problems.append(Problem(line, message))
 
 
+@paused_gc()  # the records form a tree built all at once (see gcpause)
 def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidechains: bool = False) -> Transcript:
     """Read a Claude Code session file. Bad lines become :attr:`Transcript.problems` (with
     ``strict``, a malformed line raises :class:`TranscriptError` instead); only a missing/unreadable

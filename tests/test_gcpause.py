@@ -48,3 +48,13 @@ def test_readers_leave_the_collector_on(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("turns:\n  - user: hi\n    user: again\n")
     assert lint_file(bad) and gc.isenabled()
+
+
+def test_transcript_readers_leave_the_collector_on(tmp_path: Path) -> None:
+    from pytest_ctxeval.importer import import_transcript, write_scenario
+    from pytest_ctxeval.transcript import read_transcript
+
+    src = Path(__file__).parent / "hostile" / "inputs" / "terminal_escapes.jsonl"
+    assert read_transcript(src).messages and gc.isenabled()
+    write_scenario(import_transcript(src), tmp_path / "s.yaml")
+    assert (tmp_path / "s.yaml").is_file() and gc.isenabled()
