@@ -9,6 +9,12 @@ through :func:`write_text_safely`:
   collide (the last rename wins, whole);
 * a character device or a FIFO (``--json /dev/stdout``, a pipe) is written to directly, never
   replaced by a regular file;
+* a name for an open file descriptor (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
+  ``/proc/self/fd/N``, or a symlink to one) is a stream whatever it is open on: when the shell
+  redirected stdout to a regular file, ``/dev/stdout`` resolves to that file, and renaming a temporary
+  file over it would replace the ``/dev/stdout`` link itself (by root, in ``/dev``) and leave the
+  redirected file without the output; this process's own descriptor is written to through a copy of
+  it (so the output lands after what was printed, and what is printed next lands after the output);
 * anything else (a folder, a socket) is refused.
 
 :func:`check_output_path` applies the same rules before a run, so a bad ``--json``/``--html``/``-o``
@@ -18,7 +24,9 @@ fails in a second, not after a paid run, and leaves nothing behind.
 from __future__ import annotations
 
 import os
+import re
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -27,8 +35,38 @@ from ..errors import UsageError
 __all__ = ["check_output_path", "write_text_safely"]
 
 
+#: A path that names an open file descriptor (after the symlinks of its folders are resolved).
+_FD_PATH = re.compile(r"^/(?:dev|proc/(?P<pid>self|thread-self|\d+)(?:/task/\d+)?)/fd/(?P<fd>\d+)$")
+_MAX_LINKS = 40  # as the kernel's own limit on symlinks followed in one lookup
+
+
+def _descriptor(p: Path) -> re.Match[str] | None:
+    """The ``/dev/fd/N`` or ``/proc/<pid>/fd/N`` that ``p`` is, or leads to through symlinks."""
+    cur = os.path.abspath(p)
+    for _ in range(_MAX_LINKS):
+        cur = os.path.join(os.path.realpath(os.path.dirname(cur)), os.path.basename(cur))
+        match = _FD_PATH.match(cur)
+        if match:
+            return match
+        try:
+            target = os.readlink(cur)
+        except OSError:  # not a symlink (or nothing there)
+            return None
+        cur = os.path.join(os.path.dirname(cur), target)
+    return None
+
+
+def _own_fd(p: Path) -> int | None:
+    """The number of this process's descriptor that ``p`` names (``/dev/stdout`` is 1), else None."""
+    match = _descriptor(p)
+    if match is None or match["pid"] not in (None, "self", "thread-self", str(os.getpid())):
+        return None
+    return int(match["fd"])
+
+
 def _kind(p: Path) -> str | None:
-    """``None`` (nothing there), ``file``, ``stream`` (char device or FIFO) or ``other``."""
+    """``None`` (nothing there), ``file``, ``stream`` (char device, FIFO, or a name for an open file
+    descriptor), ``descriptor`` (such a name open on a regular file) or ``other``."""
     try:
         mode = os.stat(p).st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -38,7 +76,7 @@ def _kind(p: Path) -> str | None:
     except OSError:
         return "other"
     if stat.S_ISREG(mode):
-        return "file"
+        return "descriptor" if _descriptor(p) is not None else "file"
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return "stream"
     return "dir" if stat.S_ISDIR(mode) else "other"
@@ -53,7 +91,7 @@ def check_output_path(path: str | os.PathLike[str]) -> Path:
         raise UsageError(f"{p}: is a folder; name a file to write (e.g. {p / 'results.json'})")
     if kind == "other":
         raise UsageError(f"{p}: not a regular file, a device or a pipe; name a file to write")
-    if kind == "stream":
+    if kind in ("stream", "descriptor"):
         return p
     folder = p.parent
     try:
@@ -70,9 +108,17 @@ def write_text_safely(path: str | os.PathLike[str], text: str, *, what: str = "t
     naming the path otherwise. Returns the path."""
     p = check_output_path(path)
     data = text.encode("utf-8")
-    if _kind(p) == "stream":
+    kind = _kind(p)
+    if kind in ("stream", "descriptor"):
         try:
-            with open(p, "wb", buffering=0) as fh:
+            own = _own_fd(p) if kind == "descriptor" else None
+            if own is not None:  # this process's stdout (say): write at its offset, after what was printed
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+                fd = os.dup(own)
+            else:  # a device, a pipe, or another process's descriptor on a file: append, never truncate
+                fd = os.open(p, os.O_WRONLY | (os.O_APPEND if kind == "descriptor" else 0))
+            with open(fd, "wb", buffering=0) as fh:
                 fh.write(data)
         except OSError as exc:
             raise UsageError(f"{p}: cannot write {what} ({exc.strerror or exc})") from None

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from .gcpause import paused_gc
 from .limits import MAX_NESTING, MAX_YAML_ALIASES, MAX_YAML_NODES
 
 __all__ = ["BadYAML", "load_yaml", "SAFE_LOADER"]
@@ -138,11 +139,12 @@ def load_yaml(text: str) -> tuple[Any, yaml.Node | None]:
     pytest_ctxeval.core.yaml_safe.BadYAML: key 'a' appears twice in one mapping (first on line 1); YAML would keep only the last one: merge them or rename one
     """
     try:
-        node = yaml.compose(text, Loader=SAFE_LOADER)
-        if node is None:
-            return None, None
-        check_graph(node)
-        data = yaml.constructor.SafeConstructor().construct_document(node)
+        with paused_gc():  # nodes and values form a tree: no collector walks over them while they grow
+            node = yaml.compose(text, Loader=SAFE_LOADER)
+            if node is None:
+                return None, None
+            check_graph(node)
+            data = yaml.constructor.SafeConstructor().construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

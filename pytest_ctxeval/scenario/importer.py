@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+from ..core.gcpause import paused_gc
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
@@ -346,6 +347,7 @@ def _subagent_files(path: Path) -> list[Path]:
     return sorted(folder.glob("agent-*.jsonl"))
 
 
+@paused_gc()  # a tree of records and values built all at once (see gcpause)
 def import_transcript(
     path: str | Path,
     *,
@@ -597,6 +599,7 @@ def scenario_yaml(result: ImportResult) -> str:
     return "".join(parts)
 
 
+@paused_gc()  # a tree of records and values built all at once (see gcpause)
 def write_scenario(result: ImportResult, out: str | Path, *, force: bool = False) -> tuple[Path, int]:
     """Write the scenario file (atomically); returns the path and its size in bytes."""
     p = Path(out)

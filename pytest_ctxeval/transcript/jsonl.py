@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import stat
+from ..core.gcpause import paused_gc
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
@@ -164,6 +165,7 @@ def _malformed(problems: list[RecordProblem], strict: bool, path: Path, line: in
     problems.append(RecordProblem(line, message))
 
 
+@paused_gc()  # the records form a tree built all at once (see gcpause)
 def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidechains: bool = False) -> Transcript:
     """Read a Claude Code session file. Bad lines become :attr:`Transcript.problems` (with
     ``strict``, a malformed line raises :class:`TranscriptError` instead); only a missing/unreadable

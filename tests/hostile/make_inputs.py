@@ -48,6 +48,26 @@ def main() -> None:
     # Terminal escapes in what the model said (clear screen, window title, OSC-8 link).
     _raw(_session({"command": "ls"}, text="Done \x1b[2J\x1b]0;pwned\x07 \x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\"),
          HERE / "terminal_escapes.jsonl")
+    # Labelled secrets (a Bearer token, an AWS secret after its label, a GitHub token) in a user
+    # message, a tool input and a tool result that the summary loses: the lost identifiers, excerpts
+    # and reasons must not pull them out of their labels or cut them below the pattern's length.
+    s = Session()
+    s.user(f'Call the API with curl -H "Authorization: Bearer {BEARER}" and put aws_secret_access_key={AWS} in '
+           f"~/.aws/credentials; the token is {GHP}. " + "Keep the retry limit at 5 and never touch src/legacy.py. " * 8)
+    s.assistant(text="Calling it.", tools=[("toolu_1", "Bash", {
+        "command": f"curl -H 'Authorization: Bearer {BEARER}' https://api.example/v1 && export AWS_SECRET_ACCESS_KEY={AWS}"})])
+    s.result("toolu_1", f"error: 401 for Bearer {BEARER}; aws_secret_access_key={AWS} rejected")
+    s.assistant(text="Done with the first step.")
+    s.compact(SUMMARY)
+    s.user("thanks, continue")
+    s.assistant(text="Continuing.")
+    _raw(s, HERE / "leaky_tokens.jsonl")
+
+
+#: The secrets of ``leaky_tokens.jsonl`` (fake, key-shaped).
+AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+GHP = "ghp_" + "A1b2C3d4" * 5
+BEARER = "abcdefABCDEF0123456789xyzXYZ"
 
 
 if __name__ == "__main__":
