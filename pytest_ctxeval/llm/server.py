@@ -111,6 +111,18 @@ class ApiServer:
         """The environment that points the ``anthropic`` backend at this server."""
         return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": self.wire.api_key}
 
+    def bedrock_environ(self) -> dict[str, str]:
+        """The environment for ``--ctxeval-provider bedrock`` against this server: AWS keys the
+        server verifies SigV4 signatures with, a region, and ``ANTHROPIC_BEDROCK_BASE_URL``."""
+        return {"AWS_ACCESS_KEY_ID": self.wire.aws.access_key, "AWS_SECRET_ACCESS_KEY": self.wire.aws.secret_key,
+                "AWS_REGION": "us-east-1", "ANTHROPIC_BEDROCK_BASE_URL": self.url}
+
+    def vertex_environ(self) -> dict[str, str]:
+        """The environment for ``--ctxeval-provider vertex`` against this server (an access token,
+        so no Google login is needed)."""
+        return {"ANTHROPIC_VERTEX_ACCESS_TOKEN": self.wire.api_key, "CLOUD_ML_REGION": "us-east5",
+                "ANTHROPIC_VERTEX_PROJECT_ID": "ctxeval-test", "ANTHROPIC_VERTEX_BASE_URL": self.vertex_url}
+
     def start(self) -> ApiServer:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
