@@ -19,6 +19,7 @@ to find them). ``soak`` is the separate long job (``.ci/soak``, or by hand:
 import os
 from pathlib import Path
 
+import pytest
 import yaml  # noqa: F401 - see below
 from _pytest.doctest import DoctestModule
 from hypothesis import HealthCheck, settings
@@ -42,6 +43,16 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=QUICK_EXAMPLES, deadline=None)
 settings.register_profile("soak", max_examples=SOAK_EXAMPLES, deadline=None, database=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own (also tryfirst) sets ``load``
+def pytest_cmdline_main(config):  # noqa: ANN001, ANN201
+    """``pytest -n auto`` in this repository distributes with ``loadgroup``: tests marked
+    ``xdist_group`` (those sharing one costly computation) run on one worker, the rest spread as
+    with ``load``. An explicit ``--dist`` wins."""
+    if config.rootpath == Path(__file__).parent and getattr(config.option, "numprocesses", None) \
+            and getattr(config.option, "dist", None) == "no":
+        config.option.dist = "loadgroup"
 
 
 def pytest_configure(config):  # noqa: ANN001, ANN201

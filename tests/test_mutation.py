@@ -14,6 +14,10 @@ from pytest_ctxeval.mutation_facts import paraphrase, translate
 from pytest_ctxeval.proposals import proposals
 from validation_kit import library_cases, statuses
 
+# pytest-xdist (``--dist loadgroup``, conftest.py): the tests that use the library's compaction cases
+# run on one worker, which replays the library (and validates it) once.
+pytestmark = pytest.mark.xdist_group("library_cases")
+
 OPERATORS = {op.name: op for op in builtin_mutations()}
 
 
