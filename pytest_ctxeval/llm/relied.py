@@ -187,7 +187,11 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
     *after all*...) and shares most of the item's words that are not values; an item found in the
     history is changed only by what came after it, a carried one by anything in this span.
     """
-    statements = _statements(history)
+    statements = [(i, s, s.lower()) for i, s in _statements(history)]
+    # Only a statement that says it changes something can replace an item: filter once, and read
+    # each candidate's values and words once (not once per item).
+    changes = [(i, s, low) for i, s, low in statements if _CHANGE.search(s)]
+    read: dict[int, tuple[set[str], set[str]]] = {}
     out = []
     for item in items:
         if REPLACED in item:
@@ -202,17 +206,18 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
         if not distinct:  # nothing tells this statement from another of the same wording
             out.append(item)
             continue
-        start = next((i for i, s in statements if key[:80] in s.lower() or s.lower()[:60] in key), -1)
+        start = next((i for i, _, low in statements if key[:80] in low or low[:60] in key), -1)
         newer = None
-        for i, s in statements:
-            low = s.lower()
-            if i <= start or key[:80] in low or low[:60] in key or not _CHANGE.search(s):
+        for n, (i, s, low) in enumerate(changes):
+            if i <= start or key[:80] in low or low[:60] in key:
                 continue
+            if n not in read:
+                read[n] = (_distinct(s), set(significant_tokens(s)))
+            values, have = read[n]
             # The same fact: most of its words, and (when it has any) one of its numbers or
             # identifiers, so "port 6554" is not changed by a statement about another service's port.
-            if not distinct & _distinct(s):
+            if not distinct & values:
                 continue
-            have = set(significant_tokens(s))
             if sum(w in have for w in words) / len(words) >= 0.6:
                 newer = s
         out.append(item if newer is None else f"{item}{REPLACED}\"{newer[:200]}\")")
