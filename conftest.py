@@ -7,15 +7,19 @@ pytester`` in pyproject.toml, which a user's run does not read) and the Hypothes
 loaded in ``pytest_configure`` only when this repository is the run's root.
 
 ``ci`` (selected when the ``CI`` environment variable is set, as ``.ci/run`` does): derandomised,
-so a CI failure reproduces, more examples, no deadline (shared machines are noisy), no example
-database written. ``dev`` otherwise: random, fewer examples, the local database in .hypothesis/
-(ignored by git). ``soak`` for a long fuzzing session by hand:
-``pytest tests/test_fuzz.py --hypothesis-profile soak --hypothesis-show-statistics``.
+so a CI failure reproduces, no deadline (shared machines are noisy), no example database written.
+``dev`` otherwise: random (each run explores new examples), the local database in .hypothesis/
+(ignored by git). Both run :data:`QUICK_EXAMPLES` examples per property, enough for the planted
+bugs of tests/properties/test_profiles_find_bugs.py (that test fails if a profile gets too small
+to find them). ``soak`` is the separate long job (``.ci/soak``, or by hand:
+``pytest -m hypothesis -n auto --hypothesis-profile soak --hypothesis-show-statistics``): random,
+:data:`SOAK_EXAMPLES` examples per property.
 """
 
 import os
 from pathlib import Path
 
+import pytest
 import yaml  # noqa: F401 - see below
 from _pytest.doctest import DoctestModule
 from hypothesis import HealthCheck, settings
@@ -26,13 +30,29 @@ from hypothesis import HealthCheck, settings
 
 PACKAGE = Path(__file__).parent / "pytest_ctxeval"
 
+#: Examples per property in the unit suite (``ci`` and ``dev``); the stateful test runs half as
+#: many sessions (tests/properties/test_stateful.py).
+QUICK_EXAMPLES = 50
+#: Examples per property in the soak job.
+SOAK_EXAMPLES = 1_000
+
 settings.register_profile(
-    "ci", derandomize=True, max_examples=200, deadline=None, database=None, print_blob=True,
+    "ci", derandomize=True, max_examples=QUICK_EXAMPLES, deadline=None, database=None, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.register_profile("dev", max_examples=50, deadline=None)
-settings.register_profile("soak", max_examples=5_000, deadline=None, database=None,
+settings.register_profile("dev", max_examples=QUICK_EXAMPLES, deadline=None)
+settings.register_profile("soak", max_examples=SOAK_EXAMPLES, deadline=None, database=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own (also tryfirst) sets ``load``
+def pytest_cmdline_main(config):
+    """``pytest -n auto`` in this repository distributes with ``loadgroup``: tests marked
+    ``xdist_group`` (those sharing one costly computation) run on one worker, the rest spread as
+    with ``load``. An explicit ``--dist`` wins."""
+    if config.rootpath == Path(__file__).parent and getattr(config.option, "numprocesses", None) \
+            and getattr(config.option, "dist", None) == "no":
+        config.option.dist = "loadgroup"
 
 
 def pytest_configure(config):

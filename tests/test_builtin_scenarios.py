@@ -14,15 +14,17 @@ from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.core.messages import to_api, validate_api
 from pytest_ctxeval.runner import run_scenario
 from pytest_ctxeval.scenario.schema import load_scenario
+from reference_runs import GROUP, reference_runs
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 FILES = sorted(SCENARIOS.glob("*.yaml"))
+# pytest-xdist: one worker replays the library for this module and tests/test_library.py.
+pytestmark = pytest.mark.xdist_group(GROUP)
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    base = tmp_path_factory.mktemp("builtin")
-    return {p.stem: run_scenario(p, session_dir=base / p.stem) for p in FILES}
+def runs() -> dict[str, object]:
+    return reference_runs()  # the runs tests/test_library.py reads too
 
 
 def test_library_is_there() -> None:

@@ -64,7 +64,7 @@ def test_the_readme_is_short_and_starts_with_the_two_commands():
     first = re.search(r"```bash\n(.*?)```", text, re.DOTALL)
     assert first
     commands = [line.split("#")[0].strip() for line in first.group(1).splitlines()]
-    assert commands == ["pip install -e . && pytest --ctxeval", "pip install -e '.[test]' && pytest"]
+    assert commands == ["pip install -e . && pytest --ctxeval", "pip install -e '.[test]' && pytest -n auto"]
 
 
 def _links(page: Path) -> list[str]:

@@ -12,8 +12,8 @@ Each page's blocks run in order, in one scratch folder made from a template: ``s
 one small scenario (the "complete small example" of docs/scenarios.md), ``examples/own-project``
 and ``tests/fixtures/weak_prompt.j2`` are copied, ``HOME`` holds a Claude Code projects folder with
 one synthetic session, and the files the commands name (``SESSION.jsonl``, ``results.json``,
-``ctxeval-baseline.json``, ``new.j2`` ...) exist. Pages run in parallel threads (the commands are
-subprocesses). No API key is set and nothing leaves 127.0.0.1.
+``ctxeval-baseline.json``, ``new.j2`` ...) exist. Each page is one test item (pytest-xdist runs pages
+on its workers side by side). No API key is set and nothing leaves 127.0.0.1.
 
 The run of the commands takes about 2 minutes on 2 busy cores (about 110 s of commands, 35
 processes), so it runs in CI (``CI`` set, as ``.ci/run`` and GitHub Actions do) or with
@@ -27,7 +27,6 @@ import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -227,11 +226,17 @@ def test_the_small_example_is_the_example_project_scenario():
     assert code.group(1) == (ROOT / "examples/own-project/scenarios/cache_ttl.yaml").read_text(encoding="utf-8")
 
 
+RUN_PAGES = [p for p in PAGES if any(b.run for b in blocks(p))]
+
+
+def test_pages_with_commands_are_found():
+    assert {p.name for p in RUN_PAGES} >= {"getting-started.md", "sessions.md"}
+
+
+# One item per page, so pytest-xdist spreads the pages over its workers.
 @pytest.mark.skipif(not (os.environ.get("CI") or os.environ.get("CTXEVAL_DOCS_TESTS") == "1"),
                     reason="runs every docs command (about 2 minutes): set CTXEVAL_DOCS_TESTS=1 (CI=1 does too)")
-def test_the_docs_commands_run(template: Path, tmp_path: Path):
-    pages = [p for p in PAGES if any(b.run for b in blocks(p))]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(lambda p: run_page(p, template, tmp_path), pages))
-    failures = [f for page_failures in results for f in page_failures]
+@pytest.mark.parametrize("page", RUN_PAGES, ids=[p.name for p in RUN_PAGES])
+def test_the_docs_commands_run(page: Path, template: Path, tmp_path: Path):
+    failures = run_page(page, template, tmp_path)
     assert not failures, "\n\n".join(failures)

@@ -24,6 +24,10 @@ from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.grading.versions import CONTINUATION_WORDINGS
 from validation_kit import library_cases, registry, rule_specs
 
+# pytest-xdist (``--dist loadgroup``, conftest.py): the tests that use the library's compaction cases
+# run on one worker, which replays the library (and validates it) once.
+pytestmark = pytest.mark.xdist_group("library_cases")
+
 Hand = Callable[[Any], "Mutant | None"]
 HANDS: list[tuple[str, str, Hand]] = []
 

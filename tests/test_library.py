@@ -21,6 +21,7 @@ from pytest_ctxeval.core.messages import plain_text
 from pytest_ctxeval.runner import run_scenario
 from pytest_ctxeval.scenario.expansion import expand
 from pytest_ctxeval.scenario.schema import load_scenario
+from reference_runs import GROUP, reference_runs as shared_reference_runs
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -48,6 +49,8 @@ RISKS = {
 }
 CIRCUIT_BREAKER = "summariser_circuit_breaker"  # risk 14, second half
 FILES = sorted(SCENARIOS.glob("*.yaml"))
+# pytest-xdist: one worker replays the library for this module and tests/test_builtin_scenarios.py.
+pytestmark = pytest.mark.xdist_group(GROUP)
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +59,8 @@ def registry():
 
 
 @pytest.fixture(scope="module")
-def reference_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    base = tmp_path_factory.mktemp("reference")
-    return {p.stem: run_scenario(p, session_dir=base / p.stem) for p in FILES}
+def reference_runs() -> dict:
+    return shared_reference_runs()  # the runs tests/test_builtin_scenarios.py reads too
 
 
 @pytest.fixture(scope="module")

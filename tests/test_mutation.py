@@ -15,14 +15,19 @@ from pytest_ctxeval.grading.mutation_facts import paraphrase_text, translate_tex
 from pytest_ctxeval.reading.proposals import proposals
 from validation_kit import library_cases, statuses
 
+# pytest-xdist (``--dist loadgroup``, conftest.py): the tests that use the library's compaction cases
+# run on one worker, which replays the library (and validates it) once.
+pytestmark = pytest.mark.xdist_group("library_cases")
+
 OPERATORS = {op.name: op for op in builtin_mutations()}
 
 
 def _first_mutant(op: MutationSpec) -> tuple[CompactionCase, Mutant, dict[str, str]]:
     """The first library case where ``op`` makes a mutant whose targets all passed the original."""
-    for case, _known in library_cases():
+    for case, known in library_cases():
+        before: dict[str, str] | None = None
         for m in op.apply(case, seed=0):
-            before = statuses(case)
+            before = before or statuses(case)  # the original's verdicts, once per case
             counted = [t for t in m.targets if before.get(t) == "pass"]
             if counted and len(counted) == len([t for t in m.targets if t in before]):
                 return case, m, before

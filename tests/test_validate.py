@@ -14,7 +14,7 @@ from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.grading.validation import validate_cases
 from scenario_texts import TINY
 from shared_paths import needs_shared
-from validation_kit import corpus_cases, library_cases, registry, rule_specs
+from validation_kit import corpus_report, library_cases, library_report, merged, registry, rule_specs
 
 USER_GRADERS = '''
 from pytest_ctxeval import Mutant, Verdict, grader, mutation
@@ -151,6 +151,7 @@ def test_graders_lists_kind_checks_expect_keys_and_operators(project: Path, caps
     assert set(rows["no_superseded_work"]["operators"]) >= {"revive_superseded"}
 
 
+@pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
 def test_llm_graders_on_a_heuristic_judge_are_labelled_and_not_held_to_the_bar() -> None:
     cases = [c for c in library_cases() if c[0].source.endswith("auth_refactor.yaml")]
     reg = load_graders()
@@ -188,18 +189,32 @@ def _check(report, *, library_only: bool) -> None:
             assert not s.real_failures
 
 
+@pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
 def test_ci_rule_graders_on_the_builtin_library() -> None:
-    report = validate_cases(library_cases(), registry(), rule_specs(), operators_for(registry()))
+    report = library_report()
     _check(report, library_only=True)
     assert report.mutants >= 500 and sum(1 for s in report.graders.values() if s.mutants >= 5) >= 10
 
 
+@pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
 @needs_shared
 def test_ci_rule_graders_on_the_library_and_every_corpus_compaction() -> None:
-    cases = list(library_cases()) + list(corpus_cases())
-    report = validate_cases(cases, registry(), rule_specs(), operators_for(registry()))
+    # the library's part is the report of the test above (validation judges each case on its own)
+    report = merged(library_report(), corpus_report())
     _check(report, library_only=False)
     assert report.real_cases >= 10
+
+
+@pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
+def test_a_merged_report_is_the_report_of_both_case_lists() -> None:
+    """What the corpus check above relies on, on a few cases: merging two reports gives the report
+    of validating both lists in one call."""
+    cases = list(library_cases())
+    a, b = cases[:2], cases[2:4]
+    ops = operators_for(registry())
+    one = validate_cases(a + b, registry(), rule_specs(), ops)
+    two = merged(validate_cases(a, registry(), rule_specs(), ops), validate_cases(b, registry(), rule_specs(), ops))
+    assert two.as_dict() == one.as_dict() and one.mutants > 0
 
 
 @pytest.mark.parametrize("verb", ["validate", "graders"])

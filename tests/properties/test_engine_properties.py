@@ -1,7 +1,7 @@
 """Properties of the reference engine, over conversations from ``pytest_ctxeval.strategies``.
 
 Each test is one named property; its docstring states the invariant and the seed rule it comes
-from. Example counts come from the Hypothesis profile (conftest.py: ``ci`` 200, ``dev`` 50) except
+from. Example counts come from the Hypothesis profile (conftest.py: ``ci`` and ``dev`` 50, ``soak`` 1,000) except
 where a ``@settings`` says why.
 """
 

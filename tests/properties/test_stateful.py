@@ -216,9 +216,10 @@ class AgentSession(RuleBasedStateMachine):
 
 
 AgentSession.TestCase.settings = settings(
-    # Each step may run a compaction through the SDK and the offline model: 200 examples x 50 steps
-    # would take minutes. 100 sessions of up to 40 steps reach the breaker, PTL and session memory.
-    max_examples=100, stateful_step_count=40, deadline=None,
+    # Each step may run a compaction through the SDK and the offline model: half the profile's
+    # example count (25 sessions in the unit suite, 500 in the soak job; conftest.py), each of up
+    # to 40 steps, reaches the breaker, PTL and session memory.
+    max_examples=max(10, settings.default.max_examples // 2), stateful_step_count=40, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 TestAgentSession = AgentSession.TestCase
