@@ -24,7 +24,7 @@ OPERATORS = {op.name: op for op in builtin_mutations()}
 
 def _first_mutant(op: MutationSpec) -> tuple[CompactionCase, Mutant, dict[str, str]]:
     """The first library case where ``op`` makes a mutant whose targets all passed the original."""
-    for case, known in library_cases():
+    for case, _known in library_cases():
         before: dict[str, str] | None = None
         for m in op.apply(case, seed=0):
             before = before or statuses(case)  # the original's verdicts, once per case

@@ -208,9 +208,6 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
         for i, s, low, theirs in index.changes:  # only statements that say something changed
             if i <= start or key[:80] in low or low[:60] in key:
                 continue
-            if n not in read:
-                read[n] = (_distinct(s), set(significant_tokens(s)))
-            values, have = read[n]
             # The same fact: most of its words, and (when it has any) one of its numbers or
             # identifiers, so "port 6554" is not changed by a statement about another service's port.
             if not distinct & theirs:

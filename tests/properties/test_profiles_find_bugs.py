@@ -11,16 +11,17 @@ users. The correct implementations pass the same properties in test_engine_prope
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pytest
 from hypothesis import Phase, settings
 
 import test_engine_properties as props
-from pytest_ctxeval.config import EngineConfig
+from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.microcompact import time_based_clear
 from pytest_ctxeval.engine.ptl import truncate_head_for_ptl_retry
-from pytest_ctxeval.tokens import anchor_tokens, estimate_messages
+from pytest_ctxeval.core.tokens import anchor_tokens, estimate_messages
 
 
 def _fails(property_test: Callable[..., None]) -> BaseException:
