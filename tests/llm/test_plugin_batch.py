@@ -54,3 +54,12 @@ def test_an_errored_batch_result_keeps_the_api_message(api_server: ApiServer, py
                 for r in v["reasons"]]
     assert any("api_error: Internal server error" in r for r in ungraded), ungraded
     assert batches_created(api_server) == 1
+
+
+def test_batch_under_xdist_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    # Workers get their items a few at a time, so none could gather a stage: refused up front
+    # rather than sending one batch per judge call.
+    (pytester.path / "alpha.yaml").write_text(TINY.replace("name: tiny", "name: alpha"), encoding="utf-8")
+    result = pytester.runpytest("--ctxeval", "alpha.yaml", "-p", "no:cacheprovider", "-n", "2", "--ctxeval-batch")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "pytest-xdist workers cannot share" in result.stderr.str() + result.stdout.str()
