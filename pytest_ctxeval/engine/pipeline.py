@@ -303,7 +303,8 @@ class ContextManager:
         prompt = self.prompts.render_session_memory_update(self.memory.content)
         try:
             reply = whole_reply(self.llm)(task="session_memory",
-                                            messages=extraction_request(view, self.memory.content, prompt),
+                                            messages=extraction_request(view, self.memory.content, prompt,
+                                                                        cache=getattr(self.llm, "caching", False)),
                                             max_tokens=self.config.summary_request_max_tokens,
                                             context_window=self.config.context_window)
         except ModelError as exc:
