@@ -58,19 +58,25 @@ def _probe_context(case: CompactionCase) -> list:
     return to_api(final) if final else [{"role": "user", "content": case.summary_message or case.summary}]
 
 
+def _probes_judged(case: CompactionCase) -> str | None:
+    """The context text the probes grader will judge for ``case`` in one judgement, or None when
+    it judges none there (no probes, not the last compaction, one request per probe)."""
+    if not case.expect.probes or not case.is_last or not getattr(case.judge, "combined", False):
+        return None
+    return _transcript(_probe_context(case))
+
+
 def _shares_context(case: CompactionCase) -> bool:
     """The intent and probes judgements of ``case`` send the same post-compact context: both run,
     in one judgement each, on the same text. The intent request then marks it as a cached prefix
-    (it is sent first: graders run in order) and the probes request reads it."""
-    judge = case.judge
-    if judge is None or not getattr(judge, "combined", False) or not case.is_last or not case.expect.probes:
-        return False
-    if not {"intent_preservation", "probes"} <= set(case.graders):
+    (it is sent first: graders run in order) and the probes request reads it. Whether it is
+    marked never changes a verdict (cassette keys ignore breakpoints)."""
+    if case.judge is None or not {"intent_preservation", "probes"} <= set(case.graders):
         return False
     if not (person_messages(case.summarized) or case.expect.intent
             or any(getattr(m, "is_compact_summary", False) for m in case.summarized)):
         return False  # intent_preservation is n/a: nothing is sent before the probes
-    return _context_text(case) == _transcript(_probe_context(case))
+    return _context_text(case) == _probes_judged(case)
 
 
 def _short(text: str, n: int = 90) -> str:
