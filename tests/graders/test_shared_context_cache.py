@@ -129,3 +129,31 @@ def test_session_memory_extractions_read_the_conversation_the_previous_one_cache
     from pytest_ctxeval.llm.pricing import cost_of
 
     assert cost_of("claude-sonnet-5-5", got) < cost_of("claude-sonnet-5-5", base)
+
+
+def test_compaction_attempts_after_a_failure_read_the_conversation_the_previous_attempt_cached(tmp_path: Path) -> None:
+    """The summariser fails three times in a row (the scenario's fault plan), then a manual
+    /compact succeeds: the first attempt marks nothing (most compactions are sent once), every
+    attempt after a failure marks the conversation's end, and the next one reads it."""
+    def compactions(llm):
+        return [r for r in llm.reference.requests if "Your task is to create a detailed summary" in json.dumps(r)]
+
+    from pytest_ctxeval.scenario.schema import load_scenario
+
+    scenario = load_scenario(SCENARIOS / "summariser_circuit_breaker.yaml")
+    llm = make_llm("offline", "claude-sonnet-5-5", faults=scenario.faults)
+    on = run_scenario(scenario, session_dir=tmp_path / "on", llm=llm)
+    sent = compactions(llm)
+    # Three failed auto attempts, the manual /compact that succeeds, then compactions of the new
+    # context, which start afresh: only the attempts after a failure are marked.
+    assert [json.dumps(b).count("cache_control") for b in sent] == [0, 1, 1, 1] + [0] * (len(sent) - 4)
+    for body in sent[1:4]:
+        assert "cache_control" not in json.dumps(body["messages"][-1]["content"][-1])  # never on the prompt
+    plain = make_llm("offline", "claude-sonnet-5-5", caching=False, faults=scenario.faults)
+    off = run_scenario(scenario, session_dir=tmp_path / "off", llm=plain)
+    from pytest_ctxeval.llm.prompt_cache import strip_cache_control
+
+    assert [strip_cache_control(b) for b in sent] == compactions(plain)  # the same requests, unmarked
+    assert [c.result.summary for c in on.compactions] == [c.result.summary for c in off.compactions]
+    got = llm.usage.as_dict()
+    assert got["cache_read_input_tokens"] > got["cache_creation_input_tokens"] > 0
