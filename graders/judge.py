@@ -40,7 +40,43 @@ def _no_judge() -> Verdict:
 
 
 def _context_text(case: CompactionCase) -> str:
+    """The post-compact context as the judge reads it. An engine run's is its post-compact
+    messages as :func:`_transcript` writes them, the text the probes of a run that ends at this
+    compaction judge too (one cached prefix for both requests); a transcript's compaction: its
+    summary and what it kept (not what the model did next)."""
+    if case.kept_messages is None and case.post_messages:
+        text = _transcript(to_api(case.post_messages))
+        if text:
+            return text
     return (case.summary_message or case.summary) + ("\n\n" + case.kept_text if case.kept_text else "")
+
+
+def _probe_context(case: CompactionCase) -> list:
+    """The context the probes are judged on: the agent's when the run ends (the last summary and
+    everything after it)."""
+    final = case.final_context or case.post_messages
+    return to_api(final) if final else [{"role": "user", "content": case.summary_message or case.summary}]
+
+
+def _probes_judged(case: CompactionCase) -> str | None:
+    """The context text the probes grader will judge for ``case`` in one judgement, or None when
+    it judges none there (no probes, not the last compaction, one request per probe)."""
+    if not case.expect.probes or not case.is_last or not getattr(case.judge, "combined", False):
+        return None
+    return _transcript(_probe_context(case))
+
+
+def _shares_context(case: CompactionCase) -> bool:
+    """The intent and probes judgements of ``case`` send the same post-compact context: both run,
+    in one judgement each, on the same text. The intent request then marks it as a cached prefix
+    (it is sent first: graders run in order) and the probes request reads it. Whether it is
+    marked never changes a verdict (cassette keys ignore breakpoints)."""
+    if case.judge is None or not {"intent_preservation", "probes"} <= set(case.graders):
+        return False
+    if not (person_messages(case.summarized) or case.expect.intent
+            or any(getattr(m, "is_compact_summary", False) for m in case.summarized)):
+        return False  # intent_preservation is n/a: nothing is sent before the probes
+    return _context_text(case) == _probes_judged(case)
 
 
 def _short(text: str, n: int = 90) -> str:
@@ -94,7 +130,7 @@ def intent_preservation(case: CompactionCase) -> Verdict:
         messages = ("(an earlier summary also stood for older messages; its text is part of the context)\n"
                     + messages) if messages else "(only an earlier summary; see the context)"
     judgement = case.judge.judge("intent_preservation", messages=messages, context=_context_text(case),
-                                 intent=case.expect.intent or "")
+                                 intent=case.expect.intent or "", share=_shares_context(case))
     return _finish(case, judgement, "intent preserved")
 
 
@@ -108,8 +144,7 @@ def probes(case: CompactionCase) -> Verdict:
     if not case.is_last:
         return Verdict.not_applicable("probes are asked after the last compaction of the run")
     # The agent's context when the run ends: the last summary and everything after it.
-    final = case.final_context or case.post_messages
-    context = to_api(final) if final else [{"role": "user", "content": case.summary_message or case.summary}]
+    context = _probe_context(case)
     if getattr(case.judge, "combined", False):
         return _probes_at_once(case, context)
     answers = case.judge.ask_many([(context, p.question) for p in case.expect.probes])
@@ -158,7 +193,7 @@ def _probes_at_once(case: CompactionCase, context: list) -> Verdict:
 
     probes = case.expect.probes
     assert case.judge is not None  # the caller checked: llm graders are n/a without a judge
-    judgements = judge_items(case.judge, "probes", len(probes), context=_transcript(context),
+    judgements = judge_items(case.judge, "probes", len(probes), share=_shares_context(case), context=_transcript(context),
                              probes=[{"kind": p.kind, "question": p.question, "expected": p.answer} for p in probes])
     rows: list[dict[str, Any]] = []
     reasons: list[str] = []

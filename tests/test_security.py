@@ -191,7 +191,7 @@ def test_the_key_appears_in_no_output(tmp_path: Path, monkeypatch: pytest.Monkey
 
     class EchoingWire(WireModel):  # the real API behind a socket, echoing the key in the probes' error
         def messages(self, body, *, task, **kw):  # type: ignore[no-untyped-def]
-            if task == "probe" or "compacted context" in json.dumps(body):  # the probes' judgement
+            if task == "probe" or "probe 1 (" in json.dumps(body):  # the probes' judgement
                 return error_response(400, f"bad key {KEY}", request_id="req_echo")
             return super().messages(body, task=task, **kw)
 

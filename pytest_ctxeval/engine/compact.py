@@ -113,15 +113,20 @@ class CompactionResult:
 def summarise(
     messages: list[Any], prompt: str, *, llm: LLM, config: EngineConfig, system: str, ids: IdFactory,
     task: str = "compact",
+    cache: bool = False,
 ) -> tuple[str, Usage, dict[str, Any], list[PtlStep]]:
     """Send ``messages`` + ``prompt`` to the summariser, taking the PTL path when the request is
-    too long. Returns the reply text, its usage, the last request and the PTL steps taken."""
+    too long. Returns the reply text, its usage, the last request and the PTL steps taken.
+    ``cache``: a ``cache_control`` breakpoint on the conversation's last block, before the prompt
+    (prompt caching: another attempt over the same conversation is expected to read it)."""
     context = [m for m in messages if not isinstance(m, CompactBoundary)]
     if not context:
         raise CompactionFailed("nothing to compact: the context is empty")
     steps: list[PtlStep] = []
     while True:
         request_messages = to_api(media_stripped(context) + [UserMessage(uuid="compact-request", content=prompt)])
+        if cache:
+            request_messages = _mark_conversation_end(request_messages)
         request = {"system": system, "messages": request_messages, "max_tokens": config.summary_request_max_tokens}
         try:
             # a whole reply or an error: a summary cut at max_tokens is never graded (TruncatedReply)
@@ -141,6 +146,22 @@ def summarise(
             steps.append(PtlStep(exc.gap, dropped, before, estimate_messages(context, config)))
         except ModelError as exc:
             raise CompactionFailed(str(exc), request, ptl_steps=steps) from None
+
+
+def _mark_conversation_end(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` (a conversation, then the compaction prompt: a message of its own, or the last
+    block of the conversation's last user message) with a breakpoint on the conversation's last
+    block. The inputs are not changed."""
+    from ..llm.prompt_cache import mark_last_block
+
+    if len(messages) >= 2 and messages[-2].get("role") == "assistant":  # the prompt is its own message
+        return [*mark_last_block(messages[:-1]), messages[-1]]
+    last = messages[-1] if messages else {}
+    content = last.get("content")
+    if not isinstance(content, list) or len(content) < 2:
+        return messages  # the prompt alone: no conversation to mark
+    head = mark_last_block([{**last, "content": content[:-1]}])[0]
+    return [*messages[:-1], {**last, "content": [*head["content"], content[-1]]}]
 
 
 def _finish(reply_text: str, request: dict[str, Any], steps: list[PtlStep]) -> str:
@@ -240,12 +261,14 @@ def compact_conversation(
     trigger: str = "auto",
     custom_instructions: str | None = None,
     attachments: list[AttachmentMessage] | None = None,
+    cache: bool = False,
 ) -> CompactionResult:
     """Summarise ``messages`` (the request view of the context) and build the post-compact
-    context; raise :class:`CompactionFailed`."""
+    context; raise :class:`CompactionFailed`. ``cache``: mark the conversation as a cached
+    prefix (:func:`summarise`)."""
     context = [m for m in messages if not isinstance(m, CompactBoundary)]
     text, usage, request, steps = summarise(context, prompts.render_compact(custom_instructions), llm=llm,
-                                            config=config, system=prompts.system_compact, ids=ids)
+                                            config=config, system=prompts.system_compact, ids=ids, cache=cache)
     summary = _finish(text, request, steps)
     auto = trigger == "auto"
     boundary = CompactBoundary(uuid=ids.uuid(), timestamp=now, trigger="auto" if auto else "manual",

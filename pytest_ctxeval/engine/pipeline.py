@@ -193,6 +193,8 @@ class ContextManager:
         self.compactions: list[CompactionRecord] = []
         self.requests: list[dict[str, Any]] = []
         self.tracking = AutoCompactTracking(max_failures=config.max_consecutive_failures)
+        #: The last compaction attempt failed: the next goes over the same conversation (prompt caching).
+        self._compaction_failed = False
         self.turn = 0
         # tier state
         self.replacements = ContentReplacementState()
@@ -303,7 +305,8 @@ class ContextManager:
         prompt = self.prompts.render_session_memory_update(self.memory.content)
         try:
             reply = whole_reply(self.llm)(task="session_memory",
-                                            messages=extraction_request(view, self.memory.content, prompt),
+                                            messages=extraction_request(view, self.memory.content, prompt,
+                                                                        cache=getattr(self.llm, "caching", False)),
                                             max_tokens=self.config.summary_request_max_tokens,
                                             context_window=self.config.context_window)
         except ModelError as exc:
@@ -530,11 +533,16 @@ class ContextManager:
         go, instructions = self._pre_compact(trigger, instructions, tokens)
         if not go:
             return None
+        # After a failed compaction the next attempt goes over the same conversation, a turn or so
+        # longer (auto-compaction tries up to the circuit breaker's 3, then a manual /compact):
+        # each attempt after a failure marks it as a cached prefix and the next reads it. A first
+        # attempt marks nothing (a write costs 25 % more than plain input; most are sent once).
+        cache = getattr(self.llm, "caching", False) and self._compaction_failed
         try:
             result = compact_conversation(
                 view, llm=self.llm, config=self.config, prompts=self.prompts, ids=self.ids, now=now,
                 transcript_path=self.shown_transcript_path, pre_tokens=tokens, trigger=trigger,
-                custom_instructions=instructions, attachments=self._attachments(now))
+                custom_instructions=instructions, attachments=self._attachments(now), cache=cache)
         except CompactionFailed as exc:
             self._failed(exc, trigger, tokens)
             return None
@@ -546,6 +554,7 @@ class ContextManager:
         return result
 
     def _failed(self, exc: CompactionFailed, trigger: str, tokens: int) -> None:
+        self._compaction_failed = True
         self._ptl_events(exc.ptl_steps)
         if trigger == "auto":
             self.tracking.record_failure()
@@ -563,6 +572,7 @@ class ContextManager:
                              f"dropped the oldest {step.dropped_groups} API rounds")
 
     def _install(self, result: CompactionResult, history_before: list[Any], tokens: int) -> None:
+        self._compaction_failed = False
         # Graders judge the summary against what the session really held, not against the view
         # (a result cleared by microcompact before the summary is a loss they should see).
         by_uuid = {m.uuid: m for m in self.messages}

@@ -122,9 +122,19 @@ def calculate_keep_index(messages: list[Any], last_summarized_index: int, config
     return adjust_index_to_preserve_invariants(messages, start, floor)
 
 
-def extraction_request(view: list[Any], notes: str | None, prompt: str) -> list[dict[str, Any]]:
-    return to_api(media_stripped([m for m in view if not isinstance(m, CompactBoundary)])
-                  + [UserMessage(uuid="session-memory-request", content=prompt)])
+def extraction_request(view: list[Any], notes: str | None, prompt: str, *, cache: bool = False) -> list[dict[str, Any]]:
+    """The extraction's messages: the conversation, then the update prompt. ``cache``: a
+    ``cache_control`` breakpoint on the conversation's last block (prompt caching). The next
+    extraction sends the same conversation grown by a few turns, so it reads this prefix (the API
+    looks up to 20 blocks back from a breakpoint) and pays full price only for what is new; in
+    Claude Code the extraction is a fork that shares the main loop's cache the same way."""
+    messages = to_api(media_stripped([m for m in view if not isinstance(m, CompactBoundary)])
+                      + [UserMessage(uuid="session-memory-request", content=prompt)])
+    if cache and len(messages) >= 2 and messages[-2].get("role") == "assistant":  # the prompt is a message of its own
+        from ..llm.prompt_cache import mark_last_block
+
+        messages = [*mark_last_block(messages[:-1]), messages[-1]]
+    return messages
 
 
 def session_memory_compact(

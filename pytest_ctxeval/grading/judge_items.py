@@ -38,18 +38,20 @@ def _schema() -> dict[str, Any]:
     return transform_schema(JudgeItems)
 
 
-def judge_items(judge: Judge, rubric: str, n: int, **data: Any) -> list[Judgement]:
+def judge_items(judge: Judge, rubric: str, n: int, *, share: bool = False, **data: Any) -> list[Judgement]:
     """Render ``rubric`` (it lists ``n`` items) with ``data``; ``judge.votes`` requests; one
-    :class:`~pytest_ctxeval.grading.judging.Judgement` per item."""
-    prompt = judge.render(rubric, **data)
+    :class:`~pytest_ctxeval.grading.judging.Judgement` per item. ``share``: an earlier request of
+    the run sent the rubric's ``shared`` block (the same context): mark it, to read that cache entry."""
+    head, prompt = judge.render_parts(rubric, **data)
+    head = head if share else ""
     schema = _schema() if judge.structured else None
     votes = list(range(judge.votes))
     shared = judge.votes > 1 and getattr(judge.llm, "caching", False) and not judge.batch
     if shared:  # the first vote writes the prompt's cache entry, the others read it
-        replies = judge._send([judge._request(prompt, 0, schema=schema)])
-        replies += judge._send([judge._request(prompt, v, schema=schema) for v in votes[1:]])
+        replies = judge._send([judge._request(prompt, 0, schema=schema, shared=head)])
+        replies += judge._send([judge._request(prompt, v, schema=schema, shared=head) for v in votes[1:]])
     else:
-        replies = judge._send([judge._request(prompt, v, schema=schema) for v in votes])
+        replies = judge._send([judge._request(prompt, v, schema=schema, shared=head) for v in votes])
     raw: list[str] = []
     parsed: list[JudgeItems] = []
     errors: list[str] = []
@@ -63,7 +65,7 @@ def judge_items(judge: Judge, rubric: str, n: int, **data: Any) -> list[Judgemen
         else:
             retries.append((v, outcome))
     if retries:
-        again = judge._send([judge._retry(prompt, v, why, schema=schema or _schema()) for v, why in retries])
+        again = judge._send([judge._retry(prompt, v, why, schema=schema or _schema(), shared=head) for v, why in retries])
         for (v, why), reply in zip(retries, again):
             outcome = _parse(reply, raw, n)
             if isinstance(outcome, JudgeItems):

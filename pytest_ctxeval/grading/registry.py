@@ -147,6 +147,9 @@ class CompactionCase:
     judge: Judge | None = field(default=None, repr=False)           # the judge of the llm graders
     recompact: Callable[[CompactionCase], CompactionCase | None] | None = field(default=None, repr=False)  # case -> case: compact the post-compact context again
     final_context: list[Any] = field(default_factory=list, repr=False)  # the run's context at its end (last case)
+    #: The graders run on this case (set by GraderRegistry.run): an llm grader marks a prefix for
+    #: prompt caching only when another selected grader's request will read it.
+    graders: tuple[str, ...] = field(default=(), repr=False)
     #: The compaction strategy that made this compaction (pytest_ctxeval.compaction), and its summary
     #: format (a SummaryFormat; None: Claude Code's nine sections).
     strategy: str = "claude_code"
@@ -319,7 +322,9 @@ class GraderRegistry:
         """Every selected grader on ``case``. A grader that raises gives an ``ungraded`` verdict
         with the error (a bug in a grader must not pass or fail a summary silently)."""
         out = []
-        for spec in (specs if specs is not None else list(self)):
+        specs = list(specs) if specs is not None else list(self)
+        case.graders = tuple(spec.name for spec in specs)
+        for spec in specs:
             if spec.strategies is not None and not _writes_format_of(case, spec.strategies):
                 fmt = getattr(case.summary_format, "name", None)
                 verdict = Verdict.not_applicable(f"{spec.name} checks the format of the {', '.join(spec.strategies)} "

@@ -684,7 +684,9 @@ def _judge_items(found: list[tuple[str, str]]) -> str:
     import json as _json
     from ..reading.extract import significant_tokens
 
-    context = _terms(next((body for label, body in found if label == "compacted context"), ""))
+    # probes.j2 labels it as intent_preservation.j2 does (a shared cached prefix); "compacted
+    # context" is its label before, which a rubric folder of one's own may still use.
+    context = _terms(next((body for label, body in found if label in ("post-compact context", "compacted context")), ""))
     items: dict[tuple[str, int], dict[str, str]] = {}
     for label, body in found:
         m = _JUDGED_ITEM.match(label)

@@ -45,7 +45,7 @@ def test_one_request_for_every_item_with_structured_output() -> None:
     [body] = handler.bodies
     assert body["output_config"]["format"]["schema"]["properties"]["items"]["type"] == "array"
     prompt = body["messages"][0]["content"]
-    assert prompt.index("compacted context") < prompt.index("probe 1") < prompt.index("probe 2")  # shared part first
+    assert prompt.index("post-compact context") < prompt.index("probe 1") < prompt.index("probe 2")  # shared part first
 
 
 def test_a_reply_with_the_wrong_number_of_items_is_retried_then_ungraded() -> None:
