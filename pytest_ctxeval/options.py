@@ -154,7 +154,7 @@ def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Resolved run options (the ``ctxeval_config`` fixture returns one)."""
+    """Resolved run options (the ``ctxeval_options`` fixture returns one)."""
 
     backend: str = "offline"
     model: str | None = None

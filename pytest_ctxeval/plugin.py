@@ -153,7 +153,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def ctxeval_config(pytestconfig: pytest.Config) -> RunOptions:
+def ctxeval_options(pytestconfig: pytest.Config) -> RunOptions:
     """The resolved run options (backend, model, window override, prompt, grader folders).
     Override this fixture to change them for a test module."""
     from .session import _options
@@ -165,13 +165,13 @@ def ctxeval_config(pytestconfig: pytest.Config) -> RunOptions:
 
 
 @pytest.fixture(scope="session")
-def ctxeval_llm(ctxeval_config: RunOptions):
+def ctxeval_llm(ctxeval_options: RunOptions):
     """An :class:`~pytest_ctxeval.llm.LLM` for the configured backend."""
-    return ctxeval_config.make_llm()
+    return ctxeval_options.make_llm()
 
 
 @pytest.fixture
-def run_scenario(ctxeval_config: RunOptions, tmp_path: Path) -> Callable[..., RunResult]:
+def run_scenario(ctxeval_options: RunOptions, tmp_path: Path) -> Callable[..., RunResult]:
     """Factory: ``run_scenario("scenarios/x.yaml", context_window=8000)`` -> :class:`RunResult`.
 
     Each call gets a fresh model client (scenario fault plans never leak between runs) and its own
@@ -185,12 +185,12 @@ def run_scenario(ctxeval_config: RunOptions, tmp_path: Path) -> Callable[..., Ru
     def run(scenario: Scenario | str | Path, **overrides: Any) -> RunResult:
         scn = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
         kwargs: dict[str, Any] = {
-            "llm": overrides.pop("llm", None) or ctxeval_config.make_llm(scn.faults or None),
-            "context_window": overrides.pop("context_window", ctxeval_config.context_window),
-            "compact_at_end": overrides.pop("compact_at_end", ctxeval_config.compact_at_end),
-            "prompts": overrides.pop("prompts", None) or ctxeval_config.prompts(),
+            "llm": overrides.pop("llm", None) or ctxeval_options.make_llm(scn.faults or None),
+            "context_window": overrides.pop("context_window", ctxeval_options.context_window),
+            "compact_at_end": overrides.pop("compact_at_end", ctxeval_options.compact_at_end),
+            "prompts": overrides.pop("prompts", None) or ctxeval_options.prompts(),
             "session_dir": overrides.pop("session_dir", None) or tmp_path / f"session-{next(counter)}",
-            "strategy": overrides.pop("strategy", None) or ctxeval_config.strategy,
+            "strategy": overrides.pop("strategy", None) or ctxeval_options.strategy,
         }
         if overrides:
             raise UsageError(f"run_scenario() got unknown options: {', '.join(sorted(overrides))}")
@@ -200,12 +200,12 @@ def run_scenario(ctxeval_config: RunOptions, tmp_path: Path) -> Callable[..., Ru
 
 
 @pytest.fixture
-def grade(ctxeval_config: RunOptions) -> Callable[..., list[Verdict]]:
+def grade(ctxeval_options: RunOptions) -> Callable[..., list[Verdict]]:
     """``grade(run_result, graders=["verbatim_user_messages"])`` -> one :class:`Verdict` per
     compaction × grader (``verdict.grader`` names it; ``verdict.evidence["compaction"]`` the index)."""
     from .grading.registry import cases_from_run, load_graders
 
-    registry = load_graders(ctxeval_config.graders_dirs)
+    registry = load_graders(ctxeval_options.graders_dirs)
 
     def _grade(result: RunResult, graders: list[str] | None = None) -> list[Verdict]:
         specs = registry.select(graders)

@@ -32,8 +32,7 @@ from collections.abc import Iterator
 import pytest
 
 from .reporting.baseline import (
-    DEFAULT_TOLERANCE, RunDiff as Comparison, ab_table, diff_runs as compare, format_ab,
-    format_run_diff as format_comparison, load_document, write_baseline,
+    DEFAULT_TOLERANCE, RunDiff, ab_table, diff_runs, format_ab, format_run_diff, load_document, write_baseline,
 )
 from .errors import CtxEvalError, GraderError, ProviderError, UsageError
 from .evaluation import Outcome, merge_usage, usage_lines
@@ -143,7 +142,7 @@ class CtxEvalSession:
         self.scenarios: dict[tuple[str, str], dict[str, Any]] = {}
         self.items: dict[tuple[str, str], dict[str, Any]] = {}
         self.document: dict[str, Any] | None = None
-        self.comparison: Comparison | None = None
+        self.comparison: RunDiff | None = None
         self.written: list[Path] = []
         self.written_error: str | None = None
         self.tmp_root: Path | None = None
@@ -424,7 +423,7 @@ class CtxEvalSession:
         if note is not None:
             doc["prompt_coverage"] = note
         if self.baseline is not None:
-            self.comparison = compare(self.baseline, doc, tolerance=self.tolerance,
+            self.comparison = diff_runs(self.baseline, doc, tolerance=self.tolerance,
                                       name=_shown(self.config, self.baseline_path))
             doc["comparison"] = self.comparison.as_dict()
             if self.comparison.failed and session.exitstatus == pytest.ExitCode.OK:
@@ -491,7 +490,7 @@ class CtxEvalSession:
         if self.comparison is not None:
             cmp = self.comparison
             tr.write_sep("-", "ctxeval baseline", red=cmp.failed, green=not cmp.failed)
-            for line in format_comparison(cmp, coverage=False):
+            for line in format_run_diff(cmp, coverage=False):
                 tr.write_line(safe_text(line), red=line.lstrip().startswith("REGRESSED"))
         if doc is not None and doc.get("prompt_coverage"):
             from .reporting.prompt_coverage import HEADING, format_coverage

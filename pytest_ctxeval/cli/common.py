@@ -142,7 +142,7 @@ def write_raw(text: str) -> None:
 
 def check_writable(path: Path) -> None:
     """Refuse an output path that cannot be written (a folder, a socket, an unwritable folder),
-    before any work (:func:`~pytest_ctxeval.outputs.check_output_path`)."""
+    before any work (:func:`~pytest_ctxeval.core.outputs.check_output_path`)."""
     from ..core.outputs import check_output_path
 
     check_output_path(path)

@@ -1,5 +1,5 @@
 """``ctxeval compare-real``: our engine's compaction of exactly what each real compaction
-summarised, both graded side by side (:mod:`pytest_ctxeval.compare`).
+summarised, both graded side by side (:mod:`pytest_ctxeval.compare_real`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def add_compare_real_command(sub: Any) -> None:
 
 
 def cmd_compare_real(args: argparse.Namespace) -> int:
-    from ..compare_real import comparison_html, compare_real, format_real_comparison as format_comparison
+    from ..compare_real import comparison_html, compare_real, format_real_comparison
 
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
@@ -63,7 +63,7 @@ def cmd_compare_real(args: argparse.Namespace) -> int:
                               strict=args.strict, judge=judge, redact_output=args.redact)
     usage = merge_usage([llm.usage.as_dict()] + ([judge.llm.usage.as_dict()] if judge else []))
     comparison.usage = usage
-    for line in format_comparison(comparison, verbose=args.verbose):
+    for line in format_real_comparison(comparison, verbose=args.verbose):
         print(line)
     print()
     for line in usage_lines(usage, options.backend):

@@ -31,19 +31,17 @@ def add_diff_command(sub: Any) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ..reporting.baseline import (
-        DEFAULT_TOLERANCE, diff_runs as compare, format_run_diff as format_comparison, load_document,
-    )
+    from ..reporting.baseline import DEFAULT_TOLERANCE, diff_runs, format_run_diff, load_document
 
     if args.json_out:
         check_writable(Path(args.json_out))
     baseline, results = load_document(args.baseline), load_document(args.results)
     try:
-        cmp = compare(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
+        cmp = diff_runs(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
                       name=str(args.baseline))
     except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as exc:
         raise UsageError(f"{args.baseline} vs {args.results}: malformed file ({type(exc).__name__}: {exc})") from None
-    for line in format_comparison(cmp):
+    for line in format_run_diff(cmp):
         print(line)
     if args.json_out:
         print(f"comparison written to {write_results(args.json_out, cmp.as_dict())}")

@@ -2,11 +2,11 @@
 
 * ``ctxeval facts generate --seed N [--rounds 5] [--types a,b] [--per-type 4] [--planted-in user,tool]
   [--updates K] -o scenario.yaml`` writes a deterministic planted-fact scenario
-  (:mod:`pytest_ctxeval.factgen`): a held-out set of your own is a list of seeds.
+  (:mod:`pytest_ctxeval.scenario.factgen`): a held-out set of your own is a list of seeds.
 * ``ctxeval facts survival [PATH...] [--strategies claude_code,codex,...]`` runs every scenario with
   ``facts:`` under each strategy (offline by default) and prints the share of planted facts held per
   type (and per place planted) in each round, with each type's bar and cliff round
-  (:mod:`pytest_ctxeval.facts_table`). ``benchmarks/facts_survival.py`` prints the same for generated
+  (:mod:`pytest_ctxeval.reporting.facts_table`). ``benchmarks/facts_survival.py`` prints the same for generated
   seeds; docs/facts.md holds its figures.
 """
 

@@ -85,7 +85,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def read_summary(p: Path) -> str:
     """The ``--summary`` file: a regular file (or a pipe/FIFO that ends) of at most
-    :data:`~pytest_ctxeval.limits.MAX_SUMMARY_BYTES`; a FIFO nobody writes to is refused rather than
+    :data:`~pytest_ctxeval.core.limits.MAX_SUMMARY_BYTES`; a FIFO nobody writes to is refused rather than
     waited on forever (opened non-blocking, read only once a writer is there)."""
     import select
     import stat as stat_mod

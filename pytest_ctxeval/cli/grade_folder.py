@@ -1,4 +1,4 @@
-"""``ctxeval grade`` on folders or several files (see :mod:`pytest_ctxeval.folder_grading`).
+"""``ctxeval grade`` on folders or several files (see :mod:`pytest_ctxeval.grading.folders`).
 
 :func:`add_folder_options` adds the options folder mode needs to the ``grade`` parser;
 :func:`run_grade_folder` runs it. One file named alone is graded as before (``cli._cmd_grade``).
@@ -16,8 +16,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..grading.folders import exit_status, find_sessions, folder_document, grade_paths
 from ..reporting.folder_report import (
-    check_report_path as check_output_path, render_folder_html as render_html,
-    render_folder_markdown as render_markdown, text_lines, write_text,
+    check_report_path, render_folder_html, render_folder_markdown, text_lines, write_text,
 )
 from ..options import RunOptions, positive_int
 from ..core.redact import scrub_output
@@ -42,7 +41,7 @@ def run_grade_folder(args: argparse.Namespace) -> int:
     if args.expect:
         raise UsageError("--expect describes one session: give a single .jsonl file with it")
     for value, flag in ((args.json_out, "--json"), (args.md_out, "--md"), (args.html_out, "--html")):
-        check_output_path(value, flag)
+        check_report_path(value, flag)
     files = find_sessions(args.transcript)
     if not files:
         raise UsageError(f"{', '.join(args.transcript)}: no .jsonl session files found (Claude Code keeps them in "
@@ -72,8 +71,8 @@ def run_grade_folder(args: argparse.Namespace) -> int:
     if args.json_out:
         print(f"results written to {write_text(args.json_out, scrub_output(json.dumps(doc, indent=2, ensure_ascii=False)) + chr(10))}")
     if args.md_out:
-        print(f"Markdown written to {write_text(args.md_out, render_markdown(doc))}")
+        print(f"Markdown written to {write_text(args.md_out, render_folder_markdown(doc))}")
     if args.html_out:
-        print(f"HTML written to {write_text(args.html_out, render_html(doc))}")
+        print(f"HTML written to {write_text(args.html_out, render_folder_html(doc))}")
     return exit_status(doc)
 

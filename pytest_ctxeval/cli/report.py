@@ -35,7 +35,7 @@ def add_report_command(sub: Any) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..reporting.baseline import DEFAULT_TOLERANCE, diff_runs as compare, load_document
+    from ..reporting.baseline import DEFAULT_TOLERANCE, diff_runs, load_document
     from ..reporting.report import write_report
 
     for out in args.outputs:  # before any work
@@ -46,7 +46,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     baseline = load_document(args.baseline) if args.baseline else None
     if baseline is not None:
         doc = dict(doc)
-        doc["comparison"] = compare(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
+        doc["comparison"] = diff_runs(baseline, doc, tolerance=DEFAULT_TOLERANCE if args.tolerance is None
                                     else args.tolerance, name=str(args.baseline)).as_dict()
     for out in args.outputs:
         try:
