@@ -97,7 +97,8 @@ def scenario_text(days: int) -> str:
 _PROBE = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
-from pytest_ctxeval.scenario.schema import load_scenario, expand
+from pytest_ctxeval.scenario.expansion import expand
+from pytest_ctxeval.scenario.schema import load_scenario
 from pytest_ctxeval.runner import run_scenario
 import pytest_ctxeval.runner as runner
 imported = time.perf_counter()
