@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from ..errors import ModelError
-from .judging import Judge, JudgeReply, Judgement, extract_json
+from .judging import Judge, JudgeReply, Judgement
 from ..llm import ModelReply
 
 __all__ = ["JudgeItems", "judge_items"]
@@ -76,20 +76,9 @@ def judge_items(judge: Judge, rubric: str, n: int, *, share: bool = False, **dat
 
 
 def _parse(reply: ModelReply | ModelError, raw: list[str], n: int) -> JudgeItems | str:
-    if isinstance(reply, ModelError):
-        return f"the judge call failed: {reply}"
-    raw.append(reply.text)
-    data = extract_json(reply.text)
-    if data is None and reply.stop_reason == "max_tokens":
-        return (f"the reply stopped at max_tokens before its JSON ({reply.text[:80]!r}); thinking counts "
-                "toward max_tokens: raise Judge(max_tokens=...), 8,192 by default")
-    if data is None:
-        return f"no JSON object in the reply ({reply.text[:80]!r})"
-    try:
-        items = JudgeItems.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        return f"invalid judgement: {'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
+    items = Judge._parse(reply, raw, JudgeItems)
+    if isinstance(items, str):
+        return items
     if len(items.items) != n:
         return f"invalid judgement: {len(items.items)} items for {n} (one per item, in order)"
     return items

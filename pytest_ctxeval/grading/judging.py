@@ -24,7 +24,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
@@ -32,6 +32,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import GraderError, ModelError
 from ..llm import LLM, ModelReply
+
+_R = TypeVar("_R", bound=BaseModel)  # what a reply is read as: one judgement or a list of them
 
 __all__ = ["JudgeReply", "Judgement", "Judge", "fence", "extract_json", "BEGIN", "END"]
 
@@ -338,7 +340,8 @@ class Judge:
         return req
 
     @staticmethod
-    def _parse(reply: ModelReply | ModelError, raw: list[str]) -> JudgeReply | str:
+    def _parse(reply: ModelReply | ModelError, raw: list[str], model: type[_R] = JudgeReply) -> _R | str:  # type: ignore[assignment]
+        """The reply read as ``model`` (a judgement, or a list of them), or why it cannot be."""
         if isinstance(reply, ModelError):
             return f"the judge call failed: {reply}"
         raw.append(reply.text)
@@ -350,7 +353,7 @@ class Judge:
         if data is None:
             return f"no JSON object in the reply ({reply.text[:80]!r})"
         try:
-            return JudgeReply.model_validate(data)
+            return model.model_validate(data)
         except ValidationError as exc:
             err = exc.errors()[0]
             return f"invalid judgement: {'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
