@@ -154,23 +154,8 @@ def probes(case: CompactionCase) -> Verdict:
         items.append(("probe", {"kind": probe.kind, "question": probe.question, "expected": probe.answer,
                                 "answer": text}))
     judgements = case.judge.judge_many(items)
-    rows, reasons = [], []
-    by_kind: dict[str, Any] = {}
-    ungraded = []
-    for probe, (_, data), j in zip(case.expect.probes, items, judgements):
-        rows.append({"kind": probe.kind, "question": probe.question, "answer": data["answer"],
-                     "score": j.score, "votes": j.votes, "passed": j.passed, "error": j.error})
-        if j.ungraded:
-            ungraded.append(f"{probe.kind} probe '{_short(probe.question, 60)}': {j.error}")
-            continue
-        by_kind.setdefault(probe.kind, []).append(j.score)
-        if not j.passed:
-            reasons.append(f"{probe.kind} probe '{_short(probe.question, 70)}' scored {j.score:g}/5: answered "
-                           f"'{_short(data['answer'], 100)}', expected '{_short(probe.answer, 100)}'"
-                           + (f" (lost: {'; '.join(_short(x, 60) for x in j.lost[:3])})" if j.lost else ""))
-        if j.unstable:
-            reasons.append(f"UNSTABLE: {probe.kind} probe votes spread {j.spread} points")
-    return _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded)
+    return _probe_verdict(case, judgements, *_probe_rows(case.expect.probes, judgements,
+                                                          [data["answer"] for _, data in items]))
 
 
 def _transcript(context: list) -> str:
@@ -195,24 +180,35 @@ def _probes_at_once(case: CompactionCase, context: list) -> Verdict:
     assert case.judge is not None  # the caller checked: llm graders are n/a without a judge
     judgements = judge_items(case.judge, "probes", len(probes), share=_shares_context(case), context=_transcript(context),
                              probes=[{"kind": p.kind, "question": p.question, "expected": p.answer} for p in probes])
+    return _probe_verdict(case, judgements, *_probe_rows(probes, judgements, [None] * len(probes)))
+
+
+def _probe_rows(probes: list, judgements: list, answers: list[str | None]) -> tuple[list, list, dict, list]:
+    """Rows, failing reasons, scores by kind and ungraded notes of the probe judgements. ``answers``
+    holds each probe's answer when a model answered it first (the per-question layout), or None
+    when the judge read the context itself (one judgement of every probe)."""
     rows: list[dict[str, Any]] = []
     reasons: list[str] = []
     by_kind: dict[str, list[float]] = {}
     ungraded: list[str] = []
-    for probe, j in zip(probes, judgements):
-        rows.append({"kind": probe.kind, "question": probe.question, "answer": None, "score": j.score,
-                     "votes": j.votes, "passed": j.passed, "error": j.error, "reasons": j.reasons})
+    for probe, j, answer in zip(probes, judgements, answers):
+        row = {"kind": probe.kind, "question": probe.question, "answer": answer, "score": j.score,
+               "votes": j.votes, "passed": j.passed, "error": j.error}
+        if answer is None:
+            row["reasons"] = j.reasons
+        rows.append(row)
         if j.ungraded or j.score is None:
             ungraded.append(f"{probe.kind} probe '{_short(probe.question, 60)}': {j.error}")
             continue
         by_kind.setdefault(probe.kind, []).append(j.score)
         if not j.passed:
-            reasons.append(f"{probe.kind} probe '{_short(probe.question, 70)}' scored {j.score:g}/5 from the "
-                           f"post-compact context, expected '{_short(probe.answer, 100)}'"
+            said = " from the post-compact context," if answer is None else f": answered '{_short(answer, 100)}',"
+            reasons.append(f"{probe.kind} probe '{_short(probe.question, 70)}' scored {j.score:g}/5{said} "
+                           f"expected '{_short(probe.answer, 100)}'"
                            + (f" (lost: {'; '.join(_short(x, 60) for x in j.lost[:3])})" if j.lost else ""))
         if j.unstable:
             reasons.append(f"UNSTABLE: {probe.kind} probe votes spread {j.spread} points")
-    return _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded)
+    return rows, reasons, by_kind, ungraded
 
 
 def _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded) -> Verdict:
