@@ -94,6 +94,9 @@ def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
     return any(not _negated(text, m.start()) for m in pattern.finditer(text))
 
 
+#: The verbs that ask for something to be kept ("keep", "preserve", "include", "carry forward"...),
+#: shared by the instructions whose subject is a kind of content.
+_KEEP = r"\bkeep\w*|\bpreserv\w*|\binclud\w*|\bquot\w*|\blist\w*|\bcarry\w*|\bretain\w*|\bcapture\w*|"
 _VERBATIM = (r"verbatim|word[- ]for[- ]word|exactly as (?:\w+ )?(?:written|typed|sent|given|said|they were)|"
              r"(?:their |the |his |her )?exact (?:words|wording|text)|unchanged|unedited|as[- ]is\b|literally|"
              r"character[- ]for[- ]character|(?:direct|exact|literal|full) quot\w*|"
@@ -151,7 +154,7 @@ VOCABULARY: tuple[Instruction, ...] = (
         name="memory_rules", title="rules of memory files (CLAUDE.md)",
         subject=r"claude\.md|agents\.md|memory files?|project (?:rules|instructions|conventions)|standing "
                 r"(?:rules|instructions)|house rules",
-        ask=r"\bkeep\w*|\bpreserv\w*|\binclud\w*|\bquot\w*|\blist\w*|\bcarry\w*|\bretain\w*|\bcapture\w*|"
+        ask=_KEEP +
             r"still (?:apply|applies|in force|hold)|\brecord\w*|\bmention\w*|\brestat\w*|\brepeat\w*",
         section=None, opposite=r"\bignor\w*|\bdrop\w*",
         when_asked="the memory files' rules quoted in section 1, carried from summary to summary",
@@ -182,7 +185,7 @@ VOCABULARY: tuple[Instruction, ...] = (
         name="keep_facts", title="facts the session relied on (tool results, findings)",
         subject=r"\bfindings?\b|\bfacts?\b|what (?:you|the assistant) (?:found|learned|discovered|concluded)|"
                 r"tool results?|\bresults? of (?:tools?|commands?)|\bmeasurements?\b|\bconclusions?\b",
-        ask=r"\bkeep\w*|\bpreserv\w*|\binclud\w*|\bquot\w*|\blist\w*|\bcarry\w*|\bretain\w*|\bcapture\w*|"
+        ask=_KEEP +
             r"\brecord\w*|\bdocument\w*|\bnot lose\b|\bsurviv\w*|\bmention\w*",
         section=None, opposite=r"\bdrop\w*|\bomit\w*",
         when_asked="the assistant's findings (its own words, the last 16) in section 5, carried forward",
