@@ -8,14 +8,37 @@ line; anything else escaping is a bug in pytest-ctxeval.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+
+def _by_name(option: str) -> str:
+    return f"the run option '{option}'"
+
+
+_spelling: Callable[[str], str] = _by_name
+
 
 def flag(option: str) -> str:
-    """An option as both front ends spell it, for a message either may print:
-    ``flag("backend record")`` -> ``--ctxeval-backend record (ctxeval: --backend record)``."""
-    return f"--ctxeval-{option} (ctxeval: --{option})"
+    """A run option named in a message, e.g. ``flag("backend record")``.
+
+    The layers below the front ends know a run option by its name (a :class:`~pytest_ctxeval.options.RunOptions`
+    field, spelled with dashes), not how a front end spells it on its command line: the front ends'
+    option module (:mod:`pytest_ctxeval.options`, loaded by the plugin and the CLI) registers that
+    spelling with :func:`spell_options`, giving ``--ctxeval-backend record (ctxeval: --backend
+    record)``. Library code that loaded neither gets ``the run option 'backend record'``.
+    ``tests/test_layout.py`` checks that no module below the front ends spells an option itself."""
+    return _spelling(option)
+
+
+def spell_options(spelling: Callable[[str], str]) -> None:
+    """Register how :func:`flag` spells a run option (called once, by :mod:`pytest_ctxeval.options`)."""
+    global _spelling
+    _spelling = spelling
+
 
 __all__ = [
     "flag",
+    "spell_options",
     "CtxEvalError",
     "ScenarioError",
     "TranscriptError",

@@ -15,8 +15,12 @@ from collections.abc import Callable
 
 from typing import TYPE_CHECKING
 
-from .errors import UsageError, flag
+from .errors import UsageError, flag, spell_options
 from .llm import BACKENDS, PROVIDERS
+
+# Both front ends take these options (the plugin as --ctxeval-NAME, the CLI as --NAME), so a
+# message from below them names both spellings (errors.flag).
+spell_options(lambda option: f"--ctxeval-{option} (ctxeval: --{option})")
 
 if TYPE_CHECKING:  # pragma: no cover
     from .compaction.base import Strategy

@@ -20,11 +20,13 @@ from collections.abc import Callable
 
 import pytest
 
-from .errors import CtxEvalError, UsageError
+from .errors import CtxEvalError
 from .options import add_run_options, tolerance
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .engine.prompt import PromptSet
     from .grading.registry import Verdict
+    from .llm import LLM
     from .options import RunOptions
     from .runner import RunResult
     from .session import CtxEvalSession, GraderItem, ScenarioFile  # served by __getattr__ below
@@ -174,27 +176,33 @@ def ctxeval_llm(ctxeval_options: RunOptions):
 def run_scenario(ctxeval_options: RunOptions, tmp_path: Path) -> Callable[..., RunResult]:
     """Factory: ``run_scenario("scenarios/x.yaml", context_window=8000)`` -> :class:`RunResult`.
 
-    Each call gets a fresh model client (scenario fault plans never leak between runs) and its own
-    session directory under ``tmp_path``.
+    The same arguments as :func:`pytest_ctxeval.runner.run_scenario` (``tests/test_plugin.py``
+    checks the two signatures agree); what a call leaves out comes from the run options
+    (:func:`ctxeval_options`: ``--ctxeval-backend``, ``--ctxeval-model``, the window, the prompt,
+    the strategy) instead of the runner's defaults. Each call gets a fresh model client (scenario
+    fault plans never leak between runs) and its own session directory under ``tmp_path``.
     """
+    import dataclasses
+
     from .runner import run_scenario as _run_scenario
     from .scenario.schema import Scenario, load_scenario
 
     counter = iter(range(1_000_000))
 
-    def run(scenario: Scenario | str | Path, **overrides: Any) -> RunResult:
+    def run(scenario: Scenario | str | Path, *, llm: LLM | None = None, backend: str | None = None,
+            model: str | None = None, context_window: int | None = None, compact_at_end: bool | None = None,
+            session_dir: str | Path | None = None, prompts: PromptSet | None = None, strategy: Any = None,
+            on_prepare: Callable[[Any], None] | None = None) -> RunResult:
         scn = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-        kwargs: dict[str, Any] = {
-            "llm": overrides.pop("llm", None) or ctxeval_options.make_llm(scn.faults or None),
-            "context_window": overrides.pop("context_window", ctxeval_options.context_window),
-            "compact_at_end": overrides.pop("compact_at_end", ctxeval_options.compact_at_end),
-            "prompts": overrides.pop("prompts", None) or ctxeval_options.prompts(),
-            "session_dir": overrides.pop("session_dir", None) or tmp_path / f"session-{next(counter)}",
-            "strategy": overrides.pop("strategy", None) or ctxeval_options.strategy,
-        }
-        if overrides:
-            raise UsageError(f"run_scenario() got unknown options: {', '.join(sorted(overrides))}")
-        return _run_scenario(scn, **kwargs)
+        options = ctxeval_options
+        if backend is not None or model is not None:
+            options = dataclasses.replace(options, backend=backend or options.backend, model=model or options.model)
+        return _run_scenario(
+            scn, llm=llm or options.make_llm(scn.faults or None),
+            context_window=context_window if context_window is not None else options.context_window,
+            compact_at_end=options.compact_at_end if compact_at_end is None else compact_at_end,
+            session_dir=session_dir or tmp_path / f"session-{next(counter)}",
+            prompts=prompts or options.prompts(), strategy=strategy or options.strategy, on_prepare=on_prepare)
 
     return run
 

@@ -321,3 +321,57 @@ def test_subpackages_form_layers():
                 edges.setdefault(there, set())
     assert not _cycles(edges), f"subpackages importing each other at load time: {_cycles(edges)}"
     assert not edges["core"], f"core imports other stages: {edges['core']}"
+
+
+def _spelled_options(path: Path) -> list[str]:
+    """String constants (docstrings aside) in ``path`` that spell a run option of the front ends
+    (a plugin-only option such as ``--ctxeval-save-baseline`` is no run option, and a hint naming
+    it names the command that writes a file)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    where = path.relative_to(PACKAGE.parent) if path.is_relative_to(PACKAGE) else path.name
+    options = _run_options()
+    return [f"{where}:{node.lineno}: {node.value[:60]!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and (any(f"--ctxeval-{o}" in node.value for o in options) or "(ctxeval: --" in node.value)]
+
+
+def _run_options() -> set[str]:
+    """The options both front ends take (``options.add_run_options``), by name."""
+    from pytest_ctxeval.options import add_run_options
+
+    names: set[str] = set()
+    add_run_options(lambda flag, **_: names.add(flag.removeprefix("--")), "--")
+    return names
+
+
+def test_stages_name_options_and_the_front_ends_spell_them():
+    """Below the front ends a message names a run option with ``errors.flag("backend record")``;
+    how the plugin and the CLI spell it (``--ctxeval-backend``, ``--backend``) is theirs
+    (``options.py`` registers it). A literal ``--ctxeval-...`` in a stage's message is the CLI's
+    spelling in the wrong layer."""
+    stage_files = [p for p in sorted(PACKAGE.glob("*/**/*.py")) if not p.relative_to(PACKAGE).parts[0].startswith("cli")]
+    assert len(stage_files) > 50
+    found = [hit for path in stage_files for hit in _spelled_options(path)]
+    assert not found, "options spelled below the front ends (use errors.flag):\n" + "\n".join(found)
+
+
+def test_the_option_spelling_check_sees_a_message_but_not_a_docstring(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""Run with ``--ctxeval-backend record``."""\n'
+                     'def f():\n    """--ctxeval-model NAME picks it."""\n'
+                     '    raise ValueError("record with --ctxeval-backend record")\n')
+    assert [hit.split(": ", 1)[1] for hit in _spelled_options(probe)] == ["'record with --ctxeval-backend record'"]
+
+
+def test_flag_is_spelled_by_the_front_ends_option_module():
+    import subprocess
+    import sys
+
+    code = ("from pytest_ctxeval.errors import flag; print(flag('backend record')); "
+            "import pytest_ctxeval.options; print(flag('backend record'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["the run option 'backend record'",
+                                "--ctxeval-backend record (ctxeval: --backend record)"]

@@ -163,9 +163,23 @@ def test_fixtures_run_and_grade_in_a_hand_written_test(project: pytest.Pytester)
         @pytest.mark.ctxeval
         def test_window_override(run_scenario):
             assert run_scenario("scenarios/tiny.yaml", context_window=100000).config.context_window == 100000
+
+        @pytest.mark.ctxeval
+        def test_same_arguments_as_the_runner(run_scenario):
+            import inspect
+            from pytest_ctxeval.runner import run_scenario as runner
+            assert list(inspect.signature(run_scenario).parameters) == list(inspect.signature(runner).parameters)
+
+        @pytest.mark.ctxeval
+        def test_runner_only_arguments_reach_it(run_scenario):
+            seen = []
+            run_scenario("scenarios/tiny.yaml", backend="offline", on_prepare=seen.append)
+            assert seen, "on_prepare saw no request"
+            with pytest.raises(TypeError, match="unexpected keyword argument 'window'"):
+                run_scenario("scenarios/tiny.yaml", window=1)
     """)
     result = project.runpytest("--ctxeval", "test_handwritten.py", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=4)
 
 
 def test_ini_options(pytester: pytest.Pytester) -> None:

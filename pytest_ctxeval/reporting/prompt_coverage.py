@@ -19,11 +19,15 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CoverageLine", "Coverage", "prompt_coverage", "format_coverage", "coverage_note", "ADVICE", "HEADING"]
+from ..errors import flag
+
+__all__ = ["CoverageLine", "Coverage", "prompt_coverage", "format_coverage", "coverage_note", "advice", "HEADING"]
 
 HEADING = "prompt-change coverage"
-ADVICE = ("the offline model cannot see the lines marked 'not seen offline': run them with "
-          "--ctxeval-backend anthropic (or replay with recorded cassettes) before trusting the verdicts")
+def advice() -> str:
+    """What to do about the lines the offline model cannot see."""
+    return ("the offline model cannot see the lines marked 'not seen offline': run them with "
+            f"{flag('backend anthropic')} (or replay with recorded cassettes) before trusting the verdicts")
 
 
 @dataclass
@@ -57,7 +61,7 @@ class Coverage:
 
     def as_dict(self) -> dict[str, Any]:
         return {"against": self.against, "lines": [c.as_dict() for c in self.lines],
-                "seen": sum(c.seen for c in self.lines), "unseen": len(self.unseen), "advice": ADVICE}
+                "seen": sum(c.seen for c in self.lines), "unseen": len(self.unseen), "advice": advice()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Coverage:
@@ -137,7 +141,7 @@ def format_coverage(cov: Coverage | dict[str, Any], *, width: int = 100) -> list
         why = f"  [{'; '.join(c.mapped)}]" if c.mapped else ""
         out.append(f"  {c.sign} line {c.line:<3} {mark:16} {text}{why}")
     if cov.unseen:
-        out.append(f"  advice: {ADVICE}")
+        out.append(f"  advice: {advice()}")
     return out
 
 
