@@ -33,7 +33,7 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, person_messages, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, person_text, plain_text, text_of, tool_uses
+from pytest_ctxeval.core.messages import AssistantMessage, person_text, text_of, tool_uses
 from pytest_ctxeval.reading.proposals import proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     GO_AHEAD_WORDS, HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
@@ -51,21 +51,6 @@ TOKEN_OVERLAP = 0.8
 def _short(text: str, n: int = 70) -> str:
     text = normalize_ws(text)
     return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _history_text(case: CompactionCase) -> str:
-    """Everything said or done before the compaction, lower-cased and whitespace-normalised, to
-    tell which expectations the session has reached yet (an ``expect.files`` entry the agent
-    only touches after this compaction cannot be in this summary)."""
-    cached = case.__dict__.get("_history_text")
-    if cached is None:
-        cached = case.__dict__["_history_text"] = normalize_ws(plain_text(case.history)).lower()
-    return cached
-
-
-def _reached(case: CompactionCase, items: list[str]) -> list[str]:
-    text = _history_text(case)
-    return [i for i in items if normalize_ws(i).lower() in text]
 
 
 def _where(case: CompactionCase, kind: str, number: int) -> str:
@@ -345,7 +330,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
     # The artifact trail of the whole session, not only of this span: a second summary that drops
     # the files changed before the first compaction has lost them.
     changed = edited_files(case.history)
-    files = list(dict.fromkeys(changed + _reached(case, list(case.expect.files))))
+    files = list(dict.fromkeys(changed + case.reached(case.expect.files)))
     if not files:
         return Verdict.not_applicable("no project file was changed (rejected or failed edits and Claude Code's own "
                                       "plan/memory files do not count), and no file of expect.files has come up yet")
@@ -376,7 +361,7 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     for f in failing_results(case.summarized):
         if f.key_line:
             wanted.setdefault(f.key_line, (f"{f.tool} result", f))
-    for line in _reached(case, list(case.expect.errors)):
+    for line in case.reached(case.expect.errors):
         wanted.setdefault(line, ("expect.errors", None))
     if not wanted:
         return Verdict.not_applicable("no tool result failed with an error in the summarised span (rejected, "
@@ -437,7 +422,7 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     of the summary's own sections 7-9; an item marked as done (ticked, struck, "(done)", under a
     "Done:" sub-heading) does not count, and a task the summary marks as done is not rescued by a
     mention in sections 8-9 (the summary says it is finished)."""
-    items = list(dict.fromkeys(open_todos(case.history) + _reached(case, list(case.expect.pending))))
+    items = list(dict.fromkeys(open_todos(case.history) + case.reached(case.expect.pending)))
     if not items:
         return Verdict.not_applicable("no open todo item or task (TodoWrite, TaskCreate/TaskUpdate), and no task of "
                                       "expect.pending has come up yet")

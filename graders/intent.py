@@ -27,8 +27,9 @@ from pytest_ctxeval.reading.extract import (
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
+from pytest_ctxeval.reading.quoting import whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
-from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, find, show_difference
+from pytest_ctxeval.reading.verbatim import Match, closest_line, find, show_difference
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -49,18 +50,6 @@ def _context_name(case: CompactionCase) -> str:
     if case.kind == "session_memory":
         return "the post-compact context (session notes and kept messages)"
     return "the post-compact context (summary" + (" and kept messages)" if case.kept_text else ")")
-
-
-def _history_text(case: CompactionCase) -> str:
-    cached = case.__dict__.get("_intent_history_text")
-    if cached is None:
-        cached = case.__dict__["_intent_history_text"] = normalize_ws(plain_text(case.history)).lower()
-    return cached
-
-
-def _reached(case: CompactionCase, items: list[str]) -> list[str]:
-    text = _history_text(case)
-    return [i for i in items if normalize_ws(i).lower() in text]
 
 
 _ITEM_SPLIT = re.compile(r"\n(?=\s{0,6}(?:[-*]|\d+[.)])\s)|\n\s*\n")
@@ -122,7 +111,7 @@ def last_request_intact(case: CompactionCase) -> Verdict:
     if not people:
         return Verdict.not_applicable("no person-typed message before this compaction")
     last = people[-1]
-    hay = Haystack(_context(case))
+    hay = whole_context(case)  # the text of _context(case), normalised once per case
     fragments = message_fragments(last.text)
     label = f"the most recent request (user message {len(people)} of {len(people)})"
     found = find(last.text, hay)
@@ -229,7 +218,7 @@ def _rule_kept(rule: str, item: str, said: Collection[str] = frozenset()) -> boo
 def _said_hedges(case: CompactionCase, rule: str) -> set[str]:
     """Hedges in the sentences of the session that state ``rule`` (the person's own softening)."""
     low = normalize_ws(rule).lower()
-    text = _history_text(case)
+    text = case.history_text
     out: set[str] = set()
     start = text.find(low)
     while start >= 0:
@@ -243,7 +232,7 @@ def _said_hedges(case: CompactionCase, rule: str) -> set[str]:
 @grader("constraints_preserved", kind="rule")
 def constraints_preserved(case: CompactionCase) -> Verdict:
     """Every rule in expect.constraints (from the user or a memory file) is in the post-compact context."""
-    constraints = _reached(case, list(case.expect.constraints))
+    constraints = case.reached(case.expect.constraints)
     if not case.expect.constraints:
         return Verdict.not_applicable("expect.constraints is empty")
     if not constraints:
@@ -281,7 +270,7 @@ def failed_approaches_preserved(case: CompactionCase) -> Verdict:
     not proposed again in sections 7-9."""
     if not case.expect.failed_approaches:
         return Verdict.not_applicable("expect.failed_approaches is empty")
-    approaches = _reached(case, list(case.expect.failed_approaches))
+    approaches = case.reached(case.expect.failed_approaches)
     if not approaches:
         return Verdict.not_applicable("no approach of expect.failed_approaches has come up yet")
     items = _items(_context(case))

@@ -25,7 +25,7 @@ from pytest_ctxeval.reading.extract import person_messages
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AttachmentMessage, CompactBoundary, UserMessage, plain_text
 from pytest_ctxeval.scenario.planted import (
-    DEFAULT_MIN_TOKENS, DEFAULT_SHARE, PLACE_NAMES, bars_of, fact_states, has_token, post_text, survival,
+    DEFAULT_MIN_TOKENS, DEFAULT_SHARE, PLACE_NAMES, bars_of, fact_states, has_all, has_any, post_text, survival,
     token_spans,
 )
 from pytest_ctxeval.reading.summary import normalize_ws
@@ -113,7 +113,7 @@ def _marked(line: str, new: list[str], new_present: bool) -> bool:
     """Whether a line holding an old value marks it as replaced: a change word with the new value in
     the post-compact context, or "now"/"not"/an arrow next to the new value itself."""
     return bool((_MARKER.search(line) and new_present)
-                or (_WEAK_MARKER.search(line) and all(has_token(t, line) for t in new)))
+                or (_WEAK_MARKER.search(line) and has_all(new, line)))
 
 
 def _section_at(case: CompactionCase, line: int):
@@ -136,7 +136,7 @@ def _quotes_user(line: str, people: list[str], tokens: list[str]) -> bool:
     """Whether ``line`` quotes a person message's words verbatim, the quote holding one of ``tokens``."""
     for m in _QUOTED.finditer(line):
         text = normalize_ws(m.group(1) or m.group(2))
-        if any(has_token(t, text) for t in tokens) and any(text in p for p in people):
+        if has_any(tokens, text) and any(text in p for p in people):
             return True
     return False
 
@@ -167,12 +167,12 @@ def stale_values(case: CompactionCase) -> Verdict:
     stale: list[str] = []
     for s in updated:
         old = [t for t in s.fact.old_tokens]
-        new_present = all(has_token(t, text_after) for t in s.wanted)
+        new_present = has_all(s.wanted, text_after)
         found = None
         # The summary, line by line.
         lines = (case.summary or "").splitlines()
         for n, line in enumerate(lines, start=1):
-            if not any(has_token(t, line) for t in old):
+            if not has_any(old, line):
                 continue
             section = _section_at(case, n)
             quoted = _verbatim_quote(line, people) or _quotes_user(line, people, old)
@@ -182,8 +182,7 @@ def stale_values(case: CompactionCase) -> Verdict:
                 found = (f"section 6 (summary line {n}) quotes the user's old value, and the new value "
                          f"{', '.join(map(repr, s.wanted))} is nowhere in the post-compact context", line)
                 break
-            if quoted and all(has_token(t, "\n".join(lines[n:_section_end(case, section, len(lines))]))
-                              for t in s.wanted):
+            if quoted and has_all(s.wanted, "\n".join(lines[n:_section_end(case, section, len(lines))])):
                 continue  # a quote of the user's words, and the correction quoted after it in the same section
             if _marked(line, s.wanted, new_present):
                 continue  # marked as replaced, with the new value in view (or stated next to it)
@@ -201,7 +200,7 @@ def stale_values(case: CompactionCase) -> Verdict:
                     continue
                 if m.uuid in history_ids and new_present:
                     continue  # the conversation as it happened, with the update still in view
-                bad = [ln for ln in body.splitlines() if any(has_token(t, ln) for t in old)
+                bad = [ln for ln in body.splitlines() if has_any(old, ln)
                        and not _marked(ln, s.wanted, new_present)]
                 if not bad:
                     continue

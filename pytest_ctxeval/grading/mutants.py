@@ -27,13 +27,12 @@ from typing import Any
 from collections.abc import Callable, Iterable
 from pathlib import PurePath
 
-from ..core.messages import plain_text
 from ..errors import GraderError
 from ..reading.extract import significant_tokens
 from ..reading.summary import normalize_ws
 
 __all__ = ["Mutant", "MutationSpec", "mutation", "MUTATION_MARK", "spec_of", "flexible", "find_spans",
-           "remove_spans", "replace_section_body", "drop_lines", "CUT_OVERLAP", "overlap", "holds", "still_there", "reached"]
+           "remove_spans", "replace_section_body", "drop_lines", "CUT_OVERLAP", "overlap", "holds", "still_there"]
 
 MUTATION_MARK = "__ctxeval_mutation__"
 
@@ -72,10 +71,14 @@ class Mutant:
         if post_messages is not None:
             changes["post_messages"] = post_messages
         mutated = dataclasses.replace(case, **changes)
-        # Copies keep the run's links (judge, generations) but no cached views of the old text.
+        # Copies keep the run's links (judge, generations) but no cached views of the old text; the
+        # history is the case's own, and so is its text.
         for key in [k for k in mutated.__dict__ if k.startswith("_") or k in ("sections", "kept_text")]:
             if key not in changes:
                 mutated.__dict__.pop(key, None)
+        for key in ("history_text", "fact_positions"):  # views of the history alone
+            if key in case.__dict__:
+                mutated.__dict__[key] = case.__dict__[key]
         return cls(case=mutated, what=what, text=text, targets=tuple(targets) if targets is not None else ())
 
 
@@ -254,9 +257,3 @@ def still_there(needle: str, region: str) -> bool:
     """Whether ``needle`` is still in ``region``: verbatim, or most of its tokens in one item."""
     items = re.split(r"\n(?=\s{0,6}(?:[-*]|\d+[.)])\s)|\n\s*\n", region)
     return holds(needle, region, 2.0) or any(overlap(needle, i) >= 0.8 for i in items)
-
-
-def reached(case: Any, items: list[str]) -> list[str]:
-    """The ``items`` the conversation before the compaction holds (whitespace and case aside)."""
-    history = normalize_ws(plain_text(case.history)).lower()
-    return [i for i in items if normalize_ws(i).lower() in history]

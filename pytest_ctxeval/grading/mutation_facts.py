@@ -18,7 +18,7 @@ from ..reading.extract import (
 )
 from ..core.messages import AssistantMessage, text_of
 from .mutants import (
-    CUT_OVERLAP, Mutant, drop_lines, find_spans, flexible, holds as _holds, mutation, reached as _reached, section_span, still_there as _still_there,
+    CUT_OVERLAP, Mutant, drop_lines, find_spans, flexible, holds as _holds, mutation, section_span, still_there as _still_there,
 )
 from .mutation_ops import context_text, lost_people_targets
 from ..reading.quoting import flat_lines, quote_in, quotes, said_after
@@ -370,7 +370,7 @@ def drop_edited_file(case: Any, rng: random.Random) -> list[Mutant]:
     """Remove every line of the summary that names one edited file (section 3, and wherever else the
     summary names it: files_preserved counts a file named in any section as kept). A file that a
     quoted user message or a kept message names cannot be dropped: it makes no mutant."""
-    files = list(dict.fromkeys(edited_files(case.history) + _reached(case, list(case.expect.files))))
+    files = list(dict.fromkeys(edited_files(case.history) + case.reached(case.expect.files)))
     section = case.sections.get("files")
     if section is None:
         return []
@@ -390,7 +390,7 @@ def drop_error_line(case: Any, rng: random.Random) -> list[Mutant]:
     the sections where an error is also told (5, problem solving; 8, current work)."""
     errors: dict[str, Any] = {f.key_line: f for f in failing_results(case.summarized)
                               if f.key_line and f.kind == "error"}
-    for line in _reached(case, list(case.expect.errors)):
+    for line in case.reached(case.expect.errors):
         errors.setdefault(line, None)
     section = case.sections.get("errors")
     if section is None:
@@ -418,7 +418,7 @@ def drop_error_line(case: Any, rng: random.Random) -> list[Mutant]:
 def drop_open_todo(case: Any, rng: random.Random) -> list[Mutant]:
     """Remove the lines that carry one open todo from section 7 and from sections 8-9, where
     pending_tasks also accepts a task in progress."""
-    todos = list(dict.fromkeys(open_todos(case.history) + _reached(case, list(case.expect.pending))))
+    todos = list(dict.fromkeys(open_todos(case.history) + case.reached(case.expect.pending)))
     section = case.sections.get("pending")
     if section is None:
         return []

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ..reading.extract import open_todos
-from .mutants import CUT_OVERLAP, Mutant, holds as _holds, mutation, reached as _reached, section_span, still_there as _still_there
+from .mutants import CUT_OVERLAP, Mutant, holds as _holds, mutation, section_span, still_there as _still_there
 from .mutation_ops import lost_people_targets
 from ..reading.summary import normalize_ws
 
@@ -48,7 +48,7 @@ def _drop_everywhere(case: Any, needle: str, share: float) -> str:
 
 
 def _drop_item(case: Any, rng: random.Random, items: list[str], what: str, own: str) -> list[Mutant]:
-    pool = [i for i in _reached(case, items) if _holds(i, case.summary, CUT_OVERLAP)]
+    pool = [i for i in case.reached(items) if _holds(i, case.summary, CUT_OVERLAP)]
     rng.shuffle(pool)
     for item in pool:
         for share in (0.8, CUT_OVERLAP):  # the lines that hold the item, then those that hold half of it
@@ -72,7 +72,7 @@ _PROHIBITION = re.compile(r"\b(?:do not|don't|never|must not|mustn't|should not|
 @mutation("invert_constraint", targets=("constraints_preserved",))
 def invert_constraint(case: Any, rng: random.Random) -> list[Mutant]:
     """Turn a prohibition of expect.constraints into a permission wherever the summary says it."""
-    pool = [c for c in _reached(case, list(case.expect.constraints)) if _PROHIBITION.search(c)
+    pool = [c for c in case.reached(case.expect.constraints) if _PROHIBITION.search(c)
             and normalize_ws(c).lower() in normalize_ws(case.summary).lower()
             and normalize_ws(c).lower() not in normalize_ws(case.kept_text).lower()]
     if not pool:
@@ -98,7 +98,7 @@ def drop_failed_approach(case: Any, rng: random.Random) -> list[Mutant]:
 def propose_failed_approach(case: Any, rng: random.Random) -> list[Mutant]:
     """Propose a failed approach again as the next step."""
     section = case.sections.get("next")
-    pool = _reached(case, list(case.expect.failed_approaches))
+    pool = case.reached(case.expect.failed_approaches)
     if section is None or not pool:
         return []
     approach = rng.choice(pool)
@@ -146,7 +146,7 @@ def _after_last_quote(summary: str, section: Any, text: str) -> str | None:
 def revive_superseded(case: Any, rng: random.Random) -> list[Mutant]:
     """Propose an intent the user dropped (expect.superseded), in each of several phrasings."""
     open_now = [normalize_ws(t).lower() for t in open_todos(case.summarized)]
-    pool = [i for i in _reached(case, list(case.expect.superseded))
+    pool = [i for i in case.reached(case.expect.superseded)
             if not any(normalize_ws(i).lower() in t for t in open_now)]
     if not pool:
         return []

@@ -33,7 +33,7 @@ from ..core.redact import scrub_output
 from ..reading.extract import person_messages
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
 from ..scenario.schema import Expectations
-from ..reading.summary import ParsedSummary, parse_summary
+from ..reading.summary import ParsedSummary, normalize_ws, parse_summary
 from ..core.tokens import estimate_messages
 
 if TYPE_CHECKING:  # for annotations only: these modules import this one
@@ -171,6 +171,18 @@ class CompactionCase:
     #: holds what the model did next. A fact found only in the model's later work was not kept by the
     #: summary. None: every post-compact message counts (an engine run's post-compact context).
     kept_messages: list[Any] | None = field(default=None, repr=False)
+
+    @cached_property
+    def history_text(self) -> str:
+        """Everything said or done before the compaction, lower-cased and whitespace-normalised: what
+        the session has reached yet (an ``expect.files`` entry the agent only touches after this
+        compaction cannot be in this summary). A mutant shares its case's (``Mutant.of`` changes the
+        summary and the kept messages, never the history)."""
+        return normalize_ws(plain_text(self.history)).lower()
+
+    def reached(self, items: Iterable[str]) -> list[str]:
+        """The ``items`` the session before the compaction holds (whitespace and case aside)."""
+        return [i for i in items if normalize_ws(i).lower() in self.history_text]
 
     @cached_property
     def kept_text(self) -> str:

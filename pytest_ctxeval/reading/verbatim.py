@@ -271,11 +271,18 @@ def closest_line(needle: str, text: str, at_least: float = 0.5) -> tuple[str, fl
     ``at_least``: what a reason shows next to a message that is not verbatim."""
     target = " ".join(needle.split())[:300]
     best = None
+    matcher = difflib.SequenceMatcher(None, target, "", autojunk=False)
     for line in text.splitlines():
         line = " ".join(line.strip(" -*\"'").split())
         if not line:
             continue
-        ratio = difflib.SequenceMatcher(None, target, line[:300], autojunk=False).ratio()
+        matcher.set_seq2(line[:300])
+        # The quick ratios bound ratio() from above: a line that cannot reach at_least, or beat the
+        # best so far, is skipped without the full comparison (the answer is the same).
+        floor = at_least if best is None else max(at_least, best[1])
+        if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
+            continue
+        ratio = matcher.ratio()
         if best is None or ratio > best[1]:
             best = (line, ratio)
     return best if best and best[1] >= at_least else None

@@ -32,7 +32,9 @@ below the type's bar (:func:`survival`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -44,7 +46,7 @@ from ..reading.summary import normalize_ws
 
 __all__ = [
     "PlantedFact", "FactUpdate", "CompressionBar", "FACT_TYPES", "PLACES", "PLACE_NAMES", "DEFAULT_BARS",
-    "DEFAULT_SHARE", "DEFAULT_MIN_TOKENS", "FactState", "fact_states", "has_token", "post_text", "survival",
+    "DEFAULT_SHARE", "DEFAULT_MIN_TOKENS", "FactState", "fact_states", "has_token", "has_all", "has_any", "post_text", "survival",
     "bars_of", "fact_label", "survival_entry",
 ]
 
@@ -170,6 +172,7 @@ def _norm(text: str) -> str:
     return normalize_ws(text).lower()
 
 
+@lru_cache(maxsize=4096)
 def _pattern(token: str) -> re.Pattern[str]:
     t = re.escape(_norm(token))
     head = r"(?<![a-z0-9_])" if token[:1].isalnum() else ""
@@ -184,6 +187,18 @@ def has_token(token: str, text: str) -> bool:
     (True, False)
     """
     return _pattern(token).search(_norm(text)) is not None
+
+
+def has_all(tokens: Iterable[str], text: str) -> bool:
+    """Whether every one of ``tokens`` is in ``text`` (:func:`has_token`; the text normalised once)."""
+    normed = _norm(text)
+    return all(_pattern(t).search(normed) is not None for t in tokens)
+
+
+def has_any(tokens: Iterable[str], text: str) -> bool:
+    """Whether one of ``tokens`` is in ``text`` (:func:`has_token`; the text normalised once)."""
+    normed = _norm(text)
+    return any(_pattern(t).search(normed) is not None for t in tokens)
 
 
 def token_spans(token: str, text: str) -> list[int]:
@@ -223,7 +238,7 @@ def planted_at(fact: PlantedFact, history: list[Any], tokens: list[str] | None =
     place = place or fact.planted
     for i, m in enumerate(history):
         text = places_of(m).get(place)
-        if text is not None and all(has_token(t, text) for t in tokens):
+        if text is not None and has_all(tokens, text):
             return i
     return None
 
@@ -234,7 +249,7 @@ def updated_at(fact: PlantedFact, history: list[Any], start: int = 0) -> int | N
     if fact.update is None:
         return None
     for i in range(start, len(history)):
-        if any(all(has_token(t, text) for t in fact.update.tokens) for text in places_of(history[i]).values()):
+        if any(has_all(fact.update.tokens, text) for text in places_of(history[i]).values()):
             return i
     return None
 
@@ -295,12 +310,18 @@ def fact_states(facts: list[PlantedFact], case: Any) -> list[FactState]:
         return cached
     text = post_text(case)
     out = []
+    # Where each fact is planted and updated depends on the history only: a mutant (which shares
+    # its case's history, grading.mutants.Mutant.of) shares these too.
+    positions = case.__dict__.setdefault("fact_positions", {})
     for i, fact in enumerate(facts):
-        pos = planted_at(fact, case.history)
-        upos = updated_at(fact, case.history, pos + 1) if pos is not None else None
+        known = positions.get(id(fact))
+        if known is None or known[0] is not fact:
+            pos = planted_at(fact, case.history)
+            known = positions[id(fact)] = (fact, pos, updated_at(fact, case.history, pos + 1) if pos is not None else None)
+        _, pos, upos = known
         updated = upos is not None
         wanted = list(fact.update.tokens) if updated and fact.update is not None else list(fact.tokens)
-        missing = [t for t in wanted if not has_token(t, text)] if pos is not None else []
+        missing = [t for t in wanted if not has_all([t], text)] if pos is not None else []
         out.append(FactState(fact, fact_label(fact, i), pos is not None, pos, updated, upos if updated else None,
                              wanted, missing))
     case.__dict__["_fact_states"] = out
