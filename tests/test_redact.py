@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 
 from pytest_ctxeval.core.redact import KINDS, merge_counts, redact, redact_tree
@@ -77,3 +79,50 @@ def test_tree_redacts_strings_everywhere_but_media_data():
     assert out["turns"][0]["user"][1] == tree["turns"][0]["user"][1]  # image data untouched
     assert out["turns"][1]["tools"][0]["input"] == {"env": {"KEY": "[REDACTED:anthropic]"}, "n": 3}
     assert merge_counts({"a": 1}, {"a": 2, "b": 1}) == {"a": 3, "b": 1}
+
+
+# The prefilters skip the full expressions on text that cannot match: each must let through every
+# text a full expression matches (built from the patterns' prefixes, look-alikes and filler).
+_PIECES = ["sk-", "sk-ant-api03-", "task-", "AKIA", "Asia ", "ghp_", "github_pat_", "glpat-", "xoxb-", "AIza", "eyJ",
+           ".eyJ", "Bearer ", "BEARER ", "aws_secret_access_key=", "SECRET_ACCESS_KEY: ", "sk_live_", "rk_test_",
+           "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "…", "...", "a", "Z", "0", "_", "-",
+           " ", "\n", "/", "+", "=", ".", "x" * 20, "A1" * 10, "abcdefghij0123456789", "AB12" * 5]
+
+
+@hypothesis.given(st.lists(st.sampled_from(_PIECES), max_size=25).map("".join))
+def test_the_prefilters_pass_every_text_the_patterns_match(text: str) -> None:
+    from pytest_ctxeval.core import redact as r
+
+    if r._RE.search(text):
+        assert r._may_hold_secret(text)
+    if r._CUT_RE.search(text):
+        assert r._CUT_PREFILTER.search(text)
+
+
+_ONE_OF_EACH = {
+    "private-key": "-----BEGIN RSA PRIVATE KEY-----\nMIIB", "anthropic": "sk-ant-api03-" + "a" * 30,
+    "openai": "sk-proj-" + "a" * 30, "stripe": "sk_live_" + "a" * 24, "aws-access-key": "AKIA" + "A" * 16,
+    "aws-secret-key": "aws_secret_access_key = " + "a1/+" * 10, "github": "ghp_" + "a" * 36,
+    "gitlab": "glpat-" + "a" * 20, "slack": "xoxb-" + "1" * 12, "google": "AIza" + "a" * 35,
+    "jwt": "eyJ" + "a" * 10 + ".eyJ" + "b" * 10 + "." + "c" * 10, "bearer": "Bearer " + "a1" * 10,
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_prefilter_passes_each_kind_after_any_separator(kind: str) -> None:
+    from pytest_ctxeval.core import redact as r
+
+    for before in ("", " ", "-", "_x ", "(", "\n", "=", "'"):
+        text = before + _ONE_OF_EACH[kind] + " tail"
+        assert kind in redact(text)[1], (kind, before)
+        assert r._may_hold_secret(text), (kind, before)
+        cut = text[: len(before) + 12] + "…"
+        if r._CUT_RE.search(cut):
+            assert r._CUT_PREFILTER.search(cut), (kind, before)
+
+
+def test_a_look_alike_skips_the_patterns_and_a_key_does_not() -> None:
+    from pytest_ctxeval.core import redact as r
+
+    assert not r._may_hold_secret("the task-runner in Fantasia reads disk-usage")
+    assert r._may_hold_secret("the key sk-ant-api03-" + "a" * 30)
