@@ -8,6 +8,7 @@ two, and the imports written for type checkers, must name the same things.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from pathlib import Path
 
@@ -61,8 +62,15 @@ def _absolute(package: str, target: str) -> str:
     return ".".join(base + [target.lstrip(".")])
 
 
-TREES = {m: ast.parse(path.read_text(encoding="utf-8")) for m, (path, _) in MODULES.items()}
-LAZY = {m: _lazy_table(TREES[m]) for m in PACKAGES}
+# Parsed when first asked for, not at import: every pytest-xdist worker collects this module.
+@functools.cache
+def _tree(module: str) -> ast.Module:
+    return ast.parse(MODULES[module][0].read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _lazy(package: str) -> dict[str, str]:
+    return _lazy_table(_tree(package))
 
 
 def _targets(base: str, name: str) -> list[str]:
@@ -73,8 +81,8 @@ def _targets(base: str, name: str) -> list[str]:
         out.append(base)
     if f"{base}.{name}" in MODULES:
         out.append(f"{base}.{name}")
-    elif base in LAZY and name in LAZY[base]:
-        out.append(_absolute(base, LAZY[base][name]))
+    elif base in PACKAGES and name in _lazy(base):
+        out.append(_absolute(base, _lazy(base)[name]))
     return out
 
 
@@ -107,7 +115,7 @@ def _imports(module: str, *, deferred: bool) -> set[str]:
                 if isinstance(inner, list) and inner and isinstance(inner[0], (ast.stmt, ast.excepthandler)):
                     visit(inner if field != "handlers" else [s for h in inner for s in h.body], top)
 
-    visit(TREES[module].body, True)
+    visit(_tree(module).body, True)
     # its own packages' __init__ ran before it (they are loading, not imported by it)
     parts = module.split(".")
     own = {".".join(parts[:i]) for i in range(1, len(parts))}
@@ -178,7 +186,7 @@ def test_the_cycle_check_finds_a_cycle():
 
 def _type_checking_imports(package: str) -> dict[str, str]:
     out = {}
-    for node in TREES[package].body:
+    for node in _tree(package).body:
         if isinstance(node, ast.If) and _is_type_checking(node):
             for inner in ast.walk(node):
                 if isinstance(inner, ast.ImportFrom):
@@ -191,7 +199,7 @@ def _type_checking_imports(package: str) -> dict[str, str]:
 def _eager_names(package: str) -> set[str]:
     """Names an ``__init__`` binds when it runs (definitions, assignments, imports)."""
     out = set()
-    for node in TREES[package].body:
+    for node in _tree(package).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             out.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -221,7 +229,7 @@ def test_all_matches_the_lazy_exports(package):
     module = importlib.import_module(package)
     public = list(module.__all__)
     assert len(public) == len(set(public)), f"{package}.__all__ names something twice"
-    lazy = LAZY[package]
+    lazy = _lazy(package)
     eager = _eager_names(package)
     assert set(lazy) <= set(public), f"{package}: lazily exported but not in __all__: {sorted(set(lazy) - set(public))}"
     unexplained = [n for n in public if n not in lazy and n not in eager and n != "__version__"]
@@ -271,7 +279,8 @@ def test_a_public_name_means_one_thing():
     """No two modules define a public class or function of the same name (``Comparison``,
     ``Problem`` and ``format_comparison`` each meant two things)."""
     where: dict[str, list[str]] = {}
-    for module, tree in TREES.items():
+    for module in MODULES:
+        tree = _tree(module)
         for node in tree.body:
             if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
                     and not node.name.startswith("_"):
