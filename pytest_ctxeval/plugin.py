@@ -63,12 +63,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ctxeval-compare-prompt", dest="ctxeval_compare_prompt", default=None, metavar="OLD.j2",
                     help="also run every scenario under this compaction prompt and report, per grader, the pass "
                          "rate and mean score under each prompt and the scenarios that flipped (A/B)")
-    group.addoption("--ctxeval-compare-strategies", dest="ctxeval_compare_strategies", default=None, metavar="a,b,...",
-                    help="also run every scenario under these compaction strategies (comma-separated: codex, "
+    group.addoption("--ctxeval-compare-compactors", dest="ctxeval_compare_compactors", default=None, metavar="a,b,...",
+                    help="also run every scenario under these compactors (comma-separated: codex, "
                          "gemini_cli, opencode, observation_masking, anthropic_server, package.module:Name) and report "
-                         "per strategy the pass rate of each grader, probe scores, tokens after compaction, "
-                         "compactions, model calls and cost, and which strategy failed which grader where; the items "
-                         "stay those of --ctxeval-strategy")
+                         "per compactor the pass rate of each grader, probe scores, tokens after compaction, "
+                         "compactions, model calls and cost, and which compactor failed which grader where; the items "
+                         "stay those of --ctxeval-compactor")
     group.addoption("--ctxeval-report", dest="ctxeval_report", action="append", default=None, metavar="PATH",
                     help="write a report (repeatable): PATH.html (self-contained page: run table, compaction "
                          "timelines, summaries, verdicts, what each compaction lost), PATH.json (the results), "
@@ -87,7 +87,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ctxeval_base_url", default="", help="Messages-API endpoint for the real backends "
                                                        "(else ANTHROPIC_BASE_URL, else the SDK's default)")
     parser.addini("ctxeval_provider", default="", help="anthropic (default), bedrock or vertex")
-    parser.addini("ctxeval_strategy", default="", help="compaction strategy (default claude_code, the reference engine)")
+    parser.addini("ctxeval_compactor", default="", help="compactor (default claude_code, the reference engine)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -190,7 +190,7 @@ def run_scenario(ctxeval_options: RunOptions, tmp_path: Path) -> Callable[..., R
             "compact_at_end": overrides.pop("compact_at_end", ctxeval_options.compact_at_end),
             "prompts": overrides.pop("prompts", None) or ctxeval_options.prompts(),
             "session_dir": overrides.pop("session_dir", None) or tmp_path / f"session-{next(counter)}",
-            "strategy": overrides.pop("strategy", None) or ctxeval_options.strategy,
+            "compactor": overrides.pop("compactor", None) or ctxeval_options.compactor,
         }
         if overrides:
             raise UsageError(f"run_scenario() got unknown options: {', '.join(sorted(overrides))}")

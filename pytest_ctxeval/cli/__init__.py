@@ -7,7 +7,7 @@
     ctxeval lint [PATHS]                      # every problem of the scenario files, as file:line: field: message
     ctxeval diff BASELINE.json RESULTS.json [--tolerance 0.05] [--json OUT]   # exit 1 on regressions
     ctxeval report RESULTS.json -o report.html [-o report.md] [--baseline BASELINE.json]
-    ctxeval compare --strategies claude_code,codex,gemini_cli,opencode,observation_masking scenarios/ [--json OUT] [--html OUT]
+    ctxeval compare --compactors claude_code,codex,gemini_cli,opencode,observation_masking scenarios/ [--json OUT] [--html OUT]
     ctxeval validate [PATHS] [--graders a,b] [--json OUT] [--html OUT] [--min-kill 0.95]   # graders' kill rates
     ctxeval graders                           # every grader: kind, what it checks, expect: keys, operators
 
