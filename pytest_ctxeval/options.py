@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from typing import TYPE_CHECKING
 
+from .core.renamed import add_renamed_option
 from .errors import UsageError, flag
 from .llm import BACKENDS, PROVIDERS
 
@@ -146,7 +147,7 @@ def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
                    "copies the built-ins to edit, 'ctxeval prompt show' prints what a run sends)")
     addoption(f"{prefix}session-memory-prompt", dest="ctxeval_session_memory_prompt", default=None, metavar="PATH",
               help="a jinja2 session-memory notes template to use instead of the built-in ten-section one")
-    addoption(f"{prefix}compactor", dest="ctxeval_compactor", default=None, metavar="SPEC",
+    add_renamed_option(addoption, prefix, "compactor", dest="ctxeval_compactor", default=None, metavar="SPEC",
               help="the compactor to run the scenarios under: claude_code (default, the reference "
                    "engine), codex, gemini_cli, opencode, observation_masking, anthropic_server (real API only), "
                    "or your own as package.module:Name; options in parentheses: 'observation_masking(keep=5)'")

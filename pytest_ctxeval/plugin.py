@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import pytest
 
+from .core.renamed import RENAMED_INI, add_renamed_option
 from .errors import CtxEvalError, UsageError
 from .options import add_run_options, tolerance
 
@@ -63,12 +64,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ctxeval-compare-prompt", dest="ctxeval_compare_prompt", default=None, metavar="OLD.j2",
                     help="also run every scenario under this compaction prompt and report, per grader, the pass "
                          "rate and mean score under each prompt and the scenarios that flipped (A/B)")
-    group.addoption("--ctxeval-compare-compactors", dest="ctxeval_compare_compactors", default=None, metavar="a,b,...",
-                    help="also run every scenario under these compactors (comma-separated: codex, "
-                         "gemini_cli, opencode, observation_masking, anthropic_server, package.module:Name) and report "
-                         "per compactor the pass rate of each grader, probe scores, tokens after compaction, "
-                         "compactions, model calls and cost, and which compactor failed which grader where; the items "
-                         "stay those of --ctxeval-compactor")
+    add_renamed_option(group.addoption, "--ctxeval-", "compare-compactors", dest="ctxeval_compare_compactors",
+                       default=None, metavar="a,b,...",
+                       help="also run every scenario under these compactors (comma-separated: codex, "
+                            "gemini_cli, opencode, observation_masking, anthropic_server, package.module:Name) and "
+                            "report per compactor the pass rate of each grader, probe scores, tokens after "
+                            "compaction, compactions, model calls and cost, and which compactor failed which grader "
+                            "where; the items stay those of --ctxeval-compactor")
     group.addoption("--ctxeval-report", dest="ctxeval_report", action="append", default=None, metavar="PATH",
                     help="write a report (repeatable): PATH.html (self-contained page: run table, compaction "
                          "timelines, summaries, verdicts, what each compaction lost), PATH.json (the results), "
@@ -88,6 +90,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                                                        "(else ANTHROPIC_BASE_URL, else the SDK's default)")
     parser.addini("ctxeval_provider", default="", help="anthropic (default), bedrock or vertex")
     parser.addini("ctxeval_compactor", default="", help="compactor (default claude_code, the reference engine)")
+    for new, old in RENAMED_INI.items():
+        parser.addini(old, default="", help=f"deprecated: use {new}")
+
+
+def _warn_renamed(config: pytest.Config) -> None:
+    """One deprecation warning per old option spelling or ini key used (on the controller only:
+    pytest-xdist workers parse the same command line)."""
+    from .core.renamed import CtxEvalDeprecationWarning, ini_message, option_message, renamed_used
+
+    if hasattr(config, "workerinput"):
+        return
+    for old, new in renamed_used(config.option):
+        config.issue_config_time_warning(CtxEvalDeprecationWarning(option_message(old, new)), stacklevel=2)
+    for new, old in RENAMED_INI.items():
+        if config.getini(old):
+            message = ini_message(old, new, bool(config.getini(new)))
+            config.issue_config_time_warning(CtxEvalDeprecationWarning(message), stacklevel=2)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -96,6 +115,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "-m ctxeval_rule)")
     config.addinivalue_line("markers", "ctxeval_llm: a scenario item graded by an LLM grader (judge); "
                                        "-m 'not ctxeval_llm' leaves them out")
+    _warn_renamed(config)
     if not config.getoption("ctxeval"):
         return
     from .session import SESSION, CtxEvalSession

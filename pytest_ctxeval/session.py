@@ -40,6 +40,7 @@ from .results import outcome_entry, results_document
 from .grading.registry import GraderRegistry, GraderSpec, Verdict, load_graders
 from .options import RunOptions, builtin_scenarios_dir
 from .reporting.report import write_report
+from .core.renamed import RENAMED_INI
 from .core.terminal import safe_text
 from .runner import RunResult
 from .scenario.schema import load_scenario
@@ -70,7 +71,8 @@ def _options(config: pytest.Config) -> RunOptions:
     def ini(name: str) -> Any:
         if name not in _INI:
             return None
-        value = config.getini(f"ctxeval_{name}")
+        key = f"ctxeval_{name}"
+        value = config.getini(key) or (config.getini(RENAMED_INI[key]) if key in RENAMED_INI else None)  # old key
         if isinstance(value, list):  # "paths" ini values
             return str(value[0]) if value else None
         return value or None

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.renamed import add_renamed_option
 from ..errors import UsageError
 from ..evaluation import usage_lines
 from ..options import RunOptions, add_run_options, builtin_scenarios_dir
@@ -37,9 +38,9 @@ def add_compare_command(sub: Any) -> None:
                     "verdicts are the comparison, not errors), 1 when one could not run, 2 on bad input.")
     cmp.add_argument("paths", nargs="*", metavar="PATH",
                      help="scenario files or folders (default: ./scenarios, else the built-in library)")
-    cmp.add_argument("--compactors", dest="compactors", default=",".join(DEFAULT_COMPARE), metavar="a,b,...",
-                     help="the compactors to compare, comma-separated, options in parentheses "
-                          f"(default: {','.join(DEFAULT_COMPARE)})")
+    add_renamed_option(cmp.add_argument, "--", "compactors", dest="compactors", default=",".join(DEFAULT_COMPARE),
+                       metavar="a,b,...", help="the compactors to compare, comma-separated, options in parentheses "
+                       f"(default: {','.join(DEFAULT_COMPARE)})")
     cmp.add_argument("--json", dest="json_out", metavar="OUT", help="write the comparison (table and every "
                      "compactor's results) as JSON here")
     cmp.add_argument("--html", dest="html_out", metavar="OUT", help="write an HTML report here: the compactors "

@@ -19,6 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..core.renamed import add_renamed_option
+
 __all__ = ["add_facts_command", "run_facts", "survival_by_compactor"]
 
 
@@ -61,9 +63,9 @@ def add_facts_command(sub: Any) -> None:
                                         "round, with each type's bar and cliff round. Exit 0, or 2 on bad input.")
     surv.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders (those without facts: "
                                                               "are skipped)")
-    surv.add_argument("--compactors", type=_csv, default=("claude_code",), metavar="S,...",
-                      help="compactors, comma-separated (default claude_code; e.g. "
-                           "claude_code,codex,gemini_cli,opencode,observation_masking, or package.module:compact)")
+    add_renamed_option(surv.add_argument, "--", "compactors", dest="compactors", type=_csv, default=("claude_code",),
+                       metavar="S,...", help="compactors, comma-separated (default claude_code; e.g. "
+                       "claude_code,codex,gemini_cli,opencode,observation_masking, or package.module:compact)")
     surv.add_argument("--json", dest="json_out", metavar="OUT", help="also write the tables as JSON")
 
 

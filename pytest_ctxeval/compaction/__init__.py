@@ -13,6 +13,9 @@
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from .base import BaseCompactor, Compacted, CompactionState, Compactor, CompactorUnavailable, scaled
 from .formats import FormatSection, SummaryFormat
 from .loader import BUILTIN, load_compactor, split_specs
@@ -24,3 +27,15 @@ __all__ = ["Compactor", "BaseCompactor", "CompactionState", "Compacted", "Compac
 BUILTIN_NAMES: tuple[str, ...] = tuple(BUILTIN)
 #: What ``ctxeval compare`` compares by default: every built-in that runs offline.
 DEFAULT_COMPARE: tuple[str, ...] = ("claude_code", "codex", "gemini_cli", "opencode", "observation_masking")
+
+
+def __getattr__(name: str) -> Any:
+    """The names this package had before the compactor rename
+    (:data:`~pytest_ctxeval.core.renamed.RENAMED_NAMES`), deprecated: the same objects, with a
+    :class:`~pytest_ctxeval.core.renamed.CtxEvalDeprecationWarning` naming the new name."""
+    from ..core.renamed import RENAMED_NAMES, CtxEvalDeprecationWarning, name_message
+
+    if name in RENAMED_NAMES:
+        warnings.warn(name_message(__name__, name), CtxEvalDeprecationWarning, stacklevel=2)
+        return globals()[RENAMED_NAMES[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
