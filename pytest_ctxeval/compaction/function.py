@@ -1,4 +1,4 @@
-"""Any compactor as a compactor: a plain function, no class.
+"""A plain function as a compactor: no class.
 
 ``--ctxeval-compactor mypkg.compaction:compact`` (or ``ctxeval run --compactor ...``) accepts a function::
 
