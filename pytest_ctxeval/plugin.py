@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import pytest
 
-from .core.renamed import RENAMED_INI, add_renamed_option
+from .core.renamed import RENAMED_INI, add_renamed_option, rename_keywords
 from .errors import CtxEvalError, UsageError
 from .options import add_run_options, tolerance
 
@@ -203,6 +203,7 @@ def run_scenario(ctxeval_options: RunOptions, tmp_path: Path) -> Callable[..., R
     counter = iter(range(1_000_000))
 
     def run(scenario: Scenario | str | Path, **overrides: Any) -> RunResult:
+        rename_keywords("run_scenario", overrides, {"compactor"})  # an old keyword: deprecated, still accepted
         scn = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
         kwargs: dict[str, Any] = {
             "llm": overrides.pop("llm", None) or ctxeval_options.make_llm(scn.faults or None),

@@ -41,6 +41,7 @@ from .engine.hooks import HookSet
 from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event, ToolOutcome
 from .engine.prompt import PromptSet
 from .core.ids import IdFactory
+from .core.renamed import add_renamed_attributes, renamed_keywords
 from .errors import ScenarioError, UsageError
 from .llm import LLM, make_llm
 from .core.messages import AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, Usage
@@ -57,6 +58,7 @@ ASSISTANT_STEP = timedelta(seconds=30)
 TOOL_STEP = timedelta(seconds=5)
 
 
+@add_renamed_attributes  # the attribute's name before the compactor rename, deprecated
 @dataclass
 class RunResult:
     """What happened when a scenario ran."""
@@ -115,6 +117,7 @@ def check_unique_names(scenarios: list[Scenario]) -> None:
                                 "scenario names must be unique within a run (change 'name:')")
 
 
+@renamed_keywords  # the keyword's name before the compactor rename, deprecated
 def run_scenario(
     scenario: Scenario | str | Path,
     *,

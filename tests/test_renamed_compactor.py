@@ -214,3 +214,57 @@ def test_the_new_names_do_not_warn_and_unknown_names_still_fail():
         from pytest_ctxeval.compaction import BaseCompactor, Compactor, CompactorUnavailable  # noqa: F401
     with pytest.raises(AttributeError, match="has no attribute 'Strategies'"):
         compaction.Strategies  # noqa: B018
+
+
+# -- keywords and attributes of the top-level public API -------------------------------------------
+
+
+def test_run_scenario_strategy_keyword_and_result_attribute_still_work_and_warn():
+    import pytest_ctxeval
+
+    with pytest.warns(CtxEvalDeprecationWarning, match=r"run_scenario\(strategy=\.\.\.\) is deprecated: use compactor="):
+        run = pytest_ctxeval.run_scenario(LIBRARY / "auth_refactor.yaml", strategy="codex")
+    assert run.compactor == "codex"
+    with pytest.warns(CtxEvalDeprecationWarning, match=r"RunResult\.strategy is deprecated: use RunResult\.compactor"):
+        assert run.strategy == "codex"
+    with pytest.raises(TypeError, match="both strategy= and compactor="):
+        pytest_ctxeval.run_scenario(LIBRARY / "auth_refactor.yaml", strategy="codex", compactor="opencode")
+
+
+def test_compaction_case_strategy_reads_and_writes_the_compactor():
+    from pytest_ctxeval.grading.registry import cases_from_run
+    from pytest_ctxeval.runner import run_scenario
+
+    case = cases_from_run(run_scenario(LIBRARY / "auth_refactor.yaml", compactor="codex"))[0]
+    with pytest.warns(CtxEvalDeprecationWarning, match=r"CompactionCase\.strategy is deprecated: use "
+                                                       r"CompactionCase\.compactor"):
+        assert case.strategy == "codex"
+    with pytest.warns(CtxEvalDeprecationWarning):
+        case.strategy = "opencode"
+    assert case.compactor == "opencode"
+
+
+def test_a_grader_folder_with_the_old_keyword_still_loads_and_warns(tmp_path):
+    from pytest_ctxeval import load_graders
+
+    (tmp_path / "mine.py").write_text(
+        "from pytest_ctxeval import Verdict, grader\n\n\n"
+        "@grader('claude_only', strategies=('claude_code',))\n"
+        "def claude_only(case):\n"
+        "    return Verdict.passed_('ok')\n", encoding="utf-8")
+    with pytest.warns(CtxEvalDeprecationWarning, match=r"grader\(strategies=\.\.\.\) is deprecated: use compactors="):
+        registry = load_graders([tmp_path])
+    assert registry.get("claude_only").compactors == ("claude_code",)
+
+
+def test_the_run_scenario_fixture_takes_the_old_keyword(pytester: pytest.Pytester):
+    pytester.makepyfile(test_mine=f"""
+        import pytest
+
+        @pytest.mark.ctxeval
+        def test_codex(run_scenario):
+            with pytest.warns(DeprecationWarning, match="use compactor="):
+                run = run_scenario({str(LIBRARY / "auth_refactor.yaml")!r}, strategy="codex")
+            assert run.compactor == "codex"
+    """)
+    pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "test_mine.py").assert_outcomes(passed=1)

@@ -12,7 +12,10 @@ stays Hypothesis'). Users have CI configs and saved results, so until a later re
   ``compactor``/``compactors`` (:func:`upgrade_results`);
 * the public names of ``pytest_ctxeval.compaction`` (``Strategy``, ``BaseStrategy``,
   ``StrategyUnavailable``, ``load_strategy``) import with a :class:`CtxEvalDeprecationWarning`
-  (:data:`RENAMED_NAMES`).
+  (:data:`RENAMED_NAMES`);
+* on the top-level public API, the keywords ``strategy=`` of ``run_scenario`` and ``strategies=``
+  of ``@grader`` (:func:`renamed_keywords`), and the attributes ``CompactionCase.strategy`` and
+  ``RunResult.strategy`` (:func:`add_renamed_attributes`) still work, with the same warning.
 
 Every old spelling lives in this module (the rename codemod leaves it alone), so removing the
 aliases later is one file and the lines that call it.
@@ -21,11 +24,18 @@ aliases later is one file and the lines that call it.
 from __future__ import annotations
 
 import argparse
+import functools
+import inspect
+import warnings
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 __all__ = ["CtxEvalDeprecationWarning", "RENAMED_OPTIONS", "RENAMED_INI", "RENAMED_NAMES", "RenamedOption",
-           "add_renamed_option", "renamed_used", "option_message", "ini_message", "name_message", "upgrade_results"]
+           "add_renamed_option", "renamed_used", "option_message", "ini_message", "name_message", "upgrade_results",
+           "renamed_keywords", "rename_keywords", "add_renamed_attributes"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T", bound=type)
 
 
 class CtxEvalDeprecationWarning(DeprecationWarning):
@@ -141,3 +151,52 @@ def upgrade_results(doc: Any) -> Any:
 def _items(value: Any) -> list[Any]:
     """``value`` when it is a list (a malformed one is for the document checks to report)."""
     return value if isinstance(value, list) else []
+
+
+def rename_keywords(where: str, kwargs: dict[str, Any], accepted: Iterable[str]) -> dict[str, Any]:
+    """``kwargs`` with each old keyword (``strategy``) renamed to its new one when ``accepted``
+    holds the new one, warning once per old keyword; both given is a :class:`TypeError`."""
+    for old, new in _KEYS.items():
+        if old in kwargs and new in accepted:
+            if new in kwargs:
+                raise TypeError(f"{where}() got both {old}= and {new}=; {old}= is the deprecated spelling of {new}=")
+            warnings.warn(f"{where}({old}=...) is deprecated: use {new}=... ({_LATER})", CtxEvalDeprecationWarning,
+                          stacklevel=3)
+            kwargs[new] = kwargs.pop(old)
+    return kwargs
+
+
+def renamed_keywords(func: F) -> F:
+    """``func`` also accepting the old keyword spellings of its parameters (``strategy=`` for
+    ``compactor=``), with a :class:`CtxEvalDeprecationWarning`."""
+    params = set(inspect.signature(func).parameters)
+    if not any(new in params for new in _KEYS.values()):
+        raise TypeError(f"{func.__qualname__} has no renamed parameter")
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.keys() & _KEYS.keys():
+            rename_keywords(func.__name__, kwargs, params)
+        return func(*args, **kwargs)
+
+    return cast(F, wrapper)
+
+
+def add_renamed_attributes(cls: T) -> T:
+    """``cls`` with a deprecated property for the old name of each renamed attribute it has
+    (``strategy`` reads and writes ``compactor``)."""
+    for old, new in _KEYS.items():
+        if new not in getattr(cls, "__dataclass_fields__", {}) and not hasattr(cls, new):
+            continue
+        message = f"{cls.__name__}.{old} is deprecated: use {cls.__name__}.{new} ({_LATER})"
+
+        def get(self: Any, new: str = new, message: str = message) -> Any:
+            warnings.warn(message, CtxEvalDeprecationWarning, stacklevel=2)
+            return getattr(self, new)
+
+        def put(self: Any, value: Any, new: str = new, message: str = message) -> None:
+            warnings.warn(message, CtxEvalDeprecationWarning, stacklevel=2)
+            setattr(self, new, value)
+
+        setattr(cls, old, property(get, put, doc=f"Deprecated: :attr:`{new}`."))
+    return cls

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 
 from ..errors import GraderError, ProviderError
 from ..core.redact import scrub_output
+from ..core.renamed import add_renamed_attributes, renamed_keywords
 from ..reading.extract import person_messages
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
 from ..scenario.schema import Expectations
@@ -112,6 +113,7 @@ class Verdict:
                 "score": round(float(self.score), 4), "reasons": list(self.reasons)}
 
 
+@add_renamed_attributes  # the attribute's name before the compactor rename, deprecated
 @dataclass
 class CompactionCase:
     """Everything a grader may look at for one compaction.
@@ -226,6 +228,7 @@ class GraderSpec:
 _MARK = "__ctxeval_grader__"
 
 
+@renamed_keywords  # the keyword's name before the compactor rename, deprecated
 def grader(name: str, kind: str = "rule", *, applies_to: Iterable[str] | None = None,
            compactors: Iterable[str] | None = None, targets: Iterable[str] = ()) -> Callable[[Callable], Callable]:
     """Mark a function as a grader named ``name`` (``kind`` is ``rule`` or ``llm``).
