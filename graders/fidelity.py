@@ -16,10 +16,10 @@ Expectations (``expect.files``, ``expect.errors``, ``expect.pending``) are requi
 once the session has reached them: an entry that first comes up after a compaction is not held
 against that compaction's summary.
 
-Other strategies (:mod:`pytest_ctxeval.compaction`): a fact is looked for in the section of its kind
-when the strategy's summary format has one (opencode's "Relevant Files" for files), else in the
+Other compactors (:mod:`pytest_ctxeval.compaction`): a fact is looked for in the section of its kind
+when the compactor's summary format has one (opencode's "Relevant Files" for files), else in the
 whole post-compact context (Codex keeps user messages as messages). ``next_step_quote`` checks
-Claude Code's section 9 rule and is ``n/a`` for other strategies.
+Claude Code's section 9 rule and is ``n/a`` for other compactors.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def _short(text: str, n: int = 70) -> str:
 def _where(case: CompactionCase, kind: str, number: int) -> str:
     """How a reason names the place it looked: ``section 3 'Files and Code Sections' (line 12)``."""
     section = case.sections.get(kind)
-    if case.summary_format is not None:  # another strategy's format
+    if case.summary_format is not None:  # another compactor's format
         if section is None:
             return "the post-compact context (summary and kept messages)"
         kept = " or the kept messages" if case.kept_text else ""
@@ -256,7 +256,7 @@ def _only_inside_others(people: list, kept: dict[int, Match], hay: Haystack) -> 
     return out
 
 
-@grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), strategies=("claude_code",))
+@grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), compactors=("claude_code",))
 def next_step_quote(case: CompactionCase) -> Verdict:
     """Section 9 quotes the most recent conversation verbatim when it proposes a step."""
     section = case.sections.get("next")
@@ -471,7 +471,7 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("expect.superseded is empty")
     # An intent the latest todo list of the summarised span still holds open, with no person-typed
     # message after that list in the span, was not superseded within the span: the change of plan
-    # comes later (after this compaction, or in the messages a strategy keeps verbatim after its
+    # comes later (after this compaction, or in the messages a compactor keeps verbatim after its
     # summary, as Gemini CLI and opencode keep a tail), and the summary rightly lists the plan as it
     # stood. A user message after the list may be the correction itself: then the grader checks.
     still_open = [] if _spoke_after_todos(case.summarized) else [
@@ -512,5 +512,5 @@ def _latest_words(case: CompactionCase) -> list[str]:
 
 
 def _label(case: CompactionCase, number: int, section: Section) -> str:
-    """``section 7 'Pending Tasks'``, or ``the 'Work State' section`` in another strategy's format."""
+    """``section 7 'Pending Tasks'``, or ``the 'Work State' section`` in another compactor's format."""
     return f"section {number} '{section.title}'" if case.summary_format is None else f"the '{section.title}' section"

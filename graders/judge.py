@@ -257,7 +257,7 @@ def drift(case: CompactionCase) -> Verdict:
     if not case.is_last:
         return Verdict.not_applicable("drift is judged once, over all generations, at the last compaction")
     if case.summary_format is not None and not case.summary_format.summary:
-        return Verdict.not_applicable(f"the {case.strategy} strategy writes no summary: there are no generations "
+        return Verdict.not_applicable(f"the {case.compactor} compactor writes no summary: there are no generations "
                                       "of a request and a next step to hold to the original intent")
     intent = _intent(case)
     if not intent:
@@ -274,7 +274,7 @@ def drift(case: CompactionCase) -> Verdict:
         note = f" ({forced} forced by re-compacting the last context)"
     if len(generations) < DRIFT_GENERATIONS:
         why = ("a transcript cannot be re-compacted" if case.recompact is None else
-               f"compacting the last context again left it as it was: the {case.strategy} strategy found "
+               f"compacting the last context again left it as it was: the {case.compactor} compactor found "
                "nothing to summarise")
         return Verdict.not_applicable(f"only {len(generations)} compaction generation(s); drift needs "
                                       f"{DRIFT_GENERATIONS} ({why})")

@@ -6,13 +6,13 @@
 * ``analysis_stripped``: the ``<analysis>`` scratchpad is gone and the ``<summary>`` tags removed.
 * ``continuation``: the summary message carries the transcript path and, for an automatic
   compaction, the instruction to continue without recapping.
-* ``format_sections``: another strategy's summary has the sections of its format, in order, none
+* ``format_sections``: another compactor's summary has the sections of its format, in order, none
   empty (the nine sections' counterpart for Codex, Gemini CLI, opencode or your own format).
 * ``fits_window``: every request sent after the compaction (until the next one) fits the context
-  window: a strategy that cannot shrink what it keeps runs into the API's "prompt is too long".
+  window: a compactor that cannot shrink what it keeps runs into the API's "prompt is too long".
 
 ``nine_sections``, ``analysis_stripped`` and ``continuation`` check Claude Code's format: other
-strategies get ``n/a`` (``strategies=("claude_code",)``).
+compactors get ``n/a`` (``compactors=("claude_code",)``).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def tool_pairing(case: CompactionCase) -> Verdict:
                           problems={where: problems for where, problems in bad})
 
 
-@grader("nine_sections", kind="rule", applies_to=("full", "partial", "transcript"), strategies=("claude_code",))
+@grader("nine_sections", kind="rule", applies_to=("full", "partial", "transcript"), compactors=("claude_code",))
 def nine_sections(case: CompactionCase) -> Verdict:
     """All nine summary sections are present, in order, and none is empty."""
     parsed = case.sections
@@ -76,7 +76,7 @@ def nine_sections(case: CompactionCase) -> Verdict:
     return Verdict.passed_("all nine sections present, in order, none empty", found=order)
 
 
-@grader("analysis_stripped", kind="rule", strategies=("claude_code",))
+@grader("analysis_stripped", kind="rule", compactors=("claude_code",))
 def analysis_stripped(case: CompactionCase) -> Verdict:
     """The analysis scratchpad is not in what the model sees, and the summary tags are removed.
 
@@ -111,7 +111,7 @@ _PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:[ \t]*\n?[ \t]*(\S
                         re.IGNORECASE | re.MULTILINE)
 
 
-@grader("continuation", kind="rule", strategies=("claude_code",))
+@grader("continuation", kind="rule", compactors=("claude_code",))
 def continuation(case: CompactionCase) -> Verdict:
     """The summary message points at the full transcript and (auto) says to continue directly.
 
@@ -156,14 +156,14 @@ def continuation(case: CompactionCase) -> Verdict:
 
 @grader("format_sections", kind="rule")
 def format_sections(case: CompactionCase) -> Verdict:
-    """Another strategy's summary has its format's sections, in order, none empty."""
+    """Another compactor's summary has its format's sections, in order, none empty."""
     fmt = case.summary_format
     if fmt is None:
-        return Verdict.not_applicable(f"the {case.strategy} strategy writes Claude Code's nine sections "
+        return Verdict.not_applicable(f"the {case.compactor} compactor writes Claude Code's nine sections "
                                       "(nine_sections checks them)")
     if not fmt.sections:
         what = fmt.name if fmt.name.startswith("no ") else f"a {fmt.name}"
-        return Verdict.not_applicable(f"the {case.strategy} strategy writes {what}: no sections to check")
+        return Verdict.not_applicable(f"the {case.compactor} compactor writes {what}: no sections to check")
     found = case.sections.sections
     titles = [s.title for s in found]
     reasons = []

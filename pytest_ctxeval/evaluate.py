@@ -2,7 +2,7 @@
 
 Every front end runs scenarios through :class:`Evaluator`: ``pytest --ctxeval`` (one per
 session), ``ctxeval run`` and ``ctxeval grade``, ``ctxeval compare`` and
-``pytest --ctxeval-compare-strategies`` (:func:`pytest_ctxeval.compaction.compare.run_strategies`).
+``pytest --ctxeval-compare-compactors`` (:func:`pytest_ctxeval.compaction.compare.run_compactors`).
 :func:`evaluate` is the same for a single scenario.
 
     >>> from pytest_ctxeval.evaluate import evaluate
@@ -14,8 +14,8 @@ One policy for all of them:
 * **Errors.** A scenario that cannot be loaded or run (a :class:`~pytest_ctxeval.errors.CtxEvalError`)
   or whose session files cannot be written (an :class:`OSError`: a full disk, a folder that went
   away) becomes an outcome with ``error`` set: every grader fails with that reason and the other
-  scenarios still run. A strategy (or a scripted fault plan) the backend cannot play
-  (:class:`~pytest_ctxeval.compaction.StrategyUnavailable`) is a *skipped* outcome: every grader
+  scenarios still run. A compactor (or a scripted fault plan) the backend cannot play
+  (:class:`~pytest_ctxeval.compaction.CompactorUnavailable`) is a *skipped* outcome: every grader
   n/a with the reason. A :class:`~pytest_ctxeval.errors.ProviderError` (bad key, unknown model,
   outage) is raised: one error for the whole run, never a wall of failed graders. A grader that
   raises is an ``error`` verdict (:meth:`GraderRegistry.run`); a ``known_failures`` entry naming an
@@ -25,9 +25,9 @@ One policy for all of them:
   cassettes, usage totals of its own), so per-scenario usage is exact when scenarios run side by
   side. A scenario whose ``faults:`` script ``judge`` or ``probe`` failures gets a judge of its own,
   so its fault plan never reaches another scenario.
-* **Strategies and re-compaction.** The evaluator's strategy (``None``: the reference engine), or
+* **Compactors and re-compaction.** The evaluator's compactor (``None``: the reference engine), or
   one given per call; the drift grader's next generation is made by :func:`recompactor`: the
-  strategy's own compaction for a non-native strategy, the reference engine's otherwise.
+  compactor's own compaction for a non-native compactor, the reference engine's otherwise.
 * **Message Batches.** With ``staged=True`` and ``--batch`` (and a cassette store to keep the
   replies), judge requests are set aside while grading; :meth:`Evaluator.settle` sends each stage
   of the whole run as ONE batch and grades again (see :meth:`pytest_ctxeval.grading.judging.Judge.flush`).
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterable, Sequence
 
-from .compaction.base import StrategyUnavailable
+from .compaction.base import CompactorUnavailable
 from .errors import CtxEvalError, ProviderError
 from .evaluation import Outcome, evaluate_run, evaluate_transcript, make_recompact, merge_usage
 from .grading.registry import CompactionCase, GraderRegistry, GraderSpec, load_graders
@@ -60,13 +60,13 @@ SessionDir = Path | str | Callable[[str], Path] | None
 _UNSET: Any = object()
 
 
-def recompactor(strategy: Any, llm: Any, prompts: Any) -> Callable[[CompactionCase], CompactionCase | None]:
-    """The drift grader's next generation: ``strategy``'s own compaction when it is not the
+def recompactor(compactor: Any, llm: Any, prompts: Any) -> Callable[[CompactionCase], CompactionCase | None]:
+    """The drift grader's next generation: ``compactor``'s own compaction when it is not the
     reference engine (``native``), else a manual ``/compact`` of the reference engine."""
-    if strategy is not None and not getattr(strategy, "native", False):
-        from .compaction.driver import strategy_recompact
+    if compactor is not None and not getattr(compactor, "native", False):
+        from .compaction.driver import compactor_recompact
 
-        return strategy_recompact(strategy, llm)
+        return compactor_recompact(compactor, llm)
     return make_recompact(llm, prompts)
 
 
@@ -92,18 +92,18 @@ class Evaluator:
     """Runs and grades scenarios (and grades transcripts) under one policy (see the module doc).
 
     ``options`` are the run's (:class:`~pytest_ctxeval.options.RunOptions`, defaults: offline);
-    ``graders`` the specs to run (default: every grader of ``registry``); ``strategy`` the
-    compaction strategy (default: the options'); ``staged`` gathers judge requests for
+    ``graders`` the specs to run (default: every grader of ``registry``); ``compactor`` the
+    compactor (default: the options'); ``staged`` gathers judge requests for
     :meth:`settle` when the options ask for Message Batches."""
 
     def __init__(self, options: RunOptions | None = None, registry: GraderRegistry | None = None,
-                 graders: Iterable[GraderSpec] | None = None, *, prompts: Any = None, strategy: Any = _UNSET,
+                 graders: Iterable[GraderSpec] | None = None, *, prompts: Any = None, compactor: Any = _UNSET,
                  staged: bool = False):
         self.options = options if options is not None else RunOptions()
         self.registry = registry if registry is not None else load_graders(list(self.options.graders_dirs))
         self.specs = list(graders) if graders is not None else list(self.registry)
         self.prompts = prompts if prompts is not None else self.options.prompts()
-        self.strategy = self.options.make_strategy() if strategy is _UNSET else strategy
+        self.compactor = self.options.make_compactor() if compactor is _UNSET else compactor
         self.wants_judge = any(s.kind == "llm" for s in self.specs)
         self.staged = bool(staged and self.options.batch and self.wants_judge)
         self._judge: Any = None
@@ -133,7 +133,7 @@ class Evaluator:
         return merge_usage([llm.usage.as_dict() for llm in (getattr(self._judge, "llm", None), self._regen)
                             if llm is not None])
 
-    def _graders_for(self, scenario: Scenario, strategy: Any, prompts: Any) -> tuple[Any, Any, Any]:
+    def _graders_for(self, scenario: Scenario, compactor: Any, prompts: Any) -> tuple[Any, Any, Any]:
         """(judge, re-compacting model, recompact) for grading one scenario, on views of their own."""
         judge, regen = self.shared()
         if judge is None:
@@ -143,21 +143,21 @@ class Evaluator:
         else:
             judge = judge.view()
         regen = regen.view()
-        return judge, regen, recompactor(strategy, regen, prompts)
+        return judge, regen, recompactor(compactor, regen, prompts)
 
     # -- evaluating --------------------------------------------------------------------------------
-    def evaluate(self, source: Scenario | Transcript | str | Path, *, strategy: Any = _UNSET, prompts: Any = None,
+    def evaluate(self, source: Scenario | Transcript | str | Path, *, compactor: Any = _UNSET, prompts: Any = None,
                  session_dir: SessionDir = None, expect: Expectations | None = None,
                  summary_text: str | None = None, strict: bool = False) -> Evaluation:
         """Run ``source`` (a scenario, a scenario file, a transcript or a ``.jsonl`` file) and grade it.
 
-        ``strategy``/``prompts`` override the evaluator's for this call; ``session_dir`` is where
+        ``compactor``/``prompts`` override the evaluator's for this call; ``session_dir`` is where
         the transcript goes (see :data:`SessionDir`); ``expect``, ``summary_text`` and ``strict``
         apply to transcripts (:func:`pytest_ctxeval.evaluation.evaluate_transcript`)."""
         if isinstance(source, Transcript) or (not isinstance(source, Scenario) and Path(source).suffix == ".jsonl"):
             transcript = source if isinstance(source, Transcript) else read_transcript(source, strict=strict)
             return self._grade_transcript(transcript, expect, summary_text)
-        return self._run_scenario(source, self.strategy if strategy is _UNSET else strategy,
+        return self._run_scenario(source, self.compactor if compactor is _UNSET else compactor,
                                   prompts if prompts is not None else self.prompts, session_dir)
 
     def _grade_transcript(self, transcript: Transcript, expect: Expectations | None,
@@ -168,10 +168,10 @@ class Evaluator:
                                       summary_text=summary_text, judge=judge)
         return Evaluation(outcome, {}, merge_usage([judge.llm.usage.as_dict()] if judge is not None else []))
 
-    def _run_scenario(self, source: Scenario | str | Path, strategy: Any, prompts: Any,
+    def _run_scenario(self, source: Scenario | str | Path, compactor: Any, prompts: Any,
                       session_dir: SessionDir) -> Evaluation:
         names = [s.name for s in self.specs]
-        strategy_name = getattr(strategy, "name", "claude_code")
+        compactor_name = getattr(compactor, "name", "claude_code")
         if isinstance(source, Scenario):
             label, where = source.display_name, str(source.path) if source.path else source.display_name
         else:
@@ -179,7 +179,7 @@ class Evaluator:
 
         def failed(*, error: str | None = None, skipped: str | None = None) -> Evaluation:
             return Evaluation(Outcome(name=label, source=where, kind="scenario", graders=names,
-                                      strategy=strategy_name, error=error, skipped=skipped))
+                                      compactor=compactor_name, error=error, skipped=skipped))
 
         try:
             scenario = source if isinstance(source, Scenario) else load_scenario(source)
@@ -188,8 +188,8 @@ class Evaluator:
             run = run_scenario(scenario, llm=self.options.make_llm(scenario.faults or None),
                                context_window=self.options.context_window,
                                compact_at_end=self.options.compact_at_end, session_dir=folder, prompts=prompts,
-                               strategy=strategy)
-        except StrategyUnavailable as exc:
+                               compactor=compactor)
+        except CompactorUnavailable as exc:
             return failed(skipped=str(exc))
         except ProviderError:
             raise  # the endpoint cannot serve the run: one error for it, not a failed scenario
@@ -200,7 +200,7 @@ class Evaluator:
                                 f"{exc.filename or ''} {exc.strerror or exc}".replace("  ", " ").strip())
 
         def grade() -> tuple[Outcome, dict[str, Any]]:
-            judge, regen, recompact = self._graders_for(scenario, strategy, prompts)
+            judge, regen, recompact = self._graders_for(scenario, compactor, prompts)
             outcome = evaluate_run(run, self.registry, self.specs, judge=judge, recompact=recompact)
             spent = [m.usage.as_dict() for m in (getattr(judge, "llm", None), regen) if m is not None]
             return outcome, merge_usage(spent)
@@ -239,7 +239,7 @@ def evaluate(source: Scenario | Transcript | str | Path, *, options: RunOptions 
     """Run and grade one scenario (or grade one transcript) and return its :class:`Outcome`.
 
     ``graders`` names the graders to run (default: all); other keyword arguments go to
-    :meth:`Evaluator.evaluate` (``strategy``, ``prompts``, ``session_dir``, ``expect``...)."""
+    :meth:`Evaluator.evaluate` (``compactor``, ``prompts``, ``session_dir``, ``expect``...)."""
     registry = registry if registry is not None else load_graders(list((options or RunOptions()).graders_dirs))
     specs = registry.select(list(graders)) if graders is not None else None
     evaluator = Evaluator(options, registry, specs)

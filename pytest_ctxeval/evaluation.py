@@ -44,10 +44,10 @@ class Outcome:
     context_window: int | None = None
     notes: list[str] = field(default_factory=list)
     known_failures: dict[str, str] = field(default_factory=dict)
-    #: Why the scenario was not run (a compaction strategy that needs another backend): every grader
+    #: Why the scenario was not run (a compactor that needs another backend): every grader
     #: is n/a with this reason, and the outcome neither passes nor fails.
     skipped: str | None = None
-    strategy: str = "claude_code"
+    compactor: str = "claude_code"
 
     def for_grader(self, name: str) -> list[tuple[CompactionCase, Verdict]]:
         return [(case, v) for case, vs in zip(self.cases, self.verdicts) for v in vs if v.grader == name]
@@ -171,16 +171,16 @@ def evaluate_run(run: RunResult, registry: GraderRegistry, specs: Iterable[Grade
     cases = cases_from_run(run)
     for case in cases:
         case.judge, case.recompact = judge, recompact
-    # known_failures describe the reference engine (claude_code); another strategy is graded as it is.
-    strategy = getattr(run, "strategy", "claude_code")
-    known = dict(run.scenario.known_failures) if run.scenario is not None and strategy == "claude_code" else {}
+    # known_failures describe the reference engine (claude_code); another compactor is graded as it is.
+    compactor = getattr(run, "compactor", "claude_code")
+    known = dict(run.scenario.known_failures) if run.scenario is not None and compactor == "claude_code" else {}
     unknown = sorted(set(known) - set(registry.names))
     if unknown:
         raise GraderError(f"{run.source}: known_failures names unknown grader {unknown[0]!r}; "
                           f"known graders: {', '.join(registry.names)}")
     return Outcome(name=run.name, source=run.source, kind="scenario", cases=cases,
                    verdicts=[registry.run(c, specs) for c in cases], graders=[s.name for s in specs],
-                   run=run, context_window=run.config.context_window, known_failures=known, strategy=strategy)
+                   run=run, context_window=run.config.context_window, known_failures=known, compactor=compactor)
 
 
 def evaluate_transcript(transcript: Transcript, registry: GraderRegistry, specs: Iterable[GraderSpec] | None = None,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from typing import TYPE_CHECKING
 
+from .core.renamed import add_renamed_option
 from .errors import UsageError, flag, spell_options
 from .llm import BACKENDS, PROVIDERS
 
@@ -23,7 +24,7 @@ from .llm import BACKENDS, PROVIDERS
 spell_options(lambda option: f"--ctxeval-{option} (ctxeval: --{option})")
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .compaction.base import Strategy
+    from .compaction.base import Compactor
     from .engine.prompt import PromptSet
     from .grading.judging import Judge
     from .llm import LLM
@@ -150,8 +151,8 @@ def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
                    "copies the built-ins to edit, 'ctxeval prompt show' prints what a run sends)")
     addoption(f"{prefix}session-memory-prompt", dest="ctxeval_session_memory_prompt", default=None, metavar="PATH",
               help="a jinja2 session-memory notes template to use instead of the built-in ten-section one")
-    addoption(f"{prefix}strategy", dest="ctxeval_strategy", default=None, metavar="SPEC",
-              help="the compaction strategy to run the scenarios under: claude_code (default, the reference "
+    add_renamed_option(addoption, prefix, "compactor", dest="ctxeval_compactor", default=None, metavar="SPEC",
+              help="the compactor to run the scenarios under: claude_code (default, the reference "
                    "engine), codex, gemini_cli, opencode, observation_masking, anthropic_server (real API only), "
                    "or your own as package.module:Name; options in parentheses: 'observation_masking(keep=5)'")
 
@@ -173,7 +174,7 @@ class RunOptions:
     concurrency: int = 8
     batch: bool = False
     prices: Path | None = None
-    strategy: str | None = None
+    compactor: str | None = None
     base_url: str | None = None
     provider: str = "anthropic"
     prompt_caching: bool = True
@@ -199,8 +200,8 @@ class RunOptions:
         if self.prices is not None:
             from .llm.pricing import load_prices, set_prices
             set_prices(load_prices(self.prices))
-        if self.strategy is not None:
-            self.make_strategy()  # a bad spec is a usage error now, not one failure per scenario
+        if self.compactor is not None:
+            self.make_compactor()  # a bad spec is a usage error now, not one failure per scenario
 
     @classmethod
     def from_namespace(cls, ns: Any, *, ini: Callable[[str], Any] | None = None,
@@ -221,7 +222,7 @@ class RunOptions:
                    graders_dirs=graders_dirs, judge_model=get("judge_model"), judge_votes=int(get("judge_votes", 1)),
                    cassettes=Path(cassettes) if cassettes else None, concurrency=int(get("concurrency", 8)),
                    batch=bool(get("batch", False)), prices=Path(prices) if prices else None,
-                   strategy=get("strategy"), base_url=get("base_url"), provider=get("provider", "anthropic"),
+                   compactor=get("compactor"), base_url=get("base_url"), provider=get("provider", "anthropic"),
                    prompt_caching=get("prompt_caching", "on") not in ("off", False),
                    offline_latency=float(get("offline_latency", 0.0)))
 
@@ -250,9 +251,9 @@ class RunOptions:
         from .llm import make_llm
 
         if faults and self.backend != "offline":
-            from .compaction.base import StrategyUnavailable
+            from .compaction.base import CompactorUnavailable
 
-            raise StrategyUnavailable(f"this scenario scripts faults of the offline model ({', '.join(sorted(faults))}); "
+            raise CompactorUnavailable(f"this scenario scripts faults of the offline model ({', '.join(sorted(faults))}); "
                                       f"they cannot be played against the {self.backend} backend")
 
         return make_llm(self.backend, self.model, faults=faults, cassettes=self.cassettes,
@@ -298,13 +299,13 @@ class RunOptions:
                        gate=self.gate(), clients=self._clients(), **self._cache_args())
         return Judge(llm, votes=self.judge_votes, batch=self.batch)
 
-    def make_strategy(self, spec: str | None = None) -> Strategy | None:
-        """The compaction strategy ``spec`` (default: the run's) names, or None for the reference
+    def make_compactor(self, spec: str | None = None) -> Compactor | None:
+        """The compactor ``spec`` (default: the run's) names, or None for the reference
         engine; a bad spec is a :class:`UsageError` naming it and the fix."""
-        from .compaction import load_strategy
+        from .compaction import load_compactor
 
-        spec = spec if spec is not None else self.strategy
-        return load_strategy(spec) if spec else None
+        spec = spec if spec is not None else self.compactor
+        return load_compactor(spec) if spec else None
 
     def prompts(self, compact: Path | None = None) -> PromptSet:
         """The run's templates (``compact`` replaces the compaction prompt, for an A/B run)."""

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import pytest
 
+from .core.renamed import RENAMED_INI, add_renamed_option, renamed_keywords
 from .errors import CtxEvalError
 from .options import add_run_options, tolerance
 
@@ -65,12 +66,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ctxeval-compare-prompt", dest="ctxeval_compare_prompt", default=None, metavar="OLD.j2",
                     help="also run every scenario under this compaction prompt and report, per grader, the pass "
                          "rate and mean score under each prompt and the scenarios that flipped (A/B)")
-    group.addoption("--ctxeval-compare-strategies", dest="ctxeval_compare_strategies", default=None, metavar="a,b,...",
-                    help="also run every scenario under these compaction strategies (comma-separated: codex, "
-                         "gemini_cli, opencode, observation_masking, anthropic_server, package.module:Name) and report "
-                         "per strategy the pass rate of each grader, probe scores, tokens after compaction, "
-                         "compactions, model calls and cost, and which strategy failed which grader where; the items "
-                         "stay those of --ctxeval-strategy")
+    add_renamed_option(group.addoption, "--ctxeval-", "compare-compactors", dest="ctxeval_compare_compactors",
+                       default=None, metavar="a,b,...",
+                       help="also run every scenario under these compactors (comma-separated: codex, "
+                            "gemini_cli, opencode, observation_masking, anthropic_server, package.module:Name) and "
+                            "report per compactor the pass rate of each grader, probe scores, tokens after "
+                            "compaction, compactions, model calls and cost, and which compactor failed which grader "
+                            "where; the items stay those of --ctxeval-compactor")
     group.addoption("--ctxeval-report", dest="ctxeval_report", action="append", default=None, metavar="PATH",
                     help="write a report (repeatable): PATH.html (self-contained page: run table, compaction "
                          "timelines, summaries, verdicts, what each compaction lost), PATH.json (the results), "
@@ -89,7 +91,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ctxeval_base_url", default="", help="Messages-API endpoint for the real backends "
                                                        "(else ANTHROPIC_BASE_URL, else the SDK's default)")
     parser.addini("ctxeval_provider", default="", help="anthropic (default), bedrock or vertex")
-    parser.addini("ctxeval_strategy", default="", help="compaction strategy (default claude_code, the reference engine)")
+    parser.addini("ctxeval_compactor", default="", help="compactor (default claude_code, the reference engine)")
+    for new, old in RENAMED_INI.items():
+        parser.addini(old, default="", help=f"deprecated: use {new}")
+
+
+def _warn_renamed(config: pytest.Config) -> None:
+    """One deprecation warning per old option spelling or ini key used (on the controller only:
+    pytest-xdist workers parse the same command line)."""
+    from .core.renamed import CtxEvalDeprecationWarning, ini_message, option_message, renamed_used
+
+    if hasattr(config, "workerinput"):
+        return
+    for old, new in renamed_used(config.option):
+        config.issue_config_time_warning(CtxEvalDeprecationWarning(option_message(old, new)), stacklevel=2)
+    for new, old in RENAMED_INI.items():
+        if config.getini(old):
+            message = ini_message(old, new, bool(config.getini(new)))
+            config.issue_config_time_warning(CtxEvalDeprecationWarning(message), stacklevel=2)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -98,6 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "-m ctxeval_rule)")
     config.addinivalue_line("markers", "ctxeval_llm: a scenario item graded by an LLM grader (judge); "
                                        "-m 'not ctxeval_llm' leaves them out")
+    _warn_renamed(config)
     if not config.getoption("ctxeval"):
         return
     from .session import SESSION, CtxEvalSession
@@ -179,7 +199,7 @@ def run_scenario(ctxeval_options: RunOptions, tmp_path: Path) -> Callable[..., R
     The same arguments as :func:`pytest_ctxeval.runner.run_scenario` (``tests/test_plugin.py``
     checks the two signatures agree); what a call leaves out comes from the run options
     (:func:`ctxeval_options`: ``--ctxeval-backend``, ``--ctxeval-model``, the window, the prompt,
-    the strategy) instead of the runner's defaults. Each call gets a fresh model client (scenario
+    the compactor) instead of the runner's defaults. Each call gets a fresh model client (scenario
     fault plans never leak between runs) and its own session directory under ``tmp_path``.
     """
     import dataclasses
@@ -189,9 +209,10 @@ def run_scenario(ctxeval_options: RunOptions, tmp_path: Path) -> Callable[..., R
 
     counter = iter(range(1_000_000))
 
+    @renamed_keywords  # the keyword's name before the compactor rename, deprecated
     def run(scenario: Scenario | str | Path, *, llm: LLM | None = None, backend: str | None = None,
             model: str | None = None, context_window: int | None = None, compact_at_end: bool | None = None,
-            session_dir: str | Path | None = None, prompts: PromptSet | None = None, strategy: Any = None,
+            session_dir: str | Path | None = None, prompts: PromptSet | None = None, compactor: Any = None,
             on_prepare: Callable[[Any], None] | None = None) -> RunResult:
         scn = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
         options = ctxeval_options
@@ -202,7 +223,7 @@ def run_scenario(ctxeval_options: RunOptions, tmp_path: Path) -> Callable[..., R
             context_window=context_window if context_window is not None else options.context_window,
             compact_at_end=options.compact_at_end if compact_at_end is None else compact_at_end,
             session_dir=session_dir or tmp_path / f"session-{next(counter)}",
-            prompts=prompts or options.prompts(), strategy=strategy or options.strategy, on_prepare=on_prepare)
+            prompts=prompts or options.prompts(), compactor=compactor or options.compactor, on_prepare=on_prepare)
 
     return run
 

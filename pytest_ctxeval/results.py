@@ -64,8 +64,8 @@ RESULTS_VERSION = 1
 def outcome_entry(o: Outcome) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": o.name, "source": o.source, "kind": o.kind,
                              "context_window": o.context_window, "error": o.error}
-    if o.strategy != "claude_code":
-        entry["strategy"] = o.strategy
+    if o.compactor != "claude_code":
+        entry["compactor"] = o.compactor
     if o.skipped is not None:
         entry["skipped"] = o.skipped
     if o.run is not None and o.run.scenario is not None and o.run.scenario.description:
@@ -177,13 +177,13 @@ def _verdict_entry(v: Verdict) -> dict[str, Any]:
 
 def results_document(outcomes: Iterable[Outcome], *, usage: dict[str, Any], backend: str, model: str | None,
                      prompt: dict[str, Any] | None = None, judge: str | None = None,
-                     strategy: str | None = None) -> dict[str, Any]:
-    """The results JSON of ``outcomes``; ``strategy`` names the compaction strategy when it is not
+                     compactor: str | None = None) -> dict[str, Any]:
+    """The results JSON of ``outcomes``; ``compactor`` names the compactor when it is not
     the reference engine's (``claude_code``)."""
     doc = {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "backend": backend, "model": model,
            "judge": judge, "prompt": prompt, "scenarios": [outcome_entry(o) for o in outcomes], "usage": usage}
-    if strategy is not None and strategy != "claude_code":
-        doc["strategy"] = strategy
+    if compactor is not None and compactor != "claude_code":
+        doc["compactor"] = compactor
     return doc
 
 

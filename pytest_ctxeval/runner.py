@@ -41,6 +41,7 @@ from .engine.hooks import HookSet
 from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event, ToolOutcome
 from .engine.prompt import PromptSet
 from .core.ids import IdFactory
+from .core.renamed import add_renamed_attributes, renamed_keywords
 from .errors import ScenarioError, UsageError
 from .llm import LLM, make_llm
 from .core.messages import AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, Usage
@@ -57,6 +58,7 @@ ASSISTANT_STEP = timedelta(seconds=30)
 TOOL_STEP = timedelta(seconds=5)
 
 
+@add_renamed_attributes  # the attribute's name before the compactor rename, deprecated
 @dataclass
 class RunResult:
     """What happened when a scenario ran."""
@@ -74,9 +76,9 @@ class RunResult:
     steps: int
     scenario: Scenario | None = None
     notes: list[str] = field(default_factory=list)
-    #: The compaction strategy the run used (pytest_ctxeval.compaction) and its summary format
+    #: The compactor the run used (pytest_ctxeval.compaction) and its summary format
     #: (None: Claude Code's nine sections).
-    strategy: str = "claude_code"
+    compactor: str = "claude_code"
     summary_format: Any = None
 
     @property
@@ -115,6 +117,7 @@ def check_unique_names(scenarios: list[Scenario]) -> None:
                                 "scenario names must be unique within a run (change 'name:')")
 
 
+@renamed_keywords  # the keyword's name before the compactor rename, deprecated
 def run_scenario(
     scenario: Scenario | str | Path,
     *,
@@ -125,7 +128,7 @@ def run_scenario(
     compact_at_end: bool = False,
     session_dir: str | Path | None = None,
     prompts: PromptSet | None = None,
-    strategy: Any = None,
+    compactor: Any = None,
     on_prepare: Callable[[Any], None] | None = None,
 ) -> RunResult:
     """Run ``scenario`` (a :class:`Scenario` or a path) and return the :class:`RunResult`.
@@ -134,10 +137,10 @@ def run_scenario(
     compaction after the last step so the end state can always be graded; ``session_dir`` is where
     the transcript (and persisted tool results) go, a temporary directory by default. The
     scenario's ``faults:`` apply to the LLM the runner makes; an ``llm`` passed in is used as it is
-    (make it with ``make_llm(..., faults=scenario.faults)`` to play them). ``strategy`` (a
-    :mod:`pytest_ctxeval.compaction` strategy or its spec, e.g. ``"codex"``) decides when to compact
-    and what the model sees afterwards; None runs the reference engine (``claude_code``). A strategy
-    that cannot run on the backend raises :class:`~pytest_ctxeval.compaction.StrategyUnavailable`.
+    (make it with ``make_llm(..., faults=scenario.faults)`` to play them). ``compactor`` (a
+    :mod:`pytest_ctxeval.compaction` compactor or its spec, e.g. ``"codex"``) decides when to compact
+    and what the model sees afterwards; None runs the reference engine (``claude_code``). A compactor
+    that cannot run on the backend raises :class:`~pytest_ctxeval.compaction.CompactorUnavailable`.
     ``on_prepare`` sees each :class:`~pytest_ctxeval.engine.pipeline.PreparedRequest` as it is made
     (``ctxeval plan`` reads the token count and the tiers' events from it).
     """
@@ -148,13 +151,13 @@ def run_scenario(
     if llm is None:
         llm = make_llm(backend, model or scenario.model, faults=scenario.faults or None)
     driver = None
-    if strategy is not None:
-        from .compaction.driver import StrategyDriver, configure, summary_format_of
-        from .compaction.loader import load_strategy
+    if compactor is not None:
+        from .compaction.driver import CompactorDriver, configure, summary_format_of
+        from .compaction.loader import load_compactor
 
-        strategy = load_strategy(strategy)
-        driver = StrategyDriver(strategy, llm)
-        config = configure(strategy, config)
+        compactor = load_compactor(compactor)
+        driver = CompactorDriver(compactor, llm)
+        config = configure(compactor, config)
     # An ``llm`` given by the caller carries its own fault plan: the CLI and the plugin make it with
     # the scenario's ``faults:`` (adding them again here played every fault twice).
     name = scenario.display_name
@@ -246,5 +249,5 @@ def run_scenario(
         compactions=cm.compactions, requests=cm.requests, usage=llm.usage.as_dict(),
         transcript_path=transcript.path, history=cm.history, final_messages=list(cm.messages),
         steps=len(expanded.steps), scenario=scenario,
-        strategy=driver.name if driver is not None else "claude_code",
-        summary_format=summary_format_of(driver.strategy) if driver is not None else None)
+        compactor=driver.name if driver is not None else "claude_code",
+        summary_format=summary_format_of(driver.compactor) if driver is not None else None)

@@ -10,10 +10,10 @@ the anthropic SDK.
   (or the single process) assembles the results document from reports only, so a serial run and
   ``-n auto`` write the same results; both payloads are taken off the report before junitxml and
   other reporters see it.
-* Compaction strategies (:mod:`pytest_ctxeval.compaction`): ``--ctxeval-strategy`` picks the one the
+* Compactors (:mod:`pytest_ctxeval.compaction`): ``--ctxeval-compactor`` picks the one the
   items grade (default ``claude_code``, the reference engine; a scenario's ``known_failures`` apply
-  to it only); ``--ctxeval-compare-strategies`` runs every scenario under more strategies as extra
-  variants, like the A/B prompt, and the controller builds the strategies table from the reports.
+  to it only); ``--ctxeval-compare-compactors`` runs every scenario under more compactors as extra
+  variants, like the A/B prompt, and the controller builds the compactors table from the reports.
 * Each scenario run writes its transcript and persisted results in a fresh folder under pytest's
   basetemp; the paths the engine names to the model are fixed (Claude Code's layout under
   ``~/.claude/projects/ctxeval/``), so tokens, summaries and requests (hence cassettes) do not
@@ -40,6 +40,7 @@ from .results import outcome_entry, results_document
 from .grading.registry import GraderRegistry, GraderSpec, Verdict, load_graders
 from .options import RunOptions, builtin_scenarios_dir
 from .reporting.report import write_report
+from .core.renamed import RENAMED_INI
 from .core.terminal import safe_text
 from .runner import RunResult
 from .scenario.schema import load_scenario
@@ -56,12 +57,12 @@ _ITEM = "ctxeval_item"           # one grader's verdicts (per item)
 _SCENARIO = "ctxeval_scenario"   # a scenario's data (once per scenario and process)
 _PAYLOADS = (_ITEM, _SCENARIO)
 MAIN, COMPARE = "main", "compare"
-STRATEGY = "strategy:"  # + a strategy's name: the variant running it (--ctxeval-compare-strategies)
+COMPACTOR = "compactor:"  # + a compactor's name: the variant running it (--ctxeval-compare-compactors)
 REPORT_SUFFIXES = (".html", ".htm", ".json", ".md")
 
 
 
-_INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "cassettes", "strategy", "base_url",
+_INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "cassettes", "compactor", "base_url",
         "provider")
 
 
@@ -70,7 +71,8 @@ def _options(config: pytest.Config) -> RunOptions:
     def ini(name: str) -> Any:
         if name not in _INI:
             return None
-        value = config.getini(f"ctxeval_{name}")
+        key = f"ctxeval_{name}"
+        value = config.getini(key) or (config.getini(RENAMED_INI[key]) if key in RENAMED_INI else None)  # old key
         if isinstance(value, list):  # "paths" ini values
             return str(value[0]) if value else None
         return value or None
@@ -101,16 +103,16 @@ class CtxEvalSession:
             raise UsageError(f"compare prompt {compare}: no such file")
         self.compare_path = Path(compare) if compare else None
         self.compare_prompts = self.options.prompts(self.compare_path) if self.compare_path else None
-        # The strategy the items grade (--ctxeval-strategy, default the reference engine) and the ones
-        # compared with it (--ctxeval-compare-strategies): every spec is checked now.
-        self.strategy = self.options.make_strategy()
-        self.strategy_name = self.strategy.name if self.strategy is not None else "claude_code"
+        # The compactor the items grade (--ctxeval-compactor, default the reference engine) and the ones
+        # compared with it (--ctxeval-compare-compactors): every spec is checked now.
+        self.compactor = self.options.make_compactor()
+        self.compactor_name = self.compactor.name if self.compactor is not None else "claude_code"
         self.compared: dict[str, Any] = {}
         from .compaction import split_specs
 
-        for spec in split_specs(config.getoption("ctxeval_compare_strategies") or ""):
-            other = self.options.make_strategy(spec)
-            if other is not None and other.name != self.strategy_name:
+        for spec in split_specs(config.getoption("ctxeval_compare_compactors") or ""):
+            other = self.options.make_compactor(spec)
+            if other is not None and other.name != self.compactor_name:
                 self.compared.setdefault(other.name, other)
         for prompts in (self.prompts, self.compare_prompts):
             if prompts is not None:  # render once now: a template error is a usage error, not 90 failures
@@ -150,7 +152,7 @@ class CtxEvalSession:
         # The one evaluation loop (pytest_ctxeval.evaluate): its error, judge and batch policy.
         from .evaluate import Evaluator
 
-        self.evaluator = Evaluator(self.options, self.registry, prompts=self.prompts, strategy=self.strategy,
+        self.evaluator = Evaluator(self.options, self.registry, prompts=self.prompts, compactor=self.compactor,
                                    staged=not self.is_worker)
         self._evaluations: dict[tuple[str, Path], Any] = {}
         self._wanted: list[Path] = []       # the scenario files of the selected items, in order
@@ -180,11 +182,11 @@ class CtxEvalSession:
     @property
     def variants(self) -> tuple[str, ...]:
         prompts = (MAIN, COMPARE) if self.compare_prompts is not None else (MAIN,)
-        return prompts + tuple(STRATEGY + name for name in self.compared)
+        return prompts + tuple(COMPACTOR + name for name in self.compared)
 
-    def strategy_of(self, variant: str) -> Any:
-        """The strategy a variant runs under (None: the reference engine)."""
-        return self.compared[variant[len(STRATEGY):]] if variant.startswith(STRATEGY) else self.strategy
+    def compactor_of(self, variant: str) -> Any:
+        """The compactor a variant runs under (None: the reference engine)."""
+        return self.compared[variant[len(COMPACTOR):]] if variant.startswith(COMPACTOR) else self.compactor
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
@@ -287,7 +289,7 @@ class CtxEvalSession:
         key = (variant, path)
         path = _display_path(self.config, path)
         prompts = self.compare_prompts if variant == COMPARE and self.compare_prompts is not None else self.prompts
-        strategy = self.strategy_of(variant)
+        compactor = self.compactor_of(variant)
         try:
             scenario = self._loaded.pop(path, None) or load_scenario(path)
         except CtxEvalError as exc:
@@ -300,7 +302,7 @@ class CtxEvalSession:
                                  "scenario names must be unique within a run (change 'name:')",
                            graders=self.registry.names), merge_usage([])
         evaluation = self.evaluator.evaluate(
-            scenario, strategy=strategy, prompts=prompts,
+            scenario, compactor=compactor, prompts=prompts,
             session_dir=lambda name: self._session_dir(variant, name))
         self._evaluations[key] = evaluation
         return evaluation.outcome, evaluation.usage
@@ -389,8 +391,8 @@ class CtxEvalSession:
                                prompt={"path": _prompt_label(self.config, prompts.compact_path),
                                        "fingerprint": prompts.fingerprint, "text": prompts.render_compact()},
                                judge=judge,
-                               strategy=getattr(self.strategy_of(variant), "name", None))
-        if self.compared:  # the strategies' own model calls, for the strategies table
+                               compactor=getattr(self.compactor_of(variant), "name", None))
+        if self.compared:  # the compactors' own model calls, for the compactors table
             doc["run_usage"] = merge_usage(run_usages)
         doc["scenarios"] = entries
         return doc
@@ -407,18 +409,18 @@ class CtxEvalSession:
             doc["ab"] = {"prompt": other["prompt"], "table": ab_table(other, doc, a_label=a_label, b_label=b_label),
                          "scenarios": other["scenarios"], "usage": other["usage"]}
         if self.compared:
-            from .compaction.compare import strategy_table
+            from .compaction.compare import compactor_table
             from .llm import DEFAULT_MODEL
 
-            docs = {self.strategy_name: doc, **{name: self.results(STRATEGY + name) for name in self.compared}}
-            table = strategy_table(docs, backend=self.options.backend, model=self.options.model,
+            docs = {self.compactor_name: doc, **{name: self.results(COMPACTOR + name) for name in self.compared}}
+            table = compactor_table(docs, backend=self.options.backend, model=self.options.model,
                                    price_model=DEFAULT_MODEL if self.options.backend == "offline" else None)
-            table["results"] = {name: d["scenarios"] for name, d in docs.items() if name != self.strategy_name}
-            doc["strategies"] = table
+            table["results"] = {name: d["scenarios"] for name, d in docs.items() if name != self.compactor_name}
+            doc["compactors"] = table
         from .reporting.prompt_coverage import coverage_note
 
-        # Only the reference engine sends this prompt; other strategies write their own.
-        engine = getattr(self.strategy_of(MAIN), "name", "claude_code") == "claude_code"
+        # Only the reference engine sends this prompt; other compactors write their own.
+        engine = getattr(self.compactor_of(MAIN), "name", "claude_code") == "claude_code"
         note = coverage_note(doc["prompt"]["text"], self.baseline) if engine else None
         if note is not None:
             doc["prompt_coverage"] = note
@@ -468,20 +470,20 @@ class CtxEvalSession:
                 usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
                 for line in usage_lines(usage, self.options.backend):
                     tr.write_line(safe_text(line))
-        if doc is not None:  # planted facts (issue 19): survival per type and round, per strategy
+        if doc is not None:  # planted facts (issue 19): survival per type and round, per compactor
             from .reporting.facts_table import survival_lines
 
-            runs = [(self.strategy_name, doc["scenarios"])] + list((doc.get("strategies") or {}).get("results", {}).items())
+            runs = [(self.compactor_name, doc["scenarios"])] + list((doc.get("compactors") or {}).get("results", {}).items())
             tables = [survival_lines(entries, label=name if len(runs) > 1 else None) for name, entries in runs]
             if any(tables):
                 tr.write_sep("-", "ctxeval planted facts: share held per round")
                 for line in (l for t in tables for l in t):
                     tr.write_line(safe_text(line))
-        if doc is not None and "strategies" in doc:
-            from .compaction.compare import format_strategy_table
+        if doc is not None and "compactors" in doc:
+            from .compaction.compare import format_compactor_table
 
-            tr.write_sep("-", f"ctxeval strategies: {', '.join(doc['strategies']['strategies'])}")
-            for line in format_strategy_table(doc["strategies"]):
+            tr.write_sep("-", f"ctxeval compactors: {', '.join(doc['compactors']['compactors'])}")
+            for line in format_compactor_table(doc["compactors"]):
                 tr.write_line(safe_text(line))
         if doc is not None and "ab" in doc:
             tr.write_sep("-", "ctxeval A/B: prompt A vs prompt B")
@@ -565,8 +567,8 @@ class ScenarioFile(pytest.File):
             raise self.CollectError(f"{scenario.where(('known_failures',))}: known_failures names unknown grader "
                                     f"{unknown[0]!r}; known graders: {', '.join(session.registry.names)}")
         for spec in session.registry:
-            # known_failures describe the reference engine: under another strategy items are graded as they are.
-            known = scenario.known_failures.get(spec.name) if session.strategy_name == "claude_code" else None
+            # known_failures describe the reference engine: under another compactor items are graded as they are.
+            known = scenario.known_failures.get(spec.name) if session.compactor_name == "claude_code" else None
             yield GraderItem.from_parent(self, name=spec.name, spec=spec, known_failure=known)
 
 

@@ -61,7 +61,7 @@ def grader_table() -> str:
     from pytest_ctxeval.grading import load_graders
 
     registry = load_graders()
-    rows = ["| grader | kind | compactions | strategies | reads `expect:` | defined in | what it checks |",
+    rows = ["| grader | kind | compactions | compactors | reads `expect:` | defined in | what it checks |",
             "|---|---|---|---|---|---|---|"]
     for name in registry.names:
         spec = registry.get(name)
@@ -69,7 +69,7 @@ def grader_table() -> str:
         rows.append("| " + " | ".join([
             f"`{name}`", spec.kind,
             ", ".join(spec.applies_to) if spec.applies_to else "all",
-            ", ".join(spec.strategies) if spec.strategies else "all",
+            ", ".join(spec.compactors) if spec.compactors else "all",
             ", ".join(f"`{k}`" for k in spec.expect_keys) or "",
             f"`graders/{origin}`", _cell(spec.description)]) + " |")
     return "\n".join([BEGIN, "", *rows, "", END])

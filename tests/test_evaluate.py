@@ -1,5 +1,5 @@
 """One evaluation loop (pytest_ctxeval.evaluate, issue 22): the pytest plugin, ``ctxeval run`` and
-the strategy comparison give the same outcome for the same scenario, errors included."""
+the compactor comparison give the same outcome for the same scenario, errors included."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.compaction.compare import run_strategies
+from pytest_ctxeval.compaction.compare import run_compactors
 from pytest_ctxeval.errors import ProviderError
 from pytest_ctxeval.evaluate import Evaluator, evaluate, recompactor
 from pytest_ctxeval.grading import load_graders
@@ -69,7 +69,7 @@ def cli_doc(*options: str) -> dict[str, Any]:
 
 def compare_doc(**options: Any) -> dict[str, Any]:
     registry = load_graders()
-    results = run_strategies([load_scenario(p) for p in paths()], ["claude_code"], options=RunOptions(**options),
+    results = run_compactors([load_scenario(p) for p in paths()], ["claude_code"], options=RunOptions(**options),
                              registry=registry, graders=registry.select(GRADERS))
     return results[0].doc
 
@@ -115,7 +115,7 @@ def test_a_provider_error_stops_the_run(tmp_path: Path, monkeypatch: pytest.Monk
         evaluate(tmp_path / "tiny.yaml", graders=["nine_sections"])
 
 
-def test_a_strategy_the_backend_cannot_play_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_compactor_the_backend_cannot_play_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "f.yaml").write_text(JUDGE_FAULTS, encoding="utf-8")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     outcome = evaluate(tmp_path / "f.yaml", options=RunOptions(backend="anthropic", cassettes=tmp_path / "c"),
@@ -146,11 +146,11 @@ def test_a_transcript_goes_through_the_same_call(tmp_path: Path) -> None:
     assert outcome.grader_verdict("nine_sections").status == "pass"
 
 
-def test_the_drift_generation_follows_the_strategy() -> None:
-    from pytest_ctxeval.compaction import load_strategy
+def test_the_drift_generation_follows_the_compactor() -> None:
+    from pytest_ctxeval.compaction import load_compactor
     from pytest_ctxeval.engine.prompt import PromptSet
 
     prompts = PromptSet()
-    reference, codex = recompactor(None, None, prompts), recompactor(load_strategy("codex"), None, prompts)
+    reference, codex = recompactor(None, None, prompts), recompactor(load_compactor("codex"), None, prompts)
     assert reference.__qualname__.startswith("make_recompact")
-    assert codex.__qualname__.startswith("strategy_recompact")
+    assert codex.__qualname__.startswith("compactor_recompact")

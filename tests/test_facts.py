@@ -112,9 +112,9 @@ def test_pytest_prints_the_survival_table(pytester: pytest.Pytester) -> None:
                                  "  safety_rule * 100% * 100%*", "  planted in tool*"])
 
 
-def test_facts_survival_prints_a_table_per_strategy(capsys) -> None:
+def test_facts_survival_prints_a_table_per_compactor(capsys) -> None:
     assert main(["facts", "survival", str(LIBRARY / "facts_in_tool_results.yaml"),
-                 "--strategies", "claude_code,observation_masking"]) == 0
+                 "--compactors", "claude_code,observation_masking"]) == 0
     out = capsys.readouterr().out
     assert "planted facts held (claude_code)" in out and "planted facts held (observation_masking)" in out
 

@@ -1,5 +1,5 @@
 """The typed surface (issue 22): the package says it is typed (``py.typed``), and the seams where a
-user's code meets ours (a grader's case, the options' judge and strategy, the strategy comparison)
+user's code meets ours (a grader's case, the options' judge and compactor, the compactor comparison)
 are annotated with the real classes, not ``Any``. ruff and mypy themselves run in ``.ci/run``.
 
 The annotations are strings (``from __future__ import annotations``) naming classes imported only
@@ -23,7 +23,7 @@ import pytest_ctxeval
 _DEFINED_IN = {
     "EngineConfig": "core.config", "Judge": "grading.judging", "SummaryFormat": "compaction.formats",
     "PlantedFact": "scenario.planted",
-    "Strategy": "compaction.base", "CompactionCase": "grading", "GraderRegistry": "grading.registry",
+    "Compactor": "compaction.base", "CompactionCase": "grading", "GraderRegistry": "grading.registry",
     "GraderSpec": "grading.registry", "RunOptions": "options", "Scenario": "scenario.schema", "PromptSet": "engine.prompt",
     "LLM": "llm", "RunResult": "runner", "Transcript": "transcript.jsonl",
 }
@@ -48,9 +48,9 @@ def _hints(obj: Any) -> dict[str, Any]:
 
 def _seams() -> list[tuple[str, Any, list[str]]]:
     from pytest_ctxeval.compaction.base import CompactionState
-    from pytest_ctxeval.compaction.compare import run_strategies
-    from pytest_ctxeval.compaction.driver import strategy_recompact, summary_format_of
-    from pytest_ctxeval.compaction.loader import load_strategy
+    from pytest_ctxeval.compaction.compare import run_compactors
+    from pytest_ctxeval.compaction.driver import compactor_recompact, summary_format_of
+    from pytest_ctxeval.compaction.loader import load_compactor
     from pytest_ctxeval.evaluation import evaluate_run, evaluate_transcript, make_recompact
     from pytest_ctxeval.grading import CompactionCase
     from pytest_ctxeval.grading.registry import cases_from_run, cases_from_transcript
@@ -60,13 +60,13 @@ def _seams() -> list[tuple[str, Any, list[str]]]:
         ("CompactionCase", CompactionCase, ["config", "judge", "recompact", "summary_format", "facts"]),
         ("CompactionState", CompactionState, ["config", "llm"]),
         ("RunOptions.make_judge", RunOptions.make_judge, ["return"]),
-        ("RunOptions.make_strategy", RunOptions.make_strategy, ["return"]),
-        ("load_strategy", load_strategy, ["return"]),
-        ("run_strategies", run_strategies, ["scenarios", "options", "registry", "graders", "return"]),
+        ("RunOptions.make_compactor", RunOptions.make_compactor, ["return"]),
+        ("load_compactor", load_compactor, ["return"]),
+        ("run_compactors", run_compactors, ["scenarios", "options", "registry", "graders", "return"]),
         ("make_recompact", make_recompact, ["llm", "prompts", "return"]),
         ("evaluate_run", evaluate_run, ["judge", "recompact"]),
         ("evaluate_transcript", evaluate_transcript, ["transcript"]),
-        ("strategy_recompact", strategy_recompact, ["strategy", "llm", "return"]),
+        ("compactor_recompact", compactor_recompact, ["compactor", "llm", "return"]),
         ("summary_format_of", summary_format_of, ["return"]),
         ("cases_from_run", cases_from_run, ["run"]),
         ("cases_from_transcript", cases_from_transcript, ["transcript"]),

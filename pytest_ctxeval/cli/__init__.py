@@ -7,7 +7,7 @@
     ctxeval lint [PATHS]                      # every problem of the scenario files, as file:line: field: message
     ctxeval diff BASELINE.json RESULTS.json [--tolerance 0.05] [--json OUT]   # exit 1 on regressions
     ctxeval report RESULTS.json -o report.html [-o report.md] [--baseline BASELINE.json]
-    ctxeval compare --strategies claude_code,codex,gemini_cli,opencode,observation_masking scenarios/ [--json OUT] [--html OUT]
+    ctxeval compare --compactors claude_code,codex,gemini_cli,opencode,observation_masking scenarios/ [--json OUT] [--html OUT]
     ctxeval validate [PATHS] [--graders a,b] [--json OUT] [--html OUT] [--min-kill 0.95]   # graders' kill rates
     ctxeval graders                           # every grader: kind, what it checks, expect: keys, operators
 
@@ -27,6 +27,7 @@ from typing import Any
 from collections.abc import Callable, Sequence
 
 from .. import __version__
+from ..core.renamed import option_message, renamed_used
 from ..errors import CtxEvalError
 from .common import EXIT_USAGE, ClosedPipeSafe, Parser, grader_args
 
@@ -81,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ctxeval`` with ``argv`` (default: the command line); return the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    for old, new in renamed_used(args):  # an old spelling of an option: deprecated, still accepted
+        print(f"ctxeval: warning: {option_message(old, new)}", file=sys.stderr)
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

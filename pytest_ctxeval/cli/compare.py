@@ -1,4 +1,4 @@
-"""``ctxeval compare``: the scenarios under several compaction strategies, one table
+"""``ctxeval compare``: the scenarios under several compactors, one table
 (:mod:`pytest_ctxeval.compaction.compare`).
 """
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.renamed import add_renamed_option
 from ..errors import UsageError
 from ..evaluation import usage_lines
 from ..options import RunOptions, add_run_options, builtin_scenarios_dir
@@ -25,48 +26,48 @@ def add_compare_command(sub: Any) -> None:
     from ..compaction import DEFAULT_COMPARE
 
     cmp = sub.add_parser(
-        "compare", help="run the scenarios under several compaction strategies and compare them",
-        description="Run every scenario under each compaction strategy (Claude Code's reference engine and the "
+        "compare", help="run the scenarios under several compactors and compare them",
+        description="Run every scenario under each compactor (Claude Code's reference engine and the "
                     "peers modelled from their source: codex, gemini_cli, opencode, observation_masking; "
                     "anthropic_server on the real API; or your own as package.module:Name) and grade every "
-                    "compaction with the same graders. Prints per strategy the pass rate of each grader, probe "
+                    "compaction with the same graders. Prints per compactor the pass rate of each grader, probe "
                     "scores by kind, tokens after compaction, compactions, model calls and cost, and per scenario "
-                    "which strategy failed which grader and why. Offline the summaries come from the reference "
+                    "which compactor failed which grader and why. Offline the summaries come from the reference "
                     "model, so it measures structure (what is kept, pairing, budgets); with --backend anthropic it "
-                    "measures summary quality too. Exit 0 when every scenario ran under every strategy (the "
+                    "measures summary quality too. Exit 0 when every scenario ran under every compactor (the "
                     "verdicts are the comparison, not errors), 1 when one could not run, 2 on bad input.")
     cmp.add_argument("paths", nargs="*", metavar="PATH",
                      help="scenario files or folders (default: ./scenarios, else the built-in library)")
-    cmp.add_argument("--strategies", dest="strategies", default=",".join(DEFAULT_COMPARE), metavar="a,b,...",
-                     help="the strategies to compare, comma-separated, options in parentheses "
-                          f"(default: {','.join(DEFAULT_COMPARE)})")
+    add_renamed_option(cmp.add_argument, "--", "compactors", dest="compactors", default=",".join(DEFAULT_COMPARE),
+                       metavar="a,b,...", help="the compactors to compare, comma-separated, options in parentheses "
+                       f"(default: {','.join(DEFAULT_COMPARE)})")
     cmp.add_argument("--json", dest="json_out", metavar="OUT", help="write the comparison (table and every "
-                     "strategy's results) as JSON here")
-    cmp.add_argument("--html", dest="html_out", metavar="OUT", help="write an HTML report here: the strategies "
-                     "section, then the first strategy's scenarios in full")
+                     "compactor's results) as JSON here")
+    cmp.add_argument("--html", dest="html_out", metavar="OUT", help="write an HTML report here: the compactors "
+                     "section, then the first compactor's scenarios in full")
     add_run_options(cmp.add_argument, "--")
-    for action in cmp._actions:  # --strategy picks the one strategy of a run; compare takes --strategies
-        if "--strategy" in action.option_strings:
+    for action in cmp._actions:  # --compactor picks the one compactor of a run; compare takes --compactors
+        if "--compactor" in action.option_strings:
             action.help = argparse.SUPPRESS
     grader_args(cmp)
     cmp.add_argument("--session-dir", metavar="DIR",
-                     help="where transcripts and persisted tool results go, one folder per strategy (default: "
+                     help="where transcripts and persisted tool results go, one folder per compactor (default: "
                           "temporary folders)")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from ..compaction import split_specs
-    from ..compaction.compare import comparison_document, format_strategy_table, run_strategies
+    from ..compaction.compare import comparison_document, format_compactor_table, run_compactors
 
-    if args.ctxeval_strategy:
-        raise UsageError("ctxeval compare: --strategy picks one strategy for run; compare takes --strategies a,b,...")
+    if args.ctxeval_compactor:
+        raise UsageError("ctxeval compare: --compactor picks one compactor for run; compare takes --compactors a,b,...")
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
-    specs = split_specs(args.strategies or "")
+    specs = split_specs(args.compactors or "")
     if not specs:
-        raise UsageError("--strategies: name at least one strategy, e.g. --strategies claude_code,codex")
+        raise UsageError("--compactors: name at least one compactor, e.g. --compactors claude_code,codex")
     for spec in specs:
-        options.make_strategy(spec)  # every spec checked before any run
+        options.make_compactor(spec)  # every spec checked before any run
     registry, graders = registry_of(args)
     paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
     files = find_scenarios(paths)
@@ -78,16 +79,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if out:
             check_writable(Path(out))
     progress = Progress(len(scenarios) * len(specs))
-    results = run_strategies(scenarios, specs, options=options, registry=registry, graders=graders,
+    results = run_compactors(scenarios, specs, options=options, registry=registry, graders=graders,
                              session_root=Path(args.session_dir) if args.session_dir else None,
-                             on_done=lambda strategy, name: progress.step(f"{strategy}: {name}", []))
+                             on_done=lambda compactor, name: progress.step(f"{compactor}: {name}", []))
     progress.close()
     from ..llm import DEFAULT_MODEL
 
     price = DEFAULT_MODEL if options.backend == "offline" else None
     doc = comparison_document(results, backend=options.backend, model=options.model, price_model=price)
-    print(f"ctxeval compare: {len(specs)} strategies x {len(scenarios)} scenarios ({options.backend})")
-    for line in format_strategy_table(doc["table"]):
+    print(f"ctxeval compare: {len(specs)} compactors x {len(scenarios)} scenarios ({options.backend})")
+    for line in format_compactor_table(doc["table"]):
         print(line)
     print()
     for line in usage_lines(doc["usage"], options.backend):
@@ -98,7 +99,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from ..reporting.report import write_report
 
         page = dict(results[0].doc)
-        page["strategies"] = doc["table"]
+        page["compactors"] = doc["table"]
         print(f"HTML written to {write_report(args.html_out, page)}")
     errors = [(r.name, o.name, o.error) for r in results for o in r.outcomes if o.error]
     for name, scenario, error in errors:

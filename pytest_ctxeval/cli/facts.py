@@ -3,8 +3,8 @@
 * ``ctxeval facts generate --seed N [--rounds 5] [--types a,b] [--per-type 4] [--planted-in user,tool]
   [--updates K] -o scenario.yaml`` writes a deterministic planted-fact scenario
   (:mod:`pytest_ctxeval.scenario.factgen`): a held-out set of your own is a list of seeds.
-* ``ctxeval facts survival [PATH...] [--strategies claude_code,codex,...]`` runs every scenario with
-  ``facts:`` under each strategy (offline by default) and prints the share of planted facts held per
+* ``ctxeval facts survival [PATH...] [--compactors claude_code,codex,...]`` runs every scenario with
+  ``facts:`` under each compactor (offline by default) and prints the share of planted facts held per
   type (and per place planted) in each round, with each type's bar and cliff round
   (:mod:`pytest_ctxeval.reporting.facts_table`). ``benchmarks/facts_survival.py`` prints the same for generated
   seeds; docs/facts.md holds its figures.
@@ -19,7 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_facts_command", "run_facts", "survival_by_strategy"]
+from ..core.renamed import add_renamed_option
+
+__all__ = ["add_facts_command", "run_facts", "survival_by_compactor"]
 
 
 def _csv(value: str) -> tuple[str, ...]:
@@ -55,15 +57,15 @@ def add_facts_command(sub: Any) -> None:
                      help="facts whose value a later turn changes (default 0; checked by stale_values)")
     gen.add_argument("--name", default=None, help="the scenario's name (default facts_seedN)")
     gen.add_argument("-o", "--output", required=True, metavar="FILE.yaml", help="where to write it ('-': stdout)")
-    surv = verbs.add_parser("survival", help="print the share of planted facts held per type and round, per strategy",
-                            description="Run scenarios with facts: under each strategy (offline by default) and print "
+    surv = verbs.add_parser("survival", help="print the share of planted facts held per type and round, per compactor",
+                            description="Run scenarios with facts: under each compactor (offline by default) and print "
                                         "the share of planted facts held per type and per place planted, in each "
                                         "round, with each type's bar and cliff round. Exit 0, or 2 on bad input.")
     surv.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders (those without facts: "
                                                               "are skipped)")
-    surv.add_argument("--strategies", type=_csv, default=("claude_code",), metavar="S,...",
-                      help="compaction strategies, comma-separated (default claude_code; e.g. "
-                           "claude_code,codex,gemini_cli,opencode,observation_masking, or package.module:compact)")
+    add_renamed_option(surv.add_argument, "--", "compactors", dest="compactors", type=_csv, default=("claude_code",),
+                       metavar="S,...", help="compactors, comma-separated (default claude_code; e.g. "
+                       "claude_code,codex,gemini_cli,opencode,observation_masking, or package.module:compact)")
     surv.add_argument("--json", dest="json_out", metavar="OUT", help="also write the tables as JSON")
 
 
@@ -91,7 +93,7 @@ def run_facts(args: argparse.Namespace) -> int:
         from ..scenario.schema import find_scenarios
 
         files = find_scenarios([Path(p) for p in args.paths])
-        tables = survival_by_strategy(files, list(args.strategies))
+        tables = survival_by_compactor(files, list(args.compactors))
         if not any(entries for entries in tables.values()):
             raise UsageError(f"no scenario with facts: under {', '.join(args.paths)} (ctxeval facts generate makes one)")
         _print_tables(tables)
@@ -106,9 +108,9 @@ def run_facts(args: argparse.Namespace) -> int:
     raise UsageError("ctxeval facts: give a verb: generate or survival (ctxeval facts --help)")
 
 
-def survival_by_strategy(files: list[Path], strategies: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """Per strategy, the results entries (with ``survival``) of the scenarios that plant facts."""
-    from ..compaction.loader import load_strategy
+def survival_by_compactor(files: list[Path], compactors: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Per compactor, the results entries (with ``survival``) of the scenarios that plant facts."""
+    from ..compaction.loader import load_compactor
     from ..errors import CtxEvalError
     from ..evaluate import Evaluator
     from ..grading.registry import load_graders
@@ -116,15 +118,15 @@ def survival_by_strategy(files: list[Path], strategies: list[str]) -> dict[str, 
     from ..scenario.schema import load_scenario
 
     registry = load_graders()
-    evaluator = Evaluator(None, registry, registry.select(["facts_survive"]), strategy=None)
+    evaluator = Evaluator(None, registry, registry.select(["facts_survive"]), compactor=None)
     scenarios = [s for s in (load_scenario(f) for f in files) if s.facts]
     out: dict[str, list[dict[str, Any]]] = {}
-    for spec in strategies:
-        strategy = None if spec == "claude_code" else load_strategy(spec)
-        name = getattr(strategy, "name", "claude_code")
+    for spec in compactors:
+        compactor = None if spec == "claude_code" else load_compactor(spec)
+        name = getattr(compactor, "name", "claude_code")
         entries = out.setdefault(name, [])
         for scenario in scenarios:
-            outcome = evaluator.evaluate(scenario, strategy=strategy,
+            outcome = evaluator.evaluate(scenario, compactor=compactor,
                                          session_dir=tempfile.mkdtemp(prefix="ctxeval-facts-")).outcome
             if outcome.skipped is not None:
                 print(f"{name}: {scenario.display_name}: skipped: {outcome.skipped}", file=sys.stderr)

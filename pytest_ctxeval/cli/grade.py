@@ -58,7 +58,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     registry, specs = registry_of(args)
     from ..evaluate import Evaluator
 
-    evaluator = Evaluator(options, registry, specs, strategy=None)
+    evaluator = Evaluator(options, registry, specs, compactor=None)
     expect = load_expectations(args.expect) if args.expect else None
     summary = None
     if args.summary:

@@ -108,7 +108,7 @@ def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: 
     config = base.config
     case = replace(base, summary=text, summary_message=text, post_messages=[boundary, *post], raw_reply=text,
                    requests=[], compaction_request=None, post_tokens=estimate_messages(post, config) if config else estimate_messages(post),
-                   origin="summary-file", strategy="claude_code" if nine else "saved_output",
+                   origin="summary-file", compactor="claude_code" if nine else "saved_output",
                    summary_format=None if nine else FREE_FORM, is_last=True, generations=[])
     case.generations = [case]
     registry = load_graders(list(graders_dirs))

@@ -55,7 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..evaluate import Evaluator
 
     evaluator = Evaluator(options, registry, specs, prompts=prompts, staged=True)
-    strategy = evaluator.strategy
+    compactor = evaluator.compactor
     progress = Progress(len(scenarios))
     session_root = Path(args.session_dir) if args.session_dir else None
 
@@ -95,8 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"judge: {evaluator.judge_label}")
     from ..reporting.prompt_coverage import coverage_note, format_coverage
 
-    note = (coverage_note(prompts.render_compact())  # other strategies write their own prompts
-            if getattr(strategy, "name", "claude_code") == "claude_code" else None)
+    note = (coverage_note(prompts.render_compact())  # other compactors write their own prompts
+            if getattr(compactor, "name", "claude_code") == "claude_code" else None)
     if note is not None:
         print()
         print("\n".join(format_coverage(note)))
@@ -106,7 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint,
                                        "text": prompts.render_compact()},
                                judge=evaluator.judge_label,
-                               strategy=strategy.name if strategy is not None else None)
+                               compactor=compactor.name if compactor is not None else None)
         if note is not None:
             doc["prompt_coverage"] = note
         print(f"results written to {write_results(args.json_out, doc)}")

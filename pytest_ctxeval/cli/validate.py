@@ -110,16 +110,16 @@ def collect_cases(paths: list[Path], options: RunOptions, *, judge: Any = None
             raise UsageError(f"{p}: expected a scenario (*.yaml) or a Claude Code transcript (*.jsonl)")
     scenarios = [load_scenario(f) for f in yamls]
     check_unique_names(scenarios)
-    prompts, strategy = options.prompts(), options.make_strategy()
+    prompts, compactor = options.prompts(), options.make_compactor()
     out, notes = [], []
     for scenario in scenarios:
         run = run_scenario(scenario, llm=options.make_llm(scenario.faults or None),
                            context_window=options.context_window, compact_at_end=options.compact_at_end,
-                           prompts=prompts, strategy=strategy)
+                           prompts=prompts, compactor=compactor)
         cases = cases_from_run(run)
         if not cases:
             notes.append(f"{scenario.path}: no compaction happened; nothing to mutate")
-        known = frozenset(scenario.known_failures) if getattr(run, "strategy", "claude_code") == "claude_code" else frozenset()
+        known = frozenset(scenario.known_failures) if getattr(run, "compactor", "claude_code") == "claude_code" else frozenset()
         for c in cases:
             c.judge = judge
             out.append((c, known))

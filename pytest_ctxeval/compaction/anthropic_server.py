@@ -30,7 +30,7 @@ from ..errors import flag, ModelError
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
 from ..core.messages import CompactBoundary, Usage, to_api
-from .base import BaseStrategy, Compacted, CompactionState, option, scaled
+from .base import BaseCompactor, Compacted, CompactionState, option, scaled
 from .formats import FREE_FORM
 
 __all__ = ["AnthropicServer", "TRIGGER_TOKENS", "BETA", "EDIT_TYPE"]
@@ -42,7 +42,7 @@ EDIT_TYPE, BETA = "compact_20260112", "compact-2026-01-12"
 BACKENDS = ("anthropic", "record", "replay")
 
 
-class AnthropicServer(BaseStrategy):
+class AnthropicServer(BaseCompactor):
     """The API's own compaction (``compact_20260112``), real API only."""
 
     name = "anthropic_server"

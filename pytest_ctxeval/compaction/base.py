@@ -1,6 +1,6 @@
-"""The :class:`Strategy` protocol and what a strategy is given and returns.
+"""The :class:`Compactor` protocol and what a compactor is given and returns.
 
-A strategy decides *when* to compact and *what the model sees afterwards*::
+A compactor decides *when* to compact and *what the model sees afterwards*::
 
     class KeepLastTwenty:
         name = "keep_last_20"
@@ -14,11 +14,11 @@ A strategy decides *when* to compact and *what the model sees afterwards*::
             return Compacted(messages=[state.summary_message(text), *tail], summary=text)
 
 Before every model request the harness runs the engine's tiers 1-3 (tool-result budget, dedupe,
-microcompact; see :class:`BaseStrategy` ``tiers`` to turn them off), then asks the strategy
-:meth:`Strategy.should_compact`, and when it says yes, installs what :meth:`Strategy.compact`
+microcompact; see :class:`BaseCompactor` ``tiers`` to turn them off), then asks the compactor
+:meth:`Compactor.should_compact`, and when it says yes, installs what :meth:`Compactor.compact`
 returns as the context the model sees from then on. A manual ``/compact`` step calls ``compact``
 directly. Graders then judge what the model sees, wherever a fact sits: in the summary or in a
-message the strategy kept.
+message the compactor kept.
 
 Token constants of the peers (PEERS.md) are stated for a 200,000-token window and scale with
 ``context_window / 200_000`` exactly as the engine's own budgets do
@@ -26,7 +26,7 @@ Token constants of the peers (PEERS.md) are stated for a 200,000-token window an
 Gemini's 0.5 and 30 %), counts (keep the last 10 observations, 2 protected turns) and character
 cuts stated per item are ratios or counts and do not scale, except where a cut bounds what the
 model reads, as the engine's own 2,000-character preview does and scales: opencode's tool-result
-cut in the serialised head and Gemini CLI's preview of an old output scale too (each strategy's
+cut in the serialised head and Gemini CLI's preview of an old output scale too (each compactor's
 module says so).
 """
 
@@ -55,18 +55,18 @@ from .formats import SummaryFormat
 if TYPE_CHECKING:  # pragma: no cover
     from ..llm import LLM
 
-__all__ = ["Strategy", "BaseStrategy", "CompactionState", "Compacted", "StrategyUnavailable", "scaled",
-           "strategy_config", "tier_changes",
+__all__ = ["Compactor", "BaseCompactor", "CompactionState", "Compacted", "CompactorUnavailable", "scaled",
+           "compactor_config", "tier_changes",
            "PROMPTS", "render", "TIERS", "CompactionFailed"]
 
-#: Where the strategies' prompt templates live (our own wording of each peer's structure).
+#: Where the compactors' prompt templates live (our own wording of each peer's structure).
 PROMPTS = Path(__file__).resolve().parent / "prompts"
-#: The engine tiers every strategy may keep (``tiers="all"``, the default) or drop.
+#: The engine tiers every compactor may keep (``tiers="all"``, the default) or drop.
 TIERS = ("budget", "dedupe", "microcompact")
 
 
-class StrategyUnavailable(CtxEvalError):
-    """The strategy cannot run on this backend; the scenario is skipped with this reason."""
+class CompactorUnavailable(CtxEvalError):
+    """The compactor cannot run on this backend; the scenario is skipped with this reason."""
 
 
 def scaled(tokens: int, config: EngineConfig) -> int:
@@ -82,13 +82,13 @@ def scaled(tokens: int, config: EngineConfig) -> int:
 
 @dataclass
 class CompactionState:
-    """What a strategy sees when it is asked to decide or compact.
+    """What a compactor sees when it is asked to decide or compact.
 
     ``messages`` is the context as the engine holds it (original content); ``view`` the same
     messages as the model sees them (tiers 1-3 applied: persisted results, cleared results), index
     by index; ``tokens`` the context's size as the engine counts it (the last API usage plus an
     estimate of what came after, as Claude Code counts); ``history`` everything the session ever
-    held; ``store`` is the strategy's own per-run state (a strategy object may serve several runs at
+    held; ``store`` is the compactor's own per-run state (a compactor object may serve several runs at
     once, so it keeps none of its own). A call still running (a trailing assistant message with unanswered tool calls) is not in
     ``messages``: the harness keeps it after the post-compact context, so its results answer it.
     """
@@ -106,7 +106,7 @@ class CompactionState:
     session_dir: Path | None = None
     shown_session_dir: str = ""                 # the session folder as the model is told it
     turn: int = 0
-    store: dict[str, Any] = field(default_factory=dict)   # a strategy's notes, kept across one run's calls
+    store: dict[str, Any] = field(default_factory=dict)   # a compactor's notes, kept across one run's calls
     emit: Callable[..., Any] = field(default=lambda *a, **k: None, repr=False)
 
     @property
@@ -114,7 +114,7 @@ class CompactionState:
         return getattr(self.llm, "backend", "offline")
 
     def uuid(self) -> str:
-        return self.ids.uuid() if self.ids is not None else f"strategy-{id(self)}"
+        return self.ids.uuid() if self.ids is not None else f"compactor-{id(self)}"
 
     def summary_message(self, text: str) -> UserMessage:
         """A user message carrying a summary (``is_compact_summary``: never taken for a person's)."""
@@ -146,12 +146,12 @@ class CompactionState:
 
 @dataclass
 class Compacted:
-    """What :meth:`Strategy.compact` returns.
+    """What :meth:`Compactor.compact` returns.
 
     ``messages``: the post-compact context, in order — what the model sees from now on (a summary
     message made with :meth:`CompactionState.summary_message`, messages kept as they were, an
     acknowledgement...). A message kept from the context keeps its ``uuid``; a kept message whose
-    content the strategy changed (truncated, masked) keeps it too, so the transcript and the graders
+    content the compactor changed (truncated, masked) keeps it too, so the transcript and the graders
     still know the original. ``summary``: the summary text the model sees ("" when there is none).
     ``summarized``: what was compacted (default: the whole context).
     """
@@ -163,15 +163,15 @@ class Compacted:
     request: dict[str, Any] | None = None
     usage: Usage = field(default_factory=Usage)
     notes: list[str] = field(default_factory=list)
-    kind: str | None = None                     # default: the strategy's name
+    kind: str | None = None                     # default: the compactor's name
 
 
 @runtime_checkable
-class Strategy(Protocol):
-    """A compaction strategy: when to compact, and the context the model sees afterwards.
+class Compactor(Protocol):
+    """A compactor: when to compact, and the context the model sees afterwards.
 
     Only ``name``, :meth:`should_compact` and :meth:`compact` are required. Optional attributes a
-    strategy may define (:class:`BaseStrategy` has them all): ``summary_format`` (a
+    compactor may define (:class:`BaseCompactor` has them all): ``summary_format`` (a
     :class:`~pytest_ctxeval.compaction.formats.SummaryFormat`: its summary's sections, for the graders;
     None means Claude Code's nine sections), ``backends`` (the model backends it can run on; None:
     all), ``configure(config) -> config`` (the engine config of a run), ``prune(state)`` (results to
@@ -186,12 +186,12 @@ class Strategy(Protocol):
     def compact(self, state: CompactionState) -> Compacted: ...
 
 
-class BaseStrategy(abc.ABC):
-    """Defaults for a strategy; the built-ins subclass it. A subclass must define
+class BaseCompactor(abc.ABC):
+    """Defaults for a compactor; the built-ins subclass it. A subclass must define
     :meth:`should_compact` and :meth:`compact` (instantiating one that does not is a TypeError,
     which the loader reports as a usage error naming the spec).
 
-    ``tiers`` keeps the engine's tiers 1-3 for this strategy: ``"all"`` (default: every strategy
+    ``tiers`` keeps the engine's tiers 1-3 for this compactor: ``"all"`` (default: every compactor
     runs in the same environment as Claude Code, so the comparison is about compaction), ``"none"``,
     or some of ``budget``, ``dedupe``, ``microcompact`` joined by ``+``. Off, a tier's thresholds are
     lifted: no result is persisted for its size (a call's own declared limit still applies, as a
@@ -206,7 +206,7 @@ class BaseStrategy(abc.ABC):
 
     def __init__(self, *, tiers: str = "all", **options: Any):
         if options:
-            raise UsageError(f"strategy {self.name}: unknown option{'s' if len(options) > 1 else ''} "
+            raise UsageError(f"compactor {self.name}: unknown option{'s' if len(options) > 1 else ''} "
                              f"{', '.join(sorted(options))}; it takes {', '.join(self.option_names()) or 'none'}")
         self.tiers = parse_tiers(tiers, self.name)
 
@@ -224,8 +224,8 @@ class BaseStrategy(abc.ABC):
         return names
 
     def configure(self, config: EngineConfig) -> EngineConfig:
-        """The run's engine config (:func:`strategy_config` with this strategy's ``tiers``)."""
-        return strategy_config(config, self.tiers)
+        """The run's engine config (:func:`compactor_config` with this compactor's ``tiers``)."""
+        return compactor_config(config, self.tiers)
 
     @abc.abstractmethod
     def should_compact(self, state: CompactionState) -> bool:
@@ -239,9 +239,9 @@ class BaseStrategy(abc.ABC):
         return self.name
 
 
-def option(strategy: str, name: str, value: Any, kind: type, *, low: float | None = None,
+def option(compactor: str, name: str, value: Any, kind: type, *, low: float | None = None,
            high: float | None = None) -> Any:
-    """A strategy option checked: ``kind`` is ``int`` (a whole number, not a flag), ``float`` (any
+    """A compactor option checked: ``kind`` is ``int`` (a whole number, not a flag), ``float`` (any
     number), ``bool`` (true or false only) or ``str``; ``low``/``high`` bound a number, inclusive.
     Anything else is a :class:`UsageError` naming the option, what it takes, and the value given.
 
@@ -250,7 +250,7 @@ def option(strategy: str, name: str, value: Any, kind: type, *, low: float | Non
     >>> option("gemini_cli", "verify", "maybe", bool)
     Traceback (most recent call last):
     ...
-    pytest_ctxeval.errors.UsageError: strategy gemini_cli: verify must be true or false. Current input: 'maybe'
+    pytest_ctxeval.errors.UsageError: compactor gemini_cli: verify must be true or false. Current input: 'maybe'
     """
     ok = {int: lambda v: isinstance(v, int) and not isinstance(v, bool),
           float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
@@ -264,7 +264,7 @@ def option(strategy: str, name: str, value: Any, kind: type, *, low: float | Non
         elif low is not None:
             what += f" of at least {low:g}"
     if not ok:
-        raise UsageError(f"strategy {strategy}: {name} must be {what}. Current input: {value!r}")
+        raise UsageError(f"compactor {compactor}: {name} must be {what}. Current input: {value!r}")
     return float(value) if kind is float else value
 
 
@@ -279,14 +279,14 @@ def tier_changes(tiers: frozenset[str]) -> dict[str, Any]:
     return changes
 
 
-def strategy_config(config: EngineConfig, tiers: frozenset[str] = frozenset(TIERS)) -> EngineConfig:
-    """The engine config of a run under a strategy that decides compaction itself: auto-compaction
+def compactor_config(config: EngineConfig, tiers: frozenset[str] = frozenset(TIERS)) -> EngineConfig:
+    """The engine config of a run under a compactor that decides compaction itself: auto-compaction
     and session memory (Claude Code's tier 4, with its blocking limit) off; tiers 1-3 as ``tiers`` says."""
     return config.replace(autocompact_enabled=False, session_memory_enabled=False, blocking_limit_enforced=False,
                           **tier_changes(tiers))
 
 
-def parse_tiers(value: str, strategy: str) -> frozenset[str]:
+def parse_tiers(value: str, compactor: str) -> frozenset[str]:
     """``"all"``, ``"none"`` or ``budget+dedupe+microcompact`` (any of them) as a set."""
     text = str(value).strip().lower()
     if text == "all":
@@ -296,7 +296,7 @@ def parse_tiers(value: str, strategy: str) -> frozenset[str]:
     parts = [p.strip() for p in text.split("+")]
     bad = [p for p in parts if p not in TIERS]
     if bad:
-        raise UsageError(f"strategy {strategy}: tiers={value!r}: unknown tier {bad[0]!r}; use all, none, or some "
+        raise UsageError(f"compactor {compactor}: tiers={value!r}: unknown tier {bad[0]!r}; use all, none, or some "
                          f"of {', '.join(TIERS)} joined by '+' (tiers=budget+microcompact)")
     return frozenset(parts)
 
@@ -305,7 +305,7 @@ _ENV: SandboxedEnvironment | None = None
 
 
 def render(template: str, **variables: Any) -> str:
-    """Render one of the strategies' prompt templates (``compaction/prompts/NAME``). Conversation
+    """Render one of the compactors' prompt templates (``compaction/prompts/NAME``). Conversation
     text only ever enters as a variable value, never as template source."""
     global _ENV
     if _ENV is None:

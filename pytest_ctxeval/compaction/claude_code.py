@@ -3,10 +3,10 @@
 Auto-compaction at ``effective window - 13,000`` tokens (167,000 of 200,000), session memory first
 when it is on, else a nine-section summary after an ``<analysis>`` scratchpad, prompt-too-long
 retries, a circuit breaker after 3 failures, partial compaction, re-injected files: all of it is
-the engine's (:mod:`pytest_ctxeval.engine`), run as it runs without a strategy. ``native = True``
+the engine's (:mod:`pytest_ctxeval.engine`), run as it runs without a compactor. ``native = True``
 tells the runner to leave tier 4-5 to the engine; :meth:`ClaudeCode.should_compact` and
 :meth:`ClaudeCode.compact` give the same decision and the same full compaction through the
-:class:`~pytest_ctxeval.compaction.base.Strategy` protocol, for a subclass that sets ``native =
+:class:`~pytest_ctxeval.compaction.base.Compactor` protocol, for a subclass that sets ``native =
 False`` to change one of them.
 """
 
@@ -20,12 +20,12 @@ from ..engine.pipeline import shown_transcript_path
 from ..engine.prompt import PromptSet
 from ..core.messages import CompactBoundary
 from ..errors import UsageError, flag
-from .base import BaseStrategy, CompactionState, Compacted, option, tier_changes
+from .base import BaseCompactor, CompactionState, Compacted, option, tier_changes
 
 __all__ = ["ClaudeCode"]
 
 
-class ClaudeCode(BaseStrategy):
+class ClaudeCode(BaseCompactor):
     """Claude Code's compaction: the reference engine."""
 
     name = "claude_code"
@@ -36,14 +36,14 @@ class ClaudeCode(BaseStrategy):
     def __init__(self, *, tiers: str = "all", prompt: str | None = None, **options: Any):
         super().__init__(tiers=tiers, **options)
         if prompt is not None and self.native:
-            raise UsageError(f"strategy {self.name}: the prompt option is for a subclass that compacts itself "
+            raise UsageError(f"compactor {self.name}: the prompt option is for a subclass that compacts itself "
                              "(native = False); the engine compacts with the run's prompt: "
                              f"{flag('prompt PATH')}")
         self.prompts = PromptSet(option(self.name, "prompt", prompt, str)) if prompt else PromptSet()
 
     def configure(self, config: Any) -> Any:
         """Native: the engine's config with only the tiers ``tiers`` leaves out turned off (tier 4
-        stays the engine's); otherwise as any strategy."""
+        stays the engine's); otherwise as any compactor."""
         return config.replace(**tier_changes(self.tiers)) if self.native else super().configure(config)
 
     def should_compact(self, state: CompactionState) -> bool:
@@ -55,7 +55,7 @@ class ClaudeCode(BaseStrategy):
         """A full compaction (003:177-277) of the view: the nine-section summary replaces it."""
         context = [m for m in state.view if not isinstance(m, CompactBoundary)]
         if state.ids is None or state.now is None:
-            raise UsageError("the claude_code strategy needs CompactionState.now and .ids (the run's clock and ids)")
+            raise UsageError("the claude_code compactor needs CompactionState.now and .ids (the run's clock and ids)")
         result = compact_conversation(context, llm=state.llm, config=state.config, prompts=self.prompts,
                                       ids=state.ids, now=state.now, transcript_path=shown_transcript_path("session"),
                                       pre_tokens=state.tokens, trigger=state.trigger,

@@ -31,7 +31,7 @@ from ..core.messages import (
     AssistantMessage, CompactBoundary, ToolResultBlock, UserMessage, Usage, tool_results, tool_uses,
 )
 from ..core.tokens import estimate_text
-from .base import BaseStrategy, Compacted, CompactionState, option, render, scaled
+from .base import BaseCompactor, Compacted, CompactionState, option, render, scaled
 from .formats import FormatSection, SummaryFormat
 
 __all__ = ["Codex", "AUTO_COMPACT_FRACTION", "USER_MESSAGES_TOKENS", "select_user_messages", "drop_oldest_item",
@@ -150,7 +150,7 @@ def repair_pairing(messages: list[Any]) -> list[Any]:
     return out
 
 
-class Codex(BaseStrategy):
+class Codex(BaseCompactor):
     """Codex CLI: handoff summary + the newest real user messages within 20,000 tokens."""
 
     name = "codex"

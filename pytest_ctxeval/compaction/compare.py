@@ -1,15 +1,15 @@
-"""Every scenario under several strategies, graded by the same graders, in one table.
+"""Every scenario under several compactors, graded by the same graders, in one table.
 
-Used by ``ctxeval compare`` and by ``pytest --ctxeval --ctxeval-compare-strategies``. The table
-(:func:`strategy_table`) is computed from one results document per strategy, so the CLI and the
+Used by ``ctxeval compare`` and by ``pytest --ctxeval --ctxeval-compare-compactors``. The table
+(:func:`compactor_table`) is computed from one results document per compactor, so the CLI and the
 plugin (whose results travel in pytest reports, also under xdist) build it the same way:
 
-* per strategy: scenarios run (or skipped, and why), compactions, mean tokens before and after a
-  compaction, the strategy's own model calls (summaries, verify passes) with their tokens and
+* per compactor: scenarios run (or skipped, and why), compactions, mean tokens before and after a
+  compaction, the compactor's own model calls (summaries, verify passes) with their tokens and
   cost, and the graders' pass / fail / n/a counts;
-* per grader: the pass rate under each strategy (over the scenarios where it passed or failed);
+* per grader: the pass rate under each compactor (over the scenarios where it passed or failed);
 * probe scores by kind (recall, artifact, continuation, decision; mean of 0-5);
-* per scenario: which strategy failed which grader, and the first reason.
+* per scenario: which compactor failed which grader, and the first reason.
 """
 
 from __future__ import annotations
@@ -24,27 +24,27 @@ from ..errors import CtxEvalError
 from ..evaluation import Outcome, merge_usage
 from ..results import results_document
 from ..llm.pricing import cost_of
-from .loader import load_strategy
+from .loader import load_compactor
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..grading.registry import GraderRegistry, GraderSpec
     from ..options import RunOptions
     from ..scenario.schema import Scenario
 
-__all__ = ["StrategyResults", "run_strategies", "strategy_table", "format_strategy_table", "comparison_document",
+__all__ = ["CompactorResults", "run_compactors", "compactor_table", "format_compactor_table", "comparison_document",
            "note_for", "COMPARE_FORMAT"]
 
-COMPARE_FORMAT = "pytest-ctxeval/strategies"
+COMPARE_FORMAT = "pytest-ctxeval/compactors"
 
-OFFLINE_NOTE = ("Offline, every strategy's summaries come from the reference model, which writes the sections each "
-                "strategy's prompt asks for from facts it reads off the conversation: the comparison measures "
-                "structure (what each strategy keeps, tool pairing, token budgets), not how well a model "
+OFFLINE_NOTE = ("Offline, every compactor's summaries come from the reference model, which writes the sections each "
+                "compactor's prompt asks for from facts it reads off the conversation: the comparison measures "
+                "structure (what each compactor keeps, tool pairing, token budgets), not how well a model "
                 "summarises. With the anthropic backend (or replay) the summaries are a real model's, and the "
                 "comparison measures summary quality too.")
 
 
 def note_for(backend: str, model: str | None = None) -> str:
-    """What a comparison on ``backend`` measures (the header of every strategies table)."""
+    """What a comparison on ``backend`` measures (the header of every compactors table)."""
     if backend == "offline":
         return OFFLINE_NOTE
     return (f"Summaries come from {model or 'the configured model'} on the {backend} backend: the comparison measures "
@@ -52,45 +52,45 @@ def note_for(backend: str, model: str | None = None) -> str:
 
 
 @dataclass
-class StrategyResults:
-    """One strategy's run over the scenarios."""
+class CompactorResults:
+    """One compactor's run over the scenarios."""
 
     name: str
     spec: str
     outcomes: list[Outcome] = field(default_factory=list)
-    run_usage: dict[str, Any] = field(default_factory=dict)     # the strategy's own model calls
+    run_usage: dict[str, Any] = field(default_factory=dict)     # the compactor's own model calls
     judge_usage: dict[str, Any] = field(default_factory=dict)   # grading it (judge, probes, drift)
     doc: dict[str, Any] = field(default_factory=dict)
 
 
-def run_strategies(scenarios: list[Scenario], specs: list[str], *, options: RunOptions, registry: GraderRegistry,
+def run_compactors(scenarios: list[Scenario], specs: list[str], *, options: RunOptions, registry: GraderRegistry,
                    graders: list[GraderSpec],
-                   session_root: Path | None = None, on_done: Callable[[str, str], None] | None = None) -> list[StrategyResults]:
-    """Run every scenario under every strategy of ``specs`` and grade it with ``graders``."""
+                   session_root: Path | None = None, on_done: Callable[[str, str], None] | None = None) -> list[CompactorResults]:
+    """Run every scenario under every compactor of ``specs`` and grade it with ``graders``."""
     from concurrent.futures import ThreadPoolExecutor
 
     from ..evaluate import Evaluator
     from ..runner import fresh_folder
 
-    strategies = [load_strategy(spec) for spec in specs]  # options.make_strategy(spec), never None
-    names = [s.name for s in strategies]
+    compactors = [load_compactor(spec) for spec in specs]  # options.make_compactor(spec), never None
+    names = [s.name for s in compactors]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise CtxEvalError(f"--strategies names {dupes[0]!r} twice; each strategy in a comparison needs its own name")
+        raise CtxEvalError(f"--compactors names {dupes[0]!r} twice; each compactor in a comparison needs its own name")
     prompts = options.prompts()
-    results = [StrategyResults(name=s.name, spec=spec) for s, spec in zip(strategies, specs)]
+    results = [CompactorResults(name=s.name, spec=spec) for s, spec in zip(compactors, specs)]
     # The one evaluation loop (pytest_ctxeval.evaluate): errors, judges and re-compaction as everywhere.
-    evaluator = Evaluator(options, registry, graders, prompts=prompts, strategy=None)
+    evaluator = Evaluator(options, registry, graders, prompts=prompts, compactor=None)
 
     def one(k: int, scenario: Any) -> tuple[Outcome, dict[str, Any], dict[str, Any]]:
         folder = (lambda name: fresh_folder(session_root / names[k], name)) if session_root else None
-        ev = evaluator.evaluate(scenario, strategy=strategies[k], session_dir=folder)
+        ev = evaluator.evaluate(scenario, compactor=compactors[k], session_dir=folder)
         return ev.outcome, ev.run_usage, ev.grading_usage
 
-    jobs = [(k, sc) for k in range(len(strategies)) for sc in scenarios]
+    jobs = [(k, sc) for k in range(len(compactors)) for sc in scenarios]
     with ThreadPoolExecutor(max_workers=max(1, min(options.concurrency, len(jobs)))) as pool:
         futures = [pool.submit(one, k, sc) for k, sc in jobs]
-        done: dict[int, list[tuple[Outcome, dict[str, Any], dict[str, Any]]]] = {k: [] for k in range(len(strategies))}
+        done: dict[int, list[tuple[Outcome, dict[str, Any], dict[str, Any]]]] = {k: [] for k in range(len(compactors))}
         for (k, sc), fut in zip(jobs, futures):
             done[k].append(fut.result())
             if on_done is not None:
@@ -103,7 +103,7 @@ def run_strategies(scenarios: list[Scenario], specs: list[str], *, options: RunO
         res.doc = results_document(res.outcomes, usage=merge_usage([res.run_usage, res.judge_usage]),
                                    backend=options.backend, model=model,
                                    prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint}
-                                   if res.name == "claude_code" else None, strategy=res.name)
+                                   if res.name == "claude_code" else None, compactor=res.name)
         res.doc["run_usage"] = res.run_usage
     return results
 
@@ -126,12 +126,12 @@ def _estimate_usd(usage: dict[str, Any], model: str) -> float:
     return round(sum(cost_of(model, row) for row in (usage.get("by_model") or {}).values()), 6)
 
 
-def strategy_table(docs: dict[str, dict[str, Any]], *, backend: str = "offline", model: str | None = None,
+def compactor_table(docs: dict[str, dict[str, Any]], *, backend: str = "offline", model: str | None = None,
                    price_model: str | None = None) -> dict[str, Any]:
-    """The comparison of one results document per strategy (name -> document; see the module
-    docstring). ``price_model`` prices the strategies' model calls as if made by that model (offline
+    """The comparison of one results document per compactor (name -> document; see the module
+    docstring). ``price_model`` prices the compactors' model calls as if made by that model (offline
     runs are free; this says what they would cost)."""
-    strategies = list(docs)
+    compactors = list(docs)
     graders: list[str] = []
     for doc in docs.values():
         for entry in doc.get("scenarios", []):
@@ -151,17 +151,17 @@ def strategy_table(docs: dict[str, dict[str, Any]], *, backend: str = "offline",
                     status = "xfail"
                 states[status] = states.get(status, 0) + 1
                 if status == "fail":
-                    failures.append({"scenario": e["name"], "strategy": name, "grader": g,
+                    failures.append({"scenario": e["name"], "compactor": name, "grader": g,
                                      "reason": (row.get("reasons") or [""])[0]})
             if e.get("error"):
-                failures.append({"scenario": e["name"], "strategy": name, "grader": "(run)", "reason": e["error"]})
+                failures.append({"scenario": e["name"], "compactor": name, "grader": "(run)", "reason": e["error"]})
             for c in e.get("compactions", []):
                 for v in c.get("verdicts", []):
                     for kind, score in (v.get("by_kind") or {}).items():
                         probes.setdefault(kind, []).append(float(score))
         skipped = sorted({e["skipped"] for e in entries if e.get("skipped")})
         row = {
-            "strategy": name, "scenarios": len(entries), "ran": len(ran), "skipped": skipped[0] if skipped else None,
+            "compactor": name, "scenarios": len(entries), "ran": len(ran), "skipped": skipped[0] if skipped else None,
             "errors": sum(1 for e in ran if e.get("error")), "compactions": len(comps),
             "tokens_before": round(mean(c.get("pre_tokens") or 0 for c in comps)) if comps else None,
             "tokens_after": round(mean(c.get("post_tokens") or 0 for c in comps)) if comps else None,
@@ -175,8 +175,8 @@ def strategy_table(docs: dict[str, dict[str, Any]], *, backend: str = "offline",
         if price_model:
             row["usd_at"] = _estimate_usd(usage, price_model)
         rows.append(row)
-    failures.sort(key=lambda f: (f["scenario"], strategies.index(f["strategy"]), f["grader"]))
-    return {"strategies": strategies, "graders": graders, "rows": rows, "failures": failures,
+    failures.sort(key=lambda f: (f["scenario"], compactors.index(f["compactor"]), f["grader"]))
+    return {"compactors": compactors, "graders": graders, "rows": rows, "failures": failures,
             "backend": backend, "model": model, "price_model": price_model, "note": note_for(backend, model)}
 
 
@@ -195,27 +195,27 @@ def _columns(header: tuple[str, ...], body: list[tuple[str, ...]], right: Collec
     return [line(header), *[line(r) for r in body]]
 
 
-def format_strategy_table(table: dict[str, Any], *, failures: int = 40) -> list[str]:
-    """The terminal form: strategies, pass rate by grader, probes by kind, failures by scenario."""
+def format_compactor_table(table: dict[str, Any], *, failures: int = 40) -> list[str]:
+    """The terminal form: compactors, pass rate by grader, probes by kind, failures by scenario."""
     rows = table["rows"]
     cost = "cost" if not table.get("price_model") else f"cost (at {table['price_model']})"
-    head = ("strategy", "scenarios", "compactions", "tokens before → after (mean)", "model calls", "input tokens",
+    head = ("compactor", "scenarios", "compactions", "tokens before → after (mean)", "model calls", "input tokens",
             "output tokens", cost, "passed", "failed", "n/a")
     body, notes = [], []
     for r in rows:
         if r["skipped"]:
-            notes.append(f"{r['strategy']}: skipped on {r['scenarios'] - r['ran']} scenario(s): {r['skipped']}")
+            notes.append(f"{r['compactor']}: skipped on {r['scenarios'] - r['ran']} scenario(s): {r['skipped']}")
         if r["skipped"] and not r["ran"]:
-            body.append((r["strategy"], f"0/{r['scenarios']}", *["-"] * 9))
+            body.append((r["compactor"], f"0/{r['scenarios']}", *["-"] * 9))
             continue
         usd = r.get("usd_at", r["usd"])
         tokens = f"{r['tokens_before']:,} → {r['tokens_after']:,}" if r["compactions"] else "-"
         v = r["verdicts"]
-        body.append((r["strategy"], f"{r['ran']}/{r['scenarios']}", str(r["compactions"]), tokens, f"{r['model_calls']:,}",
+        body.append((r["compactor"], f"{r['ran']}/{r['scenarios']}", str(r["compactions"]), tokens, f"{r['model_calls']:,}",
                      f"{r['input_tokens']:,}", f"{r['output_tokens']:,}", f"${usd:.4f}", str(v.get("pass", 0)),
                      str(v.get("fail", 0)), str(v.get("n/a", 0) + v.get("ungraded", 0) + v.get("xfail", 0))))
     lines = [table["note"], ""] + _columns(head, body, right={1, 2, 4, 5, 6, 7, 8, 9, 10}) + notes
-    names = [r["strategy"] for r in rows]
+    names = [r["compactor"] for r in rows]
     grader_body = [(g, *[_pct(r["graders"].get(g, {"pass_rate": None, "na": 0})) for r in rows]) for g in table["graders"]]
     lines += ["", *_columns(("pass rate by grader", *names), grader_body)]
     kinds = sorted({k for r in rows for k in r["probes"]})
@@ -224,19 +224,19 @@ def format_strategy_table(table: dict[str, Any], *, failures: int = 40) -> list[
         lines += ["", *_columns(("probes, mean score /5", *names), probe_body)]
     fails = table["failures"]
     if fails:
-        lines += ["", f"failures ({len(fails)}): scenario · strategy · grader: first reason"]
+        lines += ["", f"failures ({len(fails)}): scenario · compactor · grader: first reason"]
         for f in fails[:failures]:
             reason = " ".join(f["reason"].split())
-            lines.append(f"  {f['scenario']} · {f['strategy']} · {f['grader']}: {reason[:150]}")
+            lines.append(f"  {f['scenario']} · {f['compactor']} · {f['grader']}: {reason[:150]}")
         if len(fails) > failures:
             lines.append(f"  … and {len(fails) - failures} more (see the JSON or HTML report)")
     return lines
 
 
-def comparison_document(results: list[StrategyResults], *, backend: str, model: str | None,
+def comparison_document(results: list[CompactorResults], *, backend: str, model: str | None,
                         price_model: str | None = None) -> dict[str, Any]:
-    """``ctxeval compare --json``: the table, and each strategy's full results document."""
-    table = strategy_table({r.name: r.doc for r in results}, backend=backend, model=model, price_model=price_model)
+    """``ctxeval compare --json``: the table, and each compactor's full results document."""
+    table = compactor_table({r.name: r.doc for r in results}, backend=backend, model=model, price_model=price_model)
     return {"format": COMPARE_FORMAT, "version": 1, "backend": backend, "model": model, "table": table,
             "results": {r.name: r.doc for r in results},
             "usage": merge_usage([r.run_usage for r in results] + [r.judge_usage for r in results])}

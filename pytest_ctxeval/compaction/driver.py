@@ -1,22 +1,22 @@
-"""Running a strategy inside the engine's agent loop.
+"""Running a compactor inside the engine's agent loop.
 
 The runner (:func:`pytest_ctxeval.runner.run_scenario`) hands every decision point to a
-:class:`StrategyDriver`:
+:class:`CompactorDriver`:
 
-* the run's engine config comes from the strategy (``configure``: auto-compaction and session
+* the run's engine config comes from the compactor (``configure``: auto-compaction and session
   memory off, tiers 1-3 as chosen);
 * **before every model request** the driver calls :meth:`ContextManager.compact_with`, which runs
-  tiers 1-3 and gives the driver the context, its view and its token count: the strategy may prune
+  tiers 1-3 and gives the driver the context, its view and its token count: the compactor may prune
   (results cleared with the engine's frozen clearing), then says whether to compact, and what it
   returns becomes the context — boundary, record, event and transcript exactly as for the engine's
   own compactions;
-* a manual ``/compact`` step asks the strategy to compact at once (a partial compaction, a Claude
+* a manual ``/compact`` step asks the compactor to compact at once (a partial compaction, a Claude
   Code feature, becomes a compaction of the whole context, with a note);
 * after three automatic compactions in a row fail, automatic compaction stops for the session:
-  the engine's circuit breaker (3, seed 000:210) applies to every strategy, since a harness must
+  the engine's circuit breaker (3, seed 000:210) applies to every compactor, since a harness must
   not call the model on every round for ever. PEERS.md gives no breaker for the peers.
 
-A ``native`` strategy (``claude_code``) is the engine itself: the driver changes nothing.
+A ``native`` compactor (``claude_code``) is the engine itself: the driver changes nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from ..engine.microcompact import apply_cleared, freed_tokens
 from ..errors import PromptTooLongError
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, tool_uses
 from ..core.tokens import estimate_messages
-from .base import CompactionState, Compacted, Strategy, StrategyUnavailable, strategy_config
+from .base import CompactionState, Compacted, Compactor, CompactorUnavailable, compactor_config
 from .formats import FREE_FORM, SummaryFormat
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,14 +41,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..grading.registry import CompactionCase
     from ..llm import LLM
 
-__all__ = ["StrategyDriver", "StrategyCompaction", "configure", "strategy_recompact", "summary_format_of"]
+__all__ = ["CompactorDriver", "CompactorCompaction", "configure", "compactor_recompact", "summary_format_of"]
 
 
 @dataclass
-class StrategyCompaction(CompactionResult):
-    """A compaction a strategy made: ``context`` is the post-compact context, in order."""
+class CompactorCompaction(CompactionResult):
+    """A compaction a compactor made: ``context`` is the post-compact context, in order."""
 
-    strategy: str = ""
+    compactor: str = ""
     context: list[Any] = field(default_factory=list)
 
     @property
@@ -63,28 +63,28 @@ class _NoDedupe(FileReadState):
         return None
 
 
-def configure(strategy: Any, config: EngineConfig) -> EngineConfig:
-    """The engine config of a run under ``strategy`` (its ``configure``, else the defaults of
-    :class:`~pytest_ctxeval.compaction.base.BaseStrategy` with every tier on)."""
-    hook = getattr(strategy, "configure", None)
-    if getattr(strategy, "native", False) and hook is None:
+def configure(compactor: Any, config: EngineConfig) -> EngineConfig:
+    """The engine config of a run under ``compactor`` (its ``configure``, else the defaults of
+    :class:`~pytest_ctxeval.compaction.base.BaseCompactor` with every tier on)."""
+    hook = getattr(compactor, "configure", None)
+    if getattr(compactor, "native", False) and hook is None:
         return config
     if hook is not None:
         return hook(config)
-    return strategy_config(config)
+    return compactor_config(config)
 
 
-def summary_format_of(strategy: Any) -> SummaryFormat | None:
-    """The format graders read a strategy's summaries in: None for Claude Code's nine sections (the
-    engine, or a ``ClaudeCode`` subclass), the strategy's ``summary_format``, else a free-form summary
+def summary_format_of(compactor: Any) -> SummaryFormat | None:
+    """The format graders read a compactor's summaries in: None for Claude Code's nine sections (the
+    engine, or a ``ClaudeCode`` subclass), the compactor's ``summary_format``, else a free-form summary
     (facts searched in the whole post-compact context)."""
     from .claude_code import ClaudeCode
 
-    if getattr(strategy, "native", False):
+    if getattr(compactor, "native", False):
         return None
-    if isinstance(strategy, ClaudeCode):  # a subclass may declare its own format
-        return getattr(strategy, "summary_format", None)
-    return getattr(strategy, "summary_format", None) or FREE_FORM
+    if isinstance(compactor, ClaudeCode):  # a subclass may declare its own format
+        return getattr(compactor, "summary_format", None)
+    return getattr(compactor, "summary_format", None) or FREE_FORM
 
 
 def _in_flight(messages: list[Any]) -> int:
@@ -92,33 +92,33 @@ def _in_flight(messages: list[Any]) -> int:
     return 1 if messages and isinstance(messages[-1], AssistantMessage) and tool_uses(messages[-1]) else 0
 
 
-class StrategyDriver:
-    """One run's link between the agent loop, the engine and a strategy."""
+class CompactorDriver:
+    """One run's link between the agent loop, the engine and a compactor."""
 
-    def __init__(self, strategy: Any, llm: Any):
-        self.strategy = strategy
+    def __init__(self, compactor: Any, llm: Any):
+        self.compactor = compactor
         self.llm = llm
-        self.name = getattr(strategy, "name", type(strategy).__name__)
-        self.native = bool(getattr(strategy, "native", False))
-        backends = getattr(strategy, "backends", None)
+        self.name = getattr(compactor, "name", type(compactor).__name__)
+        self.native = bool(getattr(compactor, "native", False))
+        backends = getattr(compactor, "backends", None)
         backend = getattr(llm, "backend", "offline")
         if backends is not None and backend not in backends:
-            reason = getattr(strategy, "unavailable_reason", None)
-            raise StrategyUnavailable(reason(backend) if callable(reason) else
-                                      f"the {self.name} strategy runs only on the {', '.join(backends)} backend"
+            reason = getattr(compactor, "unavailable_reason", None)
+            raise CompactorUnavailable(reason(backend) if callable(reason) else
+                                      f"the {self.name} compactor runs only on the {', '.join(backends)} backend"
                                       f"{'s' if len(backends) > 1 else ''}, not {backend}")
         self.cm: Any = None
         self.store: dict[str, Any] = {}
 
     def attach(self, cm: Any) -> None:
         self.cm = cm
-        tiers = getattr(self.strategy, "tiers", None)
+        tiers = getattr(self.compactor, "tiers", None)
         if tiers is not None and "dedupe" not in tiers:
             cm.reads = _NoDedupe()
 
     # -- the loop's decision points ------------------------------------------------------------
     def before_request(self, now: datetime) -> None:
-        """Before a model request: prune, decide, compact (a native strategy: nothing to do)."""
+        """Before a model request: prune, decide, compact (a native compactor: nothing to do)."""
         if self.native or self.cm.tracking.tripped:
             return
         self.cm.compact_with(now, lambda m, v, t: self._compact(m, v, t, now, "auto", None), trigger="auto")
@@ -132,7 +132,7 @@ class StrategyDriver:
             return
         if partial is not None:
             cm.emit("compact", "partial_as_full",
-                    detail=f"partial compaction ('{partial}') is Claude Code's; the {self.name} strategy compacts "
+                    detail=f"partial compaction ('{partial}') is Claude Code's; the {self.name} compactor compacts "
                            "the whole context")
         cm.compact_with(now, lambda m, v, t: self._compact(m, v, t, now, "manual", instructions), trigger="manual")
 
@@ -154,7 +154,7 @@ class StrategyDriver:
         cut = len(messages) - _in_flight(messages)
         in_flight = messages[cut:]
         state = self._state(messages[:cut], view[:cut], tokens, now, trigger, instructions)
-        prune = getattr(self.strategy, "prune", None)
+        prune = getattr(self.compactor, "prune", None)
         if trigger == "auto" and prune is not None:
             ids = [i for i in (prune(state) or []) if i not in cm.micro.cleared_ids]
             if ids:
@@ -169,21 +169,21 @@ class StrategyDriver:
                 state.view = apply_cleared(state.view, set(ids))
                 cm.emit("prune", "cleared", tokens_before=tokens, ids=ids,
                         detail=f"{self.name}: {len(ids)} old tool results cleared (~{freed:,} tokens)")
-        if trigger == "auto" and not self.strategy.should_compact(state):
+        if trigger == "auto" and not self.compactor.should_compact(state):
             return None
         if not state.messages:
             raise CompactionFailed("nothing to compact: the context is empty")
         try:
-            done = self.strategy.compact(state)
+            done = self.compactor.compact(state)
         except PromptTooLongError as exc:
             raise CompactionFailed(f"the {self.name} compaction request is too long ({exc})") from None
         if done is None:
             return None
         return self._result(done, state, trigger, in_flight)
 
-    def _result(self, done: Compacted, state: CompactionState, trigger: str, in_flight: list[Any]) -> StrategyCompaction:
+    def _result(self, done: Compacted, state: CompactionState, trigger: str, in_flight: list[Any]) -> CompactorCompaction:
         if not isinstance(done, Compacted):
-            raise CompactionFailed(f"the {self.name} strategy's compact() returned {type(done).__name__}, not Compacted")
+            raise CompactionFailed(f"the {self.name} compactor's compact() returned {type(done).__name__}, not Compacted")
         config = state.config
         context = [m for m in done.messages if not isinstance(m, CompactBoundary)]
         summary_message = next((m for m in context if isinstance(m, UserMessage) and m.is_compact_summary), None)
@@ -191,7 +191,7 @@ class StrategyDriver:
                                    trigger="manual" if trigger == "manual" else "auto", pre_tokens=state.tokens,
                                    logical_parent_uuid=state.messages[-1].uuid if state.messages else None)
         post = [boundary, *context, *in_flight]
-        result = StrategyCompaction(
+        result = CompactorCompaction(
             kind=done.kind or self.name, trigger=boundary.trigger, boundary=boundary,
             summary_message=summary_message,  # type: ignore[arg-type]  # None when there is no summary
             summary=done.summary, raw_reply=done.raw_reply or done.summary,
@@ -199,13 +199,13 @@ class StrategyDriver:
             kept=[m for m in context if m is not summary_message], attachments=[], pre_tokens=state.tokens,
             post_tokens=estimate_messages(post, config), request=done.request, usage=done.usage,
             custom_instructions=state.instructions, notes=list(done.notes), in_flight=list(in_flight),
-            strategy=self.name, context=post)
+            compactor=self.name, context=post)
         return result
 
 
-def strategy_recompact(strategy: Strategy, llm: LLM) -> Callable[[CompactionCase], CompactionCase | None]:
+def compactor_recompact(compactor: Compactor, llm: LLM) -> Callable[[CompactionCase], CompactionCase | None]:
     """A ``case -> case`` that compacts a compaction's post-compact context once more with
-    ``strategy`` (a manual compaction): the next generation for the drift grader."""
+    ``compactor`` (a manual compaction): the next generation for the drift grader."""
     from ..grading.registry import CompactionCase
     from ..core.ids import IdFactory
     from ..core.messages import text_of
@@ -221,7 +221,7 @@ def strategy_recompact(strategy: Strategy, llm: LLM) -> Callable[[CompactionCase
                                 config=config, llm=llm, trigger="manual", now=context[-1].timestamp,
                                 ids=IdFactory(f"{case.source}:regen:{case.index}"), history=list(case.history))
         try:
-            done = strategy.compact(state)
+            done = compactor.compact(state)
         except (CompactionFailed, PromptTooLongError):
             return None
         if done is None:
@@ -229,11 +229,11 @@ def strategy_recompact(strategy: Strategy, llm: LLM) -> Callable[[CompactionCase
         post = [m for m in done.messages if not isinstance(m, CompactBoundary)]
         summary = next((m for m in post if isinstance(m, UserMessage) and m.is_compact_summary), None)
         return CompactionCase(
-            source=case.source, index=case.index + 1, kind=done.kind or str(getattr(strategy, "name", "strategy")),
+            source=case.source, index=case.index + 1, kind=done.kind or str(getattr(compactor, "name", "compactor")),
             trigger="manual", summary=done.summary, summary_message=text_of(summary.content) if summary else "",
             summarized=context, history=case.history + [m for m in context if m not in case.history],
             post_messages=post, expect=case.expect, raw_reply=done.raw_reply, transcript_path=case.transcript_path,
             pre_tokens=state.tokens, post_tokens=estimate_messages(post, config), turn=case.turn,
-            origin="regenerated", config=config, strategy=case.strategy, summary_format=case.summary_format)
+            origin="regenerated", config=config, compactor=case.compactor, summary_format=case.summary_format)
 
     return recompact

@@ -1,7 +1,7 @@
-"""Summary formats: the sections a strategy's summary has, and how graders find them.
+"""Summary formats: the sections a compactor's summary has, and how graders find them.
 
 Claude Code's nine sections are read by :func:`pytest_ctxeval.reading.summary.parse_summary`. Every other
-strategy declares a :class:`SummaryFormat`: its sections in order, each with the *kinds* of fact it
+compactor declares a :class:`SummaryFormat`: its sections in order, each with the *kinds* of fact it
 holds, using the graders' vocabulary (``request``, ``files``, ``errors``, ``pending``, ``current``,
 ``next``, ...; see :data:`pytest_ctxeval.reading.summary.SECTION_TITLES`). A grader looking for files reads
 the section of kind ``files`` when the format has one (strictly: a summary that drops it fails),
@@ -68,7 +68,7 @@ def _kinds(section: Section) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class SummaryFormat:
-    """The sections of a strategy's summary (see the module docstring).
+    """The sections of a compactor's summary (see the module docstring).
 
     >>> fmt = SummaryFormat("handoff", (FormatSection("Goal", ("request",)), FormatSection("Remaining work", ("pending",))))
     >>> parsed = fmt.parse("1. Goal:\\n   ship it\\n\\n2. Remaining work:\\n   - tests")
@@ -82,7 +82,7 @@ class SummaryFormat:
     sections: tuple[FormatSection, ...] = ()
     style: str = "headings"                     # headings | xml
     root: str | None = None                     # xml: the element around the sections
-    summary: bool = True                        # False: the strategy writes no summary at all
+    summary: bool = True                        # False: the compactor writes no summary at all
     _patterns: dict[str, re.Pattern[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -153,7 +153,7 @@ class SummaryFormat:
         return out
 
 
-#: The format of a strategy that writes no summary (observation masking): every fact lives in the
+#: The format of a compactor that writes no summary (observation masking): every fact lives in the
 #: messages it kept.
 NO_SUMMARY = SummaryFormat("no summary (the context is kept, old observations masked)", summary=False)
 #: A summary with no declared sections (the API's server-side compaction): facts are searched in the

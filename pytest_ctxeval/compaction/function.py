@@ -1,6 +1,6 @@
-"""Any compactor as a strategy: a plain function, no class.
+"""A plain function as a compactor: no class.
 
-``--ctxeval-strategy mypkg.compaction:compact`` (or ``ctxeval run --strategy ...``) accepts a function::
+``--ctxeval-compactor mypkg.compaction:compact`` (or ``ctxeval run --compactor ...``) accepts a function::
 
     def compact(messages, *, instructions=None):
         '''messages: the context as Messages-API dicts ({"role", "content"}), as the model sees it.'''
@@ -14,9 +14,9 @@ the summary. ``instructions`` is the ``/compact`` text of a manual compaction (N
 function that does not take it is called without it.
 
 When: like Claude Code, at the engine's auto-compact threshold (``autocompact_threshold``, see
-config.py), and at every ``compact:`` step. Options: ``tiers`` (as every strategy) and ``name`` (the
+config.py), and at every ``compact:`` step. Options: ``tiers`` (as every compactor) and ``name`` (the
 label in tables; default the function's name):
-``--ctxeval-strategy 'mypkg.compaction:compact(name=mine, tiers=none)'``.
+``--ctxeval-compactor 'mypkg.compaction:compact(name=mine, tiers=none)'``.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from collections.abc import Callable
 from ..engine.compact import CompactionFailed
 from ..engine.dedupe import media_stripped
 from ..core.messages import UserMessage, from_api, text_of, to_api, validate_api
-from .base import BaseStrategy, Compacted, CompactionState, option
+from .base import BaseCompactor, Compacted, CompactionState, option
 from .formats import FREE_FORM
 
-__all__ = ["FunctionStrategy", "is_compact_function"]
+__all__ = ["FunctionCompactor", "is_compact_function"]
 
 #: An output over this many context windows is refused (a failed compaction with the reason).
 _MAX_WINDOWS = 4
@@ -41,7 +41,7 @@ _MAX_WINDOWS = 4
 
 def is_compact_function(obj: Any) -> bool:
     """Whether ``obj`` is a plain compactor function (``compact(messages, ...)``): a function with a
-    required positional parameter. A factory (``make_strategy(level=2)``) takes keywords only."""
+    required positional parameter. A factory (``make_compactor(level=2)``) takes keywords only."""
     if not (inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj)):
         return False
     try:
@@ -60,8 +60,8 @@ def _takes_instructions(func: Callable[..., Any]) -> bool:
     return "instructions" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-class FunctionStrategy(BaseStrategy):
-    """A plain ``compact(messages, *, instructions=None) -> str | list[dict]`` function as a strategy."""
+class FunctionCompactor(BaseCompactor):
+    """A plain ``compact(messages, *, instructions=None) -> str | list[dict]`` function as a compactor."""
 
     summary_format = FREE_FORM
 

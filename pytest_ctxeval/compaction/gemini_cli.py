@@ -37,7 +37,7 @@ from ..core.messages import (
     tool_uses,
 )
 from ..core.tokens import estimate_messages, estimate_text
-from .base import BaseStrategy, Compacted, CompactionState, option, render, scaled
+from .base import BaseCompactor, Compacted, CompactionState, option, render, scaled
 from .formats import FormatSection, SummaryFormat
 
 __all__ = ["GeminiCli", "COMPRESSION_THRESHOLD", "PRESERVE_FRACTION", "FUNCTION_RESPONSE_TOKENS",
@@ -148,7 +148,7 @@ def truncate_old_responses(messages: list[Any], view: list[Any], budget: int, st
     return apply(messages), apply(view), list(replaced)
 
 
-class GeminiCli(BaseStrategy):
+class GeminiCli(BaseCompactor):
     """Gemini CLI: split at a safe user turn keeping the newest 30 %, state snapshot, verify pass."""
 
     name = "gemini_cli"

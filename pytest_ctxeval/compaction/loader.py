@@ -1,12 +1,12 @@
-"""Finding a strategy by name: a built-in, or your own by dotted path, with options.
+"""Finding a compactor by name: a built-in, or your own by dotted path, with options.
 
 A spec is one of::
 
-    codex                                   a built-in strategy
+    codex                                   a built-in compactor
     observation_masking(keep=5)             with options (int, float, true/false, or text)
     gemini_cli(verify=false, tiers=none)
-    mypkg.compaction:MyStrategy             a class (instantiated with the options) or an instance
-    mypkg.compaction:make_strategy(level=2) a factory returning a strategy
+    mypkg.compaction:MyCompactor             a class (instantiated with the options) or an instance
+    mypkg.compaction:make_compactor(level=2) a factory returning a compactor
     mypkg.compaction:compact                a plain function compact(messages, *, instructions=None)
                                             returning the summary text or the new messages (compaction/function.py)
 
@@ -25,11 +25,11 @@ from typing import Any
 from collections.abc import Iterator
 
 from ..errors import UsageError
-from .base import Strategy
+from .base import Compactor
 
-__all__ = ["BUILTIN", "load_strategy", "parse_spec", "split_specs", "builtin_summary_format"]
+__all__ = ["BUILTIN", "load_compactor", "parse_spec", "split_specs", "builtin_summary_format"]
 
-#: Built-in strategies by name: module and class (imported on first use).
+#: Built-in compactors by name: module and class (imported on first use).
 BUILTIN: dict[str, tuple[str, str]] = {
     "claude_code": ("claude_code", "ClaudeCode"),
     "codex": ("codex", "Codex"),
@@ -124,17 +124,17 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """
     match = _SPEC.match(spec or "")
     if not match:
-        raise UsageError(f"strategy {spec!r}: not a strategy spec; {_HINT}")
+        raise UsageError(f"compactor {spec!r}: not a compactor spec; {_HINT}")
     options: dict[str, Any] = {}
     args = match.group("args")
     if args is not None and not _balanced(args):
-        raise UsageError(f"strategy {spec!r}: unbalanced parentheses or quotes in its options "
+        raise UsageError(f"compactor {spec!r}: unbalanced parentheses or quotes in its options "
                          "(e.g. 'observation_masking(keep=5)', text in quotes: 'anthropic_server(instructions=\"a, b\")')")
     if args is not None and args.strip():
         for part in split_specs(args):
             key, eq, value = part.partition("=")
             if not eq or not key.strip().isidentifier():
-                raise UsageError(f"strategy {spec!r}: option {part!r} is not name=value "
+                raise UsageError(f"compactor {spec!r}: option {part!r} is not name=value "
                                  "(e.g. 'observation_masking(keep=5)')")
             options[key.strip()] = _value(value)
     return match.group("target"), options
@@ -146,14 +146,14 @@ def _builtin(name: str) -> Any:
 
 
 def builtin_summary_format(name: str) -> Any:
-    """The :class:`~pytest_ctxeval.compaction.formats.SummaryFormat` a built-in strategy asks its
-    model for, or None (an unknown name, or a strategy with no format of its own)."""
+    """The :class:`~pytest_ctxeval.compaction.formats.SummaryFormat` a built-in compactor asks its
+    model for, or None (an unknown name, or a compactor with no format of its own)."""
     return getattr(_builtin(name), "summary_format", None) if name in BUILTIN else None
 
 
 def _import_module(name: str) -> Any:
     """``importlib.import_module``, also looking in the current folder, as ``python -m pytest`` does
-    and the ``pytest`` and ``ctxeval`` scripts do not: a strategy written next to the scenarios
+    and the ``pytest`` and ``ctxeval`` scripts do not: a compactor written next to the scenarios
     is found from there. The folder goes last on ``sys.path``, so it shadows nothing installed."""
     try:
         return importlib.import_module(name)
@@ -169,16 +169,16 @@ def _import(target: str, spec: str) -> Any:
     module_name, _, attr = target.partition(":")
     if not attr:
         near = [n for n in BUILTIN if n.startswith(target[:3])]
-        raise UsageError(f"strategy {spec!r}: unknown strategy {target!r}"
+        raise UsageError(f"compactor {spec!r}: unknown compactor {target!r}"
                          + (f" (did you mean {near[0]!r}?)" if near else "") + f"; {_HINT}")
     try:
         module = _import_module(module_name)
     except ModuleNotFoundError as exc:
-        raise UsageError(f"strategy {spec!r}: cannot import module {module_name!r} ({exc}); install it, or run "
+        raise UsageError(f"compactor {spec!r}: cannot import module {module_name!r} ({exc}); install it, or run "
                          f"from the folder that holds {module_name.split('.')[0]!r} (or add that folder to "
                          "PYTHONPATH)") from None
     except Exception as exc:  # noqa: BLE001 - the user's module failed to import: say so, with the cause
-        raise UsageError(f"strategy {spec!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}") from None
+        raise UsageError(f"compactor {spec!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}") from None
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -189,52 +189,52 @@ def _import(target: str, spec: str) -> Any:
                         f"an installed module named {top!r} comes first, rename yours"
                         if local.is_file() and Path(getattr(module, "__file__", "") or "").resolve() != local.resolve()
                         else "")
-            raise UsageError(f"strategy {spec!r}: module {module_name!r} has no attribute {attr!r} "
+            raise UsageError(f"compactor {spec!r}: module {module_name!r} has no attribute {attr!r} "
                              f"(it defines: {', '.join(names) or 'nothing public'}){shadowed}")
         obj = getattr(obj, part)
     return obj
 
 
-def load_strategy(spec: str | Any) -> Strategy:
-    """The strategy a spec names (see the module docstring); a strategy object is returned as is.
+def load_compactor(spec: str | Any) -> Compactor:
+    """The compactor a spec names (see the module docstring); a compactor object is returned as is.
 
-    >>> load_strategy("codex").name
+    >>> load_compactor("codex").name
     'codex'
-    >>> load_strategy("observation_masking(keep=3)").keep
+    >>> load_compactor("observation_masking(keep=3)").keep
     3
     """
-    from .function import FunctionStrategy, is_compact_function
+    from .function import FunctionCompactor, is_compact_function
 
     if not isinstance(spec, str):
         if is_compact_function(spec):
-            return FunctionStrategy(spec)
+            return FunctionCompactor(spec)
         _check(spec, repr(spec))
         return spec
     target, options = parse_spec(spec)
     obj = _builtin(target) if target in BUILTIN else _import(target, spec)
 
     if is_compact_function(obj):  # a plain compact(messages, *, instructions=None) function
-        strategy = FunctionStrategy(obj, **options)
-    elif isinstance(obj, type) or (callable(obj) and not isinstance(obj, Strategy)):
+        compactor = FunctionCompactor(obj, **options)
+    elif isinstance(obj, type) or (callable(obj) and not isinstance(obj, Compactor)):
         try:
-            strategy = obj(**options)
+            compactor = obj(**options)
         except UsageError:
             raise
         except (TypeError, ValueError) as exc:
-            raise UsageError(f"strategy {spec!r}: {exc}") from None
+            raise UsageError(f"compactor {spec!r}: {exc}") from None
     else:
         if options:
-            raise UsageError(f"strategy {spec!r}: {target} is an instance, it takes no options")
-        strategy = obj
-    _check(strategy, spec)
-    return strategy
+            raise UsageError(f"compactor {spec!r}: {target} is an instance, it takes no options")
+        compactor = obj
+    _check(compactor, spec)
+    return compactor
 
 
-def _check(strategy: Any, spec: str) -> None:
-    missing = [n for n in ("name", "should_compact", "compact") if not hasattr(strategy, n)]
+def _check(compactor: Any, spec: str) -> None:
+    missing = [n for n in ("name", "should_compact", "compact") if not hasattr(compactor, n)]
     if missing:
-        raise UsageError(f"strategy {spec!r}: {type(strategy).__name__} is not a strategy: it lacks "
-                         f"{', '.join(missing)} (see pytest_ctxeval.compaction.Strategy)")
-    name = strategy.name
+        raise UsageError(f"compactor {spec!r}: {type(compactor).__name__} is not a compactor: it lacks "
+                         f"{', '.join(missing)} (see pytest_ctxeval.compaction.Compactor)")
+    name = compactor.name
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][\w.-]*", name):
-        raise UsageError(f"strategy {spec!r}: its name must be letters, digits, '_', '.' or '-'; got {name!r}")
+        raise UsageError(f"compactor {spec!r}: its name must be letters, digits, '_', '.' or '-'; got {name!r}")

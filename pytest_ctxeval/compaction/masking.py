@@ -6,7 +6,7 @@ condenser (PEERS.md 52-55).
   the paper; :data:`KEEP_LAST`) is replaced by a one-line placeholder (our wording,
   :data:`PLACEHOLDER`); the agent's own messages, its calls and every user message stay as they
   are. No model call, no summary.
-* **When**: the paper masks at every turn. To compare strategies at the same pressure, masking
+* **When**: the paper masks at every turn. To compare compactors at the same pressure, masking
   here runs when the context reaches the point where Claude Code would compact (the engine's
   ``autocompact_threshold``) and then keeps exactly the last ``keep`` observations;
   ``every_round=True`` masks before every request instead, as the paper does (one graded
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.messages import ToolResultBlock, result_text, tool_results, tool_uses
-from .base import BaseStrategy, Compacted, CompactionState, option
+from .base import BaseCompactor, Compacted, CompactionState, option
 from .formats import NO_SUMMARY
 
 __all__ = ["ObservationMasking", "KEEP_LAST", "PLACEHOLDER", "mask_observations"]
@@ -72,7 +72,7 @@ def mask_observations(messages: list[Any], view: list[Any], keep: int) -> tuple[
     return out, ids
 
 
-class ObservationMasking(BaseStrategy):
+class ObservationMasking(BaseCompactor):
     """Keep the last N tool observations, mask the rest; no summary."""
 
     name = "observation_masking"

@@ -9,7 +9,7 @@ overflow.ts).
   content cleared]`` — the marker of the engine's microcompact, whose frozen clearing does it
   here. The ``skill`` tool is protected; the walk stops at an earlier summary or an output already
   cleared. opencode makes prune opt-in; here it is on unless ``prune=False``, since the issue
-  describes the strategy with it.
+  describes the compactor with it.
 * **When** (PEERS 44): the context overflows the usable window: ``window - max output -
   min(20,000, max output)`` (:func:`usable_tokens`; the engine's ``max_output_tokens``, scaled).
 * **Tail** (PEERS 44-45, :func:`select_tail`): 25 % of usable, clamped to 2,000-15,000 tokens
@@ -40,7 +40,7 @@ from ..core.messages import (
     result_text, text_of, tool_results, tool_uses,
 )
 from ..core.tokens import estimate_message, estimate_text
-from .base import BaseStrategy, Compacted, CompactionState, option, render, scaled
+from .base import BaseCompactor, Compacted, CompactionState, option, render, scaled
 from .formats import FormatSection, SummaryFormat
 
 __all__ = ["Opencode", "PROTECTED_TURNS", "PRUNE_PROTECT_TOKENS", "PRUNE_MINIMUM_TOKENS", "PROTECTED_TOOLS",
@@ -175,7 +175,7 @@ def serialise(messages: list[Any], cut: int) -> str:
     return "\n".join(lines)
 
 
-class Opencode(BaseStrategy):
+class Opencode(BaseCompactor):
     """opencode: prune, keep a 2K-15K-token tail, summarise the head as text in five sections."""
 
     name = "opencode"

@@ -103,7 +103,7 @@ class EngineConfig(BaseModel):
     blocking_limit_enforced: bool = _seed(
         "000:181 MANUAL_COMPACT_BUFFER_TOKENS = 3_000 'hard blocking limit'; 003:173 '阻塞(必须压缩)' (blocked, "
         "must compact): at or above blocking_limit a turn that no compaction brought under it is refused, not sent. "
-        "Off only for the compaction strategies of pytest_ctxeval.compaction, which decide compaction themselves",
+        "Off only for the compactors of pytest_ctxeval.compaction, which decide compaction themselves",
         default=True)
 
     # --- token estimation ---------------------------------------------------------------------

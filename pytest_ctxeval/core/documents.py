@@ -214,7 +214,7 @@ def check_results(doc: Any, *, version: int = 1) -> None:
         at = ("scenarios", i)
         _want(isinstance(s, dict), at, "expected an object (one scenario's results)")
         _want(isinstance(s.get("name"), str), at + ("name",), "expected the scenario's name")
-        for key in ("source", "error", "kind", "description", "strategy", "skipped"):
+        for key in ("source", "error", "kind", "description", "compactor", "skipped"):
             _want(_opt(s.get(key), (str,)), at + (key,), "expected a string")
         _want(_opt(s.get("context_window"), (int,)), at + ("context_window",), "expected a whole number")
         graders = s.get("graders", {})

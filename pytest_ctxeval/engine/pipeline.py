@@ -621,7 +621,7 @@ class ContextManager:
         :class:`CompactionResult` to install (transcript, history, record and event, like any
         compaction) or None to leave the context as it is. A :class:`CompactionFailed` it raises is
         reported as a failed compaction (an ``auto`` one counts toward the circuit breaker in
-        ``self.tracking``). Used by the compaction strategies of :mod:`pytest_ctxeval.compaction`,
+        ``self.tracking``). Used by the compactors of :mod:`pytest_ctxeval.compaction`,
         with auto-compaction off in the config. Call it right before :meth:`prepare`: what it does
         is numbered with the turn of the request prepared next.
         """

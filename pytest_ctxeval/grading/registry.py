@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 
 from ..errors import GraderError, ProviderError
 from ..core.redact import scrub_output
+from ..core.renamed import add_renamed_attributes, renamed_keywords
 from ..reading.extract import person_messages
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
 from ..scenario.schema import Expectations
@@ -112,6 +113,7 @@ class Verdict:
                 "score": round(float(self.score), 4), "reasons": list(self.reasons)}
 
 
+@add_renamed_attributes  # the attribute's name before the compactor rename, deprecated
 @dataclass
 class CompactionCase:
     """Everything a grader may look at for one compaction.
@@ -150,9 +152,9 @@ class CompactionCase:
     #: The graders run on this case (set by GraderRegistry.run): an llm grader marks a prefix for
     #: prompt caching only when another selected grader's request will read it.
     graders: tuple[str, ...] = field(default=(), repr=False)
-    #: The compaction strategy that made this compaction (pytest_ctxeval.compaction), and its summary
+    #: The compactor that made this compaction (pytest_ctxeval.compaction), and its summary
     #: format (a SummaryFormat; None: Claude Code's nine sections).
-    strategy: str = "claude_code"
+    compactor: str = "claude_code"
     summary_format: SummaryFormat | None = field(default=None, repr=False)
     #: The Claude Code version that wrote this compaction (a real transcript's boundary), None for an
     #: engine run: graders hold a real summary to what its version promised (pytest_ctxeval.grading.versions).
@@ -199,7 +201,7 @@ class CompactionCase:
         For a nine-section summary: the section's body, plus whatever the compaction kept verbatim
         (a user message kept as a message counts as much as one quoted in section 6). For a
         session-memory compaction (the notes have their own ten sections): the whole post-compact
-        context. For another strategy's summary format: the section of that kind when the format has
+        context. For another compactor's summary format: the section of that kind when the format has
         one (None when the summary lacks it), else the whole post-compact context — a format without
         a user-messages section (Codex keeps them as messages) is searched everywhere.
         """
@@ -230,7 +232,7 @@ class GraderSpec:
     origin: str
     description: str = ""
     applies_to: tuple[str, ...] | None = None   # compaction kinds; None = all
-    strategies: tuple[str, ...] | None = None   # compaction strategies whose format it checks; None = all
+    compactors: tuple[str, ...] | None = None   # compactors whose format it checks; None = all
     targets: tuple[str, ...] = ()               # mutation operators that break its invariant (ctxeval validate)
     expect_keys: tuple[str, ...] = ()           # the scenario expect: keys it reads
 
@@ -238,12 +240,13 @@ class GraderSpec:
 _MARK = "__ctxeval_grader__"
 
 
+@renamed_keywords  # the keyword's name before the compactor rename, deprecated
 def grader(name: str, kind: str = "rule", *, applies_to: Iterable[str] | None = None,
-           strategies: Iterable[str] | None = None, targets: Iterable[str] = ()) -> Callable[[Callable], Callable]:
+           compactors: Iterable[str] | None = None, targets: Iterable[str] = ()) -> Callable[[Callable], Callable]:
     """Mark a function as a grader named ``name`` (``kind`` is ``rule`` or ``llm``).
 
     ``applies_to`` names the compaction kinds it grades (``full``, ``partial``, ``session_memory``,
-    ``transcript``); ``strategies`` the compaction strategies whose summary format it checks
+    ``transcript``); ``compactors`` the compactors whose summary format it checks
     (``("claude_code",)`` for the nine sections). Any other compaction gets ``n/a`` with the reason.
     ``targets`` names the mutation operators whose mutants it exists to catch (``ctxeval validate``
     measures how many it does; operators may also name the graders they target, see
@@ -258,7 +261,7 @@ def grader(name: str, kind: str = "rule", *, applies_to: Iterable[str] | None = 
 
     def mark(func: Callable) -> Callable:
         setattr(func, _MARK, (name, kind, tuple(applies_to) if applies_to else None,
-                              tuple(strategies) if strategies else None, tuple(targets)))
+                              tuple(compactors) if compactors else None, tuple(targets)))
         return func
 
     return mark
@@ -289,10 +292,10 @@ class GraderRegistry:
             for attr in vars(module).values():
                 mark = getattr(attr, _MARK, None)
                 if mark and callable(attr):
-                    name, kind, applies, strategies, targets = (*mark, None, ())[:5]
+                    name, kind, applies, compactors, targets = (*mark, None, ())[:5]
                     doc = " ".join((attr.__doc__ or "").strip().split("\n\n")[0].split())
                     self.add(GraderSpec(name, kind, attr, f"{path}:{attr.__code__.co_firstlineno}", doc, applies,
-                                        strategies, tuple(targets or ()), _expect_keys(attr)))
+                                        compactors, tuple(targets or ()), _expect_keys(attr)))
                 self._add_mutation(attr, path)
 
     def _add_mutation(self, attr: Any, path: Path) -> None:
@@ -337,10 +340,10 @@ class GraderRegistry:
         specs = list(specs) if specs is not None else list(self)
         case.graders = tuple(spec.name for spec in specs)
         for spec in specs:
-            if spec.strategies is not None and not _writes_format_of(case, spec.strategies):
+            if spec.compactors is not None and not _writes_format_of(case, spec.compactors):
                 fmt = getattr(case.summary_format, "name", None)
-                verdict = Verdict.not_applicable(f"{spec.name} checks the format of the {', '.join(spec.strategies)} "
-                                                 f"strategy; the {case.strategy} strategy writes "
+                verdict = Verdict.not_applicable(f"{spec.name} checks the format of the {', '.join(spec.compactors)} "
+                                                 f"compactor; the {case.compactor} compactor writes "
                                                  + (_article(fmt) if fmt else "its own format"))
             elif spec.applies_to is not None and case.kind not in spec.applies_to:
                 verdict = Verdict.not_applicable(f"{spec.name} applies to {', '.join(spec.applies_to)} "
@@ -399,11 +402,11 @@ def _expect_keys(func: Callable) -> tuple[str, ...]:
     return tuple(k for k in order if k in found)
 
 
-def _writes_format_of(case: CompactionCase, strategies: tuple[str, ...]) -> bool:
-    """Whether ``case``'s summary is in the format of one of ``strategies``: by name, or for
+def _writes_format_of(case: CompactionCase, compactors: tuple[str, ...]) -> bool:
+    """Whether ``case``'s summary is in the format of one of ``compactors``: by name, or for
     ``claude_code`` by format (no ``summary_format``: Claude Code's nine sections, as a subclass of
-    the ``claude_code`` strategy or a real transcript writes them)."""
-    return case.strategy in strategies or ("claude_code" in strategies and case.summary_format is None)
+    the ``claude_code`` compactor or a real transcript writes them)."""
+    return case.compactor in compactors or ("claude_code" in compactors and case.summary_format is None)
 
 
 def _article(text: str) -> str:
@@ -470,7 +473,7 @@ def cases_from_run(run: RunResult) -> list[CompactionCase]:
             transcript_path=None if res.kind == "transcript" else shown_transcript_path(run.transcript_path.stem),
             pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
             turn=rec.turn, origin="engine", config=run.config,
-            strategy=getattr(run, "strategy", "claude_code"), summary_format=getattr(run, "summary_format", None),
+            compactor=getattr(run, "compactor", "claude_code"), summary_format=getattr(run, "summary_format", None),
             facts=list(run.scenario.facts) if run.scenario is not None else []))
     _link(out)
     if out:

@@ -1,6 +1,6 @@
-"""What the offline reference model knows of other strategies' formats (:mod:`pytest_ctxeval.compaction`).
+"""What the offline reference model knows of other compactors' formats (:mod:`pytest_ctxeval.compaction`).
 
-The reference (:mod:`.reference`) writes the sections a prompt asks for. Other strategies ask for
+The reference (:mod:`.reference`) writes the sections a prompt asks for. Other compactors ask for
 titles outside Claude Code's nine, in other layouts; this module lets it read and write them:
 
 * :data:`EXTRA_VOCABULARY` / :func:`reference_kind`: Codex's "Constraints", "Progress and
@@ -12,7 +12,7 @@ titles outside Claude Code's nine, in other layouts; this module lets it read an
   head) is read back into messages, the ``<previous-summary>`` anchor as an earlier summary;
 * :func:`split_merged`: consecutive user messages reach the API merged into one (``to_api``: Codex
   keeps the user's messages one after another); each text block is read as the message it was;
-* :func:`read_other`: another strategy's earlier summary is carried forward section by section;
+* :func:`read_other`: another compactor's earlier summary is carried forward section by section;
 * :func:`other_section`: the bodies of the new kinds, from the same facts as the nine sections.
 """
 
@@ -149,7 +149,7 @@ _LATER_REQUESTS = "Later requests and corrections, oldest first:"
 
 
 def sections_of(text: str) -> list[tuple[str, str]]:
-    """``(kind, body)`` of every section of an earlier summary, in any strategy's format."""
+    """``(kind, body)`` of every section of an earlier summary, in any compactor's format."""
     match = re.search(r"<state_snapshot>([\s\S]*?)</state_snapshot>", text)
     if match:
         out = []
@@ -177,7 +177,7 @@ def _quoted_requests(body: str) -> list[str]:
 
 
 def read_other(text: str, carry: Any) -> None:
-    """Carry what another strategy's earlier summary holds into ``carry`` (the reference's
+    """Carry what another compactor's earlier summary holds into ``carry`` (the reference's
     ``_Carry``), section by section (see :func:`sections_of`)."""
 
     carry.dedupe = True

@@ -17,9 +17,9 @@ back and their user messages, files, errors, pending tasks, findings, rules and 
 carried forward, so what the session's first request said survives the third compaction, as a real
 summariser is asked to do.
 
-**Other strategies' prompts** (:mod:`pytest_ctxeval.compaction`) get the same treatment through
+**Other compactors' prompts** (:mod:`pytest_ctxeval.compaction`) get the same treatment through
 :mod:`.formats` (their section titles, Gemini CLI's XML snapshot, opencode's text-line
-conversation), and the openings of every strategy's summary message (:data:`SUMMARY_OPENINGS`) mark
+conversation), and the openings of every compactor's summary message (:data:`SUMMARY_OPENINGS`) mark
 an earlier summary, carried forward instead of read as a request.
 
 Two facts a good summary keeps that are not user messages: the rules of memory files shown to the
@@ -58,7 +58,7 @@ __all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "write_
            "SUMMARY_OPENINGS"]
 
 SUMMARY_PREFIX = "This session is being continued from a previous conversation"
-#: How each strategy's summary message starts: Claude Code's continuation, Codex's handoff note,
+#: How each compactor's summary message starts: Claude Code's continuation, Codex's handoff note,
 #: Gemini CLI's state snapshot, opencode's summary (pytest_ctxeval/compaction; a test keeps them in
 #: step). A user text starting with one is an earlier summary, not a request.
 SUMMARY_OPENINGS = (
@@ -155,7 +155,7 @@ class _Carry:
     failed: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     tool_facts: list[str] = field(default_factory=list)   # relied.TOOL_FACTS_HEADER's items
-    #: Set when an earlier summary was another strategy's (its user messages are quoted in its goal
+    #: Set when an earlier summary was another compactor's (its user messages are quoted in its goal
     #: section, and the context may also keep them as messages: count each once).
     dedupe: bool = False
 
@@ -167,7 +167,7 @@ _MAX_FINDINGS = 16
 def _read_carry(texts: list[str]) -> _Carry:
     carry = _Carry()
     for text in texts:
-        if not text.lstrip().startswith(SUMMARY_PREFIX):  # another strategy's summary
+        if not text.lstrip().startswith(SUMMARY_PREFIX):  # another compactor's summary
             read_other(text, carry)
             continue
         parsed = parse_summary(text)
@@ -243,11 +243,11 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
         return "<state_snapshot>\n" + "\n".join(snapshot) + "\n</state_snapshot>"
     sections = prompt_sections(instruction)
     # The <analysis>/<summary> layout is Claude Code's; a prompt that does not ask for it (another
-    # strategy's) gets its sections as plain text.
+    # compactor's) gets its sections as plain text.
     tagged = bool(re.search(r"<(?:analysis|summary)>", instruction))
     if tagged:
         # A Claude Code prompt: how each section is written follows the prompt's instructions
-        # (:mod:`.instructions`). Other strategies' prompts keep every behaviour on.
+        # (:mod:`.instructions`). Other compactors' prompts keep every behaviour on.
         facts.reading = read_prompt(instruction)
     analysis = (f"<analysis>\nRead {len(history)} messages: {len(facts.people)} from the user, "
                 f"{facts.tool_calls} tool calls ({len(facts.failures)} failed)"
@@ -275,7 +275,7 @@ class _Facts:
         self.history = history
         self.carry = carry
         self.people = [p.text for p in person_messages(history)]
-        if carry.dedupe:  # another strategy kept some messages whose quotes its summary carries too
+        if carry.dedupe:  # another compactor kept some messages whose quotes its summary carries too
             self.all_people = _merge_texts(carry.user_messages, self.people)
         else:
             self.all_people = carry.user_messages + self.people
@@ -303,7 +303,7 @@ class _Facts:
 
     # -- sections ----------------------------------------------------------------------------
     def section(self, kind: str) -> str:
-        if kind in OTHER_KINDS:  # another strategy's section (see .formats)
+        if kind in OTHER_KINDS:  # another compactor's section (see .formats)
             return other_section(self, kind)
         return getattr(self, f"_s_{kind}")()
 

@@ -1,6 +1,6 @@
 """The reference summary's text pieces: list items, the sub-list headers it writes and reads
 back, quoting and clipping. Shared by the reference model (:mod:`.reference`) and its reading of
-other strategies' formats (:mod:`.peer_formats`), below both.
+other compactors' formats (:mod:`.peer_formats`), below both.
 """
 
 from __future__ import annotations

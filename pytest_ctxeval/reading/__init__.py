@@ -1,6 +1,6 @@
 """How a careful reader reads a conversation and a summary: the nine sections, the facts a summary
 must carry (people's messages, files, errors, todos), verbatim matching and quoting. Shared by the
-engine, the reference model, the strategies and the graders, so it sits below all of them."""
+engine, the reference model, the compactors and the graders, so it sits below all of them."""
 
 from __future__ import annotations
 

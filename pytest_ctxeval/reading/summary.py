@@ -218,7 +218,7 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None)
     canonical section title wins over a looser vocabulary match of the same kind (so an item such
     as ``2. Added error handling:`` inside another section is not taken for section 4).
     ``kind_of`` replaces :func:`section_kind` for titles that are not canonical (the offline
-    reference model reads other strategies' summaries with a wider vocabulary).
+    reference model reads other compactors' summaries with a wider vocabulary).
     """
     part, offset = _summary_part(text)
     candidates: list[tuple[int, int, bool, Section]] = []

@@ -145,6 +145,7 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A results or baseline JSON file (a :class:`UsageError` naming the file otherwise)."""
     from ..core.documents import BadDocument, check_baseline, check_results, loads_strict
     from ..core.limits import MAX_JSON_BYTES
+    from ..core.renamed import upgrade_results
 
     p = Path(path)
     try:
@@ -170,6 +171,7 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
                          f"or {BASELINE_FORMAT!r})")
     try:
         if doc["format"] == RESULTS_FORMAT:
+            upgrade_results(doc)  # a file written before the compactor rename: the old key names
             check_results(doc)
         elif doc.get("version") == BASELINE_VERSION:
             check_baseline(doc)

@@ -68,13 +68,13 @@ class _Slugs:
         return slug
 
 
-def _sections(summary: str, kind: str, strategy: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+def _sections(summary: str, kind: str, compactor: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     if kind == "session_memory":
         return [], []
-    if strategy not in (None, "claude_code"):  # another strategy's format (a built-in one is known)
+    if compactor not in (None, "claude_code"):  # another compactor's format (a built-in one is known)
         from ..compaction.loader import builtin_summary_format
 
-        fmt = builtin_summary_format(strategy)
+        fmt = builtin_summary_format(compactor)
         if fmt is None or not fmt.sections:
             return [], []
         parsed = fmt.parse(summary or "")
@@ -151,7 +151,7 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
         compactions = []
         messages = e.get("messages", {})
         for c in comps:
-            sections, missing_sections = _sections(c.get("summary", ""), c.get("kind", ""), e.get("strategy"))
+            sections, missing_sections = _sections(c.get("summary", ""), c.get("kind", ""), e.get("compactor"))
             lost = c.get("lost") or {}
             lost_groups: list[dict[str, Any]] = []
             for cat in CATEGORIES:
@@ -224,7 +224,7 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
     meta = {"backend": doc.get("backend") or "-", "model": doc.get("model"), "judge": doc.get("judge"),
             "prompt": prompt.get("path"), "fingerprint": prompt.get("fingerprint")}
     return {"meta": meta, "rows": rows, "scenarios": scenarios, "totals": totals, "changes": changes, "ab": ab_view,
-            "strategies": _strategies_view(doc.get("strategies"), ids), "strategy": doc.get("strategy"),
+            "compactors": _compactors_view(doc.get("compactors"), ids), "compactor": doc.get("compactor"),
             "coverage": doc.get("prompt_coverage") or (comparison.coverage if comparison else None),
             "usage": usage, "prompt": {"path": prompt.get("path"), "fingerprint": prompt.get("fingerprint")},
             "compaction_count": sum(r["compactions"] for r in rows),
@@ -244,13 +244,13 @@ def _charts(entry: dict[str, Any]) -> dict[str, Any]:
             "survival_table": survival_lines([entry]) if survival else []}
 
 
-def _strategies_view(table: dict[str, Any] | None, ids: dict[str, str]) -> dict[str, Any] | None:
-    """The strategies comparison (:func:`pytest_ctxeval.compaction.compare.strategy_table`) for the
-    template: one row per strategy, pass rates by grader, probes by kind, failures by scenario."""
+def _compactors_view(table: dict[str, Any] | None, ids: dict[str, str]) -> dict[str, Any] | None:
+    """The compactors comparison (:func:`pytest_ctxeval.compaction.compare.compactor_table`) for the
+    template: one row per compactor, pass rates by grader, probes by kind, failures by scenario."""
     if not table:
         return None
     rows = table["rows"]
-    names = [r["strategy"] for r in rows]
+    names = [r["compactor"] for r in rows]
 
     def rate(r: dict[str, Any], g: str) -> dict[str, Any]:
         x = r["graders"].get(g) or {"pass_rate": None, "na": 0, "passed": 0, "graded": 0}
@@ -266,7 +266,7 @@ def _strategies_view(table: dict[str, Any] | None, ids: dict[str, str]) -> dict[
                   "other": sum(r["verdicts"].get(k, 0) for k in ("n/a", "ungraded", "xfail"))} for r in rows],
         "graders": [{"name": g, "cells": [rate(r, g) for r in rows]} for g in table.get("graders", [])],
         "probes": [{"kind": k, "cells": [r["probes"].get(k) for r in rows]} for k in kinds],
-        "failures": [{**f, "id": ids.get(f["scenario"]) if f["strategy"] == names[0] else None}
+        "failures": [{**f, "id": ids.get(f["scenario"]) if f["compactor"] == names[0] else None}
                      for f in table.get("failures", [])],
     }
 
@@ -382,20 +382,20 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
             lines.append(f"- … and {len(cov['lines']) - max_items} more")
         if cov["unseen"]:
             lines += ["", md(cov["advice"], 400)]
-    st = ctx["strategies"]
+    st = ctx["compactors"]
     if st is not None:
-        lines += ["", f"#### Compaction strategies: {md(', '.join(st['names']))}", "", md(st["note"], 600), "",
-                  "| strategy | compactions | tokens before → after (mean) | model calls | passed | failed |",
+        lines += ["", f"#### Compactors: {md(', '.join(st['names']))}", "", md(st["note"], 600), "",
+                  "| compactor | compactions | tokens before → after (mean) | model calls | passed | failed |",
                   "|---|---:|---|---:|---:|---:|"]
         for r in st["rows"]:
             if r["skipped"] and not r["ran"]:
-                lines.append(f"| {md(r['strategy'])} | skipped: {md(r['skipped'], 120)} | | | | |")
+                lines.append(f"| {md(r['compactor'])} | skipped: {md(r['skipped'], 120)} | | | | |")
                 continue
             tokens = f"{r['tokens_before']:,} → {r['tokens_after']:,}" if r["compactions"] else "-"
-            lines.append(f"| {md(r['strategy'])} | {r['compactions']} | {tokens} | {r['model_calls']} | "
+            lines.append(f"| {md(r['compactor'])} | {r['compactions']} | {tokens} | {r['model_calls']} | "
                          f"{r['verdicts'].get('pass', 0)} | {r['verdicts'].get('fail', 0)} |")
         for f in st["failures"][:max_items]:
-            lines.append(f"- **{md(f['scenario'])}** · {md(f['strategy'])} · {md(f['grader'])}: {md(f['reason'])}")
+            lines.append(f"- **{md(f['scenario'])}** · {md(f['compactor'])} · {md(f['grader'])}: {md(f['reason'])}")
     from .facts_table import survival_lines
 
     table = survival_lines(doc.get("scenarios", []))

@@ -1,4 +1,4 @@
-"""Builders for the compaction-strategy tests (imported as ``compaction_kit``, like ``engine_kit``):
+"""Builders for the compactor tests (imported as ``compaction_kit``, like ``engine_kit``):
 messages, conversations of sized turns, and a :class:`CompactionState` on the offline model."""
 
 from __future__ import annotations

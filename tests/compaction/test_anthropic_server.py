@@ -9,7 +9,7 @@ import json
 import httpx2
 import pytest
 
-from pytest_ctxeval.compaction import StrategyUnavailable
+from pytest_ctxeval.compaction import CompactorUnavailable
 from pytest_ctxeval.compaction.anthropic_server import BETA, EDIT_TYPE, AnthropicServer
 from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.core.messages import text_of
@@ -19,8 +19,8 @@ SUMMARY = "The user is moving sessions to Redis with opaque ids; next: the webso
 
 
 def test_offline_every_scenario_is_skipped_with_the_reason(tmp_path):
-    with pytest.raises(StrategyUnavailable, match=r"needs the real API \(--ctxeval-backend anthropic"):
-        run_scenario("scenarios/auth_refactor.yaml", strategy="anthropic_server", session_dir=tmp_path)
+    with pytest.raises(CompactorUnavailable, match=r"needs the real API \(--ctxeval-backend anthropic"):
+        run_scenario("scenarios/auth_refactor.yaml", compactor="anthropic_server", session_dir=tmp_path)
 
 
 def _server(seen: list, *, compact: bool = True):
@@ -50,9 +50,9 @@ def api(monkeypatch, tmp_path):
 
 def test_on_the_api_the_edit_is_sent_and_the_compaction_block_becomes_the_context(api, tmp_path):
     llm, seen = api()
-    run = run_scenario("scenarios/auth_refactor.yaml", strategy="anthropic_server", llm=llm,
+    run = run_scenario("scenarios/auth_refactor.yaml", compactor="anthropic_server", llm=llm,
                        session_dir=tmp_path / "s")
-    assert run.compactions and run.strategy == "anthropic_server"
+    assert run.compactions and run.compactor == "anthropic_server"
     request, body = seen[0]
     assert BETA in request.headers["anthropic-beta"]
     (edit,) = body["context_management"]["edits"]
@@ -67,7 +67,7 @@ def test_on_the_api_the_edit_is_sent_and_the_compaction_block_becomes_the_contex
 
 def test_no_compaction_block_is_a_failed_compaction_with_the_reason(api, tmp_path):
     llm, _ = api(compact=False)
-    run = run_scenario("scenarios/auth_refactor.yaml", strategy="anthropic_server(trigger=150000)", llm=llm,
+    run = run_scenario("scenarios/auth_refactor.yaml", compactor="anthropic_server(trigger=150000)", llm=llm,
                        session_dir=tmp_path / "s")
     failed = [e for e in run.events if e.action == "failed"]
     assert failed and "the API did not compact" in failed[0].detail

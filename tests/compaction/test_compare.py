@@ -1,5 +1,5 @@
-"""Comparing strategies: the table, ``ctxeval compare`` over the built-in library (offline, as in
-CI), bad input, and ``--ctxeval-strategy`` / ``--ctxeval-compare-strategies`` in pytest."""
+"""Comparing compactors: the table, ``ctxeval compare`` over the built-in library (offline, as in
+CI), bad input, and ``--ctxeval-compactor`` / ``--ctxeval-compare-compactors`` in pytest."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.compaction.compare import OFFLINE_NOTE, format_strategy_table, strategy_table
+from pytest_ctxeval.compaction.compare import OFFLINE_NOTE, format_compactor_table, compactor_table
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "scenarios"
@@ -36,7 +36,7 @@ def test_the_table_counts_pass_rates_probes_failures_and_skips():
         "anthropic_server": {"scenarios": [{"name": "a", "skipped": "needs the API", "graders": {}, "compactions": []}]},
     }
     docs["codex"]["scenarios"][0]["compactions"][1]["verdicts"] = [{"grader": "probes", "by_kind": {"recall": 4.0}}]
-    table = strategy_table(docs, price_model="claude-sonnet-5-5")
+    table = compactor_table(docs, price_model="claude-sonnet-5-5")
     cc, cx, api = table["rows"]
     assert cc["graders"]["g"]["pass_rate"] == 1.0 and cc["graders"]["h"]["graded"] == 0   # a known failure is not graded
     assert cc["verdicts"]["xfail"] == 1 and cc["usd_at"] == 2.0                           # $2 per million input
@@ -46,9 +46,9 @@ def test_the_table_counts_pass_rates_probes_failures_and_skips():
     assert cx["probes"] == {"recall": 4.0} and cx["errors"] == 1
     assert (api["ran"], api["skipped"]) == (0, "needs the API")
     assert table["failures"] == [
-        {"scenario": "a", "strategy": "codex", "grader": "g", "reason": "lost the first request"},
-        {"scenario": "b", "strategy": "codex", "grader": "(run)", "reason": "boom"}]
-    lines = format_strategy_table(table)
+        {"scenario": "a", "compactor": "codex", "grader": "g", "reason": "lost the first request"},
+        {"scenario": "b", "compactor": "codex", "grader": "(run)", "reason": "boom"}]
+    lines = format_compactor_table(table)
     assert lines[0] == OFFLINE_NOTE
     assert any(l.startswith("anthropic_server: skipped on 1 scenario(s): needs the API") for l in lines)
     assert any(l.startswith("g ") and "100% (2/2)" in l and "0% (0/1)" in l for l in lines)
@@ -66,17 +66,17 @@ def test_compare_over_the_builtin_library_runs_offline(library_comparison, capsy
     code, doc, html = library_comparison
     assert code == 0
     table = doc["table"]
-    assert table["strategies"] == ["claude_code", "codex", "gemini_cli", "opencode", "observation_masking"]
+    assert table["compactors"] == ["claude_code", "codex", "gemini_cli", "opencode", "observation_masking"]
     scenarios = len(list(LIBRARY.glob("*.yaml")))
-    rows = {r["strategy"]: r for r in table["rows"]}
+    rows = {r["compactor"]: r for r in table["rows"]}
     for name, row in rows.items():
         results = doc["results"][name]["scenarios"]
         assert row["ran"] == scenarios and not row["errors"], name
         assert row["compactions"] == sum(len(e["compactions"]) for e in results) > 0, name
     # the reference engine fails nothing but its declared known failures
     assert rows["claude_code"]["verdicts"]["fail"] == 0
-    assert not [f for f in table["failures"] if f["strategy"] == "claude_code"]
-    # structure the strategies are made of, as the graders see it
+    assert not [f for f in table["failures"] if f["compactor"] == "claude_code"]
+    # structure the compactors are made of, as the graders see it
     assert rows["observation_masking"]["model_calls"] == 0
     assert rows["gemini_cli"]["model_calls"] >= 2 * rows["gemini_cli"]["compactions"] - rows["gemini_cli"]["ran"]
     for name in ("codex", "gemini_cli", "opencode"):
@@ -86,80 +86,80 @@ def test_compare_over_the_builtin_library_runs_offline(library_comparison, capsy
     assert rows["claude_code"]["graders"]["nine_sections"]["pass_rate"] == 1.0
     assert all(r["graders"]["last_request_intact"]["pass_rate"] == 1.0 for r in rows.values())
     # the HTML report section, under the report's no-script policy, with the offline note in its header
-    assert 'id="strategies"' in html and "Compaction strategies compared:" in html
-    assert "Offline, every strategy&#39;s summaries come from the reference model" in html
+    assert 'id="compactors"' in html and "Compactors compared:" in html
+    assert "Offline, every compactor&#39;s summaries come from the reference model" in html
     assert "<script" not in html.lower() and "default-src 'none'" in html
 
 
 def test_compare_prints_the_table_and_the_failures(library_comparison, capsys):
     # the table printed is the JSON's table, formatted
     _, doc, _ = library_comparison
-    lines = format_strategy_table(doc["table"])
+    lines = format_compactor_table(doc["table"])
     assert any(l.startswith("pass rate by grader") for l in lines)
     assert any(l.startswith("failures (") for l in lines) == bool(doc["table"]["failures"])
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["compare", "--strategies", "codx", str(LIBRARY / "auth_refactor.yaml")], "unknown strategy 'codx' (did you mean 'codex'?)"),
-    (["compare", "--strategies", "", str(LIBRARY / "auth_refactor.yaml")], "--strategies: name at least one strategy"),
-    (["compare", "--strategy", "codex", str(LIBRARY / "auth_refactor.yaml")], "compare takes --strategies a,b,..."),
-    (["compare", "--strategies", "codex,codex(tiers=none)", str(LIBRARY / "auth_refactor.yaml")], "names 'codex' twice"),
-    (["run", "--strategy", "mypkg.missing:Thing", str(LIBRARY / "auth_refactor.yaml")], "cannot import module 'mypkg.missing'"),
+    (["compare", "--compactors", "codx", str(LIBRARY / "auth_refactor.yaml")], "unknown compactor 'codx' (did you mean 'codex'?)"),
+    (["compare", "--compactors", "", str(LIBRARY / "auth_refactor.yaml")], "--compactors: name at least one compactor"),
+    (["compare", "--compactor", "codex", str(LIBRARY / "auth_refactor.yaml")], "compare takes --compactors a,b,..."),
+    (["compare", "--compactors", "codex,codex(tiers=none)", str(LIBRARY / "auth_refactor.yaml")], "names 'codex' twice"),
+    (["run", "--compactor", "mypkg.missing:Thing", str(LIBRARY / "auth_refactor.yaml")], "cannot import module 'mypkg.missing'"),
 ], ids=["unknown", "empty", "singular-option", "duplicate", "bad-module"])
-def test_bad_strategies_are_usage_errors(argv, message, capsys):
+def test_bad_compactors_are_usage_errors(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
 
 
-def test_run_under_a_strategy_and_a_skipped_one(tmp_path, capsys):
+def test_run_under_a_compactor_and_a_skipped_one(tmp_path, capsys):
     scenario = str(LIBRARY / "debug_failing_test.yaml")
-    assert main(["run", scenario, "--strategy", "codex", "--graders", "nine_sections,tool_pairing",
+    assert main(["run", scenario, "--compactor", "codex", "--graders", "nine_sections,tool_pairing",
                  "--json", str(tmp_path / "r.json")]) == 0
     doc = json.loads((tmp_path / "r.json").read_text())
-    assert doc["strategy"] == "codex" and doc["scenarios"][0]["strategy"] == "codex"
+    assert doc["compactor"] == "codex" and doc["scenarios"][0]["compactor"] == "codex"
     assert doc["scenarios"][0]["graders"]["nine_sections"]["status"] == "n/a"
-    assert main(["run", scenario, "--strategy", "anthropic_server"]) == 0
+    assert main(["run", scenario, "--compactor", "anthropic_server"]) == 0
     assert "SKIPPED: anthropic_server is the API's server-side compaction" in capsys.readouterr().out
 
 
 TINY = (ROOT / "scenarios" / "debug_failing_test.yaml").read_text()
 
 
-def test_pytest_strategy_options(pytester: pytest.Pytester):
+def test_pytest_compactor_options(pytester: pytest.Pytester):
     pytester.makefile(".yaml", **{"scenarios/debug": TINY})
-    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-rs", "--ctxeval-strategy", "codex",
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-rs", "--ctxeval-compactor", "codex",
                                 "-k", "nine_sections or tool_pairing or verbatim")
     result.assert_outcomes(passed=2, skipped=1, deselected=18)
-    result.stdout.fnmatch_lines(["*n/a: nine_sections checks the format of the claude_code strategy; the codex "
-                                 "strategy writes a Codex handoff summary*"])
+    result.stdout.fnmatch_lines(["*n/a: nine_sections checks the format of the claude_code compactor; the codex "
+                                 "compactor writes a Codex handoff summary*"])
     result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "tool_pairing",
-                                "--ctxeval-compare-strategies", "opencode,observation_masking(keep=5),anthropic_server",
+                                "--ctxeval-compare-compactors", "opencode,observation_masking(keep=5),anthropic_server",
                                 "--ctxeval-report", "out.json", "--ctxeval-report", "out.md")
     result.assert_outcomes(passed=1, deselected=20)
-    result.stdout.fnmatch_lines(["*ctxeval strategies: claude_code, opencode, observation_masking, anthropic_server*",
-                                 "Offline, every strategy's summaries*",
+    result.stdout.fnmatch_lines(["*ctxeval compactors: claude_code, opencode, observation_masking, anthropic_server*",
+                                 "Offline, every compactor's summaries*",
                                  "anthropic_server: skipped on 1 scenario(s)*"])
     doc = json.loads((pytester.path / "out.json").read_text())
-    assert [r["strategy"] for r in doc["strategies"]["rows"]] == [
+    assert [r["compactor"] for r in doc["compactors"]["rows"]] == [
         "claude_code", "opencode", "observation_masking", "anthropic_server"]
-    assert doc["strategies"]["rows"][2]["model_calls"] == 0
+    assert doc["compactors"]["rows"][2]["model_calls"] == 0
     summary = (pytester.path / "out.md").read_text()
-    assert "#### Compaction strategies: claude\\_code, opencode, observation\\_masking, anthropic\\_server" in summary
+    assert "#### Compactors: claude\\_code, opencode, observation\\_masking, anthropic\\_server" in summary
 
 
 def test_the_options_are_in_help(pytester: pytest.Pytester, capsys):
     with pytest.raises(SystemExit):
         main(["compare", "--help"])
     out = capsys.readouterr().out
-    for option in ("--strategies", "--json OUT", "--html OUT", "--context-window", "--graders", "--backend"):
+    for option in ("--compactors", "--json OUT", "--html OUT", "--context-window", "--graders", "--backend"):
         assert option in out
     help_text = pytester.runpytest("--help").stdout.str()
-    assert "--ctxeval-strategy=SPEC" in help_text and "--ctxeval-compare-strategies=a,b,..." in help_text
+    assert "--ctxeval-compactor=SPEC" in help_text and "--ctxeval-compare-compactors=a,b,..." in help_text
 
 
-def test_pytest_bad_strategy_is_a_usage_error(pytester: pytest.Pytester):
+def test_pytest_bad_compactor_is_a_usage_error(pytester: pytest.Pytester):
     pytester.makefile(".yaml", **{"scenarios/debug": TINY})
-    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "--ctxeval-compare-strategies", "codex(x=1)")
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "--ctxeval-compare-compactors", "codex(x=1)")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*strategy codex: unknown option x; it takes tiers, fraction, user_tokens*"])
+    result.stderr.fnmatch_lines(["*compactor codex: unknown option x; it takes tiers, fraction, user_tokens*"])

@@ -1,5 +1,5 @@
-"""Running strategies in the agent loop: the engine unchanged for claude_code, the in-flight rule,
-manual and partial compactions, the circuit breaker, tiers as options, your own strategy."""
+"""Running compactors in the agent loop: the engine unchanged for claude_code, the in-flight rule,
+manual and partial compactions, the circuit breaker, tiers as options, your own compactor."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.core.messages import tool_uses
 from pytest_ctxeval.runner import run_scenario
 
-STRATEGIES = ["codex", "gemini_cli", "opencode", "observation_masking"]
+COMPACTORS = ["codex", "gemini_cli", "opencode", "observation_masking"]
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +34,15 @@ def _doc(run, registry):
 @pytest.mark.parametrize("scenario", ["session_memory_then_full", "compaction_overflow", "tool_calls_in_flight"])
 def test_claude_code_is_the_engine_unchanged(scenario, registry, tmp_path):
     plain = run_scenario(f"scenarios/{scenario}.yaml", session_dir=tmp_path / "a")
-    named = run_scenario(f"scenarios/{scenario}.yaml", strategy="claude_code", session_dir=tmp_path / "b")
+    named = run_scenario(f"scenarios/{scenario}.yaml", compactor="claude_code", session_dir=tmp_path / "b")
     assert [e.as_dict() for e in named.events] == [e.as_dict() for e in plain.events]
     assert named.requests == plain.requests
     assert _doc(named, registry) == _doc(plain, registry)
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_calls_in_flight_at_a_manual_compaction_stay_paired_under_every_strategy(strategy, registry, tmp_path):
-    run = run_scenario("scenarios/tool_calls_in_flight.yaml", strategy=strategy, session_dir=tmp_path)
+@pytest.mark.parametrize("compactor", COMPACTORS)
+def test_calls_in_flight_at_a_manual_compaction_stay_paired_under_every_compactor(compactor, registry, tmp_path):
+    run = run_scenario("scenarios/tool_calls_in_flight.yaml", compactor=compactor, session_dir=tmp_path)
     manual = [c for c in run.compactions if c.result.trigger == "manual" and c.result.in_flight]
     assert manual, "the /compact with calls in flight should compact"
     last = manual[0].result.post_messages[-1]
@@ -52,8 +52,8 @@ def test_calls_in_flight_at_a_manual_compaction_stay_paired_under_every_strategy
         assert v.status == "pass", v.reasons
 
 
-def test_a_strategy_compaction_shares_the_turn_of_the_request_after_it(tmp_path):
-    run = run_scenario("scenarios/auth_refactor.yaml", strategy="codex", session_dir=tmp_path)
+def test_a_compactor_compaction_shares_the_turn_of_the_request_after_it(tmp_path):
+    run = run_scenario("scenarios/auth_refactor.yaml", compactor="codex", session_dir=tmp_path)
     auto = [c for c in run.compactions if c.result.trigger == "auto"]
     assert auto
     body = run.requests[auto[0].turn - 1]
@@ -69,7 +69,7 @@ def test_three_failed_automatic_compactions_in_a_row_stop_asking(tmp_path):
 
     scenario = load_scenario("scenarios/summariser_circuit_breaker.yaml")
     scenario = scenario.model_copy(update={"faults": {"compact": ["empty"] * 8}})
-    run = run_scenario(scenario, strategy="codex", session_dir=tmp_path)
+    run = run_scenario(scenario, compactor="codex", session_dir=tmp_path)
     auto = [e for e in run.events if e.action == "failed" and e.tier == "autocompact"]
     assert len(auto) == 3 and "no text" in auto[0].detail
     tripped = [e for e in run.events if e.action == "circuit_breaker_tripped"]
@@ -77,12 +77,12 @@ def test_three_failed_automatic_compactions_in_a_row_stop_asking(tmp_path):
     assert not [c for c in run.compactions if c.result.trigger == "auto"]  # off for the rest of the session
 
 
-def test_tiers_are_options_of_every_strategy(tmp_path):
-    on = run_scenario("scenarios/tool_result_budget.yaml", strategy="codex", session_dir=tmp_path / "on")
-    off = run_scenario("scenarios/tool_result_budget.yaml", strategy="codex(tiers=none)", session_dir=tmp_path / "off")
+def test_tiers_are_options_of_every_compactor(tmp_path):
+    on = run_scenario("scenarios/tool_result_budget.yaml", compactor="codex", session_dir=tmp_path / "on")
+    off = run_scenario("scenarios/tool_result_budget.yaml", compactor="codex(tiers=none)", session_dir=tmp_path / "off")
     assert [e for e in on.events if e.tier == "budget"] and not [e for e in off.events if e.tier == "budget"]
-    reads = run_scenario("scenarios/repeated_reads.yaml", strategy="codex", session_dir=tmp_path / "r1")
-    no_dedupe = run_scenario("scenarios/repeated_reads.yaml", strategy="codex(tiers=budget+microcompact)",
+    reads = run_scenario("scenarios/repeated_reads.yaml", compactor="codex", session_dir=tmp_path / "r1")
+    no_dedupe = run_scenario("scenarios/repeated_reads.yaml", compactor="codex(tiers=budget+microcompact)",
                              session_dir=tmp_path / "r2")
     assert [e for e in reads.events if e.tier == "dedupe"] and not [e for e in no_dedupe.events if e.tier == "dedupe"]
     assert off.config.autocompact_enabled is False and off.config.session_memory_enabled is False
@@ -91,22 +91,22 @@ def test_tiers_are_options_of_every_strategy(tmp_path):
 def test_tiers_are_options_of_claude_code_too(tmp_path):
     """The engine keeps its own compaction (tier 4) and drops the tiers left out (found in review:
     claude_code(tiers=none) used to change nothing)."""
-    on = run_scenario("scenarios/tool_result_budget.yaml", strategy="claude_code", session_dir=tmp_path / "on")
-    off = run_scenario("scenarios/tool_result_budget.yaml", strategy="claude_code(tiers=none)",
+    on = run_scenario("scenarios/tool_result_budget.yaml", compactor="claude_code", session_dir=tmp_path / "on")
+    off = run_scenario("scenarios/tool_result_budget.yaml", compactor="claude_code(tiers=none)",
                        session_dir=tmp_path / "off")
     assert [e for e in on.events if e.tier == "budget"] and not [e for e in off.events if e.tier == "budget"]
     assert off.config.autocompact_enabled and off.compactions
-    reads = run_scenario("scenarios/repeated_reads.yaml", strategy="claude_code(tiers=budget+microcompact)",
+    reads = run_scenario("scenarios/repeated_reads.yaml", compactor="claude_code(tiers=budget+microcompact)",
                          session_dir=tmp_path / "r")
     assert not [e for e in reads.events if e.tier == "dedupe"]
 
 
 def _run_with_module(tmp_path, monkeypatch, module, source, spec):
-    """auth_refactor under the strategy ``spec`` from a module ``module`` written with ``source``."""
+    """auth_refactor under the compactor ``spec`` from a module ``module`` written with ``source``."""
     (tmp_path / f"{module}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop(module, None)
-    return run_scenario("scenarios/auth_refactor.yaml", strategy=spec, session_dir=tmp_path / "s")
+    return run_scenario("scenarios/auth_refactor.yaml", compactor=spec, session_dir=tmp_path / "s")
 
 
 SUBCLASS = textwrap.dedent('''
@@ -123,27 +123,27 @@ SUBCLASS = textwrap.dedent('''
 
 
 def test_a_claude_code_subclass_is_graded_on_the_nine_sections(tmp_path, monkeypatch, registry):
-    """Format graders go by the format a strategy writes, not its name (found in review: a
+    """Format graders go by the format a compactor writes, not its name (found in review: a
     subclass used to get n/a from every format check)."""
     run = _run_with_module(tmp_path, monkeypatch, "earlyclaude", SUBCLASS, "earlyclaude:EarlyClaude")
-    assert run.strategy == "early_claude" and run.compactions
+    assert run.compactor == "early_claude" and run.compactions
     verdicts = {v.grader: v for v in registry.run(cases_from_run(run)[0]) if v.kind == "rule"}
     assert verdicts["nine_sections"].status == "pass", verdicts["nine_sections"].reasons
     assert verdicts["analysis_stripped"].status == "pass"
     assert verdicts["format_sections"].status == "n/a"
 
 
-def test_session_memory_is_claude_codes_and_off_under_another_strategy(tmp_path):
-    run = run_scenario("scenarios/session_memory_then_full.yaml", strategy="codex", session_dir=tmp_path)
+def test_session_memory_is_claude_codes_and_off_under_another_compactor(tmp_path):
+    run = run_scenario("scenarios/session_memory_then_full.yaml", compactor="codex", session_dir=tmp_path)
     assert not [e for e in run.events if e.tier == "session_memory"]
 
 
-USER_STRATEGY = textwrap.dedent('''
+USER_COMPACTOR = textwrap.dedent('''
     from pytest_ctxeval.compaction import Compacted
     from pytest_ctxeval.core.messages import person_text
 
     class KeepRequests:
-        """Keep only the person-typed messages and a one-line summary: a protocol-only strategy."""
+        """Keep only the person-typed messages and a one-line summary: a protocol-only compactor."""
         name = "keep_requests"
 
         def __init__(self, at=0.8):
@@ -159,12 +159,12 @@ USER_STRATEGY = textwrap.dedent('''
 ''')
 
 
-def test_your_own_strategy_by_dotted_path_runs_and_is_graded(tmp_path, monkeypatch, registry):
-    run = _run_with_module(tmp_path, monkeypatch, "mystrats", USER_STRATEGY, "mystrats:KeepRequests(at=0.7)")
-    assert run.strategy == "keep_requests" and run.compactions
-    assert run.config.autocompact_enabled is False  # the defaults of a protocol-only strategy
+def test_your_own_compactor_by_dotted_path_runs_and_is_graded(tmp_path, monkeypatch, registry):
+    run = _run_with_module(tmp_path, monkeypatch, "mystrats", USER_COMPACTOR, "mystrats:KeepRequests(at=0.7)")
+    assert run.compactor == "keep_requests" and run.compactions
+    assert run.config.autocompact_enabled is False  # the defaults of a protocol-only compactor
     verdicts = {v.grader: v for v in registry.run(cases_from_run(run)[0])
                 if v.kind == "rule"}
     assert verdicts["verbatim_user_messages"].status == "pass"   # kept as messages: counts like section 6
     assert verdicts["nine_sections"].status == "n/a"
-    assert "keep_requests strategy" in verdicts["nine_sections"].reasons[0]
+    assert "keep_requests compactor" in verdicts["nine_sections"].reasons[0]

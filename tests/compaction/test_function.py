@@ -1,4 +1,4 @@
-"""A plain compact(messages, *, instructions=None) function is a strategy (compaction/function.py),
+"""A plain compact(messages, *, instructions=None) function is a compactor (compaction/function.py),
 and a saved output is graded against a scenario's facts (ctxeval grade-output)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pytest_ctxeval.cli import main
-from pytest_ctxeval.compaction.function import FunctionStrategy, is_compact_function
-from pytest_ctxeval.compaction.loader import load_strategy
+from pytest_ctxeval.compaction.function import FunctionCompactor, is_compact_function
+from pytest_ctxeval.compaction.loader import load_compactor
 from pytest_ctxeval.errors import UsageError
 from pytest_ctxeval.evaluation import evaluate_run
 from pytest_ctxeval.grading import load_graders
@@ -53,7 +53,7 @@ MODULE = textwrap.dedent('''\
     def broken(messages, *, instructions=None):
         raise RuntimeError("the compactor's model is down")
 
-    def make_strategy(level=1):
+    def make_compactor(level=1):
         return None
 ''')
 
@@ -69,21 +69,21 @@ def compactors(tmp_path, monkeypatch):
     sys.modules.pop("my_compactors", None)
 
 
-def graded(strategy, tmp_path, scenario=TOOL_ONLY):
-    run = run_scenario(scenario, session_dir=tmp_path / "s", strategy=strategy)
+def graded(compactor, tmp_path, scenario=TOOL_ONLY):
+    run = run_scenario(scenario, session_dir=tmp_path / "s", compactor=compactor)
     registry = load_graders()
     return run, evaluate_run(run, registry, registry.select(["facts_survive", "compresses", "tool_pairing"]))
 
 
-def test_a_function_spec_loads_as_a_strategy_named_after_it(compactors) -> None:
-    strategy = load_strategy("my_compactors:keep_facts")
-    assert isinstance(strategy, FunctionStrategy) and strategy.name == "keep_facts"
-    assert strategy.description.startswith("Keeps every text line that states")
-    assert load_strategy("my_compactors:keep_facts(name=mine, tiers=none)").name == "mine"
+def test_a_function_spec_loads_as_a_compactor_named_after_it(compactors) -> None:
+    compactor = load_compactor("my_compactors:keep_facts")
+    assert isinstance(compactor, FunctionCompactor) and compactor.name == "keep_facts"
+    assert compactor.description.startswith("Keeps every text line that states")
+    assert load_compactor("my_compactors:keep_facts(name=mine, tiers=none)").name == "mine"
     with pytest.raises(UsageError, match="unknown option keep; it takes tiers, name"):
-        load_strategy("my_compactors:keep_facts(keep=3)")
-    assert is_compact_function(compactors.keep_facts) and not is_compact_function(compactors.make_strategy)
-    assert load_strategy(compactors.forgetful).name == "forgetful"  # a function object works too
+        load_compactor("my_compactors:keep_facts(keep=3)")
+    assert is_compact_function(compactors.keep_facts) and not is_compact_function(compactors.make_compactor)
+    assert load_compactor(compactors.forgetful).name == "forgetful"  # a function object works too
 
 
 def test_a_function_that_keeps_the_facts_passes_and_one_that_forgets_fails_naming_them(compactors, tmp_path) -> None:
@@ -110,7 +110,7 @@ def test_a_list_of_messages_becomes_the_context_and_a_raise_is_a_failed_compacti
     first = outcome.cases[0]
     assert first.summary == "Summary: the hardening work so far."
     assert [type(m).__name__ for m in first.post_messages] == ["CompactBoundary", "UserMessage", "AssistantMessage"]
-    run = run_scenario(TOOL_ONLY, session_dir=tmp_path / "b", strategy="my_compactors:broken")
+    run = run_scenario(TOOL_ONLY, session_dir=tmp_path / "b", compactor="my_compactors:broken")
     failed = [e for e in run.events if e.action == "failed"]
     assert failed and "the broken compactor raised RuntimeError: the compactor's model is down" in failed[0].detail
     assert not run.compactions

@@ -130,8 +130,8 @@ def test_the_split_keeps_calls_and_responses_together_in_a_real_scenario():
     from pytest_ctxeval.grading import load_graders
     from pytest_ctxeval.runner import run_scenario
 
-    run = run_scenario("scenarios/parallel_search_huge_output.yaml", strategy="gemini_cli")
-    assert run.compactions and run.strategy == "gemini_cli"
+    run = run_scenario("scenarios/parallel_search_huge_output.yaml", compactor="gemini_cli")
+    assert run.compactions and run.compactor == "gemini_cli"
     registry = load_graders()
     for case in cases_from_run(run):
         (pairing,) = registry.run(case, [registry.get("tool_pairing")])

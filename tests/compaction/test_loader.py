@@ -1,4 +1,4 @@
-"""Strategy specs: built-in names, options, your own by dotted path, and every bad spec's message."""
+"""Compactor specs: built-in names, options, your own by dotted path, and every bad spec's message."""
 
 from __future__ import annotations
 
@@ -8,27 +8,27 @@ import textwrap
 
 import pytest
 
-from pytest_ctxeval.compaction import BUILTIN_NAMES, Strategy, load_strategy, split_specs
+from pytest_ctxeval.compaction import BUILTIN_NAMES, Compactor, load_compactor, split_specs
 from pytest_ctxeval.errors import UsageError
 
 
 @pytest.mark.parametrize("name", BUILTIN_NAMES)
-def test_every_builtin_loads_and_is_a_strategy(name):
-    strategy = load_strategy(name)
-    assert strategy.name == name and isinstance(strategy, Strategy)
+def test_every_builtin_loads_and_is_a_compactor(name):
+    compactor = load_compactor(name)
+    assert compactor.name == name and isinstance(compactor, Compactor)
 
 
 def test_options_are_typed():
-    s = load_strategy("gemini_cli(threshold=0.6, verify=false, tiers=budget+microcompact)")
+    s = load_compactor("gemini_cli(threshold=0.6, verify=false, tiers=budget+microcompact)")
     assert (s.threshold, s.verify, s.tiers) == (0.6, False, frozenset({"budget", "microcompact"}))
 
 
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
     (tmp_path / "user_strats.py").write_text(textwrap.dedent('''
-        from pytest_ctxeval.compaction import BaseStrategy, Compacted
+        from pytest_ctxeval.compaction import BaseCompactor, Compacted
 
-        class Mine(BaseStrategy):
+        class Mine(BaseCompactor):
             name = "mine"
             def __init__(self, *, level=1, **kw):
                 super().__init__(**kw)
@@ -43,13 +43,13 @@ def user_module(tmp_path, monkeypatch):
         def factory(level=3):
             return Mine(level=level)
 
-        class NotAStrategy:
+        class NotACompactor:
             pass
 
         class BadName(Mine):
             name = "has spaces"
 
-        class Unfinished(BaseStrategy):
+        class Unfinished(BaseCompactor):
             name = "unfinished"
             def should_compact(self, state):
                 return True
@@ -60,17 +60,17 @@ def user_module(tmp_path, monkeypatch):
         sys.modules.pop(mod, None)
 
 
-def test_your_own_strategy_class_instance_or_factory(user_module):
-    assert load_strategy("user_strats:Mine(level=2)").level == 2
-    assert load_strategy("user_strats:INSTANCE").level == 7
-    assert load_strategy("user_strats:factory(level=5)").level == 5
+def test_your_own_compactor_class_instance_or_factory(user_module):
+    assert load_compactor("user_strats:Mine(level=2)").level == 2
+    assert load_compactor("user_strats:INSTANCE").level == 7
+    assert load_compactor("user_strats:factory(level=5)").level == 5
 
 
 BAD = [
-    pytest.param("codx", "unknown strategy 'codx' (did you mean 'codex'?)", id="typo"),
-    pytest.param("1codex", "not a strategy spec", id="not-a-name"),
+    pytest.param("codx", "unknown compactor 'codx' (did you mean 'codex'?)", id="typo"),
+    pytest.param("1codex", "not a compactor spec", id="not-a-name"),
     pytest.param("codex(user_tokens)", "option 'user_tokens' is not name=value", id="option-without-value"),
-    pytest.param("codex(nope=1)", "strategy codex: unknown option nope; it takes tiers, fraction, user_tokens",
+    pytest.param("codex(nope=1)", "compactor codex: unknown option nope; it takes tiers, fraction, user_tokens",
                  id="unknown-option"),
     pytest.param("codex(tiers=cache)", "unknown tier 'cache'; use all, none, or some of budget, dedupe, microcompact",
                  id="unknown-tier"),
@@ -79,8 +79,8 @@ BAD = [
                  id="module-raises"),
     pytest.param("user_strats:Missing", "module 'user_strats' has no attribute 'Missing' (it defines:",
                  id="missing-attribute"),
-    pytest.param("user_strats:NotAStrategy", "NotAStrategy is not a strategy: it lacks name, should_compact, compact",
-                 id="not-a-strategy"),
+    pytest.param("user_strats:NotACompactor", "NotACompactor is not a compactor: it lacks name, should_compact, compact",
+                 id="not-a-compactor"),
     pytest.param("user_strats:BadName", "its name must be letters, digits", id="bad-name"),
     pytest.param("user_strats:Unfinished", "Can't instantiate abstract class Unfinished", id="no-compact-method"),
     pytest.param("user_strats:INSTANCE(level=2)", "is an instance, it takes no options", id="options-on-instance"),
@@ -104,19 +104,19 @@ BAD = [
 @pytest.mark.parametrize("spec, message", BAD)
 def test_a_bad_spec_is_a_usage_error_that_names_it_and_the_fix(user_module, spec, message):
     with pytest.raises(UsageError) as info:
-        load_strategy(spec)
+        load_compactor(spec)
     assert message in str(info.value)
     assert spec.split("(")[0].split(":")[0].strip() in str(info.value)
 
 
 def test_quoted_option_text_keeps_its_commas_and_stays_text():
-    strategy = load_strategy('anthropic_server(instructions="keep the file list, then the errors", trigger=90000)')
-    assert strategy.instructions == "keep the file list, then the errors" and strategy.trigger == 90_000
+    compactor = load_compactor('anthropic_server(instructions="keep the file list, then the errors", trigger=90000)')
+    assert compactor.instructions == "keep the file list, then the errors" and compactor.trigger == 90_000
     with pytest.raises(UsageError, match=r"instructions must be text\. Current input: 5"):
-        load_strategy("anthropic_server(instructions=5)")
-    assert load_strategy("anthropic_server(instructions='5')").instructions == "5"
+        load_compactor("anthropic_server(instructions=5)")
+    assert load_compactor("anthropic_server(instructions='5')").instructions == "5"
     # an apostrophe in plain text is a character, not a quote (it used to swallow the rest)
-    assert load_strategy("anthropic_server(instructions=keep the user's words)").instructions == \
+    assert load_compactor("anthropic_server(instructions=keep the user's words)").instructions == \
         "keep the user's words"
 
 
@@ -125,9 +125,9 @@ def test_specs_split_at_commas_outside_parentheses():
         "claude_code", "observation_masking(keep=5, every_round=true)", "codex"]
 
 
-def test_a_strategy_in_the_current_folder_is_found_without_pythonpath(tmp_path):
+def test_a_compactor_in_the_current_folder_is_found_without_pythonpath(tmp_path):
     """The ``ctxeval`` and ``pytest`` scripts do not put the current folder on sys.path; a
-    strategy module next to the scenarios is still found from there (found in review: the hint
+    compactor module next to the scenarios is still found from there (found in review: the hint
     said to run from that folder, which is what the user had done)."""
     pkg = tmp_path / "mypkg"
     pkg.mkdir()
@@ -136,7 +136,7 @@ def test_a_strategy_in_the_current_folder_is_found_without_pythonpath(tmp_path):
         "class Keep:\n    name = 'keep'\n    def should_compact(self, s): return False\n"
         "    def compact(self, s): return None\n")
     code = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-            "from pytest_ctxeval.compaction import load_strategy; print(load_strategy('mypkg.compaction:Keep').name)")
+            "from pytest_ctxeval.compaction import load_compactor; print(load_compactor('mypkg.compaction:Keep').name)")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert out.stdout.strip() == "keep", out.stderr
     missing = subprocess.run([sys.executable, "-c", code.replace("mypkg.compaction", "nopkg.compaction")],

@@ -52,13 +52,13 @@ def test_every_round_masks_before_every_request_with_more_than_n_observations():
 
 
 def test_in_a_run_every_compaction_leaves_exactly_ten_observations_and_makes_no_model_call(tmp_path):
-    run = run_scenario("scenarios/repeated_reads.yaml", strategy="observation_masking", session_dir=tmp_path)
+    run = run_scenario("scenarios/repeated_reads.yaml", compactor="observation_masking", session_dir=tmp_path)
     assert run.compactions and run.usage["api_calls"] == 0
     for record in run.compactions:
         live = [o for o in _observations(record.result.post_messages) if not o.startswith("[Old observation masked")]
         assert len(live) == 10
     case = cases_from_run(run)[0]
-    assert case.summary == "" and case.summary_message == "" and case.strategy == "observation_masking"
+    assert case.summary == "" and case.summary_message == "" and case.compactor == "observation_masking"
 
 
 def test_keep_must_not_be_negative():

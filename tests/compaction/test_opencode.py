@@ -81,10 +81,10 @@ def test_prune_skips_skill_outputs_and_failed_ones_and_stops_at_cleared_ones():
 
 def test_prune_runs_in_a_real_session_and_the_next_request_shows_the_cleared_marker(tmp_path):
     """The engine's frozen clearing carries opencode's prune into every later request (a guard on
-    the engine's incremental view: the strategy swaps the state object, the view rebuilds)."""
+    the engine's incremental view: the compactor swaps the state object, the view rebuilds)."""
     from pytest_ctxeval.runner import run_scenario
 
-    run = run_scenario("scenarios/tool_result_budget.yaml", strategy="opencode", session_dir=tmp_path)
+    run = run_scenario("scenarios/tool_result_budget.yaml", compactor="opencode", session_dir=tmp_path)
     prunes = [e for e in run.events if e.tier == "prune"]
     assert prunes, [(e.tier, e.action) for e in run.events]
     ids = set(prunes[0].ids)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.compaction.base import strategy_config
+from pytest_ctxeval.compaction.base import compactor_config
 from pytest_ctxeval.core.config import EngineConfig
 from pytest_ctxeval.engine.dedupe import FILE_UNCHANGED_STUB
 from pytest_ctxeval.engine.hooks import HookSet
@@ -148,8 +148,8 @@ def test_000_181_a_successful_auto_compaction_is_never_refused(session):
     assert prepared.compaction is not None and not prepared.refused
 
 
-def test_000_181_strategies_decide_compaction_themselves_so_no_blocking(session):
-    config = strategy_config(W20)
+def test_000_181_compactors_decide_compaction_themselves_so_no_blocking(session):
+    config = compactor_config(W20)
     assert config.blocking_limit_enforced is False
     s = session(config)
     at_tokens(s, 19_000)

@@ -87,7 +87,7 @@ ALL = {"tool_pairing", "nine_sections", "analysis_stripped", "continuation", "ve
        "next_step_quote", "files_preserved", "errors_preserved", "pending_tasks", "no_superseded_work",
        "last_request_intact", "constraints_preserved", "failed_approaches_preserved", "fits_window",
        "facts_survive", "stale_values", "compresses"}
-#: Checks another strategy's summary format: n/a on the engine's own compactions (tests/compaction).
+#: Checks another compactor's summary format: n/a on the engine's own compactions (tests/compaction).
 OTHER_FORMATS = {"format_sections"}
 
 

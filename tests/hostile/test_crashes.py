@@ -121,7 +121,7 @@ def test_a_number_json_cannot_carry_is_refused_with_its_line(tmp_path: Path, cap
     scenario = tmp_path / "inf.yaml"
     scenario.write_text("turns:\n  - user: hi\n  - assistant: ok\n    tools:\n      - name: Bash\n"
                         "        input: {command: ls, timeout: .inf}\n        result: done\n")
-    argv = [verb, str(scenario)] + (["--strategies", "claude_code,codex"] if verb == "compare" else [])
+    argv = [verb, str(scenario)] + (["--compactors", "claude_code,codex"] if verb == "compare" else [])
     assert main(argv) in ((1,) if verb == "lint" else (2,))
     out = capsys.readouterr()
     assert "inf.yaml:6:" in out.out + out.err and ".inf is not a finite number" in out.out + out.err

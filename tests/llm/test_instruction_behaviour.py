@@ -114,8 +114,8 @@ def test_a_language_translates_the_narration_and_leaves_quotes_alone() -> None:
     assert f'"{REQUEST}"' in s  # quotes are never translated
 
 
-def test_other_strategies_prompts_keep_every_behaviour() -> None:
-    """A prompt without Claude Code's <summary> layout (another strategy's) is not read for
+def test_other_compactors_prompts_keep_every_behaviour() -> None:
+    """A prompt without Claude Code's <summary> layout (another compactor's) is not read for
     instructions: it gets what the reference always wrote."""
     s = write_summary(to_api(session()) + [{"role": "user", "content": "1. All user messages: list them.\n"
                                                                       "2. Next step: what comes next."}])

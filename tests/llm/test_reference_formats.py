@@ -1,4 +1,4 @@
-"""The offline reference model answers every strategy's prompt in that strategy's structure, reads
+"""The offline reference model answers every compactor's prompt in that compactor's structure, reads
 their summaries back as earlier summaries, and reads opencode's text-line conversations."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_opencode_conversation_lines_are_read_back_into_messages():
     assert "Adding ledger_id to the row did not work" in parsed.get("critical").body  # the dead end is kept
 
 
-def test_every_strategys_summary_opening_marks_an_earlier_summary():
+def test_every_compactors_summary_opening_marks_an_earlier_summary():
     for opening in (codex.OPENING, opencode.OPENING, "<state_snapshot>"):
         assert _is_summary(f"{opening}\nrest") and any(o.startswith(opening[:20]) for o in SUMMARY_OPENINGS)
     assert not _is_summary(FIRST)

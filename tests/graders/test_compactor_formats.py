@@ -1,5 +1,5 @@
-"""Graders under other compaction strategies: format-specific graders are n/a with a reason, facts
-are looked for where each format keeps them, and the two graders added for strategies
+"""Graders under other compactors: format-specific graders are n/a with a reason, facts
+are looked for where each format keeps them, and the two graders added for compactors
 (format_sections, fits_window) pass a good case and fail a bad one with a useful reason."""
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ Fix the loader.
 - src/auth/tokens.py: the TokenStore"""
 
 
-def _as(case, strategy, fmt, **changes):
-    case.strategy, case.summary_format = strategy, fmt
+def _as(case, compactor, fmt, **changes):
+    case.compactor, case.summary_format = compactor, fmt
     for key, value in changes.items():
         setattr(case, key, value)
     case.__dict__.pop("sections", None)
@@ -46,11 +46,11 @@ def _as(case, strategy, fmt, **changes):
 
 
 @pytest.mark.parametrize("name", CLAUDE_ONLY)
-def test_claude_code_format_graders_are_na_for_another_strategy_with_the_reason(kit, session, grade, name):
+def test_claude_code_format_graders_are_na_for_another_compactor_with_the_reason(kit, session, grade, name):
     case = _as(kit.case(session.messages, OPENCODE_GOOD), "opencode", OPENCODE)
     verdict = grade(name, case)
     assert verdict.status == "n/a"
-    assert verdict.reasons == [f"{name} checks the format of the claude_code strategy; the opencode strategy writes "
+    assert verdict.reasons == [f"{name} checks the format of the claude_code compactor; the opencode compactor writes "
                                "an opencode summary"]
 
 
@@ -110,7 +110,7 @@ def test_format_sections_fails_a_broken_summary_naming_the_section(kit, session,
 
 def test_format_sections_is_na_for_the_nine_sections_and_for_no_summary(kit, session, grade, good_case):
     assert grade("format_sections", good_case).reasons == [
-        "the claude_code strategy writes Claude Code's nine sections (nine_sections checks them)"]
+        "the claude_code compactor writes Claude Code's nine sections (nine_sections checks them)"]
     masked = _as(kit.case(session.messages, ""), "observation_masking", NO_SUMMARY)
     assert grade("format_sections", masked).status == "n/a"
 
@@ -169,7 +169,7 @@ def test_a_correction_after_the_todo_list_in_the_span_is_checked(kit, session, g
     assert "proposes superseded work \"Add a revocation table migration\"" in verdict.reasons[0]
 
 
-def test_drift_is_na_for_a_strategy_that_writes_no_summary(kit, session):
+def test_drift_is_na_for_a_compactor_that_writes_no_summary(kit, session):
     from pytest_ctxeval.grading import load_graders
     from pytest_ctxeval.grading.judging import Judge
     from pytest_ctxeval.llm import make_llm
