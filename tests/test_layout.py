@@ -347,13 +347,14 @@ def _spelled_options(path: Path) -> list[str]:
             and (any(f"--ctxeval-{o}" in node.value for o in options) or "(ctxeval: --" in node.value)]
 
 
-def _run_options() -> set[str]:
+@functools.cache
+def _run_options() -> frozenset[str]:
     """The options both front ends take (``options.add_run_options``), by name."""
     from pytest_ctxeval.options import add_run_options
 
     names: set[str] = set()
     add_run_options(lambda flag, **_: names.add(flag.removeprefix("--")), "--")
-    return names
+    return frozenset(names)
 
 
 def test_stages_name_options_and_the_front_ends_spell_them():
