@@ -120,12 +120,21 @@ def pytest_configure(config: pytest.Config) -> None:
     _warn_renamed(config)
     if not config.getoption("ctxeval"):
         return
-    from .session import SESSION, CtxEvalSession
+    from .core.gcpause import freeze_heap, paused_gc, thaw
 
-    try:
-        session = CtxEvalSession(config)
-    except CtxEvalError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    # The engine, the graders and the anthropic SDK (some 3,900 modules) stay until the process
+    # ends: no collection walks them while they load, nor in the run's (core/gcpause.py). Thawed by
+    # a cleanup registered here, so after pytest's own end-of-session collections (cleanups run
+    # last-registered first, and this plugin configures before pytest's built-in ones).
+    with paused_gc() as collecting:
+        from .session import SESSION, CtxEvalSession
+
+        try:
+            session = CtxEvalSession(config)
+        except CtxEvalError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if collecting and freeze_heap():
+            config.add_cleanup(thaw)
     config.stash[SESSION] = session
     config.pluginmanager.register(session, "ctxeval-session")
     if config.args_source != pytest.Config.ArgsSource.ARGS:

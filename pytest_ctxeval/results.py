@@ -61,7 +61,11 @@ RESULTS_FORMAT = "pytest-ctxeval/results"
 RESULTS_VERSION = 1
 
 
-def outcome_entry(o: Outcome) -> dict[str, Any]:
+def outcome_entry(o: Outcome, *, lost: bool = True) -> dict[str, Any]:
+    """One scenario's entry of the results document. ``lost=False`` leaves out what each compaction
+    lost (``lost`` and the ``messages`` it points at), the costliest part to compute, for a
+    ``pytest --ctxeval`` session that writes no report or baseline (the terminal summary does
+    not show it); the document format allows a compaction without ``lost``."""
     entry: dict[str, Any] = {"name": o.name, "source": o.source, "kind": o.kind,
                              "context_window": o.context_window, "error": o.error}
     if o.compactor != "claude_code":
@@ -87,14 +91,15 @@ def outcome_entry(o: Outcome) -> dict[str, Any]:
     entry["compactions"] = []
     refs: dict[int, dict[str, Any]] = {}
     for c, vs in zip(o.cases, o.verdicts):
-        lost = lost_facts(c.summarized, c.post_messages, c.history)
-        for pos in lost.messages:
-            refs.setdefault(pos, message_ref(c.history[pos - 1]))
-        entry["compactions"].append(
-            {"index": c.index, "kind": c.kind, "trigger": c.trigger, "turn": c.turn, "line": c.line,
-             "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens, "summary": c.summary,
-             "verdicts": [_verdict_entry(v) for v in vs], "lost": lost.as_dict(),
-             **reinjected(c.post_messages)})
+        row = {"index": c.index, "kind": c.kind, "trigger": c.trigger, "turn": c.turn, "line": c.line,
+               "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens, "summary": c.summary,
+               "verdicts": [_verdict_entry(v) for v in vs]}
+        if lost:
+            facts = lost_facts(c.summarized, c.post_messages, c.history)
+            for pos in facts.messages:
+                refs.setdefault(pos, message_ref(c.history[pos - 1]))
+            row["lost"] = facts.as_dict()
+        entry["compactions"].append({**row, **reinjected(c.post_messages)})
     # The history messages the lost facts point at ("message": N), for the report's links.
     entry["messages"] = {str(k): refs[k] for k in sorted(refs)}
     _facts_entries(o, entry)

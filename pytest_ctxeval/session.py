@@ -125,6 +125,8 @@ class CtxEvalSession:
         self.baseline = load_document(self.baseline_path) if self.baseline_path else None
         self.save_baseline = _out_path(config.getoption("ctxeval_save_baseline"))
         self.reports = [_out_path(p) or Path(p) for p in (config.getoption("ctxeval_report") or [])]
+        # What each compaction lost is for the reports and baselines only (not the terminal summary).
+        self.keeps_lost = bool(self.reports or self.save_baseline or self.baseline_path)
         for p in self.reports:
             if p.suffix.lower() not in REPORT_SUFFIXES:
                 raise UsageError(f"--ctxeval-report {p}: the suffix says which report: .html, .json or .md")
@@ -208,7 +210,7 @@ class CtxEvalSession:
 
     def _store(self, key: tuple[str, Path], outcome: Outcome, usage: dict[str, Any]) -> None:
         self.outcomes[key] = o = outcome
-        entry = outcome_entry(o)
+        entry = outcome_entry(o, lost=self.keeps_lost)
         entry["usage"] = usage
         entry["run_usage"] = merge_usage([o.run.usage]) if o.run is not None else merge_usage([])
         entry["model"] = o.run.requests[0].get("model") if o.run is not None and o.run.requests else None

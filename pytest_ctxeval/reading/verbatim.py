@@ -37,7 +37,6 @@ _MD_STRONG = re.compile(r"\*\*|__|~~")
 #: Where the person pasted media the prompt holds a marker the summariser may keep or drop.
 _MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n]{0,200})?(?: \+\d+ lines)?\]")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([?!.,;:)])")
-_WS = re.compile(r"\s+")
 #: How a summariser flattens the line breaks of a multi-line message.
 _LINE_SEPARATORS = re.compile(r"\s*(?:\n|(?<=\s)[/|;•·]\s)\s*")
 
@@ -58,7 +57,7 @@ def normalize(text: str) -> str:
     text = _MD_STRONG.sub("", text)
     text = _QUOTE_CHARS.sub("", text)
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
-    return _WS.sub(" ", text).strip().casefold()
+    return " ".join(text.split()).casefold()  # runs of \s as one space, ends stripped (normalize_ws)
 
 
 def _flat(text: str) -> str:
