@@ -241,7 +241,8 @@ def test_results_hold_no_run_dependent_paths(project: pytest.Pytester) -> None:
 def test_xdist_and_serial_runs_write_identical_results(project: pytest.Pytester) -> None:
     """Results, HTML report, baseline, A/B table and baseline comparison: the same bytes whether
     the scenarios ran in one process or on two xdist workers (the controller assembles them from
-    the reports)."""
+    the reports); the terminal summary and the outcome counts are the same too (the one serial
+    vs. xdist check of the suite: each xdist run starts three interpreters)."""
     pytest.importorskip("xdist")
     assert run(project, "--ctxeval-save-baseline", "base.json", "--ctxeval-prompt", "no6.j2").ret == 1
 
