@@ -32,7 +32,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 from .core.config import EngineConfig
@@ -43,12 +43,15 @@ from .engine.prompt import PromptSet
 from .core.ids import IdFactory
 from .core.renamed import add_renamed_attributes, renamed_keywords
 from .errors import ScenarioError, UsageError
-from .llm import LLM, make_llm
+from .llm import make_llm
 from .core.messages import AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage, Usage
 from .scenario.expansion import AssistantStep, CompactStep, GapStep, RecordedCompactionStep, UserStep, expand
 from .scenario.schema import Scenario, load_scenario
 from .core.tokens import estimate_message
 from .transcript.jsonl import TranscriptWriter
+
+if TYPE_CHECKING:  # the SDK-backed client: its module loads the anthropic SDK
+    from .llm import LLM
 
 __all__ = ["RunResult", "run_scenario", "fresh_folder", "check_unique_names", "USER_STEP", "ASSISTANT_STEP", "TOOL_STEP"]
 

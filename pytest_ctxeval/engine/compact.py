@@ -29,14 +29,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Collection, Sequence
 
 from ..llm.whole import whole_reply
 from ..core.config import EngineConfig
 from ..errors import CtxEvalError, ModelError, PromptTooLongError
 from ..core.ids import IdFactory
-from ..llm import LLM
 from ..core.messages import AttachmentMessage, CompactBoundary, UserMessage, Usage, to_api
 from ..reading.summary import format_compact_summary
 from ..core.tokens import estimate_messages, estimate_text
@@ -44,6 +43,9 @@ from .boundaries import adjust_index_to_preserve_invariants, last_boundary_floor
 from .dedupe import ReadRecord, media_stripped
 from .prompt import PromptSet
 from .ptl import truncate_head_for_ptl_retry
+
+if TYPE_CHECKING:  # the SDK-backed client: its module loads the anthropic SDK
+    from ..llm import LLM
 
 __all__ = ["CompactionResult", "CompactionFailed", "compact_conversation", "partial_compact",
            "summarise", "build_attachments", "tool_deltas", "fit_attachment", "truncate_to_tokens", "PtlStep"]

@@ -35,6 +35,8 @@ costs what arrived since the last one plus what it clears (the incremental pipel
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -221,11 +223,15 @@ class CandidateIndex:
         return [{"type": "delete", "tool_use_id": rid} for rid in doomed]
 
 
-try:  # the SDK's own type, so a config it would reject fails here
-    from anthropic.types.beta import BetaContextManagementConfigParam
-    _CM_ADAPTER: TypeAdapter[Any] | None = TypeAdapter(BetaContextManagementConfigParam)
-except ImportError:  # pragma: no cover - an SDK without the beta type
-    _CM_ADAPTER = None
+@functools.cache
+def _cm_adapter() -> TypeAdapter[Any] | None:
+    """The SDK's own type, so a config it would reject fails here (built on first use: importing
+    the SDK costs about a second, which ``ctxeval --help`` or ``lint`` should not pay)."""
+    try:
+        from anthropic.types.beta import BetaContextManagementConfigParam
+    except ImportError:  # pragma: no cover - an SDK without the beta type
+        return None
+    return TypeAdapter(BetaContextManagementConfigParam)
 
 
 def context_management(config: EngineConfig) -> dict[str, Any]:
@@ -254,6 +260,7 @@ def context_management(config: EngineConfig) -> dict[str, Any]:
                             "value": max(0, config.api_clear_trigger_tokens - config.api_clear_keep_tokens)},
          "exclude_tools": [t for t in NEVER_CLEARED_TOOLS if t not in config.compactable_tools]},
     ]}
-    if _CM_ADAPTER is not None:
-        _CM_ADAPTER.validate_python(cfg)
+    adapter = _cm_adapter()
+    if adapter is not None:
+        adapter.validate_python(cfg)
     return cfg

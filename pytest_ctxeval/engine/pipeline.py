@@ -27,13 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
 from ..llm.whole import whole_reply
 from ..core.config import EngineConfig
 from ..core.ids import IdFactory
-from ..llm import LLM
 from ..errors import ModelError
 from ..core.messages import (
     AssistantMessage, CompactBoundary, ToolResultBlock, ToolUseBlock, UserMessage, Usage, tool_results, tool_uses,
@@ -52,6 +51,9 @@ from .microcompact import MicrocompactState, context_management
 from .naive import NaiveView
 from .prompt import PromptSet
 from .session_memory import SessionMemoryState, extraction_request, session_memory_compact, should_extract
+
+if TYPE_CHECKING:  # the SDK-backed client: its module loads the anthropic SDK
+    from ..llm import LLM
 
 __all__ = ["empty_result_marker", "shown_transcript_path", "SHOWN_PROJECT_DIR", "Event", "PreparedRequest", "CompactionRecord", "ContextManager", "DEFAULT_SYSTEM_PROMPT",
            "ToolOutcome"]
