@@ -427,10 +427,13 @@ def test_import_of_a_legacy_file_opening_with_a_summary(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
-def test_grade_summary_from_a_fifo_is_refused_without_blocking(tmp_path, capsys):
+def test_grade_summary_from_a_fifo_is_refused_without_blocking(tmp_path, capsys, monkeypatch):
     # A FIFO nobody writes to is given up on after limits.PIPE_WAIT_SECONDS (a pipe with a writer is
-    # read: `--summary <(cat s.md)` works), never waited on forever.
+    # read: `--summary <(cat s.md)` works), never waited on forever (here after half a second).
     from pytest_ctxeval.cli import main
+    from pytest_ctxeval.core import limits
+
+    monkeypatch.setattr(limits, "PIPE_WAIT_SECONDS", 0.5)
 
     s = Session()
     _work(s, 1)
