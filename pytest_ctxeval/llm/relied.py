@@ -166,6 +166,9 @@ def tool_facts(history: list[Any], carried: list[str]) -> list[str]:
 def _statements(history: list[Any]) -> list[tuple[int, str]]:
     """``(message index, statement)`` of what the person, the tools and the assistant said."""
     out = []
+    # A text is split the same way wherever it appears (tool output repeats its lines: a span of
+    # 12,000 statements holds some 5,000 distinct ones), so each distinct text is split once.
+    split: dict[str, list[str]] = {}
     for i, m in enumerate(history):
         texts: list[str] = []
         person = person_text(m)  # a user message may hold tool results and the person's next words
@@ -175,10 +178,22 @@ def _statements(history: list[Any]) -> list[tuple[int, str]]:
             texts.append(text_of(m.content))
         texts += [line for b in tool_results(m) if not b.is_error for line in result_text(b).splitlines()]
         for t in texts:
-            for s in _SENTENCE.split(normalize_ws(t)) if "\n" not in t else [t]:
-                if s.strip():
-                    out.append((i, s.strip()))
+            parts = split.get(t)
+            if parts is None:
+                parts = split[t] = _split_statements(t)
+            out += [(i, s) for s in parts]
     return out
+
+
+def _split_statements(text: str) -> list[str]:
+    """The statements of one text: its sentences (whitespace normalised), or the text as it is when
+    it spans lines; empty ones left out."""
+    if "\n" in text:
+        return [text.strip()] if text.strip() else []
+    flat = normalize_ws(text)
+    if not ("." in flat or "!" in flat or "?" in flat):  # _SENTENCE splits only after one of these
+        return [flat] if flat else []
+    return [p.strip() for p in _SENTENCE.split(flat) if p.strip()]
 
 
 def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
@@ -232,8 +247,18 @@ class _Index:
     def __init__(self, history: list[Any]):
         rows = _statements(history)
         self.messages = [i for i, _ in rows]
-        lows = [s.lower() for _, s in rows]
-        self.changes = [(i, s, low, d) for (i, s), low in zip(rows, lows) if _CHANGE.search(s) and (d := _distinct(s))]
+        # Statements repeat (a log line, a test summary): each distinct one is read once.
+        read: dict[str, tuple[str, set[str] | None]] = {}
+        lows = []
+        self.changes: list[tuple[int, str, str, set[str]]] = []
+        for i, s in rows:
+            got = read.get(s)
+            if got is None:
+                got = read[s] = (s.lower(), _distinct(s) if _CHANGE.search(s) else None)
+            low, changed = got
+            lows.append(low)
+            if changed:  # only statements that say something changed, with their values
+                self.changes.append((i, s, low, changed))
         self._tokens: dict[str, set[str]] = {}
         self.joined = "\0".join(lows)  # a key holds no NUL, so a match lies inside one statement
         self.offsets, at = [], 0
@@ -262,13 +287,18 @@ class _Index:
         pos = self.joined.find(head)
         if pos >= 0:
             best = bisect.bisect_right(self.offsets, pos) - 1
-        for length in self.short_lengths:
-            if length > len(key):
-                break
-            for j in range(len(key) - length + 1):
-                row = self.short.get(key[j:j + length])
-                if row is not None and row < best:
+        if len(self.short) < len(key) * len(self.short_lengths):  # fewer short statements than windows of key
+            for prefix, row in self.short.items():
+                if row < best and prefix in key:
                     best = row
+        else:
+            for length in self.short_lengths:
+                if length > len(key):
+                    break
+                for j in range(len(key) - length + 1):
+                    found = self.short.get(key[j:j + length])
+                    if found is not None and found < best:
+                        best = found
         seen: set[str] = set()
         for j in range(len(key) - _HEAD + 1):
             gram = key[j:j + _HEAD]

@@ -74,7 +74,8 @@ def section_kind(title: str) -> str | None:
 
 def normalize_ws(text: str) -> str:
     """Collapse every run of whitespace to one space and strip the ends."""
-    return re.sub(r"\s+", " ", text).strip()
+    # str.split() splits at the characters ``\s`` matches (str.isspace), without the regex engine.
+    return " ".join(text.split())
 
 
 _ANALYSIS = re.compile(r"<analysis>[\s\S]*?</analysis>", re.IGNORECASE)
