@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
+from itertools import accumulate
 from typing import Any
 
 from ..reading.extract import significant_tokens
@@ -163,26 +165,48 @@ def tool_facts(history: list[Any], carried: list[str]) -> list[str]:
     return mark_replaced(out[-TOOL_FACTS:], history)
 
 
+def _texts(history: list[Any]) -> Iterator[tuple[int, str]]:
+    """``(message index, text)`` of what the person, the tools (line by line) and the assistant said."""
+    for i, m in enumerate(history):
+        person = person_text(m)  # a user message may hold tool results and the person's next words
+        if person is not None:
+            yield i, person
+        if isinstance(m, AssistantMessage):
+            yield i, text_of(m.content)
+        for b in tool_results(m):
+            if not b.is_error:
+                for line in result_text(b).splitlines():
+                    yield i, line
+
+
 def _statements(history: list[Any]) -> list[tuple[int, str]]:
     """``(message index, statement)`` of what the person, the tools and the assistant said."""
     out = []
     # A text is split the same way wherever it appears (tool output repeats its lines: a span of
     # 12,000 statements holds some 5,000 distinct ones), so each distinct text is split once.
     split: dict[str, list[str]] = {}
-    for i, m in enumerate(history):
-        texts: list[str] = []
-        person = person_text(m)  # a user message may hold tool results and the person's next words
-        if person is not None:
-            texts.append(person)
-        if isinstance(m, AssistantMessage):
-            texts.append(text_of(m.content))
-        texts += [line for b in tool_results(m) if not b.is_error for line in result_text(b).splitlines()]
-        for t in texts:
-            parts = split.get(t)
-            if parts is None:
-                parts = split[t] = _split_statements(t)
-            out += [(i, s) for s in parts]
+    for i, t in _texts(history):
+        parts = split.get(t)
+        if parts is None:
+            parts = split[t] = _split_statements(t)
+        out += [(i, s) for s in parts]
     return out
+
+
+#: A word of every alternative of _CHANGE: an ASCII statement holding none of them (lower-cased)
+#: does not match it, whatever its case (tests/llm/test_relied_index.py checks the list).
+_CHANGE_WORDS = ("now", "no longer", "instead", "change", "moved", "renamed", "after all", "switch", "replac",
+                 "retired", "update", "anymore", "any more")
+_CHANGE_ANY = re.compile("|".join(map(re.escape, _CHANGE_WORDS)))
+
+
+def _says_changed(statement: str, low: str) -> bool:
+    """``_CHANGE.search(statement)``, the regex run only on a statement that may match: an ASCII
+    one must hold one of :data:`_CHANGE_WORDS` (``low`` is ``statement.lower()``); in other
+    scripts case-insensitive letters are more than their ASCII lower case (``ſ``, ``İ``)."""
+    if statement.isascii() and not _CHANGE_ANY.search(low):
+        return False
+    return _CHANGE.search(statement) is not None
 
 
 def _split_statements(text: str) -> list[str]:
@@ -191,7 +215,8 @@ def _split_statements(text: str) -> list[str]:
     if "\n" in text:
         return [text.strip()] if text.strip() else []
     flat = normalize_ws(text)
-    if not ("." in flat or "!" in flat or "?" in flat):  # _SENTENCE splits only after one of these
+    # _SENTENCE splits only at whitespace after one of .!? (a single space, once normalised)
+    if not (". " in flat or "! " in flat or "? " in flat):
         return [flat] if flat else []
     return [p.strip() for p in _SENTENCE.split(flat) if p.strip()]
 
@@ -245,30 +270,35 @@ class _Index:
     item (the item inside it, or its first 60 characters inside the item)."""
 
     def __init__(self, history: list[Any]):
-        rows = _statements(history)
-        self.messages = [i for i, _ in rows]
-        # Statements repeat (a log line, a test summary): each distinct one is read once.
-        read: dict[str, tuple[str, set[str] | None]] = {}
-        lows = []
+        # The rows of _statements(history), read in one pass: a text (a log line, a test summary)
+        # repeats, so each distinct text is split and read once (its statements lower-cased, the
+        # ones that say something changed with their values); a text seen again adds its rows.
+        split: dict[str, tuple[list[str], list[tuple[str, str, set[str]]]]] = {}
+        self.messages: list[int] = []
+        lows: list[str] = []
+        first: dict[str, int] = {}  # each distinct lower-cased statement -> its first row
         self.changes: list[tuple[int, str, str, set[str]]] = []
-        for i, s in rows:
-            got = read.get(s)
+        for i, t in _texts(history):
+            got = split.get(t)
             if got is None:
-                got = read[s] = (s.lower(), _distinct(s) if _CHANGE.search(s) else None)
-            low, changed = got
-            lows.append(low)
-            if changed:  # only statements that say something changed, with their values
-                self.changes.append((i, s, low, changed))
+                parts = _split_statements(t)
+                parts_low = [s.lower() for s in parts]
+                got = split[t] = (parts_low, [(s, low, values) for s, low in zip(parts, parts_low)
+                                              if _says_changed(s, low) and (values := _distinct(s))])
+                for n, low in enumerate(parts_low):  # a statement first seen in a text first seen
+                    first.setdefault(low, len(lows) + n)
+            lows += got[0]
+            self.messages += [i] * len(got[0])
+            for s, low, values in got[1]:
+                self.changes.append((i, s, low, values))
         self._tokens: dict[str, set[str]] = {}
         self.joined = "\0".join(lows)  # a key holds no NUL, so a match lies inside one statement
-        self.offsets, at = [], 0
-        for low in lows:
-            self.offsets.append(at)
-            at += len(low) + 1
+        self.offsets = list(accumulate((len(low) + 1 for low in lows), initial=0))[:-1]
         # heads[first _HEAD chars] -> (first 60 chars, first row) of each distinct prefix, in row order
+        # (a prefix's first row is the first row of one of the distinct statements that begin with it)
         self.heads: dict[str, dict[str, int]] = {}
         self.short: dict[str, int] = {}  # statements under _HEAD characters -> first row
-        for row, low in enumerate(lows):
+        for low, row in first.items():
             prefix = low[:60]
             if len(prefix) < _HEAD:
                 self.short.setdefault(prefix, row)

@@ -138,3 +138,24 @@ def test_marks_on_repeating_tool_output_are_those_of_the_direct_definition() -> 
         history = tool_span(seed)
         items = [s for _, s in direct_statements(history)][:: 3] + ["The api service listens on port 8080."]
         assert relied.mark_replaced(items, history) == direct(items, history)
+
+
+def test_change_words_cover_every_alternative_of_the_change_regex() -> None:
+    """_says_changed skips the regex for an ASCII statement holding none of _CHANGE_WORDS: each
+    alternative of _CHANGE must hold one of them (its optional and repeated parts left out)."""
+    body = relied._CHANGE.pattern
+    assert body.startswith(r"\b(?:") and body.endswith(r")\b")
+    for alternative in body[len(r"\b(?:"):-len(r")\b")].split("|"):
+        literal = re.sub(r"\\w\*|.\?", "", alternative)
+        assert re.fullmatch(r"[a-z ]+", literal), alternative
+        assert any(w in literal for w in relied._CHANGE_WORDS), alternative
+
+
+def test_says_changed_is_the_change_regex() -> None:
+    rnd = random.Random(3)
+    words = ["Now", "NO LONGER", "instead", "Changed", "moved", "renamed", "After all", "switching", "replaced",
+             "retired", "updates", "anymore", "any more", "snow", "nowhere", "ſwitch", "İnstead", "port", "the", "8080",
+             "K", "é", "-", ".", ""]
+    for _ in range(4000):
+        text = " ".join(rnd.choice(words) for _ in range(rnd.randint(1, 5)))
+        assert relied._says_changed(text, text.lower()) == bool(relied._CHANGE.search(text)), text
