@@ -36,6 +36,7 @@ from typing import Any
 from collections.abc import Callable
 
 from .core.config import EngineConfig
+from .core.gcpause import paused_gc
 from .engine.context_prefix import system_context
 from .engine.hooks import HookSet
 from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event, ToolOutcome
@@ -115,6 +116,7 @@ def check_unique_names(scenarios: list[Scenario]) -> None:
                                 "scenario names must be unique within a run (change 'name:')")
 
 
+@paused_gc()  # a run builds the session (messages, requests, transcript) and keeps it: see gcpause
 def run_scenario(
     scenario: Scenario | str | Path,
     *,
