@@ -273,12 +273,15 @@ class _Index:
         # The rows of _statements(history), read in one pass: a text (a log line, a test summary)
         # repeats, so each distinct text is split and read once (its statements lower-cased, the
         # ones that say something changed with their values); a text seen again adds its rows.
-        split: dict[str, tuple[list[str], list[tuple[str, str, set[str]]]]] = {}
+        split: dict[str, tuple[list[str], list[tuple[str, str, set[str]]]]] = {}  # a text's rows
+        bodies: dict[str, tuple[list[str], list[tuple[str, str, set[str]]]]] = {}  # a tool result's
         self.messages: list[int] = []
         lows: list[str] = []
         first: dict[str, int] = {}  # each distinct lower-cased statement -> its first row
         self.changes: list[tuple[int, str, str, set[str]]] = []
-        for i, t in _texts(history):
+
+        def read(t: str, at: int) -> tuple[list[str], list[tuple[str, str, set[str]]]]:
+            """The statements of text ``t`` (lower-cased) and its changes; rows from ``at`` on."""
             got = split.get(t)
             if got is None:
                 parts = _split_statements(t)
@@ -286,11 +289,37 @@ class _Index:
                 got = split[t] = (parts_low, [(s, low, values) for s, low in zip(parts, parts_low)
                                               if _says_changed(s, low) and (values := _distinct(s))])
                 for n, low in enumerate(parts_low):  # a statement first seen in a text first seen
-                    first.setdefault(low, len(lows) + n)
-            lows += got[0]
-            self.messages += [i] * len(got[0])
-            for s, low, values in got[1]:
-                self.changes.append((i, s, low, values))
+                    first.setdefault(low, at + n)
+            return got
+
+        for i, m in enumerate(history):
+            texts: list[str] = []
+            person = person_text(m)  # a user message may hold tool results and the person's next words
+            if person is not None:
+                texts.append(person)
+            if isinstance(m, AssistantMessage):
+                texts.append(text_of(m.content))
+            for t in texts:
+                got = read(t, len(lows))
+                lows += got[0]
+                self.messages += [i] * len(got[0])
+                self.changes += [(i, s, low, values) for s, low, values in got[1]]
+            for b in tool_results(m):
+                if b.is_error:
+                    continue
+                # A whole result repeats too (the same test run, the same grep): read once, line by line.
+                body = result_text(b)
+                got = bodies.get(body)
+                if got is None:
+                    at, got = len(lows), ([], [])
+                    for line in body.splitlines():
+                        one = read(line, at + len(got[0]))
+                        got[0].extend(one[0])
+                        got[1].extend(one[1])
+                    bodies[body] = got
+                lows += got[0]
+                self.messages += [i] * len(got[0])
+                self.changes += [(i, s, low, values) for s, low, values in got[1]]
         self._tokens: dict[str, set[str]] = {}
         self.joined = "\0".join(lows)  # a key holds no NUL, so a match lies inside one statement
         self.offsets = list(accumulate((len(low) + 1 for low in lows), initial=0))[:-1]

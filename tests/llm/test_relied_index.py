@@ -119,6 +119,8 @@ def tool_span(seed: int) -> list:
         history.append(AssistantMessage(uuid=f"a{n}", content=[TextBlock(text=text or "…"),
                                                                ToolUseBlock(id=call, name="Bash", input={})]))
         output = "\n".join(rnd.choice(lines) for _ in range(rnd.randint(0, 12)))
+        if n % 3 == 0:  # the same whole result again (a test run, a grep), one with a lone carriage return
+            output = rnd.choice(["port = 5433\nDone. It listens on 5433 now!", "ok\r\nok", lines[6] + "\n" + lines[1]])
         history.append(UserMessage(uuid=f"u{n}", content=[
             ToolResultBlock(tool_use_id=call, content=output, is_error=rnd.random() < 0.2),
             *([TextBlock(text=rnd.choice(["Keep going.", "Stop. Use port 6379 instead!"]))] if n % 5 == 0 else [])]))
@@ -159,3 +161,34 @@ def test_says_changed_is_the_change_regex() -> None:
     for _ in range(4000):
         text = " ".join(rnd.choice(words) for _ in range(rnd.randint(1, 5)))
         assert relied._says_changed(text, text.lower()) == bool(relied._CHANGE.search(text)), text
+
+
+def direct_index(history: list) -> dict:
+    """The index as first built: every row of the direct statements read on its own."""
+    rows = direct_statements(history)
+    lows = [s.lower() for _, s in rows]
+    heads: dict = {}
+    short: dict = {}
+    for row, low in enumerate(lows):
+        prefix = low[:60]
+        if len(prefix) < relied._HEAD:
+            short.setdefault(prefix, row)
+        else:
+            heads.setdefault(prefix[:relied._HEAD], {}).setdefault(prefix, row)
+    return {"messages": [i for i, _ in rows], "joined": "\0".join(lows),
+            "changes": [(i, s, low, d) for (i, s), low in zip(rows, lows)
+                        if relied._CHANGE.search(s) and (d := relied._distinct(s))],
+            "heads": heads, "short": short}
+
+
+def test_the_index_holds_the_rows_of_the_direct_definition() -> None:
+    """Texts and whole results read once: the index must hold every row, in order, with the first
+    row of each prefix, as reading every row on its own gives."""
+    for seed in range(8):
+        history = tool_span(seed)
+        index, want = relied._Index(history), direct_index(history)
+        assert index.changes and index.heads and index.short
+        for name, value in want.items():
+            assert getattr(index, name) == value, name
+        offsets = [i for i, c in enumerate(index.joined) if c == "\0"]
+        assert index.offsets == [0] + [o + 1 for o in offsets]
