@@ -309,17 +309,17 @@ class _Index:
                     continue
                 # A whole result repeats too (the same test run, the same grep): read once, line by line.
                 body = result_text(b)
-                got = bodies.get(body)
-                if got is None:
-                    at, got = len(lows), ([], [])
+                block = bodies.get(body)
+                if block is None:
+                    at, block = len(lows), ([], [])
                     for line in body.splitlines():
-                        one = read(line, at + len(got[0]))
-                        got[0].extend(one[0])
-                        got[1].extend(one[1])
-                    bodies[body] = got
-                lows += got[0]
-                self.messages += [i] * len(got[0])
-                self.changes += [(i, s, low, values) for s, low, values in got[1]]
+                        one = read(line, at + len(block[0]))
+                        block[0].extend(one[0])
+                        block[1].extend(one[1])
+                    bodies[body] = block
+                lows += block[0]
+                self.messages += [i] * len(block[0])
+                self.changes += [(i, s, low, values) for s, low, values in block[1]]
         self._tokens: dict[str, set[str]] = {}
         self.joined = "\0".join(lows)  # a key holds no NUL, so a match lies inside one statement
         self.offsets = list(accumulate((len(low) + 1 for low in lows), initial=0))[:-1]
