@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 from .core.config import EngineConfig
+from .core.gcpause import paused_gc
 from .engine.context_prefix import system_context
 from .engine.hooks import HookSet
 from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event, ToolOutcome
@@ -121,6 +122,7 @@ def check_unique_names(scenarios: list[Scenario]) -> None:
 
 
 @renamed_keywords  # the keyword's name before the compactor rename, deprecated
+@paused_gc()  # a run builds the session (messages, requests, transcript) and keeps it: see gcpause
 def run_scenario(
     scenario: Scenario | str | Path,
     *,

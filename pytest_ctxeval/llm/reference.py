@@ -380,10 +380,20 @@ class _Facts:
 
     def _fix(self, failure: Any) -> str:
         """How a failure was dealt with: a later call of the same tool that succeeded, else open."""
-        failed = {f.tool_use_id for f in self.failures}
-        later = [u for m in self.history[failure.index + 1:] for u in tool_uses(m)
-                 if u.name == failure.tool and u.id not in failed]
+        later = self._last_success.get(failure.tool, -1) > failure.index
         return " — fixed: a later call succeeded" if later else " — still open"
+
+    @functools.cached_property
+    def _last_success(self) -> dict[str, int]:
+        """Each tool's last message holding a call of it that did not fail (read once, not once a
+        failure: a long span has a thousand failures)."""
+        failed = {f.tool_use_id for f in self.failures}
+        last: dict[str, int] = {}
+        for i, m in enumerate(self.history):
+            for u in tool_uses(m):
+                if u.id not in failed:
+                    last[u.name] = i
+        return last
 
     def _s_problem(self) -> str:
         if not self.tool_calls and not self.findings and not self.failed and not self.carry.tool_facts:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
+from itertools import accumulate
 from typing import Any
 
 from ..reading.extract import significant_tokens
@@ -163,22 +165,60 @@ def tool_facts(history: list[Any], carried: list[str]) -> list[str]:
     return mark_replaced(out[-TOOL_FACTS:], history)
 
 
+def _texts(history: list[Any]) -> Iterator[tuple[int, str]]:
+    """``(message index, text)`` of what the person, the tools (line by line) and the assistant said."""
+    for i, m in enumerate(history):
+        person = person_text(m)  # a user message may hold tool results and the person's next words
+        if person is not None:
+            yield i, person
+        if isinstance(m, AssistantMessage):
+            yield i, text_of(m.content)
+        for b in tool_results(m):
+            if not b.is_error:
+                for line in result_text(b).splitlines():
+                    yield i, line
+
+
 def _statements(history: list[Any]) -> list[tuple[int, str]]:
     """``(message index, statement)`` of what the person, the tools and the assistant said."""
     out = []
-    for i, m in enumerate(history):
-        texts: list[str] = []
-        person = person_text(m)  # a user message may hold tool results and the person's next words
-        if person is not None:
-            texts.append(person)
-        if isinstance(m, AssistantMessage):
-            texts.append(text_of(m.content))
-        texts += [line for b in tool_results(m) if not b.is_error for line in result_text(b).splitlines()]
-        for t in texts:
-            for s in _SENTENCE.split(normalize_ws(t)) if "\n" not in t else [t]:
-                if s.strip():
-                    out.append((i, s.strip()))
+    # A text is split the same way wherever it appears (tool output repeats its lines: a span of
+    # 12,000 statements holds some 5,000 distinct ones), so each distinct text is split once.
+    split: dict[str, list[str]] = {}
+    for i, t in _texts(history):
+        parts = split.get(t)
+        if parts is None:
+            parts = split[t] = _split_statements(t)
+        out += [(i, s) for s in parts]
     return out
+
+
+#: A word of every alternative of _CHANGE: an ASCII statement holding none of them (lower-cased)
+#: does not match it, whatever its case (tests/llm/test_relied_index.py checks the list).
+_CHANGE_WORDS = ("now", "no longer", "instead", "change", "moved", "renamed", "after all", "switch", "replac",
+                 "retired", "update", "anymore", "any more")
+_CHANGE_ANY = re.compile("|".join(map(re.escape, _CHANGE_WORDS)))
+
+
+def _says_changed(statement: str, low: str) -> bool:
+    """``_CHANGE.search(statement)``, the regex run only on a statement that may match: an ASCII
+    one must hold one of :data:`_CHANGE_WORDS` (``low`` is ``statement.lower()``); in other
+    scripts case-insensitive letters are more than their ASCII lower case (``ſ``, ``İ``)."""
+    if statement.isascii() and not _CHANGE_ANY.search(low):
+        return False
+    return _CHANGE.search(statement) is not None
+
+
+def _split_statements(text: str) -> list[str]:
+    """The statements of one text: its sentences (whitespace normalised), or the text as it is when
+    it spans lines; empty ones left out."""
+    if "\n" in text:
+        return [text.strip()] if text.strip() else []
+    flat = normalize_ws(text)
+    # _SENTENCE splits only at whitespace after one of .!? (a single space, once normalised)
+    if not (". " in flat or "! " in flat or "? " in flat):
+        return [flat] if flat else []
+    return [p.strip() for p in _SENTENCE.split(flat) if p.strip()]
 
 
 def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
@@ -230,20 +270,64 @@ class _Index:
     item (the item inside it, or its first 60 characters inside the item)."""
 
     def __init__(self, history: list[Any]):
-        rows = _statements(history)
-        self.messages = [i for i, _ in rows]
-        lows = [s.lower() for _, s in rows]
-        self.changes = [(i, s, low, d) for (i, s), low in zip(rows, lows) if _CHANGE.search(s) and (d := _distinct(s))]
+        # The rows of _statements(history), read in one pass: a text (a log line, a test summary)
+        # repeats, so each distinct text is split and read once (its statements lower-cased, the
+        # ones that say something changed with their values); a text seen again adds its rows.
+        split: dict[str, tuple[list[str], list[tuple[str, str, set[str]]]]] = {}  # a text's rows
+        bodies: dict[str, tuple[list[str], list[tuple[str, str, set[str]]]]] = {}  # a tool result's
+        self.messages: list[int] = []
+        lows: list[str] = []
+        first: dict[str, int] = {}  # each distinct lower-cased statement -> its first row
+        self.changes: list[tuple[int, str, str, set[str]]] = []
+
+        def read(t: str, at: int) -> tuple[list[str], list[tuple[str, str, set[str]]]]:
+            """The statements of text ``t`` (lower-cased) and its changes; rows from ``at`` on."""
+            got = split.get(t)
+            if got is None:
+                parts = _split_statements(t)
+                parts_low = [s.lower() for s in parts]
+                got = split[t] = (parts_low, [(s, low, values) for s, low in zip(parts, parts_low)
+                                              if _says_changed(s, low) and (values := _distinct(s))])
+                for n, low in enumerate(parts_low):  # a statement first seen in a text first seen
+                    first.setdefault(low, at + n)
+            return got
+
+        for i, m in enumerate(history):
+            texts: list[str] = []
+            person = person_text(m)  # a user message may hold tool results and the person's next words
+            if person is not None:
+                texts.append(person)
+            if isinstance(m, AssistantMessage):
+                texts.append(text_of(m.content))
+            for t in texts:
+                got = read(t, len(lows))
+                lows += got[0]
+                self.messages += [i] * len(got[0])
+                self.changes += [(i, s, low, values) for s, low, values in got[1]]
+            for b in tool_results(m):
+                if b.is_error:
+                    continue
+                # A whole result repeats too (the same test run, the same grep): read once, line by line.
+                body = result_text(b)
+                block = bodies.get(body)
+                if block is None:
+                    at, block = len(lows), ([], [])
+                    for line in body.splitlines():
+                        one = read(line, at + len(block[0]))
+                        block[0].extend(one[0])
+                        block[1].extend(one[1])
+                    bodies[body] = block
+                lows += block[0]
+                self.messages += [i] * len(block[0])
+                self.changes += [(i, s, low, values) for s, low, values in block[1]]
         self._tokens: dict[str, set[str]] = {}
         self.joined = "\0".join(lows)  # a key holds no NUL, so a match lies inside one statement
-        self.offsets, at = [], 0
-        for low in lows:
-            self.offsets.append(at)
-            at += len(low) + 1
+        self.offsets = list(accumulate((len(low) + 1 for low in lows), initial=0))[:-1]
         # heads[first _HEAD chars] -> (first 60 chars, first row) of each distinct prefix, in row order
+        # (a prefix's first row is the first row of one of the distinct statements that begin with it)
         self.heads: dict[str, dict[str, int]] = {}
         self.short: dict[str, int] = {}  # statements under _HEAD characters -> first row
-        for row, low in enumerate(lows):
+        for low, row in first.items():
             prefix = low[:60]
             if len(prefix) < _HEAD:
                 self.short.setdefault(prefix, row)
@@ -262,13 +346,18 @@ class _Index:
         pos = self.joined.find(head)
         if pos >= 0:
             best = bisect.bisect_right(self.offsets, pos) - 1
-        for length in self.short_lengths:
-            if length > len(key):
-                break
-            for j in range(len(key) - length + 1):
-                row = self.short.get(key[j:j + length])
-                if row is not None and row < best:
+        if len(self.short) < len(key) * len(self.short_lengths):  # fewer short statements than windows of key
+            for prefix, row in self.short.items():
+                if row < best and prefix in key:
                     best = row
+        else:
+            for length in self.short_lengths:
+                if length > len(key):
+                    break
+                for j in range(len(key) - length + 1):
+                    found = self.short.get(key[j:j + length])
+                    if found is not None and found < best:
+                        best = found
         seen: set[str] = set()
         for j in range(len(key) - _HEAD + 1):
             gram = key[j:j + _HEAD]

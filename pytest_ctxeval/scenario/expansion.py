@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 from pydantic import TypeAdapter
 
+from ..core.gcpause import paused_gc
 from ..errors import ScenarioError
 from .fillers import FILLERS
 from .sandbox import BoundedSandbox
@@ -268,6 +269,7 @@ def _check_api_shape(steps: list[Step]) -> None:
 _BLOCKS = TypeAdapter(list[ContentBlock])
 
 
+@paused_gc()  # the steps form a tree built all at once (see gcpause): 10,000 turns, 10 full collections
 def expand(scenario: Scenario) -> ExpandedScenario:
     """The scenario's turns as a flat list of steps, templates rendered."""
     ex = _Expander(scenario)

@@ -82,3 +82,113 @@ def test_the_index_is_rebuilt_for_another_span() -> None:
     later = history + [AssistantMessage(uuid="late", content=[TextBlock(
         text="The api service listens on port 7000 now, no longer 8080.")])]
     assert relied.mark_replaced(items, later) == direct(items, later) != first
+
+
+def direct_statements(history: list) -> list[tuple[int, str]]:
+    """The statements of a span as first defined: every text normalised and split on its own."""
+    from pytest_ctxeval.core.messages import person_text, result_text, text_of, tool_results
+
+    out = []
+    for i, m in enumerate(history):
+        texts: list[str] = []
+        person = person_text(m)
+        if person is not None:
+            texts.append(person)
+        if isinstance(m, AssistantMessage):
+            texts.append(text_of(m.content))
+        texts += [line for b in tool_results(m) if not b.is_error for line in result_text(b).splitlines()]
+        for t in texts:
+            for s in relied._SENTENCE.split(re.sub(r"\s+", " ", t).strip()) if "\n" not in t else [t]:
+                if s.strip():
+                    out.append((i, s.strip()))
+    return out
+
+
+def tool_span(seed: int) -> list:
+    """A span whose tool results repeat their lines (as logs and test runs do) between sentences,
+    blank and whitespace-only lines, multi-line texts and unusual whitespace."""
+    from pytest_ctxeval.core.messages import ToolResultBlock, ToolUseBlock
+
+    rnd = random.Random(seed)
+    lines = ["INFO request served in 12 ms", "port = 5433", "", "   ", "Done. Next one!", "ok?\u00a0Yes. No",
+             "The api service listens on port 8080 now.  It moved.", "\tpassed 31\u2003failed 0", "x" * 30]
+    history: list = []
+    for n in range(60):
+        call = f"toolu_{seed}_{n}"
+        text = rnd.choice(["Reading src/app.py.", "Fixed it. The port is 9090 now!\nSecond line.", "Why? Because.", ""])
+        history.append(AssistantMessage(uuid=f"a{n}", content=[TextBlock(text=text or "…"),
+                                                               ToolUseBlock(id=call, name="Bash", input={})]))
+        output = "\n".join(rnd.choice(lines) for _ in range(rnd.randint(0, 12)))
+        if n % 3 == 0:  # the same whole result again (a test run, a grep), one with a lone carriage return
+            output = rnd.choice(["port = 5433\nDone. It listens on 5433 now!", "ok\r\nok", lines[6] + "\n" + lines[1]])
+        history.append(UserMessage(uuid=f"u{n}", content=[
+            ToolResultBlock(tool_use_id=call, content=output, is_error=rnd.random() < 0.2),
+            *([TextBlock(text=rnd.choice(["Keep going.", "Stop. Use port 6379 instead!"]))] if n % 5 == 0 else [])]))
+    return history
+
+
+def test_statements_are_those_of_the_direct_definition() -> None:
+    """_statements splits each distinct text once: the rows are those of splitting every one."""
+    for seed in range(8):
+        history = tool_span(seed)
+        assert relied._statements(history) == direct_statements(history)
+    assert len({s for _, s in relied._statements(tool_span(0))}) < len(relied._statements(tool_span(0)))
+
+
+def test_marks_on_repeating_tool_output_are_those_of_the_direct_definition() -> None:
+    for seed in range(4):
+        history = tool_span(seed)
+        items = [s for _, s in direct_statements(history)][:: 3] + ["The api service listens on port 8080."]
+        assert relied.mark_replaced(items, history) == direct(items, history)
+
+
+def test_change_words_cover_every_alternative_of_the_change_regex() -> None:
+    """_says_changed skips the regex for an ASCII statement holding none of _CHANGE_WORDS: each
+    alternative of _CHANGE must hold one of them (its optional and repeated parts left out)."""
+    body = relied._CHANGE.pattern
+    assert body.startswith(r"\b(?:") and body.endswith(r")\b")
+    for alternative in body[len(r"\b(?:"):-len(r")\b")].split("|"):
+        literal = re.sub(r"\\w\*|.\?", "", alternative)
+        assert re.fullmatch(r"[a-z ]+", literal), alternative
+        assert any(w in literal for w in relied._CHANGE_WORDS), alternative
+
+
+def test_says_changed_is_the_change_regex() -> None:
+    rnd = random.Random(3)
+    words = ["Now", "NO LONGER", "instead", "Changed", "moved", "renamed", "After all", "switching", "replaced",
+             "retired", "updates", "anymore", "any more", "snow", "nowhere", "ſwitch", "İnstead", "port", "the", "8080",
+             "K", "é", "-", ".", ""]
+    for _ in range(4000):
+        text = " ".join(rnd.choice(words) for _ in range(rnd.randint(1, 5)))
+        assert relied._says_changed(text, text.lower()) == bool(relied._CHANGE.search(text)), text
+
+
+def direct_index(history: list) -> dict:
+    """The index as first built: every row of the direct statements read on its own."""
+    rows = direct_statements(history)
+    lows = [s.lower() for _, s in rows]
+    heads: dict = {}
+    short: dict = {}
+    for row, low in enumerate(lows):
+        prefix = low[:60]
+        if len(prefix) < relied._HEAD:
+            short.setdefault(prefix, row)
+        else:
+            heads.setdefault(prefix[:relied._HEAD], {}).setdefault(prefix, row)
+    return {"messages": [i for i, _ in rows], "joined": "\0".join(lows),
+            "changes": [(i, s, low, d) for (i, s), low in zip(rows, lows)
+                        if relied._CHANGE.search(s) and (d := relied._distinct(s))],
+            "heads": heads, "short": short}
+
+
+def test_the_index_holds_the_rows_of_the_direct_definition() -> None:
+    """Texts and whole results read once: the index must hold every row, in order, with the first
+    row of each prefix, as reading every row on its own gives."""
+    for seed in range(8):
+        history = tool_span(seed)
+        index, want = relied._Index(history), direct_index(history)
+        assert index.changes and index.heads and index.short
+        for name, value in want.items():
+            assert getattr(index, name) == value, name
+        offsets = [i for i, c in enumerate(index.joined) if c == "\0"]
+        assert index.offsets == [0] + [o + 1 for o in offsets]
