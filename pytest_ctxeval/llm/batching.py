@@ -28,7 +28,10 @@ __all__ = ["run_batch"]
 
 def run_batch(llm: LLM, requests: list[dict[str, Any]], *, poll_seconds: float = 10.0,
               timeout_seconds: float = 24 * 3600) -> list[ModelReply | ModelError]:
-    """One Message Batch for ``requests`` (dicts of :meth:`LLM.complete`'s keyword arguments)."""
+    """One Message Batch for ``requests`` (dicts of :meth:`LLM.complete`'s keyword arguments).
+
+    The batch is polled after 1 s, then at doubling intervals up to ``poll_seconds``: a small batch
+    that ends in seconds is read in seconds, a long one costs a poll every ``poll_seconds``."""
     from anthropic.types import Message
     from .cassettes import request_key
 
@@ -64,11 +67,13 @@ def run_batch(llm: LLM, requests: list[dict[str, Any]], *, poll_seconds: float =
             batch = batches.create(requests=[{"custom_id": f"r{i}", "params": params} for i, _, _, params in pending],
                                    extra_headers={"x-ctxeval-task": "batch"})
         deadline = time.monotonic() + timeout_seconds
+        wait = min(poll_seconds, 1.0)
         while batch.processing_status != "ended":
             if time.monotonic() > deadline:
                 raise ModelError(f"message batch {batch.id} did not end within {timeout_seconds:.0f} s; its results "
                                  "can still be read later (the batch keeps running on the API)")
-            time.sleep(poll_seconds)
+            time.sleep(wait)
+            wait = min(poll_seconds, wait * 2)
             batch = batches.retrieve(batch.id)
         by_id = {r.custom_id: r for r in batches.results(batch.id)}
     except anthropic.APIError as exc:

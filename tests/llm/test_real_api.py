@@ -256,6 +256,24 @@ def test_batch_replies_cost_half(api_server: ApiServer, tmp_path: Path) -> None:
     assert a["output_tokens"] == b["output_tokens"] and b["usd"] == pytest.approx(a["usd"] / 2, rel=1e-3)
 
 
+
+def test_a_batch_is_polled_soon_then_less_often(api_server: ApiServer, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """After 1 s, then at doubling waits up to ``poll_seconds``: a small batch is read in seconds."""
+    import time
+    from types import SimpleNamespace
+
+    from pytest_ctxeval.llm import batching, wire_batches
+
+    waits: list[float] = []
+    monkeypatch.setattr(batching, "time", SimpleNamespace(monotonic=time.monotonic, sleep=waits.append))
+    monkeypatch.setattr(wire_batches.Batches, "_ended", lambda self, batch_id: self.store[batch_id]["polls"] >= 5)
+    llm = make_llm("anthropic", cassettes=tmp_path)
+    [reply] = llm.complete_batch([{"task": "judge", "messages": HI, "max_tokens": 2_000}], poll_seconds=5)
+    assert not isinstance(reply, Exception) and reply.text
+    assert waits == [1.0, 2.0, 4.0, 5.0, 5.0]
+
+
 # 9 -------------------------------------------------------------------------------------------------
 
 def test_concurrency_bounds_every_request_in_flight(api_server: ApiServer, tmp_path: Path,
