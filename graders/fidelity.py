@@ -30,7 +30,7 @@ import re
 
 from pytest_ctxeval.reading.extract import (
     LONG_MESSAGE_KEEP, FailingResult, edited_files, failing_results, file_mentioned, latest_requests,
-    message_fragments, open_todos, person_messages, significant_tokens, text_index,
+    message_fragments, open_todos, person_messages, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, person_text, text_of, tool_uses
@@ -343,10 +343,28 @@ def files_preserved(case: CompactionCase) -> Verdict:
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
     reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where} nor anywhere "
-               "else in the summary" for f in missing]
+               "else in the summary" + _unnamed_note(f, whole, files) for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
+
+
+def _unnamed_note(path: str, text: str, files: list[str]) -> str:
+    """What the summary does say about a file it does not name: its bare file name, which other
+    changed files share (so it does not tell which), or only the folder it is in."""
+    norm = path.replace("\\", "/").rstrip("/")
+    base = norm.rsplit("/", 1)[-1]
+    flat = text.replace("\\", "/")
+    namesakes = same_name(path, files)
+    if namesakes and re.search(rf"(?<![\w./-]){re.escape(base)}(?![\w-]|\.\w)", flat):
+        return f" (the summary says only '{base}', the name of {len(namesakes) + 1} changed files)"
+    folder = norm.rsplit("/", 1)[0]
+    parts = [p for p in folder.split("/") if p]
+    for k in range(min(len(parts), 3), 0, -1):
+        tail = "/".join(parts[-k:])
+        if re.search(rf"(?<![\w.-]){re.escape(tail)}/?(?![\w./-])", flat) and (k > 1 or len(tail) >= 8):
+            return f" (only its folder '{tail}/' is named)"
+    return ""
 
 
 @grader("errors_preserved", kind="rule")

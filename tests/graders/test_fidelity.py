@@ -340,9 +340,9 @@ def test_files_ambiguous_basename_fails(grade, kit):
     line = kit.line_of(text, "3. Files and Code Sections")
     assert verdict.reasons == [
         f"/repo/src/auth/session.py was changed but is not named in section 3 'Files and Code Sections' (line {line}) "
-        "nor anywhere else in the summary",
+        "nor anywhere else in the summary (the summary says only 'session.py', the name of 2 changed files)",
         f"/repo/tests/session.py was changed but is not named in section 3 'Files and Code Sections' (line {line}) "
-        "nor anywhere else in the summary",
+        "nor anywhere else in the summary (the summary says only 'session.py', the name of 2 changed files)",
     ]
 
 
