@@ -29,7 +29,7 @@ import difflib
 import re
 
 from pytest_ctxeval.reading.extract import (
-    LONG_MESSAGE_KEEP, FailingResult, edited_files, failing_results, file_mentioned, latest_requests,
+    FailingResult, edited_files, failing_results, file_mentioned, latest_requests,
     message_fragments, open_todos, person_messages, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
@@ -37,12 +37,12 @@ from pytest_ctxeval.core.messages import AssistantMessage, person_text, text_of,
 from pytest_ctxeval.reading.proposals import proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     GO_AHEAD_WORDS, HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
-    message_kept as _message_kept, quote_in as _quote_in, quotes as _quotes, said_after as _said_after,
+    message_kept as _message_kept, long_message_gap as _long_message_gap, quote_in as _quote_in, quotes as _quotes, said_after as _said_after,
     flat_lines as _flat_lines, tokens_in as _tokens_in, whole_context as _whole,
 )
 from pytest_ctxeval.reading.session_facts import error_kept
 from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
-from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, find, normalize, show_difference
+from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, normalize, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -224,10 +224,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         if n in inside:
             reason += f"; its text is there only inside message {inside[n] + 1}'s copy, not as a message of its own"
         frags = message_fragments(p.text)
-        if len(frags) == 2:
-            lost = [name for name, f in zip(("first", "last"), frags) if not find(f, hay)]
-            reason += (f"; its {' and '.join(lost)} {LONG_MESSAGE_KEEP} characters are missing "
-                       f"(long-message policy: head and tail must be verbatim)")
+        reason += _long_message_gap(p.text, hay)
         near = _closest(p.text, section.body if section else region) if len(frags) == 1 else None
         if near:
             reason += (f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\"; differences: "

@@ -20,7 +20,7 @@ from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, resu
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize
 
-__all__ = ["whole_context", "message_kept", "drafts", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+__all__ = ["whole_context", "message_kept", "long_message_gap", "drafts", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
            "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
 
 
@@ -43,6 +43,46 @@ def message_kept(text: str, hay: Haystack) -> Match:
     if len(frags) == 2 and all(find(f, hay) for f in frags):
         return Match(True, "head and tail", f"long message: its first and last {LONG_MESSAGE_KEEP} characters")
     return Match(False)
+
+
+def long_message_gap(text: str, hay: Haystack) -> str:
+    """What a summary lost of a long message it did not keep head and tail of, in words a reader can
+    check: how many of the first and of the last :data:`LONG_MESSAGE_KEEP` characters are there
+    verbatim ("its first 153 characters are there, then it is cut; none of its last 300 are"), or
+    "" for a message that is not long."""
+    frags = message_fragments(text)
+    if len(frags) != 2:
+        return ""
+    head, tail = frags
+    said = []
+    for which, frag in (("first", head), ("last", tail)):
+        if find(frag, hay):
+            said.append(f"its {which} {LONG_MESSAGE_KEEP} are there")
+            continue
+        kept = _verbatim_extent(frag, hay, from_start=which == "first")
+        if kept:
+            said.append(f"only {kept} of its {which} {LONG_MESSAGE_KEEP} are there" +
+                        (" (the start, then it is cut)" if which == "first" else " (the very end)"))
+        else:
+            said.append(f"none of its {which} {LONG_MESSAGE_KEEP} are")
+    return (f"; the long-message policy asks for its first and last {LONG_MESSAGE_KEEP} characters verbatim: "
+            + "; ".join(said))
+
+
+def _verbatim_extent(fragment: str, hay: Haystack, *, from_start: bool) -> int:
+    """How many characters of ``fragment`` from its start (or to its end) are verbatim in ``hay``,
+    at word boundaries; 0 when fewer than 20 are."""
+    words = fragment.split(" ")
+    lo, hi = 0, len(words)  # find() of k words holds for every shorter run: bisect the longest
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        piece = " ".join(words[:mid] if from_start else words[-mid:])
+        if len(piece) >= 20 and find(piece, hay):
+            lo = mid
+        else:
+            hi = mid - 1
+    piece = " ".join(words[:lo] if from_start else words[-lo:]) if lo else ""
+    return len(piece) if len(piece) >= 20 else 0
 
 
 def drafts(people: list, history: list) -> dict[int, int]:
