@@ -33,12 +33,12 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, person_messages, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, person_text, text_of, tool_uses
+from pytest_ctxeval.core.messages import person_text, text_of, tool_uses
 from pytest_ctxeval.reading.proposals import proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import (
-    GO_AHEAD_WORDS, HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
-    message_kept as _message_kept, long_message_gap as _long_message_gap, quote_in as _quote_in, quotes as _quotes, said_after as _said_after,
-    flat_lines as _flat_lines, tokens_in as _tokens_in, whole_context as _whole,
+    HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
+    message_kept as _message_kept, long_message_gap as _long_message_gap, quote_in as _quote_in,
+    quotes as _quotes, recent_conversation as _recent_conversation, tokens_in as _tokens_in, whole_context as _whole,
 )
 from pytest_ctxeval.reading.session_facts import error_kept
 from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
@@ -267,29 +267,8 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     if not people:
         return Verdict.not_applicable("no person-typed message to quote")
     last = people[-1]
-    # The most recent conversation: the last person-typed message, the ones sent right before it
-    # with no assistant message between (the API merges consecutive user turns, so "fix it" sent
-    # after an interrupt is one request with what came before), the request a bare go-ahead
-    # ("Kick it off") starts, and what the assistant said and did after it (its text, the plan or
-    # command it wrote, the results it got).
-    run = [last]
-    for earlier in reversed(people[:-1]):
-        if any(isinstance(m, AssistantMessage) for m in case.history[earlier.index + 1:run[0].index]):
-            break
-        run.insert(0, earlier)
-    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS:
-        run.insert(0, people[-len(run) - 1])
-    recent = [normalize(_flat_lines(p.text)) for p in run]
-    if len(run) > 1:
-        recent.append(normalize(" ".join(_flat_lines(p.text) for p in run)))
-    after = _said_after(case.history[last.index + 1:])
-    recent += [normalize(_flat_lines(t)) for t in after]
-    if not any(isinstance(m, AssistantMessage) for m in case.history[last.index + 1:]):
-        # Compacted right after the last request, before any reply: the most recent conversation is
-        # that request and the turn it came after ("Next up: /gsd:plan-phase 14", then a question).
-        before = people[-len(run) - 1].index + 1 if len(people) > len(run) else 0
-        recent += [normalize(_flat_lines(t)) for t in _said_after(case.history[before:run[0].index])]
-    older = [normalize(_flat_lines(p.text)) for p in people[:-len(run)]]
+    convo = _recent_conversation(case.history, people)
+    run, recent, older, after = convo.run, convo.recent, convo.older, convo.after
     # A quote inside another one ('Export: v2' within "open a PR titled 'Export: v2'. Do not push")
     # is part of it: it cannot make a misquoted outer quote verbatim.
     found = _quotes(body)

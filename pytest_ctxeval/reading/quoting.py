@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from .extract import LONG_MESSAGE_KEEP, message_fragments, significant_tokens
@@ -20,7 +21,7 @@ from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, resu
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize
 
-__all__ = ["whole_context", "message_kept", "long_message_gap", "drafts", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+__all__ = ["whole_context", "message_kept", "long_message_gap", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
            "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
 
 
@@ -180,6 +181,46 @@ def quote_in(quote: str, texts: list[str], min_len: int) -> bool:
         if len(part) < min_len and part not in whole:
             return False
     return True
+
+
+@dataclass
+class Conversation:
+    """The most recent conversation, as ``next_step_quote`` reads it (and the operators that make
+    it drift): ``run``, the person's latest request (its messages); ``recent``, the texts a quote
+    of it may come from (normalised); ``older``, the person's earlier messages (normalised);
+    ``after``, what the assistant said and did after the request (raw)."""
+
+    run: list[Any]
+    recent: list[str]
+    older: list[str]
+    after: list[str]
+
+
+def recent_conversation(history: list, people: list) -> Conversation:
+    """The last person-typed message, the ones sent right before it with no assistant message
+    between (the API merges consecutive user turns, so "fix it" sent after an interrupt is one
+    request with what came before), the request a bare go-ahead ("Kick it off") starts, and what the
+    assistant said and did after it (its text, the plan or command it wrote, the results it got).
+    Compacted right after the last request, before any reply: also the turn that request answered.
+    ``people``: :func:`pytest_ctxeval.reading.extract.person_messages` of ``history`` (not empty)."""
+    last = people[-1]
+    run = [last]
+    for earlier in reversed(people[:-1]):
+        if any(isinstance(m, AssistantMessage) for m in history[earlier.index + 1:run[0].index]):
+            break
+        run.insert(0, earlier)
+    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS:
+        run.insert(0, people[-len(run) - 1])
+    recent = [normalize(flat_lines(p.text)) for p in run]
+    if len(run) > 1:
+        recent.append(normalize(" ".join(flat_lines(p.text) for p in run)))
+    after = said_after(history[last.index + 1:])
+    recent += [normalize(flat_lines(t)) for t in after]
+    if not any(isinstance(m, AssistantMessage) for m in history[last.index + 1:]):
+        before = people[-len(run) - 1].index + 1 if len(people) > len(run) else 0
+        recent += [normalize(flat_lines(t)) for t in said_after(history[before:run[0].index])]
+    older = [normalize(flat_lines(p.text)) for p in people[:-len(run)]]
+    return Conversation(run, recent, older, after)
 
 
 def said_after(messages: list) -> list[str]:
