@@ -275,8 +275,11 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     quotes = [q for q in found if not any(q != o and q in o for o in found)]
     min_len = 20  # a quote must be at least this long, or a whole message/reply
     if not quotes:
-        return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; it must quote "
-                              f"the most recent request verbatim: \"{_short(last.text)}\"", expected=last.text)
+        elsewhere = _quoted_elsewhere(case, recent, min_len)
+        return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
+                              "it to quote the most recent conversation verbatim (the last request, or what was said "
+                              f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
+                              expected=last.text)
     good = [q for q in quotes if _quote_in(q, recent, min_len)]
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
@@ -294,6 +297,23 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(quotes[0])}\", which is not verbatim "
                           f"in the most recent conversation (last request: \"{_short(last.text)}\"){shown}",
                           quotes=quotes, expected=last.text)
+
+
+def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int) -> str:
+    """A note for a section 9 without a quote: another section of the summary that does quote the
+    most recent conversation (section 8 often does), which section 9 could have carried."""
+    for kind, number in (("current", 8), ("request", 1), ("pending", 7)):
+        other = case.sections.get(kind)
+        if other is None:
+            continue
+        hits = [q for q in _quotes(other.body) if _quote_in(q, recent, min_len)]
+        if hits:
+            lines = case.summary.split("\n")
+            start = hits[0][:25]
+            at = next((i + 1 for i in range(max(other.line - 1, 0), len(lines)) if start in normalize_ws(lines[i])),
+                      other.line)
+            return f" (section {number} quotes it, line {at}: \"{_short(hits[0], 50)}\", but not in the next step)"
+    return ""
 
 
 @grader("files_preserved", kind="rule")
