@@ -39,6 +39,7 @@ from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, long_message_gap as _long_message_gap, quote_in as _quote_in,
     quotes as _quotes, recent_conversation as _recent_conversation, tokens_in as _tokens_in, whole_context as _whole,
+    SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
 from pytest_ctxeval.reading.session_facts import error_kept
 from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
@@ -234,6 +235,15 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     ok = f"all {len(people)} person-typed messages verbatim in {where}"
     if notes:
         ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
+    # Tolerated by policy, but said: the summariser saw Claude Code's summarisation request as the last
+    # user message and listed it; it is not the person's (nothing typed is lost by it).
+    request_at = None if any(_SUMMARY_REQUEST.search(p.text) for p in people) else \
+        _listed_summary_request(section, case.summary)
+    if request_at is not None:
+        note = (f"; note: section 6 also lists Claude Code's own summarisation request as a user message (line "
+                f"{request_at}), which the person did not type (tolerated: nothing they typed is lost by it)")
+        ok += note
+        reasons = [reasons[0] + note, *reasons[1:]] if reasons else reasons
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
 
 

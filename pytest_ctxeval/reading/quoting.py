@@ -21,7 +21,7 @@ from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, resu
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize
 
-__all__ = ["whole_context", "message_kept", "long_message_gap", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+__all__ = ["whole_context", "message_kept", "long_message_gap", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
            "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
 
 
@@ -84,6 +84,24 @@ def _verbatim_extent(fragment: str, hay: Haystack, *, from_start: bool) -> int:
             hi = mid - 1
     piece = " ".join(words[:lo] if from_start else words[-lo:]) if lo else ""
     return len(piece) if len(piece) >= 20 else 0
+
+
+#: The opening of Claude Code's summarisation request (seed 004:477-483; the prompt the model is sent as
+#: the last user message of the compaction call): a summary that lists it among the person's messages
+#: lists Claude Code's words, not the person's.
+SUMMARY_REQUEST = re.compile(r"Your task is to create a detailed summary of the conversation", re.IGNORECASE)
+
+
+def listed_summary_request(section: Any, summary: str) -> int | None:
+    """The summary line where section 6 (``section``) lists the summarisation request itself as a user
+    message (fasthooks 2.0.76, line 126), or None."""
+    if section is None or not SUMMARY_REQUEST.search(section.body):
+        return None
+    lines = summary.split("\n")
+    for i in range(max(section.line - 1, 0), len(lines)):
+        if SUMMARY_REQUEST.search(lines[i]):
+            return i + 1
+    return section.line
 
 
 def drafts(people: list, history: list) -> dict[int, int]:
