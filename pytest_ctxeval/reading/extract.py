@@ -309,7 +309,7 @@ def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
     stands alone in ``text`` (not the end of a longer path) and every other path sharing it is named
     by a longer suffix: then the bare name can mean only this one (``Cargo.toml (workspace root)``
     beside ``crates/lib/Cargo.toml``). A path whose file name a redaction collapsed
-    (``/Users/me.REDACTED.md``: the folders and name replaced by a marker) is named by what is left
+    (``/Users/me/docs.REDACTED.md``: the folders and name replaced by a marker) is named by what is left
     of it from the marker on (``REDACTED.md``): the summary went through the same redaction."""
     norm = path.replace("\\", "/").rstrip("/")
     text = text.replace("\\", "/")

@@ -52,9 +52,9 @@ def test_file_mentioned_by_bare_name_among_namesakes(text, named):
 
 
 def test_a_path_redaction_collapsed_is_named_by_what_is_left(grade, kit):
-    # fenv-org/mementor 2.1.50-56: five Writes of /Users/heejoon.REDACTED.md (the Entire CLI replaced
+    # fenv-org/mementor 2.1.50-56: five Writes of one path, <home>.REDACTED.md (the Entire CLI replaced
     # "kang/dev/.../history/<doc>" by REDACTED); the summary, redacted alike, names `REDACTED.md`
-    collapsed = "/Users/heejoon.REDACTED.md"
+    collapsed = "/Users/me/docs.REDACTED.md"
     verdict = grade("files_preserved", _case(kit, [collapsed, "/repo/README.md"],
                                              "- `REDACTED.md` — TODOs not marked done\n- README.md — rewritten"))
     assert verdict.status == "pass", verdict.reasons
