@@ -29,20 +29,21 @@ import difflib
 import re
 
 from pytest_ctxeval.reading.extract import (
-    LONG_MESSAGE_KEEP, FailingResult, edited_files, failing_results, file_mentioned, latest_requests,
-    message_fragments, open_todos, person_messages, significant_tokens, text_index,
+    FailingResult, edited_files, failing_results, file_mentioned, latest_requests,
+    message_fragments, open_todos, person_messages, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, person_text, text_of, tool_uses
+from pytest_ctxeval.core.messages import person_text, text_of, tool_uses
 from pytest_ctxeval.reading.proposals import proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import (
-    GO_AHEAD_WORDS, HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
-    message_kept as _message_kept, quote_in as _quote_in, quotes as _quotes, said_after as _said_after,
-    flat_lines as _flat_lines, tokens_in as _tokens_in, whole_context as _whole,
+    HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
+    message_kept as _message_kept, long_message_gap as _long_message_gap, quote_in as _quote_in,
+    quotes as _quotes, recent_conversation as _recent_conversation, tokens_in as _tokens_in, whole_context as _whole,
+    SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
 from pytest_ctxeval.reading.session_facts import error_kept
 from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
-from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, find, normalize, show_difference
+from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, normalize, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -224,10 +225,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         if n in inside:
             reason += f"; its text is there only inside message {inside[n] + 1}'s copy, not as a message of its own"
         frags = message_fragments(p.text)
-        if len(frags) == 2:
-            lost = [name for name, f in zip(("first", "last"), frags) if not find(f, hay)]
-            reason += (f"; its {' and '.join(lost)} {LONG_MESSAGE_KEEP} characters are missing "
-                       f"(long-message policy: head and tail must be verbatim)")
+        reason += _long_message_gap(p.text, hay)
         near = _closest(p.text, section.body if section else region) if len(frags) == 1 else None
         if near:
             reason += (f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\"; differences: "
@@ -237,6 +235,15 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     ok = f"all {len(people)} person-typed messages verbatim in {where}"
     if notes:
         ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
+    # Tolerated by policy, but said: the summariser saw Claude Code's summarisation request as the last
+    # user message and listed it; it is not the person's (nothing typed is lost by it).
+    request_at = None if any(_SUMMARY_REQUEST.search(p.text) for p in people) else \
+        _listed_summary_request(section, case.summary)
+    if request_at is not None:
+        note = (f"; note: section 6 also lists Claude Code's own summarisation request as a user message (line "
+                f"{request_at}), which the person did not type (tolerated: nothing they typed is lost by it)")
+        ok += note
+        reasons = [reasons[0] + note, *reasons[1:]] if reasons else reasons
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
 
 
@@ -270,37 +277,19 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     if not people:
         return Verdict.not_applicable("no person-typed message to quote")
     last = people[-1]
-    # The most recent conversation: the last person-typed message, the ones sent right before it
-    # with no assistant message between (the API merges consecutive user turns, so "fix it" sent
-    # after an interrupt is one request with what came before), the request a bare go-ahead
-    # ("Kick it off") starts, and what the assistant said and did after it (its text, the plan or
-    # command it wrote, the results it got).
-    run = [last]
-    for earlier in reversed(people[:-1]):
-        if any(isinstance(m, AssistantMessage) for m in case.history[earlier.index + 1:run[0].index]):
-            break
-        run.insert(0, earlier)
-    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS:
-        run.insert(0, people[-len(run) - 1])
-    recent = [normalize(_flat_lines(p.text)) for p in run]
-    if len(run) > 1:
-        recent.append(normalize(" ".join(_flat_lines(p.text) for p in run)))
-    after = _said_after(case.history[last.index + 1:])
-    recent += [normalize(_flat_lines(t)) for t in after]
-    if not any(isinstance(m, AssistantMessage) for m in case.history[last.index + 1:]):
-        # Compacted right after the last request, before any reply: the most recent conversation is
-        # that request and the turn it came after ("Next up: /gsd:plan-phase 14", then a question).
-        before = people[-len(run) - 1].index + 1 if len(people) > len(run) else 0
-        recent += [normalize(_flat_lines(t)) for t in _said_after(case.history[before:run[0].index])]
-    older = [normalize(_flat_lines(p.text)) for p in people[:-len(run)]]
+    convo = _recent_conversation(case.history, people)
+    run, recent, older, after = convo.run, convo.recent, convo.older, convo.after
     # A quote inside another one ('Export: v2' within "open a PR titled 'Export: v2'. Do not push")
     # is part of it: it cannot make a misquoted outer quote verbatim.
     found = _quotes(body)
     quotes = [q for q in found if not any(q != o and q in o for o in found)]
     min_len = 20  # a quote must be at least this long, or a whole message/reply
     if not quotes:
-        return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; it must quote "
-                              f"the most recent request verbatim: \"{_short(last.text)}\"", expected=last.text)
+        elsewhere = _quoted_elsewhere(case, recent, min_len)
+        return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
+                              "it to quote the most recent conversation verbatim (the last request, or what was said "
+                              f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
+                              expected=last.text)
     good = [q for q in quotes if _quote_in(q, recent, min_len)]
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
@@ -318,6 +307,23 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(quotes[0])}\", which is not verbatim "
                           f"in the most recent conversation (last request: \"{_short(last.text)}\"){shown}",
                           quotes=quotes, expected=last.text)
+
+
+def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int) -> str:
+    """A note for a section 9 without a quote: another section of the summary that does quote the
+    most recent conversation (section 8 often does), which section 9 could have carried."""
+    for kind, number in (("current", 8), ("request", 1), ("pending", 7)):
+        other = case.sections.get(kind)
+        if other is None:
+            continue
+        hits = [q for q in _quotes(other.body) if _quote_in(q, recent, min_len)]
+        if hits:
+            lines = case.summary.split("\n")
+            start = hits[0][:25]
+            at = next((i + 1 for i in range(max(other.line - 1, 0), len(lines)) if start in normalize_ws(lines[i])),
+                      other.line)
+            return f" (section {number} quotes it, line {at}: \"{_short(hits[0], 50)}\", but not in the next step)"
+    return ""
 
 
 @grader("files_preserved", kind="rule")
@@ -343,10 +349,28 @@ def files_preserved(case: CompactionCase) -> Verdict:
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
     reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where} nor anywhere "
-               "else in the summary" for f in missing]
+               "else in the summary" + _unnamed_note(f, whole, files) for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
+
+
+def _unnamed_note(path: str, text: str, files: list[str]) -> str:
+    """What the summary does say about a file it does not name: its bare file name, which other
+    changed files share (so it does not tell which), or only the folder it is in."""
+    norm = path.replace("\\", "/").rstrip("/")
+    base = norm.rsplit("/", 1)[-1]
+    flat = text.replace("\\", "/")
+    namesakes = same_name(path, files)
+    if namesakes and re.search(rf"(?<![\w./-]){re.escape(base)}(?![\w-]|\.\w)", flat):
+        return f" (the summary says only '{base}', the name of {len(namesakes) + 1} changed files)"
+    folder = norm.rsplit("/", 1)[0]
+    parts = [p for p in folder.split("/") if p]
+    for k in range(min(len(parts), 3), 0, -1):
+        tail = "/".join(parts[-k:])
+        if re.search(rf"(?<![\w.-]){re.escape(tail)}/?(?![\w./-])", flat) and (k > 1 or len(tail) >= 8):
+            return f" (only its folder '{tail}/' is named)"
+    return ""
 
 
 @grader("errors_preserved", kind="rule")

@@ -22,12 +22,12 @@ from collections.abc import Collection
 import re
 
 from pytest_ctxeval.reading.extract import (
-    LONG_MESSAGE_KEEP, contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
+    contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
-from pytest_ctxeval.reading.quoting import whole_context
+from pytest_ctxeval.reading.quoting import long_message_gap, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.reading.verbatim import Match, closest_line, find, show_difference
 
@@ -122,10 +122,8 @@ def last_request_intact(case: CompactionCase) -> Verdict:
         return Verdict.passed_(f"{label} is verbatim in {_where_found(case, fragments)}{note}: \"{_short(last.text)}\"")
     where = _context_name(case)
     if len(fragments) == 2:
-        lost = [name for name, f in zip(("first", "last"), fragments) if not find(f, hay)]
-        return Verdict.failed(f"{label} is not in full in {where}: its {' and '.join(lost)} {LONG_MESSAGE_KEEP} "
-                              f"characters are missing (long-message policy): \"{_short(last.text)}\"",
-                              expected=last.text)
+        return Verdict.failed(f"{label} is not in full in {where}{long_message_gap(last.text, hay)}: "
+                              f"\"{_short(last.text)}\"", expected=last.text)
     parts = _parts(last.text)
     missing = [p for p in parts if not find(p, hay)]
     kept = len(parts) - len(missing)

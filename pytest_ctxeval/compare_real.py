@@ -476,7 +476,10 @@ def compare_real(
             cnotes.append("a PreCompact hook ran; its output (extra summarisation instructions) is not in the session "
                           "file, so ours did without it")
         ours_tokens = count_tokens(before, config)
-        _attach(real_case, judge=judge, recompact=recompact, config=config)
+        # Claude Code's column is graded as ``ctxeval grade`` grades the transcript: the judge only. No
+        # re-compaction (its drift would be our engine re-compacting its summary) and no engine config
+        # (its fits_window would measure our estimate, not the requests Claude Code sent).
+        _attach(real_case, judge=judge)
         real = Side("Claude Code", real_case, registry.run(real_case, specs), comp.boundary.pre_tokens,
                     real_case.post_tokens)
         real.metrics = _metrics(real_case, real.verdicts)

@@ -158,3 +158,28 @@ def test_cli_compare_real_fails_when_our_summary_fails_a_grader(tmp_path, capsys
 def test_no_compaction_raises():
     with pytest.raises(UsageError, match="no compaction"):
         _compare(IMAGES)
+
+
+def test_claude_codes_column_is_graded_as_grade_grades_the_transcript():
+    """Review finding A7: the Claude Code column showed drift "pass" (3 generations, 2 forced by our
+    engine re-compacting Claude Code's summary) and fits_window "pass" (our estimate), where
+    ``ctxeval grade`` says n/a for both. The column is Claude Code's own verdicts; ours keeps its
+    forced generations and its window check, both of our engine."""
+    from pytest_ctxeval.grading.judging import Judge
+    from pytest_ctxeval.grading.registry import cases_from_transcript
+    from pytest_ctxeval.transcript import read_transcript
+
+    specs = [REGISTRY.get("drift"), REGISTRY.get("fits_window"), REGISTRY.get("nine_sections")]
+    judge = Judge(make_llm())
+    cmp = compare_real(SPOTTER, llm=make_llm(), registry=REGISTRY, specs=specs, calls=[ACOMPACT], judge=judge)
+    [c] = cmp.compactions
+    real = {v.grader: v for v in c.real.verdicts}
+    case = cases_from_transcript(read_transcript(SPOTTER))[0]
+    case.judge = judge
+    graded = {v.grader: v for v in REGISTRY.run(case, specs)}
+    assert {g: (v.status, v.reasons) for g, v in real.items()} == {g: (v.status, v.reasons) for g, v in graded.items()}
+    assert real["drift"].status == real["fits_window"].status == "n/a"
+    assert "a transcript cannot be re-compacted" in real["drift"].reasons[0]
+    ours = {v.grader: v for v in c.ours.verdicts}
+    assert ours["fits_window"].status == "pass"
+    assert ours["drift"].status != "n/a" and "forced" in ours["drift"].reasons[0]

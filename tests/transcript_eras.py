@@ -235,7 +235,9 @@ def two_auto_2_1_49(path: Path) -> Path:
     s.work(1, "a")
     s.boundary("auto", 167_332, logical="never-written-0002")
     s.summary()
-    s.user("<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>")
+    s.user("<task-notification>\n<task-id>b1</task-id>\n<output-file>/tmp/claude-501/p/tasks/b1.output</output-file>\n"
+           "<status>completed</status>\n<summary>Background command \"make\" completed (exit code 0)</summary>\n"
+           "</task-notification>\nRead the output file to retrieve the result: /tmp/claude-501/p/tasks/b1.output")
     s.user([{"type": "text", "text": "[Request interrupted by user]"}])
     s.work(2, "b")
     s.boundary("auto", 167_602, logical="never-written-0003")
@@ -292,6 +294,9 @@ def toolsearch_2_1_69(path: Path) -> Path:
     s.progress("agent_progress", agentId="y", prompt="look", message={"type": "user", "uuid": "sub-2",
                                                                       "message": {"role": "user", "content": "look"}})
     s.queue("popAll", "and the docs")
+    s.user("<task-notification>\n<task-id>a7f</task-id>\n<tool-use-id>toolu_a7f</tool-use-id>\n<status>completed</status>\n"
+           "<summary>Agent \"look\" completed</summary>\n<result>Found it.</result>\n<usage><total_tokens>9</total_tokens>"
+           "</usage>\n</task-notification>\nFull transcript available at: /private/tmp/claude-501/p/tasks/a7f.output")
     s.work(1, "a")
     s.boundary("auto", 171_817, logical="never-written-0004")
     s.summary()

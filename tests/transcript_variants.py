@@ -39,6 +39,9 @@ CLIENT_TEXT = {
     "interrupted-for-tool-use": "[Request interrupted by user for tool use]",
     "bash-input": "<bash-input>", "bash-stdout": "<bash-stdout>", "task-notification": "<task-notification>",
     "ide-opened-file": "<ide_opened_file>", "rejected-tool-use": "The user doesn't want to proceed with this tool use",
+    # the lines Claude Code appends after a <task-notification>, pointing at the task's output
+    "task-notification-transcript": "</task-notification>\nFull transcript available at:",
+    "task-notification-output": "</task-notification>\nRead the output file to retrieve the result:",
 }
 _TOOL_FAMILY = re.compile(r"^mcp__")
 

@@ -216,7 +216,50 @@ _WRAPPER_NAME = (r"(?:system[\w-]*|[\w-]*reminder|ide[_-][\w-]+|[\w-]*hook[\w-]*
                  # what other agents send in (agent teams' teammate messages, background task notifications)
                  r"|[\w-]*[_-](?:message|notification)s?)")
 _WRAPPER = re.compile(rf"<({_WRAPPER_NAME})(?:\s[^>]*)?>[\s\S]*?</\1\s*>", re.IGNORECASE)
+#: A notification Claude Code writes as a user record of its own (a background command or agent
+#: finished: ``<task-notification>``, 2.1.49+), with the lines it appends after the element that
+#: point at the task's output ("Full transcript available at: <path>", "Read the output file to
+#: retrieve the result: <path>"): all of it the client's, none of it typed.
+_NOTIFICATION = re.compile(r"<([\w-]*notification)(?:\s[^>]*)?>([\s\S]*?)</\1\s*>", re.IGNORECASE)
+_TRAILER_PHRASE = re.compile(r"^\s*(?:Full transcript available at|Read the output file to retrieve the result)\b",
+                             re.IGNORECASE)
+#: A trailer line by its shape: a short lead, a colon, and one path (the task's output file).
+_TRAILER_POINTER = re.compile(r"^\s*[A-Z][\w ,'-]{2,80}:\s*(\S+)\s*$")
 _COMMAND_ARGS = re.compile(r"<command-args>([\s\S]*?)</command-args>")
+
+
+def _without_notifications(text: str) -> str:
+    """``text`` without the client's notification elements and the trailer lines after each: a line
+    in the known wording, or a lead and the task's output file (its ``<output-file>``, or a path
+    ending in ``<task-id>.output``).
+
+    >>> _without_notifications("<task-notification><task-id>ab1</task-id></task-notification>\\n"
+    ...                        "Full transcript available at: /tmp/t/tasks/ab1.output\\nthanks, go on")
+    '\\nthanks, go on'
+    """
+    out: list[str] = []
+    pos = 0
+    for m in _NOTIFICATION.finditer(text):
+        if m.start() < pos:
+            continue
+        out.append(text[pos:m.start()])
+        body = m.group(2)
+        outputs = set(re.findall(r"<output-file>\s*([^<\s]+)\s*</output-file>", body))
+        ids = re.findall(r"<task-id>\s*([^<\s]+)\s*</task-id>", body)
+        pos = m.end()
+        while True:
+            nl = text.find("\n", pos)
+            if nl < 0 or text[pos:nl].strip():
+                break
+            end = text.find("\n", nl + 1)
+            line = text[nl + 1:] if end < 0 else text[nl + 1:end]
+            pointer = _TRAILER_POINTER.match(line)
+            if not (_TRAILER_PHRASE.match(line) or (pointer and (
+                    pointer.group(1) in outputs or any(pointer.group(1).endswith(f"{i}.output") for i in ids)))):
+                break
+            pos = len(text) if end < 0 else end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def blocks_of(content: str | list[Any]) -> list[Any]:
@@ -280,7 +323,7 @@ def person_text(message: Any) -> str | None:
                 continue
             return None
         if "<" in text:
-            text = _WRAPPER.sub("", text).strip()
+            text = _WRAPPER.sub("", _without_notifications(text)).strip()
         if "[Request interrupted" in text:
             text = _CLIENT_NOTICE.sub("", text).strip()
         if _INJECTED_TEXT.match(text) or _CLIENT_TEXT.match(text) or not text.strip():

@@ -143,6 +143,29 @@ def flexible(needle: str) -> re.Pattern[str]:
     return re.compile(r"\s+".join(re.escape(w) for w in words)) if words else re.compile(r"(?!)")
 
 
+def loose(needle: str) -> re.Pattern[str]:
+    """A pattern matching ``needle`` as the graders still find it verbatim in more places than
+    :func:`flexible`: any case, any whitespace, its trailing punctuation there or not ("in one turn,"
+    is kept by "in one turn" in the Analysis part). An operator that removes a message must remove
+    every copy a grader would still count."""
+    words = needle.split()
+    if not words:
+        return re.compile(r"(?!)")
+    last = words[-1].rstrip(".,;:!?") or words[-1]
+    body = r"\s+".join([re.escape(w) for w in words[:-1]] + [re.escape(last)])
+    return re.compile(rf"(?<![\w]){body}[.,;:!?]*", re.IGNORECASE)
+
+
+def kept_verbatim(text: str, region: str) -> bool:
+    """Whether the graders still count the person's message ``text`` as kept verbatim in ``region``
+    (:func:`pytest_ctxeval.reading.quoting.message_kept`): how an operator checks its mutant really
+    lost it, by the graders' own reading, not a plain substring test."""
+    from ..reading.quoting import message_kept
+    from ..reading.verbatim import Haystack
+
+    return bool(region.strip()) and bool(message_kept(text, Haystack(region)))
+
+
 def find_spans(text: str, needle: str) -> list[tuple[int, int]]:
     """Character spans of ``needle`` in ``text`` (whitespace-tolerant)."""
     return [m.span() for m in flexible(needle).finditer(text)]

@@ -16,12 +16,11 @@ from ..reading.extract import (
     LONG_MESSAGE_CHARS, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
     person_messages, significant_tokens,
 )
-from ..core.messages import AssistantMessage, text_of
 from .mutants import (
-    CUT_OVERLAP, Mutant, drop_lines, find_spans, flexible, holds as _holds, mutation, section_span, still_there as _still_there,
+    CUT_OVERLAP, Mutant, drop_lines, find_spans, flexible, holds as _holds, kept_verbatim, loose, mutation, section_span, still_there as _still_there,
 )
 from .mutation_ops import context_text, lost_people_targets
-from ..reading.quoting import flat_lines, quote_in, quotes, said_after
+from ..reading.quoting import flat_lines, quote_in, quotes, recent_conversation, said_after
 from ..reading.session_facts import error_kept
 from ..reading.summary import normalize_ws
 from ..reading.verbatim import normalize
@@ -80,7 +79,8 @@ def _rewrite_message(case: Any, rng: random.Random, change: Callable[[str, rando
         if summary is None:
             continue
         mutant = Mutant.of(case, summary=summary, what=f"{what} a user message", text=new)
-        if not _in(message_fragments(p.text), _kind_region(mutant.case, "user_messages")):
+        if not _in(message_fragments(p.text), _kind_region(mutant.case, "user_messages")) and \
+                not kept_verbatim(p.text, mutant.case.region("user_messages") or ""):
             mutant.what += f": \"{normalize_ws(p.text)[:80]}\""
             return [mutant]
     return []
@@ -167,7 +167,8 @@ def drop_user_message(case: Any, rng: random.Random) -> list[Mutant]:
             continue
         mutant = Mutant.of(case, summary=summary, what=f"dropped a user message from section 6 (line {section.line})",
                            text=normalize_ws(p.text)[:300])
-        if not _in(message_fragments(p.text), _kind_region(mutant.case, "user_messages")):
+        if not _in(message_fragments(p.text), _kind_region(mutant.case, "user_messages")) and \
+                not kept_verbatim(p.text, mutant.case.region("user_messages") or ""):
             return [mutant]
     return []
 
@@ -199,13 +200,23 @@ def _latest_change(case: Any, change: Callable[[str], str], what: str) -> list[M
     fragments = message_fragments(last.text)
     if _in(fragments, normalize_ws(case.kept_text)):
         return []
-    summary = case.summary
+    summary, message = case.summary, case.summary_message
     for f in fragments:
-        summary = flexible(f).sub(lambda _m: change(f), summary)  # noqa: B023 - called at once
-    mutant = Mutant.of(case, summary=summary, what=what, text=normalize_ws(last.text)[:300])
-    if _in(fragments, context_text(mutant.case)):
+        summary = loose(f).sub(lambda _m: change(f), summary)  # noqa: B023 - called at once
+        # and every copy in the rest of the summary message (an Analysis part kept before the summary)
+        message = loose(f).sub(lambda _m: change(f), message) if message else message  # noqa: B023
+    mutant = Mutant.of(case, summary=summary, what=what, text=normalize_ws(last.text)[:300],
+                       summary_message=message if message and message != case.summary_message else None)
+    # Gone by the graders' own reading (a copy in the Analysis part, quotes dropped, a trailing comma
+    # fixed still counts), or no mutant: a copy left would make a false "survived".
+    if _in(fragments, context_text(mutant.case)) or kept_verbatim(last.text, _context(mutant.case)):
         return []
     return [mutant]
+
+
+def _context(case: Any) -> str:
+    """The post-compact context as the graders read it (line breaks kept)."""
+    return (case.summary_message or case.summary) + ("\n" + case.kept_text if case.kept_text else "")
 
 
 @mutation("drop_latest_request", targets=("last_request_intact", "verbatim_user_messages", "intent_preservation"))
@@ -251,18 +262,14 @@ _QUOTE = re.compile(r"\"([^\"\n]{2,})\"|“([^”]{2,})”|^(\s*>\s?)(.{2,})$", 
 
 
 def _recent_and_older(case: Any) -> tuple[list[str], list[Any]]:
+    """What next_step_quote takes for the most recent conversation (normalised texts), and the
+    person's older messages: the same reading (:func:`pytest_ctxeval.reading.quoting.recent_conversation`),
+    so a quote the operator calls old is one the grader calls old too."""
     people = person_messages(case.history)
     if not people:
         return [], []
-    run = [people[-1]]
-    for earlier in reversed(people[:-1]):
-        if any(isinstance(m, AssistantMessage) for m in case.history[earlier.index + 1:run[0].index]):
-            break
-        run.insert(0, earlier)
-    recent = [normalize_ws(p.text) for p in run]
-    recent += [normalize_ws(text_of(m.content)) for m in case.history[people[-1].index + 1:]
-               if isinstance(m, AssistantMessage) and text_of(m.content).strip()]
-    return recent, people[:-len(run)]
+    convo = recent_conversation(case.history, people)
+    return convo.recent, people[:-len(convo.run)]
 
 
 def _next_step_quotes(case: Any) -> Any:
@@ -278,8 +285,11 @@ def quote_old_message(case: Any, rng: random.Random) -> list[Mutant]:
     if _next_step_quotes(case) is None:
         return []
     recent, older = _recent_and_older(case)
+    # an older message the grader would take for the recent conversation (quoted after it by the
+    # assistant, or the request a go-ahead started) does not make the quote drift
     pool = [p for p in older if len(normalize_ws(p.text)) >= 20 and "\"" not in p.text
-            and not any(normalize_ws(p.text) in r or r in normalize_ws(p.text) for r in recent)]
+            and not quote_in(normalize_ws(p.text), recent, 20)
+            and not any(r and r in normalize(flat_lines(p.text)) for r in recent)]
     if not pool:
         return []
     old = normalize_ws(rng.choice(pool).text)

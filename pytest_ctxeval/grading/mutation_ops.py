@@ -19,7 +19,7 @@ from typing import Any
 
 from ..reading.extract import message_fragments, person_messages
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, tool_results, tool_uses
-from .mutants import Mutant, mutation, remove_spans, section_span, still_there as _still_there
+from .mutants import Mutant, kept_verbatim, mutation, remove_spans, section_span, still_there as _still_there
 from ..reading.summary import normalize_ws
 from .versions import CONTINUATION_WORDINGS
 
@@ -55,11 +55,15 @@ def lost_people_targets(before: Any, after: Any) -> tuple[str, ...]:
     out = []
     old, new = before.region("user_messages"), after.region("user_messages")
     if old is not None:
-        old, new = normalize_ws(old), normalize_ws(new or "")
-        if any(_in(message_fragments(p.text), old) and not _in(message_fragments(p.text), new) for p in people):
+        raw_new = new or ""
+        old, new = normalize_ws(old), normalize_ws(raw_new)
+        # gone by a substring test and by the graders' own reading (a copy they still count is kept)
+        if any(_in(message_fragments(p.text), old) and not _in(message_fragments(p.text), new)
+               and not kept_verbatim(p.text, raw_new) for p in people):
             out.append("verbatim_user_messages")
     last = message_fragments(people[-1].text)
-    if _in(last, context_text(before)) and not _in(last, context_text(after)):
+    if _in(last, context_text(before)) and not _in(last, context_text(after)) and not kept_verbatim(
+            people[-1].text, (after.summary_message or after.summary) + "\n" + after.kept_text):
         out.append("last_request_intact")
     # A quote of the user's words in section 9 that changed is no longer verbatim.
     old_q, new_q = (["".join(q) for q in re.findall(r"\"([^\"\n]{2,})\"|“([^”]{2,})”", c.sections.get("next").body)]

@@ -25,7 +25,7 @@ from .summary import normalize_ws
 __all__ = [
     "EDIT_TOOLS", "PersonMessage", "FailingResult", "person_messages", "edited_files",
     "touched_files", "failing_results", "key_error_line", "open_todos", "latest_todos",
-    "LONG_MESSAGE_CHARS", "LONG_MESSAGE_KEEP", "message_fragments", "contains_text", "file_mentioned",
+    "LONG_MESSAGE_CHARS", "LONG_MESSAGE_KEEP", "message_fragments", "contains_text", "file_mentioned", "same_name",
     "significant_tokens", "memory_rules", "failed_attempts", "latest_requests",
 ]
 
@@ -305,7 +305,12 @@ def significant_tokens(text: str) -> list[str]:
 
 def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
     """Whether ``text`` names ``path``: the full path, a suffix of two or more components, or the
-    bare file name when no other path in ``all_paths`` shares it."""
+    bare file name. The bare name counts when no other path in ``all_paths`` shares it, or when it
+    stands alone in ``text`` (not the end of a longer path) and every other path sharing it is named
+    by a longer suffix: then the bare name can mean only this one (``Cargo.toml (workspace root)``
+    beside ``crates/lib/Cargo.toml``). A path whose file name a redaction collapsed
+    (``/Users/me/docs.REDACTED.md``: the folders and name replaced by a marker) is named by what is left
+    of it from the marker on (``REDACTED.md``): the summary went through the same redaction."""
     norm = path.replace("\\", "/").rstrip("/")
     text = text.replace("\\", "/")
     if norm in text:
@@ -317,11 +322,67 @@ def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
         if "/".join(parts[-k:]) in text:
             return True
     base = parts[-1]
-    if _base_count(all_paths).get(base, 0) - (base == parts[-1] and path in _base_set(all_paths)) > 0:
-        return False  # another path shares the file name: the name alone does not tell which
+    marker = _last_marker(base)
+    if marker is not None:
+        tail = base[marker:]
+        return re.search(rf"(?<![\w-]){re.escape(tail)}(?![\w-])", text) is not None
     if base not in text:  # a plain substring scan first: most files are not named in most texts
+        return _stem_in_folder(parts, text, all_paths)
+    namesakes = same_name(path, all_paths)
+    if not namesakes:
+        return re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w-]|\.\w)", text) is not None
+    # another path shares the file name: the name alone tells which only when it stands alone and
+    # every namesake is named by a longer path
+    if re.search(rf"(?<![\w./-]){re.escape(base)}(?![\w-]|\.\w)", text) is None:
         return False
-    return re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w-])", text) is not None
+    return all(_named_by_path(other, text) for other in namesakes)
+
+
+def _stem_in_folder(parts: list[str], text: str, all_paths: Iterable[str]) -> bool:
+    """The file named by its name without the extension on a line that names its folder
+    (``under history/2026-02-23_pivot/ (00_overview through 08_cleanup)``), when no other path of
+    ``all_paths`` in that folder has that stem."""
+    stem, dot, _ = parts[-1].rpartition(".")
+    if not dot or len(stem) < 4 or len(parts) < 2 or stem not in text:
+        return False
+    folder = parts[-3:-1] if len(parts) >= 3 else parts[-2:-1]
+    where = "/".join(folder)
+    if len(folder) == 1 and len(where) < 8:
+        return False
+    others = [p for p in all_paths if p.replace("\\", "/").rsplit("/", 1)[0].endswith("/" + where)
+              and p.replace("\\", "/").rsplit("/", 1)[-1].rpartition(".")[0] == stem
+              and p.replace("\\", "/").rsplit("/", 1)[-1] != parts[-1]]
+    if others:
+        return False
+    stem_re = re.compile(rf"(?<![\w.-]){re.escape(stem)}(?![\w-])")
+    folder_re = re.compile(rf"(?<![\w.-]){re.escape(where)}/?(?![\w./-])")
+    return any(stem_re.search(line) and folder_re.search(line) for line in text.splitlines() if stem in line)
+
+
+#: A redaction marker in a path: ``REDACTED`` (the Entire CLI), ``[REDACTED_PATH]`` and the like.
+_MARKER = re.compile(r"\[REDACTED[\w-]*\]|REDACTED")
+
+
+def _last_marker(name: str) -> int | None:
+    """Where the last redaction marker in a file name starts, or None."""
+    found = list(_MARKER.finditer(name))
+    return found[-1].start() if found else None
+
+
+def _named_by_path(path: str, text: str) -> bool:
+    norm = path.replace("\\", "/").rstrip("/")
+    if norm in text:
+        return True
+    parts = [p for p in norm.split("/") if p]
+    return any("/".join(parts[-k:]) in text for k in range(len(parts) - 1, 1, -1))
+
+
+def same_name(path: str, all_paths: Iterable[str]) -> list[str]:
+    """The other paths of ``all_paths`` with ``path``'s file name."""
+    base = path.replace("\\", "/").rstrip("/").split("/")[-1]
+    if _base_count(all_paths).get(base, 0) - (path in _base_set(all_paths)) <= 0:
+        return []
+    return sorted(p for p in _base_set(all_paths) if p != path and p.replace("\\", "/").rstrip("/").split("/")[-1] == base)
 
 
 # file_mentioned is asked about every file of one list in turn: the list's file names are counted

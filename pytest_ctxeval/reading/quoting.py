@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from .extract import LONG_MESSAGE_KEEP, message_fragments, significant_tokens
@@ -20,7 +21,7 @@ from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, resu
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize
 
-__all__ = ["whole_context", "message_kept", "drafts", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+__all__ = ["whole_context", "message_kept", "long_message_gap", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
            "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
 
 
@@ -43,6 +44,64 @@ def message_kept(text: str, hay: Haystack) -> Match:
     if len(frags) == 2 and all(find(f, hay) for f in frags):
         return Match(True, "head and tail", f"long message: its first and last {LONG_MESSAGE_KEEP} characters")
     return Match(False)
+
+
+def long_message_gap(text: str, hay: Haystack) -> str:
+    """What a summary lost of a long message it did not keep head and tail of, in words a reader can
+    check: how many of the first and of the last :data:`LONG_MESSAGE_KEEP` characters are there
+    verbatim ("its first 153 characters are there, then it is cut; none of its last 300 are"), or
+    "" for a message that is not long."""
+    frags = message_fragments(text)
+    if len(frags) != 2:
+        return ""
+    head, tail = frags
+    said = []
+    for which, frag in (("first", head), ("last", tail)):
+        if find(frag, hay):
+            said.append(f"its {which} {LONG_MESSAGE_KEEP} are there")
+            continue
+        kept = _verbatim_extent(frag, hay, from_start=which == "first")
+        if kept:
+            said.append(f"only {kept} of its {which} {LONG_MESSAGE_KEEP} are there" +
+                        (" (the start, then it is cut)" if which == "first" else " (the very end)"))
+        else:
+            said.append(f"none of its {which} {LONG_MESSAGE_KEEP} are")
+    return (f"; the long-message policy asks for its first and last {LONG_MESSAGE_KEEP} characters verbatim: "
+            + "; ".join(said))
+
+
+def _verbatim_extent(fragment: str, hay: Haystack, *, from_start: bool) -> int:
+    """How many characters of ``fragment`` from its start (or to its end) are verbatim in ``hay``,
+    at word boundaries; 0 when fewer than 20 are."""
+    words = fragment.split(" ")
+    lo, hi = 0, len(words)  # find() of k words holds for every shorter run: bisect the longest
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        piece = " ".join(words[:mid] if from_start else words[-mid:])
+        if len(piece) >= 20 and find(piece, hay):
+            lo = mid
+        else:
+            hi = mid - 1
+    piece = " ".join(words[:lo] if from_start else words[-lo:]) if lo else ""
+    return len(piece) if len(piece) >= 20 else 0
+
+
+#: The opening of Claude Code's summarisation request (seed 004:477-483; the prompt the model is sent as
+#: the last user message of the compaction call): a summary that lists it among the person's messages
+#: lists Claude Code's words, not the person's.
+SUMMARY_REQUEST = re.compile(r"Your task is to create a detailed summary of the conversation", re.IGNORECASE)
+
+
+def listed_summary_request(section: Any, summary: str) -> int | None:
+    """The summary line where section 6 (``section``) lists the summarisation request itself as a user
+    message (fasthooks 2.0.76, line 126), or None."""
+    if section is None or not SUMMARY_REQUEST.search(section.body):
+        return None
+    lines = summary.split("\n")
+    for i in range(max(section.line - 1, 0), len(lines)):
+        if SUMMARY_REQUEST.search(lines[i]):
+            return i + 1
+    return section.line
 
 
 def drafts(people: list, history: list) -> dict[int, int]:
@@ -140,6 +199,46 @@ def quote_in(quote: str, texts: list[str], min_len: int) -> bool:
         if len(part) < min_len and part not in whole:
             return False
     return True
+
+
+@dataclass
+class Conversation:
+    """The most recent conversation, as ``next_step_quote`` reads it (and the operators that make
+    it drift): ``run``, the person's latest request (its messages); ``recent``, the texts a quote
+    of it may come from (normalised); ``older``, the person's earlier messages (normalised);
+    ``after``, what the assistant said and did after the request (raw)."""
+
+    run: list[Any]
+    recent: list[str]
+    older: list[str]
+    after: list[str]
+
+
+def recent_conversation(history: list, people: list) -> Conversation:
+    """The last person-typed message, the ones sent right before it with no assistant message
+    between (the API merges consecutive user turns, so "fix it" sent after an interrupt is one
+    request with what came before), the request a bare go-ahead ("Kick it off") starts, and what the
+    assistant said and did after it (its text, the plan or command it wrote, the results it got).
+    Compacted right after the last request, before any reply: also the turn that request answered.
+    ``people``: :func:`pytest_ctxeval.reading.extract.person_messages` of ``history`` (not empty)."""
+    last = people[-1]
+    run = [last]
+    for earlier in reversed(people[:-1]):
+        if any(isinstance(m, AssistantMessage) for m in history[earlier.index + 1:run[0].index]):
+            break
+        run.insert(0, earlier)
+    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS:
+        run.insert(0, people[-len(run) - 1])
+    recent = [normalize(flat_lines(p.text)) for p in run]
+    if len(run) > 1:
+        recent.append(normalize(" ".join(flat_lines(p.text) for p in run)))
+    after = said_after(history[last.index + 1:])
+    recent += [normalize(flat_lines(t)) for t in after]
+    if not any(isinstance(m, AssistantMessage) for m in history[last.index + 1:]):
+        before = people[-len(run) - 1].index + 1 if len(people) > len(run) else 0
+        recent += [normalize(flat_lines(t)) for t in said_after(history[before:run[0].index])]
+    older = [normalize(flat_lines(p.text)) for p in people[:-len(run)]]
+    return Conversation(run, recent, older, after)
 
 
 def said_after(messages: list) -> list[str]:

@@ -2,8 +2,9 @@
 
 What becomes what:
 
-* person-typed messages (and any other user text the model saw, e.g. an expanded slash command
-  or ``[Request interrupted by user]``) -> ``user:`` turns, with pasted images as block lists;
+* person-typed messages -> ``user:`` turns, with pasted images as block lists; other user text the
+  model saw (an expanded slash command, a ``<task-notification>`` and the lines Claude Code appends
+  to it, ``[Request interrupted by user]``) -> ``user:`` turns marked ``meta: true`` (not typed);
 * assistant messages (records merged by ``message.id``, so parallel calls stay one turn) ->
   ``assistant:`` turns with their text, ``thinking`` (kept, or dropped with ``--thinking drop``)
   and ``tools:``; each call gets its tool_result (string or block list, ``error:`` when
@@ -226,6 +227,8 @@ class _Converter:
                 self._stash(m)
             elif not m.content.strip():
                 self.counts["empty_user"] += 1
+            elif not typed_command:
+                self._client_text(m.content, m)
             else:
                 self.turns.append({"user": m.content, "at": _iso(m.timestamp)})
                 self.counts["user"] += 1
@@ -246,8 +249,18 @@ class _Converter:
         if not blocks:
             self.counts["empty_user"] += 1
             return
+        if not typed_command and all(isinstance(b, TextBlock) for b in others):
+            self._client_text(blocks, m)
+            return
         self.turns.append({"user": blocks, "at": _iso(m.timestamp)})
         self.counts["user"] += 1
+
+    def _client_text(self, content: Any, m: UserMessage) -> None:
+        """Text Claude Code wrote into a user record (a ``<task-notification>`` and the lines it
+        appends, ``[Request interrupted by user]``, a caveat): the model saw it, the person did not
+        type it, so it is a ``meta`` turn."""
+        self.turns.append({"user": content, "meta": True, "at": _iso(m.timestamp)})
+        self.counts["client_text"] += 1
 
     def _stash(self, m: UserMessage) -> None:
         if not self.turns:

@@ -137,7 +137,8 @@ def test_a_long_last_request_follows_the_long_message_policy(grade, kit):
     assert grade("last_request_intact", ok).status == "pass"
     bad = kit.case([kit.user(long)], kit.summary(good_bodies(user_messages=f'- "{head} […]"', next="None.")))
     verdict = grade("last_request_intact", bad)
-    assert verdict.status == "fail" and "its last 300 characters are missing (long-message policy)" in verdict.reasons[0]
+    assert verdict.status == "fail" and ("asks for its first and last 300 characters verbatim: its first 300 are "
+                                         "there; none of its last 300 are") in verdict.reasons[0]
 
 
 def test_a_transcript_summary_without_sections_is_searched_whole(grade, kit, messages):
