@@ -27,7 +27,7 @@ from typing import Any
 from collections.abc import Callable, Sequence
 
 from .. import __version__
-from ..core.renamed import option_message, renamed_used
+from ..core.renamed import conflict_message, option_message, renamed_conflicts, renamed_used
 from ..errors import CtxEvalError
 from .common import EXIT_USAGE, ClosedPipeSafe, Parser, grader_args
 
@@ -82,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ctxeval`` with ``argv`` (default: the command line); return the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    for old, new in renamed_conflicts(args):  # both spellings: refused, never the last one silently winning
+        print(f"ctxeval: error: {conflict_message(old, new)}", file=sys.stderr)
+        return EXIT_USAGE
     for old, new in renamed_used(args):  # an old spelling of an option: deprecated, still accepted
         print(f"ctxeval: warning: {option_message(old, new)}", file=sys.stderr)
     if args.command is None:

@@ -50,6 +50,14 @@ def add_grade_command(sub: Any) -> None:
 def cmd_grade(args: argparse.Namespace) -> int:
     if is_folder_mode(args.transcript):
         return run_grade_folder(args)
+    reports = [flag for flag, value in (("--md", args.md_out), ("--html", args.html_out)) if value]
+    if reports:  # the folder report of this one session: never an output option ignored without a word
+        single = [flag for flag, value in (("--summary", args.summary), ("--expect", args.expect)) if value]
+        if single:
+            verb = "writes" if len(reports) == 1 else "write"
+            raise UsageError(f"{' and '.join(reports)} {verb} the report of the compactions in the file; with "
+                             f"{' and '.join(single)} (one text graded against the transcript) use --json")
+        return run_grade_folder(args)
     args.transcript = args.transcript[0]
     options = RunOptions.from_namespace(args)
     options.check_key()

@@ -1,0 +1,140 @@
+"""What a new user of ``ctxeval`` and ``pytest --ctxeval`` meets: no option ignored without a word,
+no input line dropped without a word, one clear usage error instead of a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_ctxeval.cli import main
+
+from test_grade_folder import _session
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = (ROOT / "scenarios" / "debug_failing_test.yaml").read_text()
+
+
+def _broken_line(path: Path, line: int) -> Path:
+    lines = path.read_text().splitlines()
+    lines[line - 1] = "{broken"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# -- B1: an output option is written or refused, in every mode of grade ----------------------------
+
+
+def test_one_file_with_html_and_md_writes_the_report_of_that_session(tmp_path, capsys):
+    one = _session(tmp_path / "p" / "one.jsonl", second="now add tests")
+    code = main(["grade", str(one), "--graders", "tool_pairing", "--html", str(tmp_path / "r.html"),
+                 "--md", str(tmp_path / "r.md")])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "tool_pairing" in (tmp_path / "r.html").read_text() and "## By grader" in (tmp_path / "r.md").read_text()
+    assert "HTML written to" in printed and "Markdown written to" in printed
+
+
+@pytest.mark.parametrize("single", [["--summary", "s.md"], ["--expect", "e.yaml"]])
+def test_html_with_a_one_text_option_is_a_usage_error_not_ignored(tmp_path, capsys, single):
+    one = _session(tmp_path / "one.jsonl", second="now add tests")
+    single = [single[0], str(tmp_path / single[1])]
+    assert main(["grade", str(one), "--html", str(tmp_path / "r.html"), *single]) == 2
+    err = capsys.readouterr().err
+    assert f"--html writes the report of the compactions in the file; with {single[0]}" in err and "--json" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_folder_only_errors_say_what_was_given(tmp_path, capsys):
+    _session(tmp_path / "p" / "a.jsonl", second="x")
+    assert main(["grade", str(tmp_path / "p"), "--summary", "s.md"]) == 2
+    assert "give a single .jsonl file (a folder was given)" in capsys.readouterr().err
+    assert main(["grade", str(tmp_path / "p"), str(tmp_path / "p"), "--expect", "e.yaml"]) == 2
+    assert "(2 paths were given)" in capsys.readouterr().err
+
+
+# -- B2: a line the reader skipped is reported in folder mode as in one-file mode -----------------
+
+
+def test_folder_mode_reports_a_broken_line_with_its_file_and_line(tmp_path, capsys):
+    bad = _broken_line(_session(tmp_path / "tr" / "g.jsonl", second="now add tests"), 3)
+    assert main(["grade", str(bad), "--graders", "tool_pairing"]) in (0, 1)
+    one_file = capsys.readouterr().out
+    assert "line 3: not valid JSON" in one_file
+    out = tmp_path / "out"
+    main(["grade", str(tmp_path / "tr"), "--graders", "tool_pairing", "--json", str(out / "r.json"),
+          "--md", str(out / "r.md"), "--html", str(out / "r.html")])
+    printed = capsys.readouterr().out
+    assert "lines skipped or moved (listed below)" in printed.splitlines()[0]
+    assert "Lines skipped or moved by the reader" in printed
+    assert f"{bad}:3: not valid JSON" in printed
+    doc = json.loads((out / "r.json").read_text())
+    assert doc["summary"]["problems"] >= 1
+    assert {"path": str(bad), "line": 3} == {k: doc["problems"][0][k] for k in ("path", "line")}
+    assert "g.jsonl:3`" in (out / "r.md").read_text() and f"{bad}:3</code>" in (out / "r.html").read_text()
+
+
+def test_a_clean_folder_says_nothing_about_lines_and_counts_in_good_english(tmp_path, capsys):
+    _session(tmp_path / "p" / "a.jsonl", second="x")
+    main(["grade", str(tmp_path / "p"), "--graders", "tool_pairing", "--workers", "1"])
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("1 session file: 1 graded (1 compaction), 0 skipped, 0 unreadable; "
+                            "0 inherited compactions not graded; ")
+    assert "skipped or moved" not in first and "on 1 worker" in first
+
+
+# -- C1 / B8: old and new spellings; deprecations under -W error ------------------------------------
+
+
+def test_ctxeval_refuses_the_old_and_the_new_spelling_together(capsys):
+    code = main(["run", str(ROOT / "scenarios" / "debug_failing_test.yaml"), "--strategy", "codex",
+                 "--compactor", "gemini_cli"])
+    assert code == 2
+    assert ("--strategy and --compactor are the same option (the old and the new spelling): give only --compactor"
+            in capsys.readouterr().err)
+
+
+def test_pytest_refuses_the_old_and_the_new_spelling_together(pytester: pytest.Pytester):
+    pytester.makefile(".yaml", **{"scenarios/debug": TINY})
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "--ctxeval-strategy", "codex",
+                                "--ctxeval-compactor", "gemini_cli")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --ctxeval-strategy and --ctxeval-compactor are the same option*"])
+
+
+def test_a_deprecation_made_an_error_is_a_usage_error_not_an_internal_error(pytester: pytest.Pytester):
+    pytester.makefile(".yaml", **{"scenarios/debug": TINY})
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-W", "error::DeprecationWarning",
+                                "--ctxeval-strategy", "codex")
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "INTERNALERROR" not in text and "Traceback" not in text
+    result.stderr.fnmatch_lines(["ERROR: <command line>: --ctxeval-strategy is deprecated: use --ctxeval-compactor*"
+                                 "a warning filter made this deprecation an error*"])
+
+
+def test_deprecations_are_located_at_the_command_line_and_the_ini_line(pytester: pytest.Pytester):
+    pytester.makefile(".yaml", **{"scenarios/debug": TINY})
+    pytester.makeini("[pytest]\n# a comment\nctxeval_strategy = codex\n")
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "tool_pairing",
+                                "--ctxeval-compare-strategies", "observation_masking")
+    text = result.stdout.str()
+    assert "<command line>:1: CtxEvalDeprecationWarning: --ctxeval-compare-strategies is deprecated" in text
+    assert "tox.ini:3: CtxEvalDeprecationWarning: the ini key ctxeval_strategy is deprecated" in text
+    assert "plugin.py" not in text
+
+
+def test_an_old_keyword_in_a_grader_file_is_in_the_warnings_summary(pytester: pytest.Pytester):
+    pytester.makefile(".yaml", **{"scenarios/debug": TINY})
+    pytester.mkdir("g")
+    (pytester.path / "g" / "mine.py").write_text(
+        "from pytest_ctxeval import Verdict, grader\n\n\n"
+        "@grader('claude_only', strategies=('claude_code',))\n"
+        "def claude_only(case):\n"
+        "    return Verdict.passed_('ok')\n", encoding="utf-8")
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "tool_pairing", "--ctxeval-graders", "g")
+    out = result.stdout.str()
+    summary = out[out.index("warnings summary"):]
+    assert "g/mine.py:4: CtxEvalDeprecationWarning: grader(strategies=...) is deprecated" in summary
+    assert "deprecated" not in out[:out.index("warnings summary")] and "deprecated" not in result.stderr.str()
