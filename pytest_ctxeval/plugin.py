@@ -115,7 +115,7 @@ def _warn_renamed(config: pytest.Config) -> None:
             _issue_at(config, message, *_ini_location(config, old))
 
 
-def _issue_at(config: pytest.Config, message: str, where: str, line: int) -> None:
+def _issue_at(config: pytest.Config, message: str, where: str, line: int, category: type[Warning] | None = None) -> None:
     """``config.issue_config_time_warning`` with the warning located at ``where:line`` (pytest
     locates it at its caller's frame: here a copy of :func:`_call_issue` whose code names that place)."""
     import types
@@ -124,10 +124,28 @@ def _issue_at(config: pytest.Config, message: str, where: str, line: int) -> Non
 
     code = _call_issue.__code__.replace(co_filename=where, co_firstlineno=max(line, 1) - 1)
     located = types.FunctionType(code, {})
+    category = category or CtxEvalDeprecationWarning
     try:
-        located(config.issue_config_time_warning, CtxEvalDeprecationWarning(message))
-    except CtxEvalDeprecationWarning:  # -W error::DeprecationWarning (or a filterwarnings error)
-        raise pytest.UsageError(f"{where}: {message} [a warning filter made this deprecation an error]") from None
+        located(config.issue_config_time_warning, category(message))
+    except category:  # -W error::DeprecationWarning (or a filterwarnings error)
+        what = "deprecation" if issubclass(category, DeprecationWarning) else "warning"
+        raise pytest.UsageError(f"{where}: {message} [a warning filter made this {what} an error]") from None
+
+
+#: Options that only a ``--ctxeval`` run acts on (each writes or reads something for it).
+_NEEDS_CTXEVAL = ("ctxeval_report", "ctxeval_save_baseline", "ctxeval_baseline", "ctxeval_compare_prompt",
+                  "ctxeval_compare_compactors")
+
+
+def _warn_unused_outputs(config: pytest.Config) -> None:
+    """Without ``--ctxeval`` no scenario runs, so a report or baseline asked for is never written:
+    say so (a warning, since ``addopts`` may carry them into the unit-test job) instead of nothing."""
+    given = [name for name in _NEEDS_CTXEVAL if config.getoption(name, None)]
+    if given and not hasattr(config, "workerinput"):
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        _issue_at(config, f"{flags} {'has' if len(given) == 1 else 'have'} no effect without --ctxeval "
+                          "(no scenario runs, nothing is written or compared); add --ctxeval",
+                  "<command line>", 1, pytest.PytestConfigWarning)
 
 
 def _session_with_warnings(config: pytest.Config, make: Any) -> Any:
@@ -175,6 +193,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "-m 'not ctxeval_llm' leaves them out")
     _warn_renamed(config)
     if not config.getoption("ctxeval"):
+        _warn_unused_outputs(config)
         return
     from .core.gcpause import freeze_heap, paused_gc, thaw
 

@@ -138,3 +138,13 @@ def test_an_old_keyword_in_a_grader_file_is_in_the_warnings_summary(pytester: py
     summary = out[out.index("warnings summary"):]
     assert "g/mine.py:4: CtxEvalDeprecationWarning: grader(strategies=...) is deprecated" in summary
     assert "deprecated" not in out[:out.index("warnings summary")] and "deprecated" not in result.stderr.str()
+
+
+def test_a_report_asked_for_without_ctxeval_is_a_warning_not_silence(pytester: pytest.Pytester):
+    pytester.makepyfile(test_unit="def test_one():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ctxeval-report", "r.html",
+                                "--ctxeval-save-baseline", "b.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*PytestConfigWarning: --ctxeval-report, --ctxeval-save-baseline have no effect "
+                                 "without --ctxeval*add --ctxeval"])
+    assert not (pytester.path / "r.html").exists()
