@@ -148,3 +148,61 @@ def test_a_report_asked_for_without_ctxeval_is_a_warning_not_silence(pytester: p
     result.stdout.fnmatch_lines(["*PytestConfigWarning: --ctxeval-report, --ctxeval-save-baseline have no effect "
                                  "without --ctxeval*add --ctxeval"])
     assert not (pytester.path / "r.html").exists()
+
+
+# -- B3: ctxeval runs the project's graders and scenarios, as pytest --ctxeval does -------------------
+
+
+@pytest.fixture
+def own_project(tmp_path, monkeypatch):
+    import shutil
+
+    project = tmp_path / "own-project"
+    shutil.copytree(ROOT / "examples" / "own-project", project)
+    monkeypatch.chdir(project)
+    return project
+
+
+def test_run_finds_the_graders_and_scenarios_the_project_configures(own_project, capsys):
+    assert main(["run", "--graders", "cdn_rule_kept", "--json", "r.json"]) == 0
+    captured = capsys.readouterr()
+    assert "ctxeval: graders from pyproject.toml (ctxeval_graders): graders" in captured.err
+    assert "ctxeval: scenarios from pyproject.toml (ctxeval_scenarios): scenarios" in captured.err
+    doc = json.loads((own_project / "r.json").read_text())
+    assert [s["name"] for s in doc["scenarios"]] == ["cache_ttl"]
+    assert "cdn_rule_kept" in json.dumps(doc["scenarios"][0])
+    assert main(["graders"]) == 0 and "cdn_rule_kept (rule)" in capsys.readouterr().out
+
+
+def test_the_command_line_wins_over_the_project_file(own_project, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main(["run", "--graders", "cdn_rule_kept", "--graders-dir", str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown grader 'cdn_rule_kept'" in err and "ctxeval --graders-dir DIR" in err
+    assert "graders from" not in err
+
+
+@pytest.mark.parametrize("name, text", [
+    ("pytest.ini", "[pytest]\nctxeval_graders = mine\n"),
+    ("tox.ini", "[tox]\n[pytest]\nctxeval_graders = mine\n"),
+    ("setup.cfg", "[metadata]\nname = x\n[tool:pytest]\nctxeval_graders = mine\n"),
+    ("pyproject.toml", "[tool.pytest.ini_options]\nctxeval_graders = ['mine']\n"),
+])
+def test_the_project_file_is_found_as_pytest_finds_it(tmp_path, name, text):
+    from pytest_ctxeval.cli.project import find_project_config
+
+    (tmp_path / name).write_text(text)
+    (tmp_path / "sub").mkdir()
+    config = find_project_config(tmp_path / "sub")
+    assert config.path == tmp_path / name and config.paths("ctxeval_graders") == [tmp_path / "mine"]
+
+
+def test_a_pyproject_without_pytest_settings_is_passed_over(tmp_path):
+    from pytest_ctxeval.cli.project import find_project_config
+
+    (tmp_path / "tox.ini").write_text("[pytest]\nctxeval_scenarios = s1 s2\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    config = find_project_config(tmp_path / "sub")
+    assert config.path == tmp_path / "tox.ini"
+    assert config.paths("ctxeval_scenarios") == [tmp_path / "s1", tmp_path / "s2"]

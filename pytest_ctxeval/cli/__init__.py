@@ -100,7 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args: Any) -> int:
+    from .project import apply_project_config
+
     try:
+        apply_project_config(args)  # the project's ctxeval_graders / ctxeval_scenarios, as pytest --ctxeval
         return _command(args.command)(args)
     except CtxEvalError as exc:
         print(f"ctxeval: error: {exc}", file=sys.stderr)
