@@ -206,3 +206,26 @@ def test_a_pyproject_without_pytest_settings_is_passed_over(tmp_path):
     config = find_project_config(tmp_path / "sub")
     assert config.path == tmp_path / "tox.ini"
     assert config.paths("ctxeval_scenarios") == [tmp_path / "s1", tmp_path / "s2"]
+
+
+# -- C3: what the one-file table counts -------------------------------------------------------------
+
+
+def test_the_one_file_table_says_transcript_and_what_its_counts_are(tmp_path, capsys):
+    from session_kit import Session
+    from test_grade_folder import GOOD
+
+    s = Session()
+    for second in ("add tests please", "now the docs please"):
+        s.user("fix the parser in src/parse.py")
+        s.user(second)
+        s.assistant(text="ok")
+        s.compact(GOOD.replace("{second}", "something else"))
+    path = s.write(tmp_path / "two.jsonl")
+    assert main(["grade", str(path), "--graders", "verbatim_user_messages,tool_pairing"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:2] == ["transcript", "compactions"]
+    assert lines[1].split()[1] == "2" and lines[1].split()[-4:-1] == ["1", "1", "0"]  # graders: 1 ok, 1 failed
+    assert lines[2] == ("(passed/failed/other count graders: one that fails on any compaction counts once; "
+                        "2 failed verdicts over all compactions are listed below)")
+    assert sum(line.strip().startswith("FAIL") for line in lines) == 2

@@ -66,8 +66,16 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
                 row.tiers[e.tier] = row.tiers.get(e.tier, 0) + 1
         row.counts = o.counts
         rows.append(row)
-    for line in format_table(rows):
+    first = "transcript" if outcomes and all(o.kind == "transcript" for o in outcomes) else "scenario"
+    for line in format_table(rows, first=first):
         print(line)
+    verdicts_failed = sum(1 for o in outcomes for verdicts in o.verdicts for v in verdicts if v.status == "fail"
+                          and v.grader not in o.known_failures)
+    graders_failed = sum(o.counts["fail"] for o in outcomes)
+    if verdicts_failed != graders_failed:  # several compactions: say what the table counts
+        print(f"(passed/failed/other count graders: one that fails on any compaction counts once; "
+              f"{verdicts_failed} failed verdict{'s' if verdicts_failed != 1 else ''} over all compactions "
+              "are listed below)")
     for o in outcomes:
         for note in o.notes:
             print(f"note: {o.source}: {note}")
