@@ -81,7 +81,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="scenario files or folders collected under --ctxeval (default: scenarios/, else the "
                        "built-in library)")
     parser.addini("ctxeval_graders", type="paths", default=[], help="folders of your own graders")
-    parser.addini("ctxeval_backend", default="offline", help="model backend: offline or anthropic")
+    parser.addini("ctxeval_backend", default="offline",
+                  help="model backend: offline (default), anthropic, record or replay")
     parser.addini("ctxeval_model", default="", help="summariser model for the anthropic backend")
     parser.addini("ctxeval_prompt", type="paths", default=[], help="compaction prompt template to test")
     parser.addini("ctxeval_session_memory_prompt", type="paths", default=[],

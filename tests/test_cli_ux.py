@@ -229,3 +229,57 @@ def test_the_one_file_table_says_transcript_and_what_its_counts_are(tmp_path, ca
     assert lines[2] == ("(passed/failed/other count graders: one that fails on any compaction counts once; "
                         "2 failed verdicts over all compactions are listed below)")
     assert sum(line.strip().startswith("FAIL") for line in lines) == 2
+
+
+# -- C7: error messages name the line, the key, the way out ------------------------------------------
+
+
+@pytest.mark.parametrize("text, line, typo, near", [
+    ("intent: fix it\nfiles: [a.py]\nintnet: typo\n", 3, "intnet", "intent"),
+    ("expect:\n  files: [a.py]\n  pendng: [x]\n", 3, "pendng", "pending"),
+])
+def test_grade_expect_typo_has_a_line_and_a_did_you_mean(tmp_path, capsys, text, line, typo, near):
+    one = _session(tmp_path / "one.jsonl", second="now add tests")
+    (tmp_path / "ex.yaml").write_text(text)
+    assert main(["grade", str(one), "--expect", str(tmp_path / "ex.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert f"ex.yaml:{line}: {typo}: unknown field (did you mean '{near}'?" in err
+    assert "allowed: intent, files, errors, pending" in err
+
+
+def test_grade_names_a_missing_path_and_an_empty_folder_differently(tmp_path, capsys):
+    assert main(["grade", str(tmp_path / "projects")]) == 2
+    assert "projects: no such file or folder" in capsys.readouterr().err
+    (tmp_path / "projects").mkdir()
+    assert main(["grade", str(tmp_path / "projects")]) == 2
+    assert "projects: no .jsonl session file in this folder or below" in capsys.readouterr().err
+
+
+def test_ctxeval_errors_spell_its_own_option_first(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--backend", "anthropic"]) == 2
+    assert "use --backend offline (pytest: --ctxeval-backend offline)" in capsys.readouterr().err
+    from pytest_ctxeval.errors import flag
+
+    assert flag("backend offline").startswith("--ctxeval-backend")  # restored for pytest afterwards
+
+
+@pytest.mark.parametrize("ini, option", [("ctxeval_backend = bogus", "--ctxeval-backend"),
+                                         ("ctxeval_graders = nope", "--ctxeval-graders")])
+def test_an_ini_error_names_the_ini_key(pytester: pytest.Pytester, ini, option):
+    pytester.makefile(".yaml", **{"scenarios/debug": TINY})
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    key = ini.split(" =")[0]
+    result.stderr.fnmatch_lines([f"ERROR: *(set by the ini key {key} in tox.ini: fix it there, or override it with "
+                                 f"{option})"])
+
+
+def test_the_ini_help_lists_every_backend(pytester: pytest.Pytester):
+    from pytest_ctxeval.llm import BACKENDS
+
+    text = " ".join(pytester.runpytest("--help").stdout.str().split())
+    help_text = text[text.index("ctxeval_backend (string):"):][:200]
+    assert all(b in help_text for b in BACKENDS), help_text

@@ -90,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    from .. import options  # noqa: F401 - registers the pytest spelling first; ours replaces it while we run
+    from ..errors import spell_options
+
+    spelling = spell_options(lambda option: f"--{option} (pytest: --ctxeval-{option})")
     stdout, sys.stdout = sys.stdout, ClosedPipeSafe(sys.stdout)
     stderr, sys.stderr = sys.stderr, ClosedPipeSafe(sys.stderr)
     try:
@@ -97,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         sys.stdout.flush()  # through the wrapper: what is left must not raise at exit
         sys.stdout, sys.stderr = stdout, stderr
+        spell_options(spelling)
 
 
 def _main(args: Any) -> int:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ..errors import UsageError
 from ..evaluation import Outcome, merge_usage
 from ..grading.registry import GraderRegistry, load_graders
-from ..scenario.schema import Expectations, format_path
+from ..scenario.schema import Expectations
 from ..reporting.table import ScenarioRow, format_table
 from ..core.terminal import safe_text
 
@@ -204,12 +204,14 @@ class ClosedPipeSafe:
 
 
 def load_expectations(path: str | Path) -> Expectations:
-    """An ``expect:`` mapping from a YAML file (bare, or under a top-level ``expect:`` key)."""
+    """An ``expect:`` mapping from a YAML file (bare, or under a top-level ``expect:`` key); an
+    error names the file, the line and the field (with a did-you-mean for a misspelt key)."""
     p = Path(path)
     from ..core.yaml_safe import BadYAML, load_yaml
+    from ..scenario.schema import node_lines, validation_message
 
     try:
-        data = load_yaml(p.read_text(encoding="utf-8"))[0]
+        data, node = load_yaml(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
@@ -218,16 +220,14 @@ def load_expectations(path: str | Path) -> Expectations:
         raise UsageError(f"{p}{':' + str(exc.line) if exc.line else ''}: {exc.message}") from None
     if data is None:
         data = {}
+    prefix: tuple[Any, ...] = ()
     if isinstance(data, dict) and "expect" in data and isinstance(data["expect"], dict):
-        data = data["expect"]
+        data, prefix = data["expect"], ("expect",)
     if not isinstance(data, dict):
         raise UsageError(f"{p}: expected a mapping with keys such as intent, files, errors, pending, superseded, probes")
     try:
         return Expectations.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = format_path(tuple(err["loc"]))
-        msg = "unknown key (allowed: intent, files, errors, pending, superseded, constraints, failed_approaches, " \
-              "probes)" \
-            if err["type"] == "extra_forbidden" else err["msg"]
-        raise UsageError(f"{p}: {field}: {msg}") from None
+        message = validation_message(p, data, node_lines(node), exc, prefix=prefix)
+        raise UsageError(message.replace("see the scenario schema in docs/scenarios.md",
+                                         "allowed: " + ", ".join(Expectations.model_fields))) from None

@@ -46,8 +46,9 @@ def run_grade_folder(args: argparse.Namespace) -> int:
         check_report_path(value, flag)
     files = find_sessions(args.transcript)
     if not files:
-        raise UsageError(f"{', '.join(args.transcript)}: no .jsonl session files found (Claude Code keeps them in "
-                         "~/.claude/projects/<project>/<session>.jsonl)")
+        raise UsageError(f"{', '.join(args.transcript)}: no .jsonl session file in "
+                         f"{'this folder' if len(args.transcript) == 1 else 'these folders'} or below (Claude Code "
+                         "keeps them in ~/.claude/projects/<project>/<session>.jsonl)")
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
     from ..grading.registry import load_graders
