@@ -462,6 +462,12 @@ class CtxEvalSession:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if not self.rows and not hasattr(config, "workerinput") and not any(
+                p.is_file() or any(q.suffix in (".yaml", ".yml") for q in p.rglob("*")) for p in self.scenario_paths):
+            shown = ", ".join(str(p) for p in self.scenario_paths)
+            terminalreporter.write_line(f"ctxeval: no scenario files (*.yaml, *.yml) under {shown}: write one "
+                                        "(docs/scenarios.md) or point the ini key ctxeval_scenarios at yours",
+                                        yellow=True)
         if not self.rows:
             return
         rows = [self.rows[k] for k in sorted(self.rows)]

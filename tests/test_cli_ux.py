@@ -283,3 +283,30 @@ def test_the_ini_help_lists_every_backend(pytester: pytest.Pytester):
     text = " ".join(pytester.runpytest("--help").stdout.str().split())
     help_text = text[text.index("ctxeval_backend (string):"):][:200]
     assert all(b in help_text for b in BACKENDS), help_text
+
+
+# -- C5 / C6: pytest's load error points to lint; an empty scenarios folder says so -------------------
+
+
+def test_pytest_load_error_with_several_problems_points_to_ctxeval_lint(pytester: pytest.Pytester):
+    pytester.makefile(".yaml", **{"scenarios/two": "name: two\nturns:\n  - user: hi\n    colour: red\nsmell: x\n"})
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert "(+1 more: `ctxeval lint " in out and "two.yaml` lists them all)" in out
+
+
+def test_an_empty_scenarios_folder_is_said_under_pytest_and_in_run(pytester: pytest.Pytester, capsys, monkeypatch):
+    pytester.mkdir("scenarios")
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["ctxeval: no scenario files (*.yaml, *.yml) under *scenarios: write one*"])
+    monkeypatch.chdir(pytester.path)
+    assert main(["run", "scenarios"]) == 2
+    assert "no scenario files (*.yaml, *.yml) under scenarios" in capsys.readouterr().err
+
+
+def test_scenarios_say_nothing_about_an_empty_folder(pytester: pytest.Pytester):
+    pytester.makefile(".yml", **{"scenarios/debug": TINY})
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "tool_pairing")
+    result.assert_outcomes(passed=1, deselected=20)
+    assert "no scenario files" not in result.stdout.str()

@@ -44,7 +44,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
     files = find_scenarios([Path(p) for p in args.paths])
     if not files:
-        raise UsageError(f"no scenario files (*.yaml) under {', '.join(args.paths)}")
+        raise UsageError(f"no scenario files (*.yaml, *.yml) under {', '.join(args.paths)}")
     for n, path in enumerate(files):
         if n:
             print()

@@ -327,7 +327,7 @@ def lint_paths(paths: Iterable[str | Path], *, graders: Iterable[str] | None = N
     paths = list(paths)
     files = find_scenarios(paths)
     if not files:
-        raise UsageError(f"no scenario files (*.yaml) under {', '.join(map(str, paths))}")
+        raise UsageError(f"no scenario files (*.yaml, *.yml) under {', '.join(map(str, paths))}")
     if graders is None:
         from ..grading.registry import load_graders
         graders = load_graders().names
