@@ -310,3 +310,15 @@ def test_scenarios_say_nothing_about_an_empty_folder(pytester: pytest.Pytester):
     result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "tool_pairing")
     result.assert_outcomes(passed=1, deselected=20)
     assert "no scenario files" not in result.stdout.str()
+
+
+def test_lint_reports_an_error_inside_a_misspelt_key(tmp_path, capsys):
+    path = tmp_path / "n.yaml"
+    path.write_text("name: n\nturns:\n  - user: hi\n  - assistant: ok\n    tols:\n"
+                    "      - {name: Read, input: {file_path: a.py}, reslt: \"x\"}\n")
+    assert main(["lint", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "n.yaml:5: turns[1].tols: unknown field (did you mean 'tools'?" in out
+    assert ("n.yaml:6: turns[1].tols[0].reslt: unknown field (did you mean 'result'?" in out
+            and "(inside 'tols', read as 'tools')" in out)
+    assert "2 problems in 1 of 1 scenario file" in out
