@@ -322,3 +322,11 @@ def test_lint_reports_an_error_inside_a_misspelt_key(tmp_path, capsys):
     assert ("n.yaml:6: turns[1].tols[0].reslt: unknown field (did you mean 'result'?" in out
             and "(inside 'tols', read as 'tools')" in out)
     assert "2 problems in 1 of 1 scenario file" in out
+
+
+def test_grade_help_does_not_offer_a_summariser(capsys):
+    with pytest.raises(SystemExit):
+        main(["grade", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "summariser model" not in text
+    assert "--model NAME this verb writes no summary: the judge's model when --judge-model is not given" in text

@@ -39,7 +39,7 @@ def add_grade_command(sub: Any) -> None:
                        help="expectations in the scenario 'expect:' schema (intent, files, errors, pending, "
                             "superseded, probes)")
     grade.add_argument("--json", dest="json_out", metavar="OUT", help="write the versioned results JSON here")
-    add_model_options(grade.add_argument, "--")
+    add_model_options(grade.add_argument, "--", summarises=False)
     grader_args(grade)
     grade.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
     grade.add_argument("--strict", action="store_true",
