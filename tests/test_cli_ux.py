@@ -330,3 +330,15 @@ def test_grade_help_does_not_offer_a_summariser(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "summariser model" not in text
     assert "--model NAME this verb writes no summary: the judge's model when --judge-model is not given" in text
+
+
+def test_plan_explains_a_count_that_drops_with_no_tier(capsys):
+    assert main(["plan", str(ROOT / "examples" / "own-project" / "scenarios" / "cache_ttl.yaml")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines if line[:7].strip().isdigit()]
+    tokens = [int(r[1].replace(",", "")) for r in rows]
+    drops = [i for i in range(1, len(rows)) if tokens[i] < tokens[i - 1] and rows[i][4] == "ok"]
+    assert drops, "the example should show the re-anchoring drop"
+    for i in drops:
+        assert "re-anchored on the reply's real usage" in " ".join(rows[i])
+    assert any("4/3 margin (seed 003:353)" in line for line in lines)
