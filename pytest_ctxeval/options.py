@@ -196,7 +196,8 @@ class RunOptions:
             raise UsageError(f"session-memory template {self.session_memory_prompt}: no such file")
         for d in self.graders_dirs:
             if not Path(d).is_dir():
-                raise UsageError(f"graders folder {d}: no such directory")
+                raise UsageError(f"graders folder {d}: no such directory (this option takes a folder of your own "
+                                 "graders; to run only some graders by name: ctxeval --graders a,b, pytest -k NAME)")
         from .core.limits import MAX_JUDGE_VOTES
 
         if not 1 <= self.judge_votes <= MAX_JUDGE_VOTES:

@@ -342,3 +342,17 @@ def test_plan_explains_a_count_that_drops_with_no_tier(capsys):
     for i in drops:
         assert "re-anchored on the reply's real usage" in " ".join(rows[i])
     assert any("4/3 margin (seed 003:353)" in line for line in lines)
+
+
+# -- C2: names and folders of graders are told apart -------------------------------------------------
+
+
+def test_a_folder_given_to_graders_and_names_given_to_graders_dir_are_explained(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(SystemExit):
+        main(["run", "--graders", "mine/"])
+    assert "mine/ is a folder: --graders takes grader names (a,b); load a folder of your own graders with " \
+           "--graders-dir" in capsys.readouterr().err
+    assert main(["run", "--graders-dir", "tool_pairing"]) == 2
+    assert "to run only some graders by name: ctxeval --graders a,b, pytest -k NAME" in capsys.readouterr().err

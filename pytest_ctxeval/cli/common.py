@@ -38,6 +38,9 @@ def grader_names(value: str) -> list[str]:
     names = [n.strip() for n in value.split(",") if n.strip()]
     if not names:
         raise argparse.ArgumentTypeError("expected grader names separated by commas")
+    if len(names) == 1 and ("/" in value or os.sep in value) and Path(value).is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is a folder: --graders takes grader names (a,b); load a folder "
+                                         "of your own graders with --graders-dir")
     return names
 
 
