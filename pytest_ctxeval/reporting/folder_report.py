@@ -47,7 +47,7 @@ def _version_rows(doc: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-_PROBLEMS_TITLE = "Lines skipped or moved by the reader (--strict makes them errors)"
+_PROBLEMS_TITLE = "Lines skipped or moved by the reader (--strict makes a malformed line an error)"
 _GRADER_HEAD = ["grader", *STATUSES, "pass rate"]
 _VERSION_HEAD = ["Claude Code", "sessions", "compactions", *STATUSES, "pass rate"]
 
