@@ -356,3 +356,22 @@ def test_a_folder_given_to_graders_and_names_given_to_graders_dir_are_explained(
            "--graders-dir" in capsys.readouterr().err
     assert main(["run", "--graders-dir", "tool_pairing"]) == 2
     assert "to run only some graders by name: ctxeval --graders a,b, pytest -k NAME" in capsys.readouterr().err
+
+
+# -- C8: the offline judge names missing terms as terms ------------------------------------------------
+
+
+def test_the_offline_judge_names_missing_terms_as_terms():
+    """A drift reason read "lost: 32; byte; every; ids": bare words that read as lost facts."""
+    import json as _json
+
+    from pytest_ctxeval.llm.reference import judge_reply
+
+    prompt = ("[BEGIN DATA] original intent\nCap every upload at 32 byte ids\n[END DATA]\n"
+              "[BEGIN DATA] generation 2\nWe refactored the parser.\n[END DATA]\n")
+    lost = _json.loads(judge_reply(prompt))["lost"]
+    assert len(lost) == 1 and lost[0].startswith("terms of the original intent not in this generation: ")
+    assert "'32'" in lost[0] and "'byte'" in lost[0]
+    covered = ("[BEGIN DATA] original intent\nCap uploads\n[END DATA]\n"
+               "[BEGIN DATA] generation 2\nCap uploads\n[END DATA]\n")
+    assert _json.loads(judge_reply(covered))["lost"] == []

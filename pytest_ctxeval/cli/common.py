@@ -75,7 +75,7 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
     verdicts_failed = sum(1 for o in outcomes for verdicts in o.verdicts for v in verdicts if v.status == "fail"
                           and v.grader not in o.known_failures)
     graders_failed = sum(o.counts["fail"] for o in outcomes)
-    if verdicts_failed != graders_failed:  # several compactions: say what the table counts
+    if verdicts_failed > graders_failed:  # a grader failed on several compactions: say what the table counts
         print(f"(passed/failed/other count graders: one that fails on any compaction counts once; "
               f"{verdicts_failed} failed verdict{'s' if verdicts_failed != 1 else ''} over all compactions "
               "are listed below)")
