@@ -59,13 +59,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
                              f"{' and '.join(single)} (one text graded against the transcript) use --json")
         return run_grade_folder(args)
     args.transcript = args.transcript[0]
-    if not Path(args.transcript).exists():
-        raise UsageError(f"{args.transcript}: no such file or folder (give a session .jsonl file, or a folder "
-                         "such as ~/.claude/projects)")
     options = RunOptions.from_namespace(args)
     options.check_key()
     if args.json_out:
         check_writable(Path(args.json_out))
+    if not Path(args.transcript).exists():
+        raise UsageError(f"{args.transcript}: no such file or folder (give a session .jsonl file, or a folder "
+                         "such as ~/.claude/projects)")
     registry, specs = registry_of(args)
     from ..evaluate import Evaluator
 
