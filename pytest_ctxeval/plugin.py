@@ -139,10 +139,16 @@ _NEEDS_CTXEVAL = ("ctxeval_report", "ctxeval_save_baseline", "ctxeval_baseline",
 
 
 def _warn_unused_outputs(config: pytest.Config) -> None:
-    """Without ``--ctxeval`` no scenario runs, so a report or baseline asked for is never written:
-    say so (a warning, since ``addopts`` may carry them into the unit-test job) instead of nothing."""
+    """Without ``--ctxeval`` no scenario runs, so a report or baseline asked for is never written,
+    and ``--ctxeval-tolerance`` means nothing without a baseline: say so (a warning, since
+    ``addopts`` may carry them into the unit-test job) instead of nothing."""
+    if hasattr(config, "workerinput"):
+        return
+    if config.getoption("ctxeval_tolerance", None) is not None and not config.getoption("ctxeval_baseline", None):
+        _issue_at(config, "--ctxeval-tolerance has no effect without --ctxeval-baseline (it is how far a score may "
+                          "drop against the baseline)", "<command line>", 1, pytest.PytestConfigWarning)
     given = [name for name in _NEEDS_CTXEVAL if config.getoption(name, None)]
-    if given and not hasattr(config, "workerinput"):
+    if given and not config.getoption("ctxeval"):
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
         _issue_at(config, f"{flags} {'has' if len(given) == 1 else 'have'} no effect without --ctxeval "
                           "(no scenario runs, nothing is written or compared); add --ctxeval",
@@ -193,8 +199,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "ctxeval_llm: a scenario item graded by an LLM grader (judge); "
                                        "-m 'not ctxeval_llm' leaves them out")
     _warn_renamed(config)
+    _warn_unused_outputs(config)
     if not config.getoption("ctxeval"):
-        _warn_unused_outputs(config)
         return
     from .core.gcpause import freeze_heap, paused_gc, thaw
 

@@ -375,3 +375,13 @@ def test_the_offline_judge_names_missing_terms_as_terms():
     covered = ("[BEGIN DATA] original intent\nCap uploads\n[END DATA]\n"
                "[BEGIN DATA] generation 2\nCap uploads\n[END DATA]\n")
     assert _json.loads(judge_reply(covered))["lost"] == []
+
+
+def test_a_tolerance_without_a_baseline_is_said(pytester: pytest.Pytester, tmp_path, capsys):
+    pytester.makefile(".yaml", **{"scenarios/debug": TINY})
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-k", "tool_pairing", "--ctxeval-tolerance", "0.1")
+    result.assert_outcomes(passed=1, deselected=20)
+    result.stdout.fnmatch_lines(["*--ctxeval-tolerance has no effect without --ctxeval-baseline*"])
+    assert "no effect without --ctxeval " not in result.stdout.str()  # --ctxeval was given
+    assert main(["report", str(tmp_path / "r.json"), "-o", str(tmp_path / "r.html"), "--tolerance", "0.1"]) == 2
+    assert "--tolerance applies to the comparison with --baseline" in capsys.readouterr().err
