@@ -30,10 +30,12 @@ def flag(option: str) -> str:
     return _spelling(option)
 
 
-def spell_options(spelling: Callable[[str], str]) -> None:
-    """Register how :func:`flag` spells a run option (called once, by :mod:`pytest_ctxeval.options`)."""
+def spell_options(spelling: Callable[[str], str]) -> Callable[[str], str]:
+    """Register how :func:`flag` spells a run option (by :mod:`pytest_ctxeval.options`; ``ctxeval``
+    puts its own spelling first while it runs); return the spelling it replaces."""
     global _spelling
-    _spelling = spelling
+    previous, _spelling = _spelling, spelling
+    return previous
 
 
 __all__ = [

@@ -96,15 +96,19 @@ def tolerance(value: str) -> float:
     return x
 
 
-def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
-    """Options that choose and configure the models (summariser, judge): ``run`` and ``grade``."""
+def add_model_options(addoption: Callable[..., Any], prefix: str, *, summarises: bool = True) -> None:
+    """Options that choose and configure the models (summariser, judge): ``run`` and ``grade``.
+    ``summarises=False`` (``grade``: it grades summaries already written) says what ``--model``
+    does there: it picks the judge's model when ``--judge-model`` is not given."""
     addoption(f"{prefix}backend", dest="ctxeval_backend", choices=BACKENDS, default=None,
               help="model backend: 'offline' (default; the deterministic reference model, no key, no "
                    "network), 'anthropic' (the real API, replies cached in the cassette folder; needs "
                    "ANTHROPIC_API_KEY), 'record' (the real API, cassettes rewritten) or 'replay' "
                    "(cassettes only, never the network)")
     addoption(f"{prefix}model", dest="ctxeval_model", default=None, metavar="NAME",
-              help="summariser model for the real API (default: claude-sonnet-5-5)")
+              help="summariser model for the real API (default: claude-sonnet-5-5)" if summarises else
+                   "this verb writes no summary: the judge's model when --judge-model is not given "
+                   "(default: claude-sonnet-5-5)")
     addoption(f"{prefix}base-url", dest="ctxeval_base_url", default=None, metavar="URL",
               help="the endpoint the real backends send to: any server speaking the Messages API "
                    "(default: ANTHROPIC_BASE_URL, else the SDK's default)")
@@ -114,7 +118,8 @@ def add_model_options(addoption: Callable[..., Any], prefix: str) -> None:
                    "'vertex' (AnthropicVertex; CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID; "
                    "pytest-ctxeval[vertex])")
     addoption(f"{prefix}judge-model", dest="ctxeval_judge_model", default=None, metavar="NAME",
-              help="model for the LLM graders' judge and probe answers (default: the summariser model)")
+              help="model for the LLM graders' judge and probe answers (default: the "
+                   + ("summariser model)" if summarises else "--model, else claude-sonnet-5-5)"))
     addoption(f"{prefix}judge-votes", dest="ctxeval_judge_votes", type=judge_votes, default=None, metavar="N",
               help="independent judgements per verdict; the median score counts, the majority decides "
                    "pass/fail, a spread over 2 points marks the verdict unstable (default 1)")
@@ -191,7 +196,8 @@ class RunOptions:
             raise UsageError(f"session-memory template {self.session_memory_prompt}: no such file")
         for d in self.graders_dirs:
             if not Path(d).is_dir():
-                raise UsageError(f"graders folder {d}: no such directory")
+                raise UsageError(f"graders folder {d}: no such directory (this option takes a folder of your own "
+                                 "graders; to run only some graders by name: ctxeval --graders a,b, pytest -k NAME)")
         from .core.limits import MAX_JUDGE_VOTES
 
         if not 1 <= self.judge_votes <= MAX_JUDGE_VOTES:

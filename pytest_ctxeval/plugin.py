@@ -81,7 +81,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="scenario files or folders collected under --ctxeval (default: scenarios/, else the "
                        "built-in library)")
     parser.addini("ctxeval_graders", type="paths", default=[], help="folders of your own graders")
-    parser.addini("ctxeval_backend", default="offline", help="model backend: offline or anthropic")
+    parser.addini("ctxeval_backend", default="offline",
+                  help="model backend: offline (default), anthropic, record or replay")
     parser.addini("ctxeval_model", default="", help="summariser model for the anthropic backend")
     parser.addini("ctxeval_prompt", type="paths", default=[], help="compaction prompt template to test")
     parser.addini("ctxeval_session_memory_prompt", type="paths", default=[],
@@ -98,17 +99,97 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _warn_renamed(config: pytest.Config) -> None:
     """One deprecation warning per old option spelling or ini key used (on the controller only:
-    pytest-xdist workers parse the same command line)."""
-    from .core.renamed import CtxEvalDeprecationWarning, ini_message, option_message, renamed_used
+    pytest-xdist workers parse the same command line), located where it was written: the command
+    line or the ini file's line. Both spellings of one option, or ``-W error`` turning the warning
+    into an error, are usage errors naming the new spelling (no INTERNALERROR traceback)."""
+    from .core.renamed import conflict_message, ini_message, option_message, renamed_conflicts, renamed_used
 
+    for old, new in renamed_conflicts(config.option):
+        raise pytest.UsageError(conflict_message(old, new))
     if hasattr(config, "workerinput"):
         return
     for old, new in renamed_used(config.option):
-        config.issue_config_time_warning(CtxEvalDeprecationWarning(option_message(old, new)), stacklevel=2)
+        _issue_at(config, option_message(old, new), "<command line>", 1)
     for new, old in RENAMED_INI.items():
         if config.getini(old):
             message = ini_message(old, new, bool(config.getini(new)))
-            config.issue_config_time_warning(CtxEvalDeprecationWarning(message), stacklevel=2)
+            _issue_at(config, message, *_ini_location(config, old))
+
+
+def _issue_at(config: pytest.Config, message: str, where: str, line: int, category: type[Warning] | None = None) -> None:
+    """``config.issue_config_time_warning`` with the warning located at ``where:line`` (pytest
+    locates it at its caller's frame: here a copy of :func:`_call_issue` whose code names that place)."""
+    import types
+
+    from .core.renamed import CtxEvalDeprecationWarning
+
+    code = _call_issue.__code__.replace(co_filename=where, co_firstlineno=max(line, 1) - 1)
+    located = types.FunctionType(code, {})
+    category = category or CtxEvalDeprecationWarning
+    try:
+        located(config.issue_config_time_warning, category(message))
+    except category:  # -W error::DeprecationWarning (or a filterwarnings error)
+        what = "deprecation" if issubclass(category, DeprecationWarning) else "warning"
+        raise pytest.UsageError(f"{where}: {message} [a warning filter made this {what} an error]") from None
+
+
+#: Options that only a ``--ctxeval`` run acts on (each writes or reads something for it).
+_NEEDS_CTXEVAL = ("ctxeval_report", "ctxeval_save_baseline", "ctxeval_baseline", "ctxeval_compare_prompt",
+                  "ctxeval_compare_compactors")
+
+
+def _warn_unused_outputs(config: pytest.Config) -> None:
+    """Without ``--ctxeval`` no scenario runs, so a report or baseline asked for is never written,
+    and ``--ctxeval-tolerance`` means nothing without a baseline: say so (a warning, since
+    ``addopts`` may carry them into the unit-test job) instead of nothing."""
+    if hasattr(config, "workerinput"):
+        return
+    if config.getoption("ctxeval_tolerance", None) is not None and not config.getoption("ctxeval_baseline", None):
+        _issue_at(config, "--ctxeval-tolerance has no effect without --ctxeval-baseline (it is how far a score may "
+                          "drop against the baseline)", "<command line>", 1, pytest.PytestConfigWarning)
+    given = [name for name in _NEEDS_CTXEVAL if config.getoption(name, None)]
+    if given and not config.getoption("ctxeval"):
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        _issue_at(config, f"{flags} {'has' if len(given) == 1 else 'have'} no effect without --ctxeval "
+                          "(no scenario runs, nothing is written or compared); add --ctxeval",
+                  "<command line>", 1, pytest.PytestConfigWarning)
+
+
+def _session_with_warnings(config: pytest.Config, make: Any) -> Any:
+    """``make(config)``, with the deprecation warnings it raises (an old keyword in a grader file
+    of the project) shown in pytest's warnings summary at the project's line, not printed raw."""
+    import warnings
+
+    from .core.renamed import CtxEvalDeprecationWarning
+
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always", CtxEvalDeprecationWarning)
+        session = make(config)
+    for w in records:
+        if issubclass(w.category, CtxEvalDeprecationWarning):
+            _issue_at(config, str(w.message), w.filename, w.lineno)
+        else:  # not ours: as it would have been shown
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return session
+
+
+def _call_issue(issue: Any, warning: Warning) -> None:
+    issue(warning, stacklevel=2)
+
+
+def _ini_location(config: pytest.Config, key: str) -> tuple[str, int]:
+    """The ini file and the line that sets ``key`` (line 1 when it cannot be found)."""
+    import re
+
+    path = config.inipath
+    if path is None:
+        return "<ini>", 1
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return str(path), 1
+    pattern = re.compile(rf"\s*['\"]?{re.escape(key)}['\"]?\s*[=:]")
+    return str(path), next((i for i, text in enumerate(lines, 1) if pattern.match(text)), 1)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -118,6 +199,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "ctxeval_llm: a scenario item graded by an LLM grader (judge); "
                                        "-m 'not ctxeval_llm' leaves them out")
     _warn_renamed(config)
+    _warn_unused_outputs(config)
     if not config.getoption("ctxeval"):
         return
     from .core.gcpause import freeze_heap, paused_gc, thaw
@@ -130,7 +212,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from .session import SESSION, CtxEvalSession
 
         try:
-            session = CtxEvalSession(config)
+            session = _session_with_warnings(config, CtxEvalSession)
         except CtxEvalError as exc:
             raise pytest.UsageError(str(exc)) from None
         if collecting and freeze_heap():

@@ -68,17 +68,34 @@ _INI = ("backend", "model", "judge_model", "prompt", "session_memory_prompt", "c
 
 def _options(config: pytest.Config) -> RunOptions:
     # Precedence: command line > ini > defaults.
+    used: list[tuple[str, str, str]] = []  # (ini key, the value read from it, the option overriding it)
+
     def ini(name: str) -> Any:
         if name not in _INI:
             return None
         key = f"ctxeval_{name}"
-        value = config.getini(key) or (config.getini(RENAMED_INI[key]) if key in RENAMED_INI else None)  # old key
+        if not config.getini(key) and key in RENAMED_INI and config.getini(RENAMED_INI[key]):
+            key = RENAMED_INI[key]  # the old key
+        value = config.getini(key)
         if isinstance(value, list):  # "paths" ini values
-            return str(value[0]) if value else None
+            value = str(value[0]) if value else None
+        if value:
+            used.append((key, str(value), "--ctxeval-" + name.replace("_", "-")))
         return value or None
 
-    dirs = [Path(d) for d in (config.getoption("ctxeval_graders") or [])] or list(config.getini("ctxeval_graders"))
-    return RunOptions.from_namespace(config.option, ini=ini, graders_dirs=tuple(Path(d) for d in dirs))
+    dirs = [Path(d) for d in (config.getoption("ctxeval_graders") or [])]
+    if not dirs:
+        dirs = list(config.getini("ctxeval_graders"))
+        used += [("ctxeval_graders", str(d), "--ctxeval-graders") for d in dirs]
+    try:
+        return RunOptions.from_namespace(config.option, ini=ini, graders_dirs=tuple(Path(d) for d in dirs))
+    except UsageError as exc:
+        where = config.inipath.name if config.inipath else "the ini file"
+        for key, value, option in used:
+            if value in str(exc):
+                raise UsageError(f"{exc} (set by the ini key {key} in {where}: fix it there, or override it "
+                                 f"with {option})") from None
+        raise
 
 
 def _scenario_paths(config: pytest.Config) -> list[Path]:
@@ -445,6 +462,12 @@ class CtxEvalSession:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if not self.rows and not hasattr(config, "workerinput") and not any(
+                p.is_file() or any(q.suffix in (".yaml", ".yml") for q in p.rglob("*")) for p in self.scenario_paths):
+            shown = ", ".join(str(p) for p in self.scenario_paths)
+            terminalreporter.write_line(f"ctxeval: no scenario files (*.yaml, *.yml) under {shown}: write one "
+                                        "(docs/scenarios.md) or point the ini key ctxeval_scenarios at yours",
+                                        yellow=True)
         if not self.rows:
             return
         rows = [self.rows[k] for k in sorted(self.rows)]

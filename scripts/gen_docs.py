@@ -3,6 +3,8 @@
 * ``docs/cli.md``: ``ctxeval --help`` and every verb's ``--help``, from the argument parsers.
 * the grader registry table in ``docs/graders.md`` (between the ``generated: grader-table`` markers),
   from :func:`pytest_ctxeval.grading.registry.load_graders`.
+* the table of ``pytest --ctxeval`` options and ini keys in ``docs/running.md`` (between the
+  ``generated: pytest-options`` markers), from the plugin's ``pytest_addoption``.
 
 ``python scripts/gen_docs.py`` rewrites both; ``python scripts/gen_docs.py --check`` exits 1 naming
 the file that is out of date (``tests/test_docs.py`` runs the same check in CI).
@@ -21,6 +23,9 @@ CLI_PAGE = DOCS / "cli.md"
 GRADERS_PAGE = DOCS / "graders.md"
 BEGIN = "<!-- generated: grader-table (python scripts/gen_docs.py; do not edit by hand) -->"
 END = "<!-- end generated: grader-table -->"
+RUNNING_PAGE = DOCS / "running.md"
+OPTIONS_BEGIN = "<!-- generated: pytest-options (python scripts/gen_docs.py; do not edit by hand) -->"
+OPTIONS_END = "<!-- end generated: pytest-options -->"
 WIDTH = "100"   # argparse wraps help text to $COLUMNS: fixed, so the page is the same on every machine
 
 
@@ -75,19 +80,79 @@ def grader_table() -> str:
     return "\n".join([BEGIN, "", *rows, "", END])
 
 
+def _between(page: Path, current: str, begin: str, end: str, block: str) -> str:
+    """``current`` with the text between ``begin`` and ``end`` (markers included) replaced by ``block``."""
+    if begin not in current or end not in current:
+        raise SystemExit(f"{page}: the markers {begin!r} and {end!r} are missing; add them where the table goes")
+    head, rest = current.split(begin, 1)
+    return head + block + rest.split(end, 1)[1]
+
+
 def graders_page(current: str) -> str:
     """``current`` with the text between the markers replaced by :func:`grader_table`."""
-    if BEGIN not in current or END not in current:
-        raise SystemExit(f"{GRADERS_PAGE}: the markers {BEGIN!r} and {END!r} are missing; add them where "
-                         "the table goes")
-    head, rest = current.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    return head + grader_table() + tail
+    return _between(GRADERS_PAGE, current, BEGIN, END, grader_table())
+
+
+class _Options:
+    """Stands in for pytest's parser and option group: records what the plugin registers."""
+
+    def __init__(self) -> None:
+        self.options: list[tuple[tuple[str, ...], dict]] = []
+        self.ini: dict[str, tuple[str, object]] = {}
+
+    def getgroup(self, *args: object, **kwargs: object) -> _Options:
+        return self
+
+    def addoption(self, *names: str, **attrs: object) -> None:
+        self.options.append((names, attrs))
+
+    def addini(self, name: str, help: str, type: object = None, default: object = None) -> None:
+        self.ini[name] = (help, default)
+
+
+def _spelled(names: tuple[str, ...], attrs: dict) -> str:
+    if attrs.get("action") in ("store_true", "store_false"):
+        return names[0]
+    choices = attrs.get("choices")
+    value = "{" + ",".join(map(str, choices)) + "}" if choices else attrs.get("metavar") or str(attrs["dest"]).upper()
+    return f"{names[0]} {value}"
+
+
+def _prose(text: str) -> str:
+    """A help text as a table cell: ``_`` and ``*`` are letters here, not emphasis."""
+    return _cell(text).replace("_", "\\_").replace("*", "\\*")
+
+
+def options_table() -> str:
+    """One row per ``pytest --ctxeval`` option (its ini key beside it) and per ini-only key."""
+    from pytest_ctxeval import plugin
+
+    rec = _Options()
+    plugin.pytest_addoption(rec)  # type: ignore[arg-type]
+    rows = ["| option | ini key | meaning |", "|---|---|---|"]
+    keys_shown = set()
+    for names, attrs in rec.options:
+        if attrs.get("help") == argparse.SUPPRESS:  # an old spelling, kept as a hidden alias
+            continue
+        key = str(attrs.get("dest", ""))
+        ini = key if key in rec.ini else ""
+        keys_shown.add(ini)
+        rows.append(f"| `{_spelled(names, attrs)}` | {f'`{ini}`' if ini else ''} | {_prose(str(attrs.get('help', '')))} |")
+    for name, (help_text, _default) in rec.ini.items():
+        if name not in keys_shown and not help_text.startswith("deprecated"):
+            rows.append(f"| | `{name}` | {_prose(help_text)} |")
+    return "\n".join([OPTIONS_BEGIN, "", *rows, "", OPTIONS_END])
+
+
+def running_page(current: str) -> str:
+    """``current`` with the option table between its markers replaced by :func:`options_table`."""
+    return _between(RUNNING_PAGE, current, OPTIONS_BEGIN, OPTIONS_END, options_table())
 
 
 def expected() -> dict[Path, str]:
     """Each generated file and the text it should hold."""
-    return {CLI_PAGE: cli_page(), GRADERS_PAGE: graders_page(GRADERS_PAGE.read_text(encoding="utf-8"))}
+    return {CLI_PAGE: cli_page(), GRADERS_PAGE: graders_page(GRADERS_PAGE.read_text(encoding="utf-8")),
+            RUNNING_PAGE: running_page(RUNNING_PAGE.read_text(encoding="utf-8"))}
 
 
 def main(argv: list[str]) -> int:

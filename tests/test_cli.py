@@ -148,12 +148,12 @@ def test_grade_bad_expect_names_the_key(tmp_path: Path, capsys: pytest.CaptureFi
     expect = tmp_path / "expect.yaml"
     expect.write_text("filez: [a.py]\n")
     assert main(["grade", str(FASTHOOKS), "--expect", str(expect)]) == 2
-    assert "expect.yaml: filez: unknown key" in capsys.readouterr().err
+    assert "expect.yaml:1: filez: unknown field (did you mean 'files'?" in capsys.readouterr().err
 
 
 def test_grade_missing_file_and_no_compaction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["grade", str(tmp_path / "nope.jsonl")]) == 2
-    assert "no such transcript file" in capsys.readouterr().err
+    assert "nope.jsonl: no such file or folder" in capsys.readouterr().err
     t = tmp_path / "t.jsonl"
     t.write_text(json.dumps({"type": "user", "uuid": "u1", "parentUuid": None,
                              "message": {"role": "user", "content": "hi"}}) + "\n")
@@ -303,7 +303,7 @@ def test_a_broken_prompt_is_one_usage_error_before_any_run(tmp_path: Path, capsy
 
 
 def test_messages_name_the_option_as_the_cli_spells_it_too(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
-    """Messages shared with the plugin give both spellings (found in review: the CLI said
-    --ctxeval-backend, which it does not take)."""
+    """Messages shared with the plugin give both spellings, the CLI's first (found in review: the CLI
+    said --ctxeval-backend, which it does not take)."""
     assert main(["run", "scenarios/idle_gap.yaml", "--backend", "replay", "--cassettes", str(tmp_path / "none")]) == 2
-    assert "--ctxeval-backend record (ctxeval: --backend record)" in capsys.readouterr().err
+    assert "--backend record (pytest: --ctxeval-backend record)" in capsys.readouterr().err

@@ -27,7 +27,7 @@ from typing import Any
 from collections.abc import Callable, Sequence
 
 from .. import __version__
-from ..core.renamed import option_message, renamed_used
+from ..core.renamed import conflict_message, option_message, renamed_conflicts, renamed_used
 from ..errors import CtxEvalError
 from .common import EXIT_USAGE, ClosedPipeSafe, Parser, grader_args
 
@@ -82,11 +82,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ctxeval`` with ``argv`` (default: the command line); return the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    for old, new in renamed_conflicts(args):  # both spellings: refused, never the last one silently winning
+        print(f"ctxeval: error: {conflict_message(old, new)}", file=sys.stderr)
+        return EXIT_USAGE
     for old, new in renamed_used(args):  # an old spelling of an option: deprecated, still accepted
         print(f"ctxeval: warning: {option_message(old, new)}", file=sys.stderr)
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    from .. import options  # noqa: F401 - registers the pytest spelling first; ours replaces it while we run
+    from ..errors import spell_options
+
+    spelling = spell_options(lambda option: f"--{option} (pytest: --ctxeval-{option})")
     stdout, sys.stdout = sys.stdout, ClosedPipeSafe(sys.stdout)
     stderr, sys.stderr = sys.stderr, ClosedPipeSafe(sys.stderr)
     try:
@@ -94,10 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         sys.stdout.flush()  # through the wrapper: what is left must not raise at exit
         sys.stdout, sys.stderr = stdout, stderr
+        spell_options(spelling)
 
 
 def _main(args: Any) -> int:
+    from .project import apply_project_config
+
     try:
+        apply_project_config(args)  # the project's ctxeval_graders / ctxeval_scenarios, as pytest --ctxeval
         return _command(args.command)(args)
     except CtxEvalError as exc:
         print(f"ctxeval: error: {exc}", file=sys.stderr)

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ..errors import UsageError
 from ..evaluation import Outcome, merge_usage
 from ..grading.registry import GraderRegistry, load_graders
-from ..scenario.schema import Expectations, format_path
+from ..scenario.schema import Expectations
 from ..reporting.table import ScenarioRow, format_table
 from ..core.terminal import safe_text
 
@@ -38,6 +38,9 @@ def grader_names(value: str) -> list[str]:
     names = [n.strip() for n in value.split(",") if n.strip()]
     if not names:
         raise argparse.ArgumentTypeError("expected grader names separated by commas")
+    if len(names) == 1 and ("/" in value or os.sep in value) and Path(value).is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is a folder: --graders takes grader names (a,b); load a folder "
+                                         "of your own graders with --graders-dir")
     return names
 
 
@@ -66,8 +69,16 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
                 row.tiers[e.tier] = row.tiers.get(e.tier, 0) + 1
         row.counts = o.counts
         rows.append(row)
-    for line in format_table(rows):
+    first = "transcript" if outcomes and all(o.kind == "transcript" for o in outcomes) else "scenario"
+    for line in format_table(rows, first=first):
         print(line)
+    verdicts_failed = sum(1 for o in outcomes for verdicts in o.verdicts for v in verdicts if v.status == "fail"
+                          and v.grader not in o.known_failures)
+    graders_failed = sum(o.counts["fail"] for o in outcomes)
+    if verdicts_failed > graders_failed:  # a grader failed on several compactions: say what the table counts
+        print(f"(passed/failed/other count graders: one that fails on any compaction counts once; "
+              f"{verdicts_failed} failed verdict{'s' if verdicts_failed != 1 else ''} over all compactions "
+              "are listed below)")
     for o in outcomes:
         for note in o.notes:
             print(f"note: {o.source}: {note}")
@@ -196,12 +207,14 @@ class ClosedPipeSafe:
 
 
 def load_expectations(path: str | Path) -> Expectations:
-    """An ``expect:`` mapping from a YAML file (bare, or under a top-level ``expect:`` key)."""
+    """An ``expect:`` mapping from a YAML file (bare, or under a top-level ``expect:`` key); an
+    error names the file, the line and the field (with a did-you-mean for a misspelt key)."""
     p = Path(path)
     from ..core.yaml_safe import BadYAML, load_yaml
+    from ..scenario.schema import node_lines, validation_message
 
     try:
-        data = load_yaml(p.read_text(encoding="utf-8"))[0]
+        data, node = load_yaml(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
@@ -210,16 +223,14 @@ def load_expectations(path: str | Path) -> Expectations:
         raise UsageError(f"{p}{':' + str(exc.line) if exc.line else ''}: {exc.message}") from None
     if data is None:
         data = {}
+    prefix: tuple[Any, ...] = ()
     if isinstance(data, dict) and "expect" in data and isinstance(data["expect"], dict):
-        data = data["expect"]
+        data, prefix = data["expect"], ("expect",)
     if not isinstance(data, dict):
         raise UsageError(f"{p}: expected a mapping with keys such as intent, files, errors, pending, superseded, probes")
     try:
         return Expectations.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = format_path(tuple(err["loc"]))
-        msg = "unknown key (allowed: intent, files, errors, pending, superseded, constraints, failed_approaches, " \
-              "probes)" \
-            if err["type"] == "extra_forbidden" else err["msg"]
-        raise UsageError(f"{p}: {field}: {msg}") from None
+        message = validation_message(p, data, node_lines(node), exc, prefix=prefix)
+        raise UsageError(message.replace("see the scenario schema in docs/scenarios.md",
+                                         "allowed: " + ", ".join(Expectations.model_fields))) from None

@@ -72,7 +72,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
     files = find_scenarios(paths)
     if not files:
-        raise UsageError(f"no scenario files (*.yaml) under {', '.join(map(str, paths))}")
+        raise UsageError(f"no scenario files (*.yaml, *.yml) under {', '.join(map(str, paths))}")
     scenarios = [load_scenario(f) for f in files]
     check_unique_names(scenarios)
     for out in (args.json_out, args.html_out):

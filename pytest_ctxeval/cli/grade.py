@@ -39,7 +39,7 @@ def add_grade_command(sub: Any) -> None:
                        help="expectations in the scenario 'expect:' schema (intent, files, errors, pending, "
                             "superseded, probes)")
     grade.add_argument("--json", dest="json_out", metavar="OUT", help="write the versioned results JSON here")
-    add_model_options(grade.add_argument, "--")
+    add_model_options(grade.add_argument, "--", summarises=False)
     grader_args(grade)
     grade.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
     grade.add_argument("--strict", action="store_true",
@@ -50,11 +50,22 @@ def add_grade_command(sub: Any) -> None:
 def cmd_grade(args: argparse.Namespace) -> int:
     if is_folder_mode(args.transcript):
         return run_grade_folder(args)
+    reports = [flag for flag, value in (("--md", args.md_out), ("--html", args.html_out)) if value]
+    if reports:  # the folder report of this one session: never an output option ignored without a word
+        single = [flag for flag, value in (("--summary", args.summary), ("--expect", args.expect)) if value]
+        if single:
+            verb = "writes" if len(reports) == 1 else "write"
+            raise UsageError(f"{' and '.join(reports)} {verb} the report of the compactions in the file; with "
+                             f"{' and '.join(single)} (one text graded against the transcript) use --json")
+        return run_grade_folder(args)
     args.transcript = args.transcript[0]
     options = RunOptions.from_namespace(args)
     options.check_key()
     if args.json_out:
         check_writable(Path(args.json_out))
+    if not Path(args.transcript).exists():
+        raise UsageError(f"{args.transcript}: no such file or folder (give a session .jsonl file, or a folder "
+                         "such as ~/.claude/projects)")
     registry, specs = registry_of(args)
     from ..evaluate import Evaluator
 

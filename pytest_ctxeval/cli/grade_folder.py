@@ -28,24 +28,27 @@ def add_folder_options(grade: argparse.ArgumentParser) -> None:
     """Options of ``ctxeval grade`` that folder mode adds."""
     grade.add_argument("--workers", type=positive_int, metavar="N", default=None,
                        help="folder mode: grade in N processes (default: one per core)")
-    grade.add_argument("--md", dest="md_out", metavar="OUT.md", help="folder mode: write the report as Markdown")
+    grade.add_argument("--md", dest="md_out", metavar="OUT.md",
+                       help="write the folder report (tables per grader and version, failures) as Markdown; "
+                            "with one file, the report of that session")
     grade.add_argument("--html", dest="html_out", metavar="OUT.html",
-                       help="folder mode: write the report as a self-contained HTML page")
+                       help="the same report as a self-contained HTML page")
 
 
 def run_grade_folder(args: argparse.Namespace) -> int:
     """Grade every session under ``args.transcript`` (folders and files); print the tables."""
+    given = f"{len(args.transcript)} paths were given" if len(args.transcript) > 1 else "a folder was given"
     if args.summary:
-        raise UsageError("--summary grades one text against one transcript: give a single .jsonl file, not "
-                         f"{len(args.transcript)} paths or a folder")
+        raise UsageError(f"--summary grades one text against one transcript: give a single .jsonl file ({given})")
     if args.expect:
-        raise UsageError("--expect describes one session: give a single .jsonl file with it")
+        raise UsageError(f"--expect describes one session: give a single .jsonl file with it ({given})")
     for value, flag in ((args.json_out, "--json"), (args.md_out, "--md"), (args.html_out, "--html")):
         check_report_path(value, flag)
     files = find_sessions(args.transcript)
     if not files:
-        raise UsageError(f"{', '.join(args.transcript)}: no .jsonl session files found (Claude Code keeps them in "
-                         "~/.claude/projects/<project>/<session>.jsonl)")
+        raise UsageError(f"{', '.join(args.transcript)}: no .jsonl session file in "
+                         f"{'this folder' if len(args.transcript) == 1 else 'these folders'} or below (Claude Code "
+                         "keeps them in ~/.claude/projects/<project>/<session>.jsonl)")
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
     from ..grading.registry import load_graders

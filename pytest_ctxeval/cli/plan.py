@@ -44,7 +44,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
     files = find_scenarios([Path(p) for p in args.paths])
     if not files:
-        raise UsageError(f"no scenario files (*.yaml) under {', '.join(args.paths)}")
+        raise UsageError(f"no scenario files (*.yaml, *.yml) under {', '.join(args.paths)}")
     for n, path in enumerate(files):
         if n:
             print()
@@ -85,6 +85,7 @@ def plan_lines(path: str | Path, *, context_window: int | None = None) -> list[s
            "(tokens: the size the next request has before the tiers act)"]
     seen = {id(e) for _, _, _, events in rows for e in events}
     manual = [e for e in run.events if id(e) not in seen]
+    previous, unexplained_drop = None, False
     for n, (turn, tokens, warning, events) in enumerate(rows, start=1):
         for e in [m for m in manual if m.turn < turn]:
             out.append(f"{'':>7}  {'':>8}  {'':<{_BAR + 7}}  {'':9}  {_between(e)}")
@@ -100,6 +101,9 @@ def plan_lines(path: str | Path, *, context_window: int | None = None) -> list[s
         for e in events:
             counts[_event(e)] = counts.get(_event(e), 0) + 1
         fired = "; ".join(f"{what} ×{k}" if k > 1 else what for what, k in counts.items())
+        if previous is not None and tokens < previous and not events and state == "ok":
+            fired, unexplained_drop = "re-anchored on the reply's real usage (see below)", True
+        previous = tokens
         out.append(f"{n:>7}  {tokens:>8,}  {_bar(tokens, cfg.autocompact_threshold)} {pct:>4.0%}  {state:9}  {fired}".rstrip())
     for e in manual:
         out.append(f"{'':>7}  {'':>8}  {'':<{_BAR + 7}}  {'':9}  {_between(e)}")
@@ -108,6 +112,10 @@ def plan_lines(path: str | Path, *, context_window: int | None = None) -> list[s
                + (": " + ", ".join(f"#{c.index} {c.result.trigger} at request {_request_of(rows, c.turn)} "
                                   f"({c.result.pre_tokens:,} → {c.result.post_tokens:,})" for c in compactions)
                   if compactions else " (grow a tool result, e.g. lorem(words=N), or add a compact: step)"))
+    if unexplained_drop:
+        out.append("(a count can drop with no tier firing: what came after the last reply is estimated with Claude "
+                   "Code's 4/3 margin (seed 003:353); the next reply's real usage then replaces that estimate "
+                   "(000:57-86, tokenCountWithEstimation))")
     out.append("(planned with the offline reference model; a real model's summaries differ in size, so later "
                "rows may shift)")
     return out

@@ -38,6 +38,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..reporting.baseline import DEFAULT_TOLERANCE, diff_runs, load_document
     from ..reporting.report import write_report
 
+    if args.tolerance is not None and not args.baseline:
+        raise UsageError("--tolerance applies to the comparison with --baseline: give --baseline BASELINE.json "
+                         "or drop --tolerance")
     for out in args.outputs:  # before any work
         if Path(out).suffix.lower() not in (".html", ".htm", ".md", ".json"):
             raise UsageError(f"{out}: the suffix says which report: .html, .md or .json")

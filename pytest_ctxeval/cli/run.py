@@ -45,7 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
     files = find_scenarios(paths)
     if not files:
-        raise UsageError(f"no scenario files (*.yaml) under {', '.join(map(str, paths))}")
+        raise UsageError(f"no scenario files (*.yaml, *.yml) under {', '.join(map(str, paths))}")
     scenarios, broken = _load_all(files)  # all input errors before any run
     check_unique_names(scenarios)
     if args.json_out:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, cast
 
 __all__ = ["CtxEvalDeprecationWarning", "RENAMED_OPTIONS", "RENAMED_INI", "RENAMED_NAMES", "RenamedOption",
-           "add_renamed_option", "renamed_used", "option_message", "ini_message", "name_message", "upgrade_results",
+           "add_renamed_option", "renamed_used", "renamed_conflicts", "conflict_message", "option_message", "ini_message", "name_message", "upgrade_results",
            "renamed_keywords", "rename_keywords", "add_renamed_attributes"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,6 +63,8 @@ _KEYS = {"strategy": "compactor", "strategies": "compactors"}
 
 #: The namespace attribute where :class:`RenamedOption` notes the old spellings used.
 USED = "ctxeval_renamed_used"
+#: ... and where :class:`NewSpelling` notes the new spellings used (to refuse both at once).
+USED_NEW = "ctxeval_renamed_new_used"
 _LATER = "the old spelling will be removed in a later release"
 
 
@@ -81,10 +83,22 @@ class RenamedOption(argparse.Action):
         setattr(namespace, USED, tuple(sorted(used)))
 
 
+class NewSpelling(argparse._StoreAction):
+    """The new spelling of a renamed option: stores as ``store`` does and notes that it was given,
+    so the old and the new spelling on one command line are refused (:func:`renamed_conflicts`)
+    instead of the last one silently winning."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        used = set(getattr(namespace, USED_NEW, ())) | {self.option_strings[0]}
+        setattr(namespace, USED_NEW, tuple(sorted(used)))
+
+
 def add_renamed_option(addoption: Callable[..., Any], prefix: str, new: str, **kwargs: Any) -> None:
     """Add ``{prefix}{new}`` with ``kwargs``, and its old spelling as a hidden alias with the same
     ``dest`` and ``type`` (``addoption`` is argparse's ``add_argument`` or pytest's ``addoption``)."""
-    addoption(f"{prefix}{new}", **kwargs)
+    addoption(f"{prefix}{new}", **({"action": NewSpelling} | kwargs))
     old = RENAMED_OPTIONS[new]
     alias: dict[str, Any] = {k: kwargs[k] for k in ("type", "metavar") if k in kwargs}
     alias["dest"] = kwargs["dest"]  # required: the alias must store where the new option does
@@ -95,6 +109,17 @@ def add_renamed_option(addoption: Callable[..., Any], prefix: str, new: str, **k
 def renamed_used(namespace: Any) -> list[tuple[str, str]]:
     """The ``(old, new)`` option spellings a parsed command line used, each once."""
     return list(getattr(namespace, USED, ()))
+
+
+def renamed_conflicts(namespace: Any) -> list[tuple[str, str]]:
+    """The ``(old, new)`` pairs of which both spellings were given on one command line."""
+    new_used = set(getattr(namespace, USED_NEW, ()))
+    return [(old, new) for old, new in renamed_used(namespace) if new in new_used]
+
+
+def conflict_message(old: str, new: str) -> str:
+    """The usage error for an option given in its old and its new spelling."""
+    return f"{old} and {new} are the same option (the old and the new spelling): give only {new}"
 
 
 def option_message(old: str, new: str) -> str:

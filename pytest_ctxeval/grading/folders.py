@@ -10,6 +10,10 @@ terminal. A session is one of
 * ``error``: it could not be read (unreadable, changed while read): listed with the reason; the
   others' results are still written, and the exit status is 2 (bad input).
 
+A line of a session that could not be read or placed (not JSON, a parent not in the file...) is
+listed with its file and line under "Lines skipped or moved", as ``ctxeval grade FILE`` notes it:
+never dropped without a word (``--strict`` makes it an error).
+
 The report holds one table per grader (pass / fail / n/a / ungraded over all compactions), one per
 Claude Code version (the version that wrote each compaction), then every failure with its file,
 line and reasons; ``--json``, ``--md`` and ``--html`` write the same. Exit 0 when no verdict fails,
@@ -51,7 +55,8 @@ class SessionResult:
     reason: str = ""
     session_id: str | None = None
     compactions: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)           # "line N: what" (as the one-file notes)
+    problem_lines: list[int] = field(default_factory=list)      # the N of each problem, in order
     usage: dict[str, Any] = field(default_factory=dict)   # what the judge spent on this session
     seconds: float = 0.0
 
@@ -124,6 +129,7 @@ def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
         return result
     result.session_id = transcript.session_id
     result.problems = [str(pr) for pr in transcript.problems]
+    result.problem_lines = [pr.line for pr in transcript.problems]
     comps = transcript.compactions
     own = [c for c in comps if not c.inherited]
     if not own:
@@ -266,7 +272,7 @@ def folder_document(results: list[SessionResult], *, paths: list[str], graders: 
         "sessions": len(results), "graded": sum(r.status == "graded" for r in results),
         "skipped": sum(r.status == "skipped" for r in results), "errors": sum(r.status == "error" for r in results),
         "compactions": sum(1 for r in results for c in r.compactions if not c.get("inherited")),
-        "inherited": len(inherited), "bytes": total_bytes, "seconds": round(seconds, 3),
+        "inherited": len(inherited), "problems": sum(len(r.problems) for r in results), "bytes": total_bytes, "seconds": round(seconds, 3),
         "mb_per_s": round(total_bytes / 1e6 / seconds, 2) if seconds > 0 else None, "workers": workers,
     }
     return {
@@ -279,8 +285,17 @@ def folder_document(results: list[SessionResult], *, paths: list[str], graders: 
         "skipped": [{"path": r.path, "reason": r.reason} for r in results if r.status == "skipped"],
         "errors": [{"path": r.path, "reason": r.reason} for r in results if r.status == "error"],
         "inherited": inherited,
+        # Lines a reader skipped or moved: each named with its file and line, never dropped silently.
+        "problems": [{"path": r.path, "line": line, "reason": _problem_text(text, line)}
+                     for r in results for text, line in zip(r.problems, r.problem_lines)],
         "sessions": [r.as_dict() for r in results],
     }
+
+
+def _problem_text(text: str, line: int) -> str:
+    """A problem's message without its ``line N:`` prefix (the line is shown as ``path:N``)."""
+    prefix = f"line {line}: "
+    return text[len(prefix):] if text.startswith(prefix) else text
 
 
 def _crashed(v: dict[str, Any]) -> bool:

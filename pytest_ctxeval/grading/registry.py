@@ -324,7 +324,9 @@ class GraderRegistry:
         try:
             return self._specs[name]
         except KeyError:
-            raise GraderError(f"unknown grader {name!r}; known graders: {', '.join(self.names)}") from None
+            raise GraderError(f"unknown grader {name!r}; known graders: {', '.join(self.names)} (a grader of your "
+                              "own loads from its folder: ctxeval --graders-dir DIR; pytest: the ini key "
+                              "ctxeval_graders or --ctxeval-graders DIR)") from None
 
     def select(self, names: Iterable[str] | None = None, kinds: Iterable[str] | None = None) -> list[GraderSpec]:
         specs = [self.get(n) for n in names] if names else list(self)

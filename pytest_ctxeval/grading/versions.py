@@ -166,11 +166,14 @@ class Promise:
         b, v = self.behaviour, self.version or "an unknown version"
         where = b.evidence[0][0] if b.evidence else "the corpus"
         if self.state == "no":
-            return (f"Claude Code {v} does not promise this: {b.description} is seen in {b.span()} "
-                    f"(see pytest_ctxeval/grading/versions.py, e.g. {where})")
+            until = (" and later" if b.absent_until is None else
+                     "" if b.absent_until == b.absent_from else f" - {b.absent_until}")
+            absent = f"; not in {b.absent_from}{until}" if b.absent_from else ""
+            return (f"Claude Code {v} does not promise this. The behaviour: {b.description}. Seen in "
+                    f"{b.span()}{absent} (pytest_ctxeval/grading/versions.py; e.g. {where})")
         if self.state == "unknown":
-            return (f"not known whether Claude Code {v} promises this ({b.description}: seen in {b.span()}; "
-                    f"no session of {v} read yet)")
+            return (f"not known whether Claude Code {v} promises this. The behaviour: {b.description}. Seen in "
+                    f"{b.span()}; no session of {v} read yet")
         return f"Claude Code {v} promises this ({b.span()})"
 
 

@@ -648,7 +648,6 @@ def judge_reply(prompt: str) -> str:
     against a *generation*'s request and next step.
     """
     import json as _json
-    from ..reading.extract import significant_tokens
 
     found = [(m.group("label").strip().lower(), m.group("body")) for m in _DATA.finditer(prompt)]
     if any(_ITEMS_RUBRIC.match(label) for label, _ in found):  # probes.j2, drift_all.j2
@@ -658,7 +657,7 @@ def judge_reply(prompt: str) -> str:
     if "expected answer" in blocks and "answer" in blocks:
         have = _terms(blocks["answer"])
         cov = _coverage(blocks["expected answer"], have)
-        lost = [t for t in dict.fromkeys(significant_tokens(blocks["expected answer"])) if _stem(t) not in have][:8]
+        lost = _terms_lost("the expected answer", "the answer", blocks["expected answer"], have)
         why = f"offline heuristic: the answer holds {cov:.0%} of the expected answer's terms"
     elif "post-compact context" in blocks:
         have = _terms(blocks["post-compact context"])
@@ -674,12 +673,21 @@ def judge_reply(prompt: str) -> str:
         gen = next((v for k, v in blocks.items() if k.startswith("generation")), "")
         have = _terms(gen)
         cov = _coverage(blocks["original intent"], have)
-        lost = [t for t in dict.fromkeys(significant_tokens(blocks["original intent"])) if _stem(t) not in have][:8]
+        lost = _terms_lost("the original intent", "this generation", blocks["original intent"], have)
         why = f"offline heuristic: this generation holds {cov:.0%} of the original intent's terms"
     else:
         cov, why = 0.6, "offline heuristic: no data blocks it knows how to compare"
     score = max(0, min(5, round(cov * 5)))
     return _json.dumps({"score": score, "reasons": [why], "lost": lost})
+
+
+def _terms_lost(source: str, target: str, text: str, have: Any) -> list[str]:
+    """What the heuristic found missing, as one readable item ("terms of the original intent not in
+    this generation: 'byte', 'ids'"), not bare words that read as things the summary lost."""
+    from ..reading.extract import significant_tokens
+
+    terms = [t for t in dict.fromkeys(significant_tokens(text)) if _stem(t) not in have][:8]
+    return [f"terms of {source} not in {target}: " + ", ".join(repr(t) for t in terms)] if terms else []
 
 
 #: A label only the several-item rubrics write (drift.j2's "generation N: primary request..." is not one).

@@ -47,6 +47,7 @@ def _version_rows(doc: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+_PROBLEMS_TITLE = "Lines skipped or moved by the reader (--strict makes a malformed line an error)"
 _GRADER_HEAD = ["grader", *STATUSES, "pass rate"]
 _VERSION_HEAD = ["Claude Code", "sessions", "compactions", *STATUSES, "pass rate"]
 
@@ -54,9 +55,16 @@ _VERSION_HEAD = ["Claude Code", "sessions", "compactions", *STATUSES, "pass rate
 def _totals(doc: dict[str, Any]) -> str:
     s = doc["summary"]
     rate = f", {s['mb_per_s']} MB/s" if s.get("mb_per_s") else ""
-    return (f"{s['sessions']} session files: {s['graded']} graded ({s['compactions']} compactions), "
-            f"{s['skipped']} skipped, {s['errors']} unreadable; {s['inherited']} inherited compactions not graded; "
-            f"{s['bytes'] / 1e6:.1f} MB in {s['seconds']:.1f} s on {s['workers']} workers{rate}")
+    return (f"{_lines(s['sessions'], 'session file')}: {s['graded']} graded ({_lines(s['compactions'], 'compaction')}), "
+            f"{s['skipped']} skipped, {s['errors']} unreadable; "
+            f"{_lines(s['inherited'], 'inherited compaction')} not graded; "
+            + (f"{_lines(s['problems'])} skipped or moved (listed below); " if s.get("problems") else "") +
+            f"{s['bytes'] / 1e6:.1f} MB in {s['seconds']:.1f} s on {_lines(s['workers'], 'worker')}{rate}")
+
+
+def _lines(n: int, word: str = "line") -> str:
+    """``1 line``, ``2 lines``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -81,9 +89,10 @@ def text_lines(doc: dict[str, Any], *, verbose: bool = False) -> list[str]:
             out.append(f"  {_clean(_where(f))} (compaction {f['index']}, {f['version'] or 'unknown version'}) "
                        f"{f['status'].upper()} {f['grader']}")
             out += [f"      {_clean(r)}" for r in f["reasons"][: None if verbose else 3]]
-    for key, title in (("errors", "Could not be read"), ("skipped", "Skipped (no compaction of their own)"),
+    for key, title in (("errors", "Could not be read"), ("problems", _PROBLEMS_TITLE),
+                       ("skipped", "Skipped (no compaction of their own)"),
                        ("inherited", "Inherited compactions (copied from a parent session, not graded)")):
-        items = doc[key]
+        items = doc.get(key, [])
         if not items:
             continue
         out += ["", f"{title} ({len(items)}):"]
@@ -109,9 +118,10 @@ def render_folder_markdown(doc: dict[str, Any]) -> str:
         out.append(f"- **{md(f['grader'])}** {md(f['status'])}: `{md(_where(f), 400)}` "
                    f"(compaction {f['index']}, {md(f['version'] or 'unknown version')})")
         out += [f"  - {md(r, 400)}" for r in f["reasons"]]
-    for key, title in (("errors", "Could not be read"), ("skipped", "Skipped"), ("inherited", "Inherited compactions")):
-        out += ["", f"## {title} ({len(doc[key])})", ""]
-        out += [f"- `{md(_where(i), 400)}`: {md(i['reason'], 400)}" for i in doc[key]]
+    for key, title in (("errors", "Could not be read"), ("problems", _PROBLEMS_TITLE), ("skipped", "Skipped"),
+                       ("inherited", "Inherited compactions")):
+        out += ["", f"## {title} ({len(doc.get(key, []))})", ""]
+        out += [f"- `{md(_where(i), 400)}`: {md(i['reason'], 400)}" for i in doc.get(key, [])]
     return scrub_output("\n".join(out) + "\n")
 
 
@@ -141,9 +151,11 @@ def render_folder_html(doc: dict[str, Any]) -> str:
                      f"(compaction {e(str(f['index']))}, {e(f['version'] or 'unknown version')})<ul>"
                      + "".join(f"<li>{e(r)}</li>" for r in f["reasons"]) + "</ul></li>")
     parts.append("</ul>")
-    for key, title in (("errors", "Could not be read"), ("skipped", "Skipped"), ("inherited", "Inherited compactions")):
-        parts.append(f"<h2>{e(title)} ({len(doc[key])})</h2><ul>"
-                     + "".join(f"<li><code>{e(_where(i))}</code>: {e(i['reason'])}</li>" for i in doc[key]) + "</ul>")
+    for key, title in (("errors", "Could not be read"), ("problems", _PROBLEMS_TITLE), ("skipped", "Skipped"),
+                       ("inherited", "Inherited compactions")):
+        items = doc.get(key, [])
+        parts.append(f"<h2>{e(title)} ({len(items)})</h2><ul>"
+                     + "".join(f"<li><code>{e(_where(i))}</code>: {e(i['reason'])}</li>" for i in items) + "</ul>")
     parts.append("</body></html>\n")
     return scrub_output("".join(parts))
 

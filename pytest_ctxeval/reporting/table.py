@@ -39,11 +39,12 @@ def format_tokens(tokens: list[tuple[int, int]], limit: int = 3) -> str:
     return ", ".join(parts)
 
 
-def format_table(rows: list[ScenarioRow]) -> list[str]:
-    """Plain-text table lines: scenario, compactions, tokens before → after, graders, tiers.
-    "failed" counts unexpected failures, known failures that passed and graders that crashed;
-    "other" counts n/a, ungraded and known (expected) failures."""
-    header = ("scenario", "compactions", "tokens before → after", "passed", "failed", "other", "tiers")
+def format_table(rows: list[ScenarioRow], first: str = "scenario") -> list[str]:
+    """Plain-text table lines: ``first`` (scenario or transcript), compactions, tokens before →
+    after, graders, tiers. The counts are graders (pytest's items), not verdicts: a grader that
+    fails on any compaction counts once. "failed" counts unexpected failures, known failures that
+    passed and graders that crashed; "other" counts n/a, ungraded and known (expected) failures."""
+    header = (first, "compactions", "tokens before → after", "passed", "failed", "other", "tiers")
     body = []
     for r in rows:
         other = r.counts.get("n/a", 0) + r.counts.get("ungraded", 0) + r.counts.get("xfail", 0)

@@ -35,7 +35,8 @@ from pydantic import ValidationError
 from ..errors import CtxEvalError, ScenarioError, UsageError
 from .expansion import AssistantStep, UserStep, _check_in_flight, _Expander
 from .schema import (
-    MAX_FILE_BYTES, BadYAML, Scenario, _data_path, _describe_error, _node_lines, find_scenarios, format_path,
+    MAX_FILE_BYTES, BadYAML, Scenario, _KNOWN_FIELDS, _data_path, _describe_error, _node_lines, find_scenarios,
+    format_path,
     load_yaml,
 )
 from ..reading.summary import normalize_ws
@@ -144,6 +145,7 @@ def _load(path: Path, out: _Collector) -> Scenario | None:
         for err in exc.errors():
             dpath = _data_path(data, tuple(err["loc"]), missing=err["type"] == "missing")
             out.add(dpath, _describe_error(err))
+        _hidden_errors(data, exc.errors(), out)
         return None
     scenario.path, scenario.lines = path, out.lines
     ok = True
@@ -159,6 +161,44 @@ def _load(path: Path, out: _Collector) -> Scenario | None:
                 out.add(("faults", task, i), f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
                 ok = False
     return scenario if ok else None
+
+
+def _hidden_errors(data: dict[str, Any], errors: list[Any], out: _Collector) -> None:
+    """The errors inside the value of a misspelt key (``tols:`` holding a misspelt ``reslt:``):
+    pydantic never looks inside an unknown key, so the file is validated again with each such key
+    spelt as the did-you-mean suggests, and the errors found under it are reported at their own
+    lines, saying how the key was read."""
+    import copy
+    import difflib
+
+    fixed = copy.deepcopy(data)
+    renamed: list[tuple[tuple[Any, ...], str, str]] = []
+    for err in errors:
+        if err["type"] != "extra_forbidden":
+            continue
+        dpath = _data_path(data, tuple(err["loc"]))
+        if not dpath or not isinstance(dpath[-1], str):
+            continue
+        parent, bad = dpath[:-1], dpath[-1]
+        close = difflib.get_close_matches(bad, _KNOWN_FIELDS, n=1)
+        holder: Any = fixed
+        for key in parent:
+            holder = holder[key]
+        if close and isinstance(holder, dict) and bad in holder and close[0] not in holder:
+            holder[close[0]] = holder.pop(bad)
+            renamed.append((parent, bad, close[0]))
+    if not renamed:
+        return
+    try:
+        Scenario.model_validate(fixed)
+    except ValidationError as exc:
+        for err in exc.errors():
+            dpath = _data_path(fixed, tuple(err["loc"]), missing=err["type"] == "missing")
+            for parent, bad, good in renamed:
+                n = len(parent)
+                if dpath[:n + 1] == (*parent, good) and len(dpath) > n + 1:
+                    out.add((*parent, bad, *dpath[n + 1:]),
+                            f"{_describe_error(err)} (inside '{bad}', read as '{good}')")
 
 
 def _check_known_failures(scenario: Scenario, out: _Collector, graders: Iterable[str] | None) -> None:
@@ -327,7 +367,7 @@ def lint_paths(paths: Iterable[str | Path], *, graders: Iterable[str] | None = N
     paths = list(paths)
     files = find_scenarios(paths)
     if not files:
-        raise UsageError(f"no scenario files (*.yaml) under {', '.join(map(str, paths))}")
+        raise UsageError(f"no scenario files (*.yaml, *.yml) under {', '.join(map(str, paths))}")
     if graders is None:
         from ..grading.registry import load_graders
         graders = load_graders().names

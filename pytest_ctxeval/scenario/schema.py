@@ -67,7 +67,7 @@ if TYPE_CHECKING:  # served by __getattr__ below (expansion imports this module)
 
 __all__ = [
     "Scenario", "Expectations", "Probe", "ToolCall", "load_scenario", "find_scenarios", "Provenance",
-    "parse_duration",
+    "parse_duration", "node_lines", "validation_message",
 ]
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -528,6 +528,29 @@ def _describe_error(err: Mapping[str, Any]) -> str:
     return msg[len("Value error, "):] if msg.startswith("Value error, ") else msg
 
 
+def node_lines(node: yaml.Node | None, prefix: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:
+    """The line of every field path under ``node`` (as :func:`load_scenario` records them)."""
+    out: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _node_lines(node, prefix, out)
+    return out
+
+
+def validation_message(p: Path, data: Any, lines: dict[tuple[Any, ...], int], exc: ValidationError, *,
+                       prefix: tuple[Any, ...] = (), more: str = "") -> str:
+    """``file:line: field: what is wrong (did you mean ...)`` for the first error of ``exc``
+    (``data`` validated, found at ``prefix`` of the file's YAML), with ``(+N more: <more>)``."""
+    errors = exc.errors()
+    first = errors[0]
+    dpath = _data_path(data, tuple(first["loc"]), missing=first["type"] == "missing")
+    probe = prefix + dpath
+    while probe and probe not in lines:
+        probe = probe[:-1]
+    at = lines.get(probe)
+    extra = f" (+{len(errors) - 1} more{': ' + more if more else ''})" if len(errors) > 1 else ""
+    return f"{p}{':' + str(at) if at else ''}: {format_path(dpath)}: {_describe_error(first)}{extra}"
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate one scenario file. Raises :class:`ScenarioError` naming file, line, field."""
     p = Path(path)
@@ -560,16 +583,7 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors()
-        first = errors[0]
-        dpath = _data_path(data, tuple(first["loc"]), missing=first["type"] == "missing")
-        probe = dpath
-        while probe and probe not in lines:
-            probe = probe[:-1]
-        at = lines.get(probe)
-        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise ScenarioError(f"{p}{':' + str(at) if at else ''}: {format_path(dpath)}: "
-                            f"{_describe_error(first)}{more}") from None
+        raise ScenarioError(validation_message(p, data, lines, exc, more=f"`ctxeval lint {p}` lists them all")) from None
     scenario.path = p
     scenario.lines = lines
     scenario.engine_config()  # validate config overrides now, with the file's name

@@ -162,7 +162,7 @@ def test_a_judge_prompt_too_long_is_sent_once(api_server: ApiServer, tmp_path: P
 
 @pytest.mark.parametrize("setup, words", [
     ("key", ["rejected the API key (401", "ANTHROPIC_API_KEY"]),
-    ("model", ["does not serve model 'claude-nope'", "--ctxeval-model NAME (ctxeval: --model NAME)"]),
+    ("model", ["does not serve model 'claude-nope'", "--model NAME (pytest: --ctxeval-model NAME)"]),
     ("outage", ["is unavailable: HTTP 529", "outage, not a quality result"]),
 ], ids=["bad-key", "unknown-model", "outage"])
 def test_an_unusable_endpoint_is_one_usage_error(api_server: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
