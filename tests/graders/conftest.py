@@ -162,6 +162,20 @@ def grade(registry: GraderRegistry):
 
 
 @pytest.fixture
+def corpus_verdict(registry: GraderRegistry):
+    """``corpus_verdict(file_name, grader)``: the grader's verdict on the first compaction of a
+    transcript of the shared corpus (mark the test ``needs_shared``: it skips without the corpus)."""
+    from pytest_ctxeval.grading.registry import cases_from_transcript
+    from pytest_ctxeval.transcript import read_transcript
+    from shared_paths import CORPUS_DIR
+
+    def _verdict(name: str, grader: str) -> Verdict:
+        (verdict,) = registry.run(cases_from_transcript(read_transcript(CORPUS_DIR / name))[0], [registry.get(grader)])
+        return verdict
+    return _verdict
+
+
+@pytest.fixture
 def kit() -> Kit:
     return Kit()
 

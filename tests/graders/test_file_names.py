@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.grading.registry import cases_from_transcript
 from pytest_ctxeval.reading.extract import file_mentioned
-from pytest_ctxeval.transcript import read_transcript
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared_paths
-from shared_paths import CORPUS_DIR, needs_shared
+from shared_paths import needs_shared
 
 ROOT = "/repo/Cargo.toml"
 LIB = "/repo/crates/lib/Cargo.toml"
@@ -76,13 +73,11 @@ def test_a_file_named_by_its_stem_beside_its_folder(grade, kit):
 
 
 @needs_shared
-def test_mementor_resumed_only_the_truly_unnamed_files_fail():
+def test_mementor_resumed_only_the_truly_unnamed_files_fail(corpus_verdict):
     """fenv-org/mementor 2.1.50-56 (summary line 1191): `Cargo.toml` (workspace root), `REDACTED.md`
     and 00_overview are named; the three 2026-02-20 history docs ("4 history docs deprecated") and the
     design docs 02, 03, 07 (covered only by "00_overview through 08_cleanup-docs") are not."""
-    transcript = read_transcript(CORPUS_DIR / "fenv-org__mementor__2.1.50-56-auto-resumed-81b5b775.jsonl")
-    registry = load_graders()
-    (verdict,) = registry.run(cases_from_transcript(transcript)[0], [registry.get("files_preserved")])
+    verdict = corpus_verdict("fenv-org__mementor__2.1.50-56-auto-resumed-81b5b775.jsonl", "files_preserved")
     assert verdict.status == "fail"
     missing = [r.split(" was changed")[0].rsplit("/", 1)[-1] for r in verdict.reasons]
     assert missing == ["02_data-layer.md", "03_tui-checkpoint-list.md", "07_plugin.md",

@@ -7,12 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.grading.registry import cases_from_transcript
-from pytest_ctxeval.transcript import read_transcript
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared_paths
-from shared_paths import CORPUS_DIR, needs_shared
+from shared_paths import needs_shared
 
 REQUEST_ITEM = '- "Your task is to create a detailed summary of the conversation so far..." [current summary request]'
 
@@ -44,9 +41,7 @@ def test_the_listed_request_is_noted_not_failed(grade, kit):
 
 
 @needs_shared
-def test_fasthooks_line_126_is_noted():
-    transcript = read_transcript(CORPUS_DIR / "oneryalcin__fasthooks__sample_main_transcript.jsonl")
-    registry = load_graders()
-    (verdict,) = registry.run(cases_from_transcript(transcript)[0], [registry.get("verbatim_user_messages")])
+def test_fasthooks_line_126_is_noted(corpus_verdict):
+    verdict = corpus_verdict("oneryalcin__fasthooks__sample_main_transcript.jsonl", "verbatim_user_messages")
     assert verdict.status == "pass"
     assert "summarisation request as a user message (line 126)" in verdict.reasons[0]

@@ -9,12 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ctxeval.grading import load_graders
-from pytest_ctxeval.grading.registry import cases_from_transcript
-from pytest_ctxeval.transcript import read_transcript
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared_paths
-from shared_paths import CORPUS_DIR, needs_shared
+from shared_paths import needs_shared
 
 LONG = ("I think the engine is mature enough to split into packages. Help me do that by defining which packages "
         "we will provide and how they depend on each other, then " + " ".join(f"note{i}" for i in range(500))
@@ -44,9 +41,7 @@ def test_a_cut_long_message_names_how_much_of_its_head_is_there(grade, kit, grad
 
 
 @needs_shared
-def test_monodreams_first_request_cut_after_its_first_characters():
-    transcript = read_transcript(CORPUS_DIR / "roo-oliv__monodreams__2.1.150-manual-compact-args-469e58d2.jsonl")
-    registry = load_graders()
-    (verdict,) = registry.run(cases_from_transcript(transcript)[0], [registry.get("verbatim_user_messages")])
+def test_monodreams_first_request_cut_after_its_first_characters(corpus_verdict):
+    verdict = corpus_verdict("roo-oliv__monodreams__2.1.150-manual-compact-args-469e58d2.jsonl", "verbatim_user_messages")
     assert verdict.status == "fail" and len(verdict.reasons) == 1
     assert "of its first 300 are there (the start, then it is cut); none of its last 300 are" in verdict.reasons[0]
