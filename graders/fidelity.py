@@ -30,7 +30,7 @@ import re
 
 from pytest_ctxeval.reading.extract import (
     FailingResult, edited_files, failing_results, file_mentioned, latest_requests,
-    message_fragments, open_todos, person_messages, same_name, significant_tokens, text_index,
+    message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import person_text, text_of, tool_uses
@@ -38,7 +38,7 @@ from pytest_ctxeval.reading.proposals import proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, long_message_gap as _long_message_gap, quote_in as _quote_in,
-    quotes as _quotes, recent_conversation as _recent_conversation, tokens_in as _tokens_in, whole_context as _whole,
+    quotes as _quotes, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
 from pytest_ctxeval.reading.session_facts import error_kept
@@ -189,7 +189,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     typed lead whose pasted log was summarised is kept; a draft the person sent again revised is kept
     by its resend; a ``/command``'s arguments may stand anywhere in the summary (they parameterise
     the command rather than say something to the agent)."""
-    people = person_messages(case.history)
+    people = case.person_messages()
     if not people:
         return Verdict.not_applicable("no person-typed messages before this compaction")
     region = case.region("user_messages")
@@ -273,11 +273,12 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     first = re.split(r"(?<=[.!?])\s+|\n", body, maxsplit=1)[0]
     if not body or _NO_STEP.match(body) or _NO_STEP_SENTENCE.search(first):
         return Verdict.not_applicable(f"section 9 proposes no step: \"{_short(body)}\"")
-    people = person_messages(case.history)
+    people = case.person_messages()
     if not people:
         return Verdict.not_applicable("no person-typed message to quote")
     last = people[-1]
-    convo = _recent_conversation(case.history, people)
+    convo = case.conversation()
+    assert convo is not None
     run, recent, older, after = convo.run, convo.recent, convo.older, convo.after
     # A quote inside another one ('Export: v2' within "open a PR titled 'Export: v2'. Do not push")
     # is part of it: it cannot make a misquoted outer quote verbatim.

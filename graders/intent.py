@@ -107,7 +107,7 @@ def last_request_intact(case: CompactionCase) -> Verdict:
     Verbatim as pytest_ctxeval.reading.verbatim counts it (quote characters, escapes, invisible Unicode, a
     fixed typo, a pasted log after a verbatim lead); a left-out acknowledgement of three words or fewer
     ("this is good.") does not make the request incomplete. A truncated request does."""
-    people = person_messages(case.history)
+    people = case.person_messages()
     if not people:
         return Verdict.not_applicable("no person-typed message before this compaction")
     last = people[-1]

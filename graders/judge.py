@@ -233,7 +233,7 @@ def _intent(case: CompactionCase) -> str:
     request *as of that generation* (a request made after it cannot be in its summary)."""
     if case.expect.intent:
         return case.expect.intent
-    people = person_messages(case.history)
+    people = case.person_messages()
     if not people:
         return ""
     parts = [f"First request: {_as_typed(people[0].text)}"]

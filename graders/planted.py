@@ -21,7 +21,6 @@ from typing import Any
 
 import re
 
-from pytest_ctxeval.reading.extract import person_messages
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AttachmentMessage, CompactBoundary, UserMessage, plain_text
 from pytest_ctxeval.scenario.planted import (
@@ -161,7 +160,7 @@ def stale_values(case: CompactionCase) -> Verdict:
     if not updated:
         return Verdict.not_applicable("no planted fact's value has been updated before this compaction")
     text_after = post_text(case)
-    people = [normalize_ws(p.text) for p in person_messages(case.history)]
+    people = [normalize_ws(p.text) for p in case.person_messages()]
     history_ids = {m.uuid for m in case.history}
     hits: list[str] = []
     stale: list[str] = []

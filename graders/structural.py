@@ -192,9 +192,11 @@ def fits_window(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no engine run (a real transcript): the window and the requests after the "
                                       "compaction are unknown")
     window = case.config.context_window
-    if case.requests:
-        sizes = [(f"request {i} after the compaction", estimate_api_request(r, case.config))
-                 for i, r in enumerate(case.requests, start=1)]
+    if case.requests:  # the requests the run sent: the same for every mutant of the case
+        config = case.config
+        sizes = case.shared_view("request_sizes", lambda: [
+            (f"request {i} after the compaction", estimate_api_request(r, config))
+            for i, r in enumerate(case.requests, start=1)], case.requests, config)
     else:  # the run ended with this compaction: the context it leaves is the next request
         sizes = [("the post-compact context", estimate_api_request({"messages": to_api(case.post_messages)},
                                                                    case.config) if case.post_messages else 0)]

@@ -33,6 +33,7 @@ so the same number means the same message in every compaction of a run.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable
@@ -117,6 +118,12 @@ def identifiers(text: str) -> list[str]:
     >>> identifiers("Rename parse_date() in src/util.py; keep MAX_RETRIES at 30 and `user_id`.")
     ['parse_date', 'src/util.py', 'MAX_RETRIES', '30', 'user_id']
     """
+    # The same messages are read at every compaction of a run: remembered by value.
+    return list(_identifiers(text) if len(text) <= 50_000 else _identifiers.__wrapped__(text))
+
+
+@lru_cache(maxsize=16_384)
+def _identifiers(text: str) -> tuple[str, ...]:
     spans: list[tuple[int, int, str]] = []
     for pattern in _IDENT_PATTERNS:
         for m in pattern.finditer(text):
@@ -130,7 +137,7 @@ def identifiers(text: str) -> list[str]:
     for start, end, value in sorted(spans, key=lambda s: (s[0] - s[1], s[0])):
         if all(end <= a or start >= b for a, b, _ in kept):
             kept.append((start, end, value))
-    return list(dict.fromkeys(value for _, _, value in sorted(kept)))
+    return tuple(dict.fromkeys(value for _, _, value in sorted(kept)))
 
 
 _WORDS = re.compile(r"\w+")

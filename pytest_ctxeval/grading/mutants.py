@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from functools import lru_cache
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,7 +77,7 @@ class Mutant:
         for key in [k for k in mutated.__dict__ if k.startswith("_") or k in ("sections", "kept_text")]:
             if key not in changes:
                 mutated.__dict__.pop(key, None)
-        for key in ("history_text", "fact_positions"):  # views of the history alone
+        for key in ("history_text", "fact_positions", "shared_views"):  # views of the history alone
             if key in case.__dict__:
                 mutated.__dict__[key] = case.__dict__[key]
         return cls(case=mutated, what=what, text=text, targets=tuple(targets) if targets is not None else ())
@@ -224,13 +225,19 @@ def _header_offset(summary: str, section: Any) -> int | None:
 
 
 def _next_header_offset(summary: str, start: int) -> int:
+    later = [o for o in _header_offsets(summary) if o >= start]
+    return min(later) if later else len(summary)
+
+
+@lru_cache(maxsize=256)  # operators ask for several sections of the same summary
+def _header_offsets(summary: str) -> tuple[int, ...]:
+    """Where each section's header line starts in ``summary``."""
     from ..reading.summary import parse_summary
 
-    following = [s for s in parse_summary(summary).sections]
-    lines = summary.split("\n")
-    offsets = [sum(len(l) + 1 for l in lines[: s.line - 1]) for s in following]
-    later = [o for o in offsets if o >= start]
-    return min(later) if later else len(summary)
+    starts = [0]
+    for line in summary.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    return tuple(starts[s.line - 1] for s in parse_summary(summary).sections)
 
 
 @dataclass

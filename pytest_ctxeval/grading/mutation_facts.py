@@ -14,13 +14,13 @@ from collections.abc import Callable
 
 from ..reading.extract import (
     LONG_MESSAGE_CHARS, edited_files, failing_results, file_mentioned, message_fragments, open_todos,
-    person_messages, significant_tokens,
+    significant_tokens,
 )
 from .mutants import (
     CUT_OVERLAP, Mutant, drop_lines, find_spans, flexible, holds as _holds, kept_verbatim, loose, mutation, section_span, still_there as _still_there,
 )
 from .mutation_ops import context_text, lost_people_targets
-from ..reading.quoting import flat_lines, quote_in, quotes, recent_conversation, said_after
+from ..reading.quoting import flat_lines, quote_in, quotes, said_after
 from ..reading.session_facts import error_kept
 from ..reading.summary import normalize_ws
 from ..reading.verbatim import normalize
@@ -58,7 +58,7 @@ def _in(fragments: list[str], region: str) -> bool:
 def _s6_messages(case: Any, *, latest: bool = False, short_only: bool = False) -> list[Any]:
     """Person-typed messages verbatim in section 6 and not kept verbatim as messages (the earlier
     ones, or only the latest)."""
-    people = person_messages(case.history)
+    people = case.person_messages()
     pool = people[-1:] if latest else people[:-1]
     body = _kind_region(case, "user_messages") if case.sections.get("user_messages") else ""
     kept = normalize_ws(case.kept_text)
@@ -235,7 +235,7 @@ def _still_quotes_reply(case: Any, body: str) -> bool:
     """Section 9 still quotes, verbatim, what the assistant said or did after the latest request
     (next_step_quote accepts that as the most recent conversation): dropping the request broke no
     quote of it."""
-    people = person_messages(case.history)
+    people = case.person_messages()
     if not people:
         return False
     after = [normalize(flat_lines(t)) for t in said_after(case.history[people[-1].index + 1:])]
@@ -265,10 +265,11 @@ def _recent_and_older(case: Any) -> tuple[list[str], list[Any]]:
     """What next_step_quote takes for the most recent conversation (normalised texts), and the
     person's older messages: the same reading (:func:`pytest_ctxeval.reading.quoting.recent_conversation`),
     so a quote the operator calls old is one the grader calls old too."""
-    people = person_messages(case.history)
+    people = case.person_messages()
     if not people:
         return [], []
-    convo = recent_conversation(case.history, people)
+    convo = case.conversation()
+    assert convo is not None
     return convo.recent, people[:-len(convo.run)]
 
 

@@ -17,7 +17,7 @@ import random
 import re
 from typing import Any
 
-from ..reading.extract import message_fragments, person_messages
+from ..reading.extract import message_fragments
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, tool_results, tool_uses
 from .mutants import Mutant, kept_verbatim, mutation, remove_spans, section_span, still_there as _still_there
 from ..reading.summary import normalize_ws
@@ -49,7 +49,7 @@ def lost_people_targets(before: Any, after: Any) -> tuple[str, ...]:
     ``last_request_intact`` when the latest request was in the context and is not any more,
     ``next_step_quote`` when the quote of section 9 changed with it, ``constraints_preserved`` when
     a rule of expect.constraints went with it."""
-    people = person_messages(before.history)
+    people = before.person_messages()
     if not people:
         return ()
     out = []

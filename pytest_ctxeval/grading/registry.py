@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterable
 from ..errors import GraderError, ProviderError
 from ..core.redact import scrub_output
 from ..core.renamed import add_renamed_attributes, renamed_keywords
-from ..reading.extract import person_messages
+from ..reading.extract import PersonMessage, person_messages
+from ..reading.quoting import Conversation, recent_conversation
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
 from ..scenario.schema import Expectations
 from ..reading.summary import ParsedSummary, normalize_ws, parse_summary
@@ -219,9 +220,35 @@ class CompactionCase:
         at = f"turn {self.turn}" if self.turn is not None else (f"line {self.line}" if self.line else "")
         return f"compaction {self.index} ({self.trigger}{', ' + at if at else ''})"
 
-    def person_messages(self):
+    def person_messages(self) -> list[PersonMessage]:
         """Person-typed messages of the whole session up to this compaction."""
-        return person_messages(self.history)
+        return list(self.shared_view("people", lambda: person_messages(self.history), self.history))
+
+    def conversation(self) -> Conversation | None:
+        """The most recent conversation (:func:`pytest_ctxeval.reading.quoting.recent_conversation`),
+        None when no person typed anything yet. Read it, do not change it: the case's mutants share it."""
+        def make() -> Conversation | None:
+            people = self.person_messages()
+            return recent_conversation(self.history, people) if people else None
+        return self.shared_view("conversation", make, self.history)
+
+    def shared_view(self, name: str, make: Callable[[], Any], *inputs: Any) -> Any:
+        """``make()``, a view of ``inputs`` (fields a mutant never changes: ``history``,
+        ``requests``, ``config``; :meth:`pytest_ctxeval.grading.mutants.Mutant.of` replaces only the
+        summary and the kept messages), computed once and shared by the case and its mutants: the
+        graders read the same history for every mutant of a compaction. Computed again when an input
+        is replaced, or a list input changes length."""
+        views = self.__dict__.get("shared_views")
+        if views is None:
+            views = self.__dict__["shared_views"] = {}
+        stamp = tuple((x, len(x) if isinstance(x, list) else -1) for x in inputs)
+        held = views.get(name)
+        if held is not None and len(held[0]) == len(stamp) \
+                and all(a is b and m == n for (a, m), (b, n) in zip(held[0], stamp)):
+            return held[1]
+        value = make()
+        views[name] = (stamp, value)
+        return value
 
 
 @dataclass(frozen=True)

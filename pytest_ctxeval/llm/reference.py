@@ -599,6 +599,7 @@ def write_session_notes(messages: list[dict[str, Any]]) -> str:
 _DATA = re.compile(r"\[BEGIN DATA\] (?P<label>[^\n]*)\n(?P<body>[\s\S]*?)\n\[END DATA\]")
 
 
+@functools.lru_cache(maxsize=65_536)  # the judge stems the same words of every context again
 def _stem(token: str) -> str:
     """A crude stem so 'revoked', 'revokes' and 'revoke' meet: -ies -> -y, then -ing/-ed/-es/-s,
     then a final -e."""
@@ -614,7 +615,14 @@ def _stem(token: str) -> str:
 _CONTRACTIONS = {"can't": "cannot", "won't": "will not", "n't": " not", "'re": " are", "'s": "", "'ll": " will"}
 
 
-def _terms(text: str) -> set[str]:
+def _terms(text: str) -> frozenset[str]:
+    """The stemmed terms of ``text`` (remembered: the judge, probes and drift read the same
+    post-compact context, every generation again)."""
+    return _terms_cached(text) if len(text) <= 200_000 else _terms_cached.__wrapped__(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _terms_cached(text: str) -> frozenset[str]:
     from ..reading.extract import significant_tokens
 
     text = text.replace("’", "'")
@@ -626,14 +634,14 @@ def _terms(text: str) -> set[str]:
         for part in re.split(r"[/._\-()]+", t):  # path and identifier parts count on their own
             if len(part) >= 3:
                 out.add(_stem(part))
-    return out
+    return frozenset(out)
 
 
 _QUESTION_WORDS = {"what", "which", "why", "how", "who", "when", "where", "did", "does", "the", "was", "were"}
 _CONTINUATION = {"next", "remain", "left", "todo", "pending", "continue", "now", "after"}
 
 
-def _coverage(needle: str, haystack_tokens: set[str]) -> float:
+def _coverage(needle: str, haystack_tokens: frozenset[str]) -> float:
     tokens = _terms(needle) - _QUESTION_WORDS
     if not tokens:
         return 1.0

@@ -299,8 +299,13 @@ _STOP = {"the", "and", "for", "with", "that", "this", "from", "not", "are", "was
 
 def significant_tokens(text: str) -> list[str]:
     """Lower-cased identifiers, paths, numbers and words of 3+ letters, minus stop words."""
-    return [t.lower() for t in _WORD.findall(text)
-            if (len(t) >= 3 or t.isdigit()) and t.lower() not in _STOP]
+    return list(_significant(text) if len(text) <= 20_000 else _significant.__wrapped__(text))
+
+
+@lru_cache(maxsize=8192)  # the graders ask again for the same lines, for every mutant of a compaction
+def _significant(text: str) -> tuple[str, ...]:
+    return tuple(t.lower() for t in _WORD.findall(text)
+                 if (len(t) >= 3 or t.isdigit()) and t.lower() not in _STOP)
 
 
 def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
