@@ -166,8 +166,15 @@ def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
     lines = [normalize_ws(l.strip(" -*\"'")) for l in haystack.splitlines() if l.strip()]
     target = normalize_ws(needle)[:300]
     best = None
+    matcher = difflib.SequenceMatcher(None, target, "")
     for line in lines:
-        ratio = difflib.SequenceMatcher(None, target, line[:300]).ratio()
+        matcher.set_seq2(line[:300])
+        # The quick ratios bound ratio() from above: a line that cannot reach 0.5, or beat the best
+        # so far, is skipped without the full comparison (the answer is the same).
+        floor = 0.5 if best is None else max(0.5, best[1])
+        if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
+            continue
+        ratio = matcher.ratio()
         if best is None or ratio > best[1]:
             best = (line, ratio)
     return best if best and best[1] >= 0.5 else None
@@ -336,7 +343,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
     was not dropped."""
     # The artifact trail of the whole session, not only of this span: a second summary that drops
     # the files changed before the first compaction has lost them.
-    changed = edited_files(case.history)
+    changed = list(case.shared_view("edited_files", lambda: edited_files(case.history), case.history))
     files = list(dict.fromkeys(changed + case.reached(case.expect.files)))
     if not files:
         return Verdict.not_applicable("no project file was changed (rejected or failed edits and Claude Code's own "

@@ -192,12 +192,15 @@ def quote_in(quote: str, texts: list[str], min_len: int) -> bool:
     parts = [p for p in parts if p]
     if not parts:
         return False
-    whole = {TRAIL.sub("", t) for t in texts}
+    whole: set[str] | None = None  # the texts as whole quotes: read only for a short part
     for part in parts:
         if not any(part in t for t in texts):
             return False
-        if len(part) < min_len and part not in whole:
-            return False
+        if len(part) < min_len:
+            if whole is None:
+                whole = {TRAIL.sub("", t) for t in texts}
+            if part not in whole:
+                return False
     return True
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from dataclasses import dataclass
 
 __all__ = ["normalize", "Match", "Haystack", "find", "closest_line", "show_difference", "visible", "machine_output", "words"]
@@ -200,13 +200,23 @@ def _in_order(parts: list[str], hay: str) -> bool:
 
 
 class Haystack:
-    """A text to search many needles in, normalised once."""
+    """A text to search many needles in, normalised once (each reading when first needed: most
+    needles are found in ``norm``, and a grader may read only ``text``)."""
 
     def __init__(self, text: str):
         self.text = text
-        self.norm = normalize(text)
-        self.flat = normalize(_flat(text))
-        self.words = self.flat.split(" ")
+
+    @cached_property
+    def norm(self) -> str:
+        return normalize(self.text)
+
+    @cached_property
+    def flat(self) -> str:
+        return normalize(_flat(self.text))
+
+    @cached_property
+    def words(self) -> list[str]:
+        return self.flat.split(" ")
 
 
 def find(needle: str, haystack: str | Haystack) -> Match:

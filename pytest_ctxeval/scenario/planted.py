@@ -308,7 +308,7 @@ def fact_states(facts: list[PlantedFact], case: Any) -> list[FactState]:
     cached = case.__dict__.get("_fact_states")
     if cached is not None:
         return cached
-    text = post_text(case)
+    normed = _norm(post_text(case))  # the post-compact text, normalised once for every token
     out = []
     # Where each fact is planted and updated depends on the history only: a mutant (which shares
     # its case's history, grading.mutants.Mutant.of) shares these too.
@@ -321,7 +321,7 @@ def fact_states(facts: list[PlantedFact], case: Any) -> list[FactState]:
         _, pos, upos = known
         updated = upos is not None
         wanted = list(fact.update.tokens) if updated and fact.update is not None else list(fact.tokens)
-        missing = [t for t in wanted if not has_all([t], text)] if pos is not None else []
+        missing = [t for t in wanted if _pattern(t).search(normed) is None] if pos is not None else []  # has_all
         out.append(FactState(fact, fact_label(fact, i), pos is not None, pos, updated, upos if updated else None,
                              wanted, missing))
     case.__dict__["_fact_states"] = out
