@@ -158,6 +158,14 @@ def _provider_client(provider: str, backend: str, base_url: str | None, max_retr
             token = os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
             if not token:
                 _needs("botocore", "bedrock", "to sign requests with AWS credentials (SigV4)")
+                # Keys from the environment are passed on: the SDK keeps one boto3 session per set of
+                # keys it is given for the life of the process, so keys it read from the environment
+                # itself would stay in use after the environment changed (a second run in one process).
+                keys = {"aws_access_key": os.environ.get("AWS_ACCESS_KEY_ID"),
+                        "aws_secret_key": os.environ.get("AWS_SECRET_ACCESS_KEY"),
+                        "aws_session_token": os.environ.get("AWS_SESSION_TOKEN")}
+                if keys["aws_access_key"] and keys["aws_secret_key"]:
+                    extra.update({k: v for k, v in keys.items() if v})
             return anthropic.AnthropicBedrock(**extra), token
         if provider == "vertex":
             token = os.environ.get("ANTHROPIC_VERTEX_ACCESS_TOKEN")

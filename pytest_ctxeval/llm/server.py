@@ -126,7 +126,10 @@ class ApiServer:
     def start(self) -> ApiServer:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
-        self._thread = threading.Thread(target=self._server.serve_forever, name="ctxeval-api-server", daemon=True)
+        # serve_forever checks for shutdown every poll_interval: at its default (0.5 s) every stop
+        # waited half a second, idle (a test suite stops dozens of servers).
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="ctxeval-api-server", daemon=True)
         self._thread.start()
         return self
 

@@ -219,18 +219,20 @@ def test_a_large_max_tokens_is_streamed_through_the_provider(api_server: ApiServ
 def test_pytest_ctxeval_runs_on_bedrock(pytester: pytest.Pytester, api_server: ApiServer,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """``pytest --ctxeval --ctxeval-provider bedrock``: the plugin's own run, signed requests, and a
-    wrong secret stops the session with the one credentials error."""
+    wrong secret stops the session with the one credentials error. Both runs are in this process:
+    the second must sign with the keys the environment holds now (the SDK keeps a boto3 session per
+    set of keys it is given, so keys it read from the environment itself stayed in use)."""
     from tests.scenario_texts import TINY
 
     pytester.makefile(".yaml", **{"scenarios/tiny": TINY})
     use(monkeypatch, api_server.bedrock_environ())
     args = ["--ctxeval", "--ctxeval-backend", "anthropic", "--ctxeval-provider", "bedrock", "--ctxeval-model",
             BEDROCK_MODEL, "--ctxeval-judge-model", BEDROCK_MODEL]
-    result = pytester.runpytest_subprocess(*args, "--ctxeval-cassettes", str(pytester.path / "c"))
+    result = pytester.runpytest(*args, "--ctxeval-cassettes", str(pytester.path / "c"))
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert {r["provider"] for r in api_server.wire.messages_requests()} == {"bedrock"}
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-value-123")
-    result = pytester.runpytest_subprocess(*args, "--ctxeval-cassettes", str(pytester.path / "fresh"))
+    result = pytester.runpytest(*args, "--ctxeval-cassettes", str(pytester.path / "fresh"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(["*Bedrock refused the AWS credentials (InvalidSignatureException)*"])
     assert "wrong-secret-value-123" not in result.stdout.str() + result.stderr.str()

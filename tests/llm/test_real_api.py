@@ -187,7 +187,7 @@ def test_under_pytest_a_bad_key_stops_the_session(pytester: pytest.Pytester, api
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makefile(".yaml", **{"scenarios/tiny": TINY})
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong")
-    result = pytester.runpytest_subprocess("--ctxeval", "--ctxeval-backend", "anthropic",
+    result = pytester.runpytest("--ctxeval", "--ctxeval-backend", "anthropic",
                                            "--ctxeval-cassettes", str(pytester.path / "c"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(["*ctxeval: the API at http://127.0.0.1:* rejected the API key (401*"])
