@@ -56,8 +56,26 @@ def pytest_cmdline_main(config):
 
 
 def pytest_configure(config):
-    if config.rootpath == Path(__file__).parent and not config.getoption("hypothesis_profile", None):
+    if config.rootpath != Path(__file__).parent:
+        return
+    if not config.getoption("hypothesis_profile", None):
         settings.load_profile("ci" if os.environ.get("CI") else "dev")
+    _import_the_package()
+
+
+def _import_the_package() -> None:
+    """Every module of the package, imported before any test runs. A pytester inline run
+    (``pytester.runpytest``) removes from ``sys.modules`` what it imported first, so a later test
+    would import a second copy of that module and patch one copy while the code uses the other.
+    The suite imports every module anyway; this only does it first."""
+    import importlib
+    import pkgutil
+
+    import pytest_ctxeval
+
+    for info in pkgutil.walk_packages(pytest_ctxeval.__path__, "pytest_ctxeval."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
 
 
 def pytest_collect_file(file_path: Path, parent):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import Any
+from collections.abc import Callable
 
 __all__ = ["redact", "redact_tree", "scrub_output", "scrub_tree", "scrub_logs", "secret_values", "excerpt", "KINDS",
            "merge_counts"]
@@ -181,9 +182,16 @@ def scrub_output(text: str) -> str:
     >>> scrub_output("key sk-ant-api03-" + "b" * 30)
     'key [REDACTED:anthropic]'
     """
+    return _scrub(text, _api_key())
+
+
+def _api_key() -> str:
     import os
 
-    key = os.environ.get("ANTHROPIC_API_KEY", "")
+    return os.environ.get("ANTHROPIC_API_KEY", "")
+
+
+def _scrub(text: str, key: str) -> str:
     if len(key) >= 8 and key in text:
         text = text.replace(key, "[REDACTED:anthropic]")
     text = redact(text)[0]
@@ -204,6 +212,17 @@ def scrub_tree(value: Any) -> Any:
         return scrub_output(value)
     if not isinstance(value, (list, dict)):
         return value
+    key = _api_key()  # read once for the tree
+    seen: dict[str, str] = {}  # a document repeats its keys and short values thousands of times
+
+    def scrub(text: str) -> str:
+        out = seen.get(text)
+        if out is None:
+            out = _scrub(text, key)
+            if len(text) <= 200:
+                seen[text] = out
+        return out
+
     root: list[Any] = [value]
     stack: list[Any] = [root]
     while stack:
@@ -212,17 +231,17 @@ def scrub_tree(value: Any) -> Any:
             pairs = list(item.items())
             item.clear()
             for k, v in pairs:
-                k = scrub_output(k) if isinstance(k, str) else k
-                item[k] = _copy(v, stack)
+                k = scrub(k) if isinstance(k, str) else k
+                item[k] = _copy(v, stack, scrub)
         else:
             for i, v in enumerate(item):
-                item[i] = _copy(v, stack)
+                item[i] = _copy(v, stack, scrub)
     return root[0]
 
 
-def _copy(v: Any, stack: list[Any]) -> Any:
+def _copy(v: Any, stack: list[Any], scrub: Callable[[str], str]) -> Any:
     if isinstance(v, str):
-        return scrub_output(v)
+        return scrub(v)
     if isinstance(v, dict):
         v = dict(v)
         stack.append(v)
