@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from types import CodeType
 
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from ..core.bytecode import MemoryBytecodeCache
 from ..errors import UsageError
+
+#: Every run makes a PromptSet: its templates are compiled once per process and source text.
+_COMPILED = MemoryBytecodeCache()
+#: The session-memory template (read as a string, not through the loader), compiled, by source.
+_FROM_STRING: dict[str, CodeType] = {}
 
 __all__ = ["BUILTIN_PROMPTS", "PromptSet"]
 
@@ -38,7 +45,7 @@ class PromptSet:
         search = [str(self.compact_path.parent), str(BUILTIN_PROMPTS)]
         self.env = SandboxedEnvironment(
             loader=jinja2.FileSystemLoader(search), undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=False, autoescape=False)
+            keep_trailing_newline=False, autoescape=False, bytecode_cache=_COMPILED)
         self._compact = self._load(self.compact_path.name, self.compact_path)
         self._continuation = self._load("continuation.j2", BUILTIN_PROMPTS / "continuation.j2")
         self._partial = self._load("partial_compact.j2", BUILTIN_PROMPTS / "partial_compact.j2")
@@ -67,7 +74,13 @@ class PromptSet:
 
     def _load_path(self, path: Path) -> jinja2.Template:
         try:
-            return self.env.from_string(path.read_text(encoding="utf-8"))
+            source = path.read_text(encoding="utf-8")
+            code = _FROM_STRING.get(source)
+            if code is None:
+                code = _FROM_STRING[source] = self.env.compile(source)
+                while len(_FROM_STRING) > 64:
+                    _FROM_STRING.pop(next(iter(_FROM_STRING)))
+            return self.env.template_class.from_code(self.env, code, self.env.make_globals(None), None)
         except jinja2.TemplateSyntaxError as exc:
             raise UsageError(f"{path}:{exc.lineno}: template error: {exc.message}") from None
 

@@ -30,6 +30,7 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, Field, ValidationError
 
+from ..core.bytecode import MemoryBytecodeCache
 from ..errors import GraderError, ModelError
 from ..llm import LLM, ModelReply
 
@@ -41,6 +42,9 @@ BEGIN, END = "[BEGIN DATA]", "[END DATA]"
 #: What a judge request set aside for the next batch answers in the meantime (never reported).
 DEFERRED = "deferred to the next Message Batch"
 _MARKERS = re.compile(r"\[(BEGIN|END) DATA\]", re.IGNORECASE)
+
+#: Every judge loads the rubrics: compiled once per process and source text.
+_COMPILED = MemoryBytecodeCache()
 
 
 def fence(label: str, text: str) -> str:
@@ -148,7 +152,7 @@ class Judge:
         folders = [str(Path(rubrics))] if rubrics else []
         folders.append(str(builtin_rubrics_dir()))
         self.env = SandboxedEnvironment(loader=jinja2.FileSystemLoader(folders), undefined=jinja2.StrictUndefined,
-                                        autoescape=False, keep_trailing_newline=False)
+                                        autoescape=False, keep_trailing_newline=False, bytecode_cache=_COMPILED)
 
     @property
     def label(self) -> str:

@@ -23,7 +23,7 @@ import re
 import sys
 import traceback
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from collections.abc import Callable, Iterable
@@ -411,6 +411,7 @@ def crash_verdict(spec: GraderSpec, case: CompactionCase, exc: BaseException) ->
 _EXPECT_KEY = re.compile(r"\bexpect\.([a-z_]+)")
 
 
+@lru_cache(maxsize=1024)  # per function: a grader module is imported once per process (_import_path)
 def _expect_keys(func: Callable) -> tuple[str, ...]:
     """The ``expect:`` keys a grader reads (``case.expect.files`` in its source, helpers of its
     module included when it calls them by name), in schema order."""

@@ -1,0 +1,44 @@
+"""Compiled Jinja templates kept in memory for the life of the process, by template file and the
+sha1 of its source (jinja2's own :class:`~jinja2.BytecodeCache` protocol), so a prompt or rubric
+that every run loads is compiled once, not once per run.
+
+The key is the source's checksum, never its modification time: a template edited between two runs
+(or rewritten within one timestamp tick, as tests do) is compiled again. Use one cache per
+environment configuration (the compiled code depends on the lexer's settings).
+"""
+
+from __future__ import annotations
+
+import threading
+from types import CodeType
+
+from jinja2.bccache import Bucket, BytecodeCache
+
+__all__ = ["MemoryBytecodeCache"]
+
+
+class MemoryBytecodeCache(BytecodeCache):
+    """Compiled template code by (template, source checksum), at most ``size`` templates."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._codes: dict[tuple[str, str], CodeType] = {}
+        self._lock = threading.Lock()
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        with self._lock:
+            code = self._codes.get((bucket.key, bucket.checksum))
+        if code is not None:
+            bucket.code = code
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        if bucket.code is None:
+            return
+        with self._lock:
+            if len(self._codes) >= self.size:
+                self._codes.pop(next(iter(self._codes)))
+            self._codes[(bucket.key, bucket.checksum)] = bucket.code
+
+    def clear(self) -> None:
+        with self._lock:
+            self._codes.clear()
