@@ -147,7 +147,9 @@ def secret_values(text: str) -> list[tuple[str, str]]:
     >>> secret_values("curl -H 'Authorization: Bearer abcdef0123456789abcdef'")
     [('bearer', 'abcdef0123456789abcdef')]
     """
-    out = []
+    out: list[tuple[str, str]] = []
+    if not _may_hold_secret(text):  # no match can start anywhere in it (the prefilter redact uses)
+        return out
     for m in _RE.finditer(text):
         name = m.lastgroup or ""
         group = _VALUE_GROUP.get(name, name)

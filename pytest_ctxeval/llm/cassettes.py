@@ -156,16 +156,19 @@ def encode_reply(value: Any, key: str, request: dict[str, Any], secret: str | No
 
 def decode_reply(value: Any, key: str, request: dict[str, Any]) -> Any:
     """The stored reply with its placeholders replaced by the original values (module docstring)."""
-    values = _request_values(key, request)
+    values: dict[str, str] | None = None  # read from the request only when a placeholder needs it
 
     def one(text: str) -> str:
+        nonlocal values
         if "[REDACTED:" not in text and "[KEYSHAPED:" not in text:
             return text
+        if values is None:
+            values = _request_values(key, request)
 
         def back(m: re.Match[str]) -> str:
             if m.group(3) is not None:
                 return bytes.fromhex(m.group(3)).decode("utf-8", "surrogatepass")
-            return values.get(m.group(2), m.group(0))
+            return values.get(m.group(2), m.group(0)) if values is not None else m.group(0)
 
         return _PLACEHOLDER.sub(back, text)
 
