@@ -28,6 +28,9 @@ __all__ = ["estimate_text", "estimate_block", "estimate_message", "estimate_api_
            "estimate_api_request", "count_tokens", "anchor_tokens"]
 
 _DEFAULT = EngineConfig()
+#: ``json.dumps(x, ensure_ascii=False)`` without building an encoder per call (a tool call's input
+#: is encoded each time its message is estimated: tens of thousands of times in a long session).
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def estimate_text(text: str, config: EngineConfig = _DEFAULT) -> int:
@@ -61,13 +64,13 @@ def estimate_block(block: Any, config: EngineConfig = _DEFAULT) -> int:
             return estimate_text(block.get("data", ""), config)
         if kind == "tool_use":
             return estimate_text(block.get("name", ""), config) + estimate_text(
-                json.dumps(block.get("input", {}), ensure_ascii=False), config)
+                _dumps(block.get("input", {})), config)
         if kind == "tool_result":
             content = block.get("content", "")
             if isinstance(content, str):
                 return estimate_text(content, config)
             return sum(estimate_block(b, config) for b in content)
-        return estimate_text(json.dumps(block, ensure_ascii=False), config)
+        return estimate_text(_dumps(block), config)
     if isinstance(block, TextBlock):
         return estimate_text(block.text, config)
     if isinstance(block, (ImageBlock, DocumentBlock)):
@@ -78,7 +81,7 @@ def estimate_block(block: Any, config: EngineConfig = _DEFAULT) -> int:
         return estimate_text(block.data, config)
     if isinstance(block, ToolUseBlock):
         return estimate_text(block.name, config) + estimate_text(
-            json.dumps(block.input, ensure_ascii=False), config)
+            _dumps(block.input), config)
     if isinstance(block, ToolResultBlock):
         if isinstance(block.content, str):
             return estimate_text(block.content, config)
@@ -145,7 +148,7 @@ def estimate_api_request(request: dict[str, Any], config: EngineConfig = _DEFAUL
     elif isinstance(system, list):
         total += sum(estimate_block(b, config) for b in system)
     for tool in request.get("tools") or []:
-        total += estimate_text(json.dumps(tool, ensure_ascii=False), config)
+        total += estimate_text(_dumps(tool), config)
     total += sum(estimate_message(m, config) for m in request.get("messages", []))
     return total
 

@@ -693,6 +693,10 @@ def _usage(raw: Any) -> Usage | None:
 # Writing
 
 
+#: ``json.dumps(record, ensure_ascii=False)`` with one encoder for every record.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _iso(ts: datetime) -> str:
     # Claude Code writes milliseconds; keep microseconds when there are any, so nothing is lost.
     spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
@@ -765,7 +769,7 @@ class TranscriptWriter:
     def append(self, message: Any, *, parent_uuid: str | None = None) -> None:
         parent = parent_uuid if parent_uuid is not None else self.last_uuid
         record = record_for(message, parent_uuid=parent, session_id=self.session_id, version=self.version)
-        self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._fh.write(_dumps(record) + "\n")
         self._fh.flush()
         self.last_uuid = message.uuid
         self.records += 1

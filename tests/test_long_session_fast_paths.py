@@ -1,0 +1,62 @@
+"""The shortcuts the long-session benchmark (``benchmarks/long_session.py``) depends on give exactly
+what the code they replaced gives: the same uuids, the same JSON text, the same rendered templates."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from hypothesis import given, strategies as st
+
+from pytest_ctxeval.core import ids, tokens
+from pytest_ctxeval.scenario.expansion import _Expander
+from pytest_ctxeval.scenario.schema import Scenario
+from pytest_ctxeval.transcript import jsonl
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12)
+
+
+@given(st.text())
+def test_uuid5_is_the_standard_librarys(name: str) -> None:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: both refuse it
+        return
+    assert ids.uuid5(name) == str(uuid.uuid5(ids._NAMESPACE, name))
+
+
+def test_id_factory_uuids_are_version_5_of_the_namespace() -> None:
+    factory = ids.IdFactory("s")
+    got = [factory.uuid() for _ in range(3)]
+    assert got == [str(uuid.uuid5(ids._NAMESPACE, f"s:uuid:{n}")) for n in (1, 2, 3)]
+    assert all(uuid.UUID(u).version == 5 for u in got)
+
+
+@given(json_values)
+def test_the_shared_encoders_write_what_json_dumps_writes(value: object) -> None:
+    expected = json.dumps(value, ensure_ascii=False)
+    assert tokens._dumps(value) == expected
+    assert jsonl._dumps(value) == expected
+
+
+def _expander() -> _Expander:
+    return _Expander(Scenario.model_validate({"name": "t", "vars": {"mods": ["auth", "billing"]},
+                                              "turns": [{"user": "hi"}]}))
+
+
+@given(st.integers(0, 50), st.sampled_from(["{{ k }}-{{ mods[k % 2] }}", "{{ lorem(3, seed=k) }} {{ k0 }}",
+                                            "{% for i in range(k % 3) %}{{ i }}{{ mods[0] }}{% endfor %}"]))
+def test_a_template_renders_as_a_fresh_jinja_template_would(k: int, text: str) -> None:
+    # The expander renders a compiled template many times with its globals as a dict (not jinja's
+    # ChainMap); a template made anew each time, as jinja makes it, renders the same text.
+    ex = _expander()
+    ctx = {"k": k, "k0": k - 1}
+    first = ex.render_str(text, ("turns", 0, "user"), ctx)
+    again = ex.render_str(text, ("turns", 0, "user"), ctx)  # the cached template
+    fresh = ex.env.from_string(text)
+    ex.env.loop_steps = 0
+    assert first == again == fresh.render(**ctx)
+    assert type(ex.cache[text].globals) is dict and ex.cache[text].globals.keys() == fresh.globals.keys()
