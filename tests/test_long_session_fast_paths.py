@@ -9,6 +9,7 @@ import uuid
 from hypothesis import given, strategies as st
 
 from pytest_ctxeval.core import ids, tokens
+from pytest_ctxeval.reading import session_facts
 from pytest_ctxeval.scenario.expansion import _Expander
 from pytest_ctxeval.scenario.schema import Scenario
 from pytest_ctxeval.transcript import jsonl
@@ -60,3 +61,26 @@ def test_a_template_renders_as_a_fresh_jinja_template_would(k: int, text: str) -
     ex.env.loop_steps = 0
     assert first == again == fresh.render(**ctx)
     assert type(ex.cache[text].globals) is dict and ex.cache[text].globals.keys() == fresh.globals.keys()
+
+
+@given(st.sampled_from(["Bash", "Grep", "Edit", "Read"]),
+       st.sampled_from(["ls src/missing", "make build", "pytest -x", "cat notes.txt", ""]),
+       st.sampled_from(["ls: cannot access 'src/missing': No such file or directory", "Exit code 1",
+                        "FAILED tests/test_a.py::test_x - AssertionError", "String to replace not found in file",
+                        "Sibling tool call errored", "all good", "<html>oops</html>", "make: *** [build] Error 2"]))
+def test_a_remembered_error_kind_is_the_one_computed_afresh(tool: str, command: str, text: str) -> None:
+    # Remembered per (tool, text, command): the same output means a probe after `ls` and an error
+    # after `make build`, whichever was seen first.
+    tool_input = {"command": command}
+    first = session_facts.error_kind(tool, text, tool_input)
+    assert first == session_facts.error_kind(tool, text, tool_input)
+    assert first == session_facts._error_kind(tool, text, command if tool == "Bash" else "")
+
+
+def test_error_kinds_of_one_text_differ_by_command() -> None:
+    text = "ls: cannot access 'dist/out': No such file or directory"
+    assert session_facts.error_kind("Bash", text, {"command": "ls dist/out"}) == "probe"
+    assert session_facts.error_kind("Bash", text, {"command": "make build"}) == "error"
+    assert session_facts.error_kind("Bash", text, {"command": "ls dist/out"}) == "probe"
+    long = "FAILED test_x\n" + "x" * session_facts._REMEMBERED_CHARS  # not remembered, same answer
+    assert session_facts.error_kind("Bash", long, {"command": "pytest"}) == "error"

@@ -31,6 +31,7 @@ from itertools import accumulate
 from typing import Any
 
 from ..reading.extract import significant_tokens
+from .relied_bodies import remember_body, remembered_body
 from ..core.messages import AssistantMessage, person_text, result_text, text_of, tool_results, tool_uses
 from ..reading.summary import normalize_ws
 
@@ -311,11 +312,18 @@ class _Index:
                 body = result_text(b)
                 block = bodies.get(body)
                 if block is None:
-                    at, block = len(lows), ([], [])
-                    for line in body.splitlines():
-                        one = read(line, at + len(block[0]))
-                        block[0].extend(one[0])
-                        block[1].extend(one[1])
+                    at = len(lows)
+                    block = remembered_body(body)
+                    if block is not None:  # read by an earlier index: its statements' first rows here
+                        for n, low in enumerate(block[0]):
+                            first.setdefault(low, at + n)
+                    else:
+                        block = ([], [])
+                        for line in body.splitlines():
+                            one = read(line, at + len(block[0]))
+                            block[0].extend(one[0])
+                            block[1].extend(one[1])
+                        remember_body(body, block)
                     bodies[body] = block
                 lows += block[0]
                 self.messages += [i] * len(block[0])

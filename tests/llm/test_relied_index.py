@@ -9,7 +9,7 @@ import random
 import re
 
 from pytest_ctxeval.reading.extract import significant_tokens
-from pytest_ctxeval.llm import relied
+from pytest_ctxeval.llm import relied, relied_bodies
 from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, UserMessage
 from pytest_ctxeval.reading.summary import normalize_ws
 
@@ -192,3 +192,40 @@ def test_the_index_holds_the_rows_of_the_direct_definition() -> None:
             assert getattr(index, name) == value, name
         offsets = [i for i, c in enumerate(index.joined) if c == "\0"]
         assert index.offsets == [0] + [o + 1 for o in offsets]
+
+
+def test_results_read_by_an_earlier_index_give_the_rows_of_the_direct_definition(monkeypatch) -> None:
+    """Tool results are remembered across indexes (the next compaction's span repeats test runs
+    and greps): an index built from remembered results, from none, or with remembering off holds
+    what reading every row on its own gives, and so do the marks."""
+    monkeypatch.setattr(relied_bodies, "_BODIES", {})
+    monkeypatch.setattr(relied_bodies, "_size", [0])
+    spans = [tool_span(seed) for seed in range(6)]
+    cold = [relied._Index(h) for h in spans]
+    assert relied_bodies._BODIES  # the spans share whole results (tool_span repeats three of them)
+    warm = [relied._Index(h) for h in reversed(spans)][::-1]
+    monkeypatch.setattr(relied_bodies, "BODY_CHARS", -1)  # nothing remembered
+    relied_bodies._BODIES.clear()
+    off = [relied._Index(h) for h in spans]
+    assert not relied_bodies._BODIES
+    for history, *indexes in zip(spans, cold, warm, off):
+        want = direct_index(history)
+        for index in indexes:
+            for name, value in want.items():
+                assert getattr(index, name) == value, name
+    items = [s for _, s in direct_statements(spans[2])][::2] + ["The api service listens on port 8080."]
+    assert relied.mark_replaced(items, spans[2]) == direct(items, spans[2])
+
+
+def test_remembered_results_are_bounded(monkeypatch) -> None:
+    monkeypatch.setattr(relied_bodies, "_BODIES", {})
+    monkeypatch.setattr(relied_bodies, "_size", [0])
+    monkeypatch.setattr(relied_bodies, "BODIES_CHARS", 100)
+    for n in range(50):
+        relied_bodies.remember_body(f"line {n}\n" * 3, ([], []))
+    kept = relied_bodies._BODIES
+    assert 0 < relied_bodies._size[0] == sum(map(len, kept)) <= 100
+    assert "line 49\n" * 3 in kept and "line 0\n" * 3 not in kept  # the oldest went first
+    assert relied_bodies.remembered_body("line 49\n" * 3) == ([], [])
+    relied_bodies.remember_body("x" * (relied_bodies.BODY_CHARS + 1), ([], []))
+    assert "x" * (relied_bodies.BODY_CHARS + 1) not in kept
