@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 
 from pytest_ctxeval.core import ids, tokens
 from pytest_ctxeval.reading import session_facts
+from pytest_ctxeval.scenario import fillers
 from pytest_ctxeval.scenario.expansion import _Expander
 from pytest_ctxeval.scenario.schema import Scenario
 from pytest_ctxeval.transcript import jsonl
@@ -84,3 +85,58 @@ def test_error_kinds_of_one_text_differ_by_command() -> None:
     assert session_facts.error_kind("Bash", text, {"command": "ls dist/out"}) == "probe"
     long = "FAILED test_x\n" + "x" * session_facts._REMEMBERED_CHARS  # not remembered, same answer
     assert session_facts.error_kind("Bash", long, {"command": "pytest"}) == "error"
+
+
+def _python_file_as_written(lines: int, seed: int | str, name: str) -> str:
+    """fillers.python_file before its rest was remembered and its ranges made closures."""
+    r = fillers._rng(seed, "py")
+    word, randint = fillers._pick(r, fillers._WORDS), r.randint
+    out = [f'"""{name}: {fillers.lorem(8, seed)}"""', "", "from __future__ import annotations", "", "import logging", "",
+           "log = logging.getLogger(__name__)", ""]
+    n = 0
+    while len(out) < lines:
+        n += 1
+        fn = f"{word()}_{word()}_{n}"
+        args = ", ".join(sorted({word() for _ in range(randint(1, 3))}))
+        out += ["", f"def {fn}({args}):", f'    """{fillers.lorem(randint(4, 10), f"{seed}-{n}")}"""']
+        for k in range(randint(2, 8)):
+            w = word()
+            out.append(f"    {w}_{k} = {word()}.get({randint(0, 999)!r})")
+        out.append(f"    return {word()}")
+    return "\n".join(out[:lines])
+
+
+def _log_as_written(lines: int, seed: int | str, error: str | None, error_at: int | None, service: str) -> str:
+    r = fillers._rng(seed, "log")
+    word, level_of, randint = fillers._pick(r, fillers._WORDS), fillers._pick(r, ("INFO", "INFO", "INFO", "DEBUG", "WARN")), r.randint
+    at = (lines // 2 if error_at is None else error_at) if error else -1
+    out = []
+    for i in range(lines):
+        ts = f"2026-01-05T09:{(i // 60) % 60:02d}:{i % 60:02d}.{randint(0, 999):03d}Z"
+        if i == at:
+            out.append(f"{ts} ERROR [{service}] {error}")
+            continue
+        level = level_of()
+        out.append(f"{ts} {level} [{service}] {word()} {word()} "
+                   f"id={randint(1000, 99999)} took={randint(1, 900)}ms")
+    return "\n".join(out)
+
+
+seeds = st.integers(-5, 3000) | st.sampled_from(["s1", "api", "1", True, 1.0])
+
+
+@given(st.integers(-3, 120), seeds, st.sampled_from(["auth", "api", "billing"]))
+def test_python_file_writes_what_it_wrote_before(lines: int, seed: int | str, name: str) -> None:
+    # Called twice under two names: the second call takes the remembered rest.
+    for n in (name, name + "_2", name):
+        assert fillers.python_file(lines=lines, seed=seed, name=n) == _python_file_as_written(lines, seed, n)
+
+
+def test_python_file_takes_an_unhashable_seed_as_before() -> None:
+    assert fillers.python_file(lines=30, seed=[1, 2]) == _python_file_as_written(30, [1, 2], "module")  # type: ignore[arg-type]
+
+
+@given(st.integers(0, 200), seeds, st.none() | st.just("OOMKilled"), st.none() | st.integers(0, 150))
+def test_log_writes_what_it_wrote_before(lines: int, seed: int | str, error: str | None, error_at: int | None) -> None:
+    assert fillers.log(lines=lines, seed=seed, error=error, error_at=error_at, service="make") == \
+        _log_as_written(lines, seed, error, error_at, "make")
