@@ -244,18 +244,19 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
         if not distinct:  # nothing tells this statement from another of the same wording
             out.append(item)
             continue
-        start = index.first_mention(key)
+        # Only statements that say something changed, and share one of the item's numbers or
+        # identifiers (so "port 6554" is not changed by a statement about another service's port).
+        candidates = index.changes_with(distinct)
         newer = None
-        for i, s, low, theirs in index.changes:  # only statements that say something changed
+        start = index.first_mention(key) if candidates else -1
+        for j in reversed(candidates):  # the latest that changes the item
+            i, s, low, _ = index.changes[j]
             if i <= start or key[:80] in low or low[:60] in key:
                 continue
-            # The same fact: most of its words, and (when it has any) one of its numbers or
-            # identifiers, so "port 6554" is not changed by a statement about another service's port.
-            if not distinct & theirs:
-                continue
-            have = index.tokens(s)
+            have = index.tokens(s)  # the same fact: most of its words
             if sum(w in have for w in words) / len(words) >= 0.6:
                 newer = s
+                break
         out.append(item if newer is None else f"{item}{REPLACED}\"{newer[:200]}\")")
     return out
 
@@ -329,6 +330,7 @@ class _Index:
                 self.messages += [i] * len(block[0])
                 self.changes += [(i, s, low, values) for s, low, values in block[1]]
         self._tokens: dict[str, set[str]] = {}
+        self._by_value: dict[str, list[int]] | None = None  # see changes_with
         self.joined = "\0".join(lows)  # a key holds no NUL, so a match lies inside one statement
         self.offsets = list(accumulate((len(low) + 1 for low in lows), initial=0))[:-1]
         # heads[first _HEAD chars] -> (first 60 chars, first row) of each distinct prefix, in row order
@@ -376,6 +378,19 @@ class _Index:
                 if row < best and prefix in key:
                     best = row
         return self.messages[best] if best < len(self.messages) else -1
+
+    def changes_with(self, values: set[str]) -> list[int]:
+        """The positions in :attr:`changes` of the statements holding one of ``values``, in order."""
+        if self._by_value is None:  # built on the first call (thread-safe: a race builds it twice)
+            by_value: dict[str, list[int]] = {}
+            for j, change in enumerate(self.changes):
+                for value in change[3]:
+                    by_value.setdefault(value, []).append(j)
+            self._by_value = by_value
+        found: set[int] = set()
+        for value in values:
+            found.update(self._by_value.get(value, ()))
+        return sorted(found)
 
     def tokens(self, statement: str) -> set[str]:
         found = self._tokens.get(statement)

@@ -229,3 +229,16 @@ def test_remembered_results_are_bounded(monkeypatch) -> None:
     assert relied_bodies.remembered_body("line 49\n" * 3) == ([], [])
     relied_bodies.remember_body("x" * (relied_bodies.BODY_CHARS + 1), ([], []))
     assert "x" * (relied_bodies.BODY_CHARS + 1) not in kept
+
+
+def test_changes_with_finds_every_change_sharing_a_value() -> None:
+    """mark_replaced looks only at the changes sharing one of an item's values (then at the latest
+    first): the lookup must give exactly the changes the pairwise test would keep, in order."""
+    for history in [span(seed)[0] for seed in range(3)] + [tool_span(seed) for seed in range(3)]:
+        index = relied._Index(history)
+        values = sorted({v for change in index.changes for v in change[3]}) + ["no-such-value"]
+        assert len(values) > 3
+        for n in range(len(values)):
+            wanted = set(values[n:n + 2])
+            assert index.changes_with(wanted) == [j for j, c in enumerate(index.changes) if wanted & c[3]]
+        assert index.changes_with(set()) == []
