@@ -9,6 +9,7 @@ import uuid
 from hypothesis import given, strategies as st
 
 from pytest_ctxeval.core import ids, tokens
+from pytest_ctxeval.llm import reference
 from pytest_ctxeval.reading import session_facts
 from pytest_ctxeval.scenario import fillers
 from pytest_ctxeval.scenario.expansion import _Expander
@@ -140,3 +141,25 @@ def test_python_file_takes_an_unhashable_seed_as_before() -> None:
 def test_log_writes_what_it_wrote_before(lines: int, seed: int | str, error: str | None, error_at: int | None) -> None:
     assert fillers.log(lines=lines, seed=seed, error=error, error_at=error_at, service="make") == \
         _log_as_written(lines, seed, error, error_at, "make")
+
+
+def _file_lines_as_written(carried: list[str], touched: list[tuple[str, str]]) -> list[str]:
+    """The reference summary's files section as first written: the list filtered for each path."""
+    lines = list(carried)
+    known = {l.split(" — ")[0].strip() for l in lines}
+    for path, line in touched:
+        if path in known:
+            lines = [l for l in lines if l.split(" — ")[0].strip() != path]
+        lines.append(line)
+    return lines
+
+
+paths = st.sampled_from(["a.py", "b.py", " a.py", "src/c — d.py", "e.md"])
+hows = st.sampled_from(["read", "edited", "written\n  changed `x` to `y`", ""])
+
+
+@given(st.lists(st.builds(lambda p, h: f"{p} — {h}" if h else p, paths, hows), max_size=8),
+       st.lists(st.tuples(paths, hows), max_size=8))
+def test_the_files_section_replaces_lines_as_before(carried: list[str], touched: list[tuple[str, str]]) -> None:
+    pairs = [(p, f"{p} — {h}") for p, h in touched]
+    assert reference._file_lines(carried, pairs) == _file_lines_as_written(carried, pairs)
