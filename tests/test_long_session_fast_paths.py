@@ -9,6 +9,8 @@ import uuid
 from hypothesis import given, strategies as st
 
 from pytest_ctxeval.core import ids, tokens
+from pytest_ctxeval.core.config import EngineConfig
+from pytest_ctxeval.core.messages import ToolUseBlock
 from pytest_ctxeval.llm import reference
 from pytest_ctxeval.reading import session_facts
 from pytest_ctxeval.scenario import fillers
@@ -163,3 +165,19 @@ hows = st.sampled_from(["read", "edited", "written\n  changed `x` to `y`", ""])
 def test_the_files_section_replaces_lines_as_before(carried: list[str], touched: list[tuple[str, str]]) -> None:
     pairs = [(p, f"{p} — {h}") for p, h in touched]
     assert reference._file_lines(carried, pairs) == _file_lines_as_written(carried, pairs)
+
+
+tool_inputs = st.dictionaries(st.text(max_size=6), st.text(max_size=12), max_size=4) | st.dictionaries(
+    st.sampled_from(["file_path", "command", "pattern"]),
+    st.text(alphabet=st.sampled_from(list('ab /."\\\n\t\x00\x7f\x1fé\u2028')), max_size=10), max_size=3) | json_values
+
+
+@given(tool_inputs, st.sampled_from([EngineConfig(), EngineConfig(json_bytes_per_token=3)]))
+def test_a_tool_input_is_estimated_as_its_json_text(value: object, config: EngineConfig) -> None:
+    block = ToolUseBlock(id="toolu_1", name="Bash", input=value) if isinstance(value, dict) else None
+    want = tokens.estimate_text(json.dumps(value, ensure_ascii=False), config)
+    assert tokens._input_tokens(value, config) == want
+    if block is not None:
+        name = tokens.estimate_text("Bash", config)
+        assert tokens.estimate_block(block, config) == name + want
+        assert tokens.estimate_block(block.model_dump(), config) == name + want
