@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["remember_body", "remembered_body", "Rows"]
+__all__ = ["remember_body", "remembered_body", "may_hold_any", "Rows"]
 
 #: A result's rows: its statements lower-cased, and its changes ``(statement, lower-cased, values)``.
 Rows = tuple[list[str], list[tuple[str, str, set[str]]]]
@@ -45,3 +45,21 @@ def remember_body(body: str, rows: Rows) -> None:
             oldest = next(iter(_BODIES))
             del _BODIES[oldest]
             _size[0] -= len(oldest)
+
+
+def may_hold_any(text: str, words: tuple[str, ...]) -> bool:
+    r"""False only when no statement of any line of ``text`` can hold one of ``words`` (lower-case
+    ASCII, each a single-space phrase): an ASCII text that, lower-cased and whitespace-normalised,
+    holds none of them. Each line's statements (whitespace-normalised, lower-cased) lie inside that
+    text, as line breaks are whitespace to ``str.split``; so one check of a whole tool result
+    stands for a regex search on each of its lines (``_says_changed``).
+
+    >>> may_hold_any("x = 1\nNO\n  longer 2", ("no longer",)), may_hold_any("x = 1\nknowing", ("now",))
+    (True, True)
+    >>> may_hold_any("x = 1\nit was\n2", ("now", "no longer"))
+    False
+    """
+    if not text.isascii():
+        return True
+    low = " ".join(text.lower().split())
+    return any(w in low for w in words)

@@ -242,3 +242,21 @@ def test_changes_with_finds_every_change_sharing_a_value() -> None:
             wanted = set(values[n:n + 2])
             assert index.changes_with(wanted) == [j for j, c in enumerate(index.changes) if wanted & c[3]]
         assert index.changes_with(set()) == []
+
+
+def test_a_result_without_change_words_has_no_line_that_says_changed() -> None:
+    """The index skips the change regex on the lines of a result that, whitespace-normalised and
+    lower-cased, holds no change word: then none of its statements may say something changed."""
+    rnd = random.Random(5)
+    words = ["No", "LONGER", "no\tlonger", "any", "more", "Now", "kNOWn", "switch", "Replaced", "x.", "Done!", "port",
+             "8080", "é", "\u2028", "\x1c", "\r", "\n", "\v", "  ", "\u00a0", "after", "all", "mov", "ed", "the"]
+    seen = {True: 0, False: 0}
+    for _ in range(5000):
+        text = " ".join(rnd.choice(words) for _ in range(rnd.randint(1, 8)))
+        may = relied_bodies.may_hold_any(text, relied._CHANGE_WORDS)
+        seen[may] += 1
+        if not may:
+            for line in text.splitlines():
+                for s in relied._split_statements(line):
+                    assert not relied._says_changed(s, s.lower()), (text, s)
+    assert seen[True] > 100 and seen[False] > 100
