@@ -31,7 +31,7 @@ from itertools import accumulate
 from typing import Any
 
 from ..reading.extract import significant_tokens
-from .relied_bodies import may_hold_any, remember_body, remembered_body
+from .relied_bodies import may_hold_any, remember_body, remember_facts, remembered_body, remembered_facts
 from ..core.messages import AssistantMessage, person_text, result_text, text_of, tool_results, tool_uses
 from ..reading.summary import normalize_ws
 
@@ -116,8 +116,8 @@ def findings(history: list[Any], carried: list[str], failed: list[str]) -> list[
     return mark_replaced([unique[i][0] for i in chosen], history)
 
 
-def _result_lines(history: list[Any]) -> list[tuple[int, list[str]]]:
-    """``(message index, lines)`` of each successful tool result that is not source code."""
+def _result_texts(history: list[Any]) -> list[tuple[int, str]]:
+    """``(message index, text)`` of each successful tool result that is not source code."""
     paths: dict[str, str] = {}
     for m in history:
         for u in tool_uses(m):
@@ -128,7 +128,7 @@ def _result_lines(history: list[Any]) -> list[tuple[int, list[str]]]:
         for b in tool_results(m):
             if b.is_error or _CODE_FILE.search(paths.get(b.tool_use_id, "")):
                 continue
-            out.append((i, result_text(b).splitlines()))
+            out.append((i, result_text(b)))
     return out
 
 
@@ -150,15 +150,21 @@ def tool_facts(history: list[Any], carried: list[str]) -> list[str]:
     """The fact lines of tool results to keep (see the module docstring), oldest first."""
     out = list(carried)
     seen = {normalize_ws(c) for c in carried}
-    for _, lines in _result_lines(history):
+    for _, body in _result_texts(history):
+        facts = remembered_facts(body)  # a result an earlier summary read (relied_bodies)
+        if facts is None:
+            facts = []
+            for line in body.splitlines():
+                fact = _fact_line(line)
+                if fact is not None:
+                    fact = re.sub(r"^(?:[-*•]\s+)+", "", fact)
+                    facts.append((fact, normalize_ws(fact)))
+            remember_facts(body, facts)
         picked = 0
-        for line in lines:
-            fact = _fact_line(line)
-            if fact is not None:
-                fact = re.sub(r"^(?:[-*•]\s+)+", "", fact)
-            if fact is None or normalize_ws(fact) in seen:
+        for fact, key in facts:
+            if key in seen:
                 continue
-            seen.add(normalize_ws(fact))
+            seen.add(key)
             out.append(fact)
             picked += 1
             if picked >= PER_RESULT:

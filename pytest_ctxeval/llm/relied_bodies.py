@@ -1,50 +1,75 @@
-"""Tool results the relied-facts index (:class:`pytest_ctxeval.llm.relied._Index`) has read, kept
-for the next index.
+"""Tool results the relied-facts reader (:mod:`pytest_ctxeval.llm.relied`) has read, kept for
+the next summary.
 
 Each compaction's span holds the same test runs, greps, logs and fetched pages as the span before
-it, and the reference model's index reads every line of every result: a result read once keeps
-its rows (its statements lower-cased, and those that say something changed, with their values),
-and the next index takes them as they are (``tests/llm/test_relied_index.py`` checks an index
-built from remembered results holds exactly what reading every row gives). Results up to
-:data:`BODY_CHARS` characters are kept, :data:`BODIES_CHARS` in all, the oldest dropped first;
-a stored entry is never changed. Thread-safe (the offline model may answer several scenarios at
-once).
+it, and the reference model reads every line of every result twice: the statement index
+(``relied._Index``: its statements lower-cased, and those that say something changed, with their
+values) and the fact lines (``relied.tool_facts``). What one summary read from a result is kept
+and the next takes it as it is (``tests/llm/test_relied_index.py`` checks an index built from kept
+results holds exactly what reading every row gives; ``tests/test_long_session_fast_paths.py``
+that the facts are those of reading every line). Results up to :data:`BODY_CHARS` characters are
+kept, :data:`BODIES_CHARS` in all for each of the two, the oldest dropped first; a stored entry is
+never changed. Thread-safe (the offline model may answer several scenarios at once).
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
-__all__ = ["remember_body", "remembered_body", "may_hold_any", "Rows"]
+__all__ = ["remember_body", "remembered_body", "remember_facts", "remembered_facts", "may_hold_any", "Rows"]
 
 #: A result's rows: its statements lower-cased, and its changes ``(statement, lower-cased, values)``.
 Rows = tuple[list[str], list[tuple[str, str, set[str]]]]
 
 BODY_CHARS = 50_000
 BODIES_CHARS = 2_000_000
-_BODIES: dict[str, Rows] = {}
-_size = [0]
-_lock = threading.Lock()
+
+
+class _Kept:
+    """Values by result text, bounded by the texts' total length (oldest dropped first)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def put(self, body: str, value: Any) -> None:
+        if len(body) > BODY_CHARS:
+            return
+        with self.lock:
+            if body in self.values:
+                return
+            self.values[body] = value
+            self.size += len(body)
+            while self.size > BODIES_CHARS:
+                oldest = next(iter(self.values))
+                del self.values[oldest]
+                self.size -= len(oldest)
+
+
+_ROWS = _Kept()
+_FACTS = _Kept()
 
 
 def remembered_body(body: str) -> Rows | None:
-    """The rows an earlier index read from the result ``body``, if it kept them."""
-    return _BODIES.get(body)
+    """The rows an earlier index read from the result ``body``, if they were kept."""
+    return _ROWS.values.get(body)
 
 
 def remember_body(body: str, rows: Rows) -> None:
-    """Keep the rows of ``body`` (unless it is too long), dropping the oldest over the total."""
-    if len(body) > BODY_CHARS:
-        return
-    with _lock:
-        if body in _BODIES:
-            return
-        _BODIES[body] = rows
-        _size[0] += len(body)
-        while _size[0] > BODIES_CHARS:
-            oldest = next(iter(_BODIES))
-            del _BODIES[oldest]
-            _size[0] -= len(oldest)
+    """Keep the index rows of ``body`` (unless it is too long), dropping the oldest over the total."""
+    _ROWS.put(body, rows)
+
+
+def remembered_facts(body: str) -> list[tuple[str, str]] | None:
+    """The fact lines an earlier summary read from the result ``body`` (``(fact, normalised)``)."""
+    return _FACTS.values.get(body)
+
+
+def remember_facts(body: str, facts: list[tuple[str, str]]) -> None:
+    """Keep the fact lines of ``body`` (unless it is too long), dropping the oldest over the total."""
+    _FACTS.put(body, facts)
 
 
 def may_hold_any(text: str, words: tuple[str, ...]) -> bool:

@@ -198,16 +198,15 @@ def test_results_read_by_an_earlier_index_give_the_rows_of_the_direct_definition
     """Tool results are remembered across indexes (the next compaction's span repeats test runs
     and greps): an index built from remembered results, from none, or with remembering off holds
     what reading every row on its own gives, and so do the marks."""
-    monkeypatch.setattr(relied_bodies, "_BODIES", {})
-    monkeypatch.setattr(relied_bodies, "_size", [0])
+    monkeypatch.setattr(relied_bodies, "_ROWS", relied_bodies._Kept())
     spans = [tool_span(seed) for seed in range(6)]
     cold = [relied._Index(h) for h in spans]
-    assert relied_bodies._BODIES  # the spans share whole results (tool_span repeats three of them)
+    assert relied_bodies._ROWS.values  # the spans share whole results (tool_span repeats three of them)
     warm = [relied._Index(h) for h in reversed(spans)][::-1]
     monkeypatch.setattr(relied_bodies, "BODY_CHARS", -1)  # nothing remembered
-    relied_bodies._BODIES.clear()
+    relied_bodies._ROWS.values.clear()
     off = [relied._Index(h) for h in spans]
-    assert not relied_bodies._BODIES
+    assert not relied_bodies._ROWS.values
     for history, *indexes in zip(spans, cold, warm, off):
         want = direct_index(history)
         for index in indexes:
@@ -218,13 +217,12 @@ def test_results_read_by_an_earlier_index_give_the_rows_of_the_direct_definition
 
 
 def test_remembered_results_are_bounded(monkeypatch) -> None:
-    monkeypatch.setattr(relied_bodies, "_BODIES", {})
-    monkeypatch.setattr(relied_bodies, "_size", [0])
+    monkeypatch.setattr(relied_bodies, "_ROWS", relied_bodies._Kept())
     monkeypatch.setattr(relied_bodies, "BODIES_CHARS", 100)
     for n in range(50):
         relied_bodies.remember_body(f"line {n}\n" * 3, ([], []))
-    kept = relied_bodies._BODIES
-    assert 0 < relied_bodies._size[0] == sum(map(len, kept)) <= 100
+    kept = relied_bodies._ROWS.values
+    assert 0 < relied_bodies._ROWS.size == sum(map(len, kept)) <= 100
     assert "line 49\n" * 3 in kept and "line 0\n" * 3 not in kept  # the oldest went first
     assert relied_bodies.remembered_body("line 49\n" * 3) == ([], [])
     relied_bodies.remember_body("x" * (relied_bodies.BODY_CHARS + 1), ([], []))
@@ -260,3 +258,30 @@ def test_a_result_without_change_words_has_no_line_that_says_changed() -> None:
                 for s in relied._split_statements(line):
                     assert not relied._says_changed(s, s.lower()), (text, s)
     assert seen[True] > 100 and seen[False] > 100
+
+
+def test_tool_facts_from_kept_results_are_those_of_reading_every_line(monkeypatch) -> None:
+    """tool_facts keeps each result's fact lines for the next summary: with them kept, with none
+    kept, and with keeping off, the facts are the same."""
+    from pytest_ctxeval.core.messages import ToolResultBlock, ToolUseBlock
+
+    rnd = random.Random(11)
+    lines = ["port = 5433", "- NOTE: the api must never call billing directly", "TIMEOUT_S: 30", "plain text here",
+             "# Never deploy on Fridays", "* Prefer port 6379 for the queue", "x", "[skipped]", "DB_URL = \"pg://x\""]
+    spans = []
+    for seed in range(4):
+        history: list = []
+        for n in range(30):
+            call = f"t{seed}_{n}"
+            history.append(AssistantMessage(uuid=f"a{seed}{n}", content=[ToolUseBlock(id=call, name="Bash", input={})]))
+            body = "\n".join(rnd.choice(lines) for _ in range(rnd.randint(0, 12)))
+            history.append(UserMessage(uuid=f"u{seed}{n}", content=[ToolResultBlock(tool_use_id=call, content=body)]))
+        spans.append(history)
+    monkeypatch.setattr(relied_bodies, "_FACTS", relied_bodies._Kept())
+    cold = [relied.tool_facts(h, ["TIMEOUT_S: 30"]) for h in spans]
+    assert relied_bodies._FACTS.values
+    warm = [relied.tool_facts(h, ["TIMEOUT_S: 30"]) for h in spans]
+    monkeypatch.setattr(relied_bodies, "BODY_CHARS", -1)
+    relied_bodies._FACTS.values.clear()
+    off = [relied.tool_facts(h, ["TIMEOUT_S: 30"]) for h in spans]
+    assert cold == warm == off and any(len(f) > 3 for f in cold)
