@@ -181,3 +181,32 @@ def test_a_tool_input_is_estimated_as_its_json_text(value: object, config: Engin
         name = tokens.estimate_text("Bash", config)
         assert tokens.estimate_block(block, config) == name + want
         assert tokens.estimate_block(block.model_dump(), config) == name + want
+
+
+def test_a_remembered_block_dump_is_the_models_dump() -> None:
+    from pytest_ctxeval.core import block_dumps
+    from pytest_ctxeval.core.messages import TextBlock, ToolResultBlock, to_api, UserMessage
+
+    blocks = [TextBlock(text="hi"), ToolUseBlock(id="t1", name="Read", input={"file_path": "a.py"}),
+              ToolResultBlock(tool_use_id="t1", content=[TextBlock(text="x")], is_error=False)]
+    for b in blocks:
+        first, again = block_dumps.block_dict(b), block_dumps.block_dict(b)
+        assert first == again == b.model_dump(exclude_none=True) and first is not again
+        first["type"] = "changed"  # a caller's own dict: the next one is untouched
+        assert block_dumps.block_dict(b) == b.model_dump(exclude_none=True)
+    # The transcript dumps a message's blocks first; the request then takes them, is_error dropped.
+    message = UserMessage(uuid="u", content=[blocks[2]])
+    assert to_api([message]) == [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                                               "content": [{"type": "text", "text": "x"}]}]}]
+    assert block_dumps.block_dict(blocks[2])["is_error"] is False
+
+
+def test_remembered_block_dumps_are_bounded(monkeypatch) -> None:
+    from pytest_ctxeval.core import block_dumps
+    from pytest_ctxeval.core.messages import TextBlock
+
+    monkeypatch.setattr(block_dumps, "_recent", {})
+    monkeypatch.setattr(block_dumps, "RECENT", 5)
+    kept = [TextBlock(text=str(n)) for n in range(12)]
+    assert [block_dumps.block_dict(b)["text"] for b in kept] == [str(n) for n in range(12)]
+    assert 0 < len(block_dumps._recent) <= 5

@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import stat
+from ..core.block_dumps import block_dict
 from ..core.gcpause import paused_gc
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
@@ -722,7 +723,7 @@ def record_for(message: Any, *, parent_uuid: str | None, session_id: str, versio
         return {**base, "type": "attachment", "attachment": att}
     if isinstance(message, UserMessage):
         content = message.content if isinstance(message.content, str) else [
-            b.model_dump(exclude_none=True) for b in message.content]
+            block_dict(b) for b in message.content]
         rec = {**base, "type": "user", "message": {"role": "user", "content": content}}
         if message.is_meta:
             rec["isMeta"] = True
@@ -735,7 +736,7 @@ def record_for(message: Any, *, parent_uuid: str | None, session_id: str, versio
         # merged on read).
         mid = message.message_id or "msg_" + hashlib.sha256(message.uuid.encode()).hexdigest()[:24]
         body: dict[str, Any] = {"id": mid, "type": "message", "role": "assistant",
-                                "content": [b.model_dump(exclude_none=True) for b in message.content]}
+                                "content": [block_dict(b) for b in message.content]}
         if message.model is not None:
             body["model"] = message.model
         if message.usage is not None:
