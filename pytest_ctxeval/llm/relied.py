@@ -31,7 +31,9 @@ from itertools import accumulate
 from typing import Any
 
 from ..reading.extract import significant_tokens
-from .relied_bodies import may_hold_any, remember_body, remember_facts, remembered_body, remembered_facts
+from .relied_bodies import (
+    may_hold_any, read_plain_lines, remember_body, remember_facts, remembered_body, remembered_facts,
+)
 from ..core.messages import AssistantMessage, person_text, result_text, text_of, tool_results, tool_uses
 from ..reading.summary import normalize_ws
 
@@ -288,15 +290,14 @@ class _Index:
         first: dict[str, int] = {}  # each distinct lower-cased statement -> its first row
         self.changes: list[tuple[int, str, str, set[str]]] = []
 
-        def read(t: str, at: int, may_change: bool = True) -> tuple[list[str], list[tuple[str, str, set[str]]]]:
-            """The statements of text ``t`` (lower-cased) and its changes; rows from ``at`` on.
-            ``may_change`` False: ``t`` is known to hold none of _CHANGE_WORDS (relied_bodies.may_hold_any)."""
+        def read(t: str, at: int) -> tuple[list[str], list[tuple[str, str, set[str]]]]:
+            """The statements of text ``t`` (lower-cased) and its changes; rows from ``at`` on."""
             got = split.get(t)
             if got is None:
                 parts = _split_statements(t)
                 parts_low = [s.lower() for s in parts]
                 got = split[t] = (parts_low, [(s, low, values) for s, low in zip(parts, parts_low)
-                                              if may_change and _says_changed(s, low) and (values := _distinct(s))])
+                                              if _says_changed(s, low) and (values := _distinct(s))])
                 for n, low in enumerate(parts_low):  # a statement first seen in a text first seen
                     first.setdefault(low, at + n)
             return got
@@ -326,12 +327,14 @@ class _Index:
                         for n, low in enumerate(block[0]):
                             first.setdefault(low, at + n)
                     else:
-                        block = ([], [])
-                        may_change = may_hold_any(body, _CHANGE_WORDS)  # else no line says a change
-                        for line in body.splitlines():
-                            one = read(line, at + len(block[0]), may_change)
-                            block[0].extend(one[0])
-                            block[1].extend(one[1])
+                        if may_hold_any(body, _CHANGE_WORDS):
+                            block = ([], [])
+                            for line in body.splitlines():
+                                one = read(line, at + len(block[0]))
+                                block[0].extend(one[0])
+                                block[1].extend(one[1])
+                        else:  # no line says a change: the statements only, inline
+                            block = (read_plain_lines(body, at, split, first, _split_statements), [])
                         remember_body(body, block)
                     bodies[body] = block
                 lows += block[0]

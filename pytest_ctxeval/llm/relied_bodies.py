@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import threading
 from typing import Any
+from collections.abc import Callable
 
-__all__ = ["remember_body", "remembered_body", "remember_facts", "remembered_facts", "may_hold_any", "Rows"]
+__all__ = ["remember_body", "remembered_body", "remember_facts", "remembered_facts", "may_hold_any",
+           "read_plain_lines", "Rows"]
 
 #: A result's rows: its statements lower-cased, and its changes ``(statement, lower-cased, values)``.
 Rows = tuple[list[str], list[tuple[str, str, set[str]]]]
@@ -88,3 +90,30 @@ def may_hold_any(text: str, words: tuple[str, ...]) -> bool:
         return True
     low = " ".join(text.lower().split())
     return any(w in low for w in words)
+
+
+def read_plain_lines(body: str, at: int, split: dict[str, Any], first: dict[str, int],
+                     split_statements: Callable[[str], list[str]]) -> list[str]:
+    """The index rows (statements lower-cased) of the lines of ``body``, a result none of whose
+    lines says a change (:func:`may_hold_any`), from row ``at`` on: what the index's ``read`` gives
+    line by line, inline. ``split`` (a line's rows and changes) and ``first`` (a statement's first
+    row) are the index's, updated as ``read`` updates them; ``split_statements`` is
+    ``relied._split_statements``, whose fast case (one statement: the line whitespace-normalised)
+    is inlined (a line never holds ``\\n``)."""
+    rows: list[str] = []
+    for line in body.splitlines():
+        got = split.get(line)
+        if got is None:
+            flat = " ".join(line.split())
+            if not flat:
+                lows = []
+            elif ". " in flat or "! " in flat or "? " in flat:
+                lows = [s.lower() for s in split_statements(line)]
+            else:
+                lows = [flat.lower()]
+            got = split[line] = (lows, [])
+            row = at + len(rows)
+            for n, low in enumerate(lows):
+                first.setdefault(low, row + n)
+        rows += got[0]
+    return rows

@@ -285,3 +285,25 @@ def test_tool_facts_from_kept_results_are_those_of_reading_every_line(monkeypatc
     relied_bodies._FACTS.values.clear()
     off = [relied.tool_facts(h, ["TIMEOUT_S: 30"]) for h in spans]
     assert cold == warm == off and any(len(f) > 3 for f in cold)
+
+
+def test_results_without_change_words_read_inline_give_the_rows_of_the_direct_definition(monkeypatch) -> None:
+    """A result none of whose lines says a change is read inline (relied_bodies.read_plain_lines):
+    the index holds what reading it line by line gives, plain lines, sentences and blanks alike."""
+    monkeypatch.setattr(relied_bodies, "_ROWS", relied_bodies._Kept())
+    from pytest_ctxeval.core.messages import ToolResultBlock, ToolUseBlock
+
+    plain = ["x = 1", "", "  Done. Next one!  Ok? yes", "\tport 5433\x1cserved", "Why? Because. " * 3, "a  b"]
+    history: list = []
+    for n in range(20):
+        call = f"p{n}"
+        history.append(AssistantMessage(uuid=f"pa{n}", content=[ToolUseBlock(id=call, name="Bash", input={})]))
+        body = "\n".join(plain[(n + j) % len(plain)] for j in range(n % 5 + 1))
+        history.append(UserMessage(uuid=f"pu{n}", content=[ToolResultBlock(tool_use_id=call, content=body)]))
+    history += tool_span(2)  # results with change words too, read line by line
+    inline = relied._Index(history)
+    monkeypatch.setattr(relied, "may_hold_any", lambda text, words: True)  # every result line by line
+    monkeypatch.setattr(relied_bodies, "_ROWS", relied_bodies._Kept())
+    by_line = relied._Index(history)
+    for name, value in direct_index(history).items():
+        assert getattr(inline, name) == value == getattr(by_line, name), name
