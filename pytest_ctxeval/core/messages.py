@@ -20,6 +20,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
+from .block_dumps import block_dict
+
 __all__ = [
     "TextBlock", "ImageBlock", "DocumentBlock", "ThinkingBlock", "RedactedThinkingBlock",
     "ToolUseBlock", "ToolResultBlock", "OpaqueBlock", "ContentBlock", "Block",
@@ -380,7 +382,7 @@ def _attachment_text(message: AttachmentMessage) -> str:
 
 
 def _dump_block(block: Any) -> dict[str, Any]:
-    data = block.model_dump(exclude_none=True)
+    data = block_dict(block)  # the transcript dumped it when the message arrived
     if isinstance(block, ToolResultBlock) and not block.is_error:
         data.pop("is_error", None)
     return data

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 from collections.abc import Iterable
 
@@ -28,6 +29,26 @@ __all__ = ["estimate_text", "estimate_block", "estimate_message", "estimate_api_
            "estimate_api_request", "count_tokens", "anchor_tokens"]
 
 _DEFAULT = EngineConfig()
+#: ``json.dumps(x, ensure_ascii=False)`` without building an encoder per call (a tool call's input
+#: is encoded each time its message is estimated: tens of thousands of times in a long session).
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+#: A character ``json.dumps`` writes escaped (two or six characters), or a non-ASCII one.
+_NOT_PLAIN = re.compile(r'[\x00-\x1f"\\\x80-\U0010ffff]')
+
+
+def _input_tokens(value: Any, config: EngineConfig) -> int:
+    """``estimate_text(_dumps(value), config)`` for a tool call's input. A flat mapping of plain
+    ASCII strings (a path, a pattern, a command) is sized without encoding it: ``{"k": "v", ...}``
+    is its keys and values, 6 characters for each pair's quotes and ``": "``, and ``", "`` between
+    pairs; anything else is encoded (``tests/test_long_session_fast_paths.py`` checks both agree)."""
+    if type(value) is dict:
+        size = 2 + 8 * len(value) - 2 if value else 2
+        for k, v in value.items():
+            if type(k) is not str or type(v) is not str or _NOT_PLAIN.search(k) or _NOT_PLAIN.search(v):
+                return estimate_text(_dumps(value), config)
+            size += len(k) + len(v)
+        return math.floor(size / config.json_bytes_per_token + 0.5)
+    return estimate_text(_dumps(value), config)
 
 
 def estimate_text(text: str, config: EngineConfig = _DEFAULT) -> int:
@@ -60,14 +81,13 @@ def estimate_block(block: Any, config: EngineConfig = _DEFAULT) -> int:
         if kind == "redacted_thinking":
             return estimate_text(block.get("data", ""), config)
         if kind == "tool_use":
-            return estimate_text(block.get("name", ""), config) + estimate_text(
-                json.dumps(block.get("input", {}), ensure_ascii=False), config)
+            return estimate_text(block.get("name", ""), config) + _input_tokens(block.get("input", {}), config)
         if kind == "tool_result":
             content = block.get("content", "")
             if isinstance(content, str):
                 return estimate_text(content, config)
             return sum(estimate_block(b, config) for b in content)
-        return estimate_text(json.dumps(block, ensure_ascii=False), config)
+        return estimate_text(_dumps(block), config)
     if isinstance(block, TextBlock):
         return estimate_text(block.text, config)
     if isinstance(block, (ImageBlock, DocumentBlock)):
@@ -77,8 +97,7 @@ def estimate_block(block: Any, config: EngineConfig = _DEFAULT) -> int:
     if isinstance(block, RedactedThinkingBlock):
         return estimate_text(block.data, config)
     if isinstance(block, ToolUseBlock):
-        return estimate_text(block.name, config) + estimate_text(
-            json.dumps(block.input, ensure_ascii=False), config)
+        return estimate_text(block.name, config) + _input_tokens(block.input, config)
     if isinstance(block, ToolResultBlock):
         if isinstance(block.content, str):
             return estimate_text(block.content, config)
@@ -145,7 +164,7 @@ def estimate_api_request(request: dict[str, Any], config: EngineConfig = _DEFAUL
     elif isinstance(system, list):
         total += sum(estimate_block(b, config) for b in system)
     for tool in request.get("tools") or []:
-        total += estimate_text(json.dumps(tool, ensure_ascii=False), config)
+        total += estimate_text(_dumps(tool), config)
     total += sum(estimate_message(m, config) for m in request.get("messages", []))
     return total
 

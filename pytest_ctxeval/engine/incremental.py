@@ -98,7 +98,8 @@ class IncrementalView:
                 or self._sizes() != self._micro_sizes  # results cleared in place, behind the view
                 or (self.done and src[self.done - 1] is not self._last_done)
                 or (self.ids_done and src[self.ids_done - 1] is not self._last_ids)
-                or any(a is not b for a, b in zip(self.keys, (cm.replacements, cm.micro, cm.config, cm.store)))):
+                or self.keys[0] is not cm.replacements or self.keys[1] is not cm.micro
+                or self.keys[2] is not cm.config or self.keys[3] is not cm.store):
             self._reset()
 
     def _sync(self) -> None:

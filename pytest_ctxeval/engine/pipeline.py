@@ -191,6 +191,7 @@ class ContextManager:
         shown = self.shown_transcript_path.removesuffix(".jsonl")
         self.messages: list[Any] = []
         self.history: list[Any] = []
+        self._uuids: tuple[list[Any], int, Any, set[str]] | None = None  # see _history_uuids
         self.events: list[Event] = []
         self.compactions: list[CompactionRecord] = []
         self.requests: list[dict[str, Any]] = []
@@ -573,6 +574,18 @@ class ContextManager:
                       detail=f"compaction request too long (gap {step.gap if step.gap is not None else 'unknown'}): "
                              f"dropped the oldest {step.dropped_groups} API rounds")
 
+    def _history_uuids(self) -> set[str]:
+        """``{m.uuid for m in self.history}``, extended by what was appended since the last call
+        (built anew when the list was replaced or changed other than by appending)."""
+        history, cached = self.history, self._uuids
+        if cached is None or cached[0] is not history or len(history) < cached[1] or (
+                cached[1] and history[cached[1] - 1] is not cached[2]):
+            cached = self._uuids = (history, 0, None, set())
+        known = cached[3]
+        known.update(m.uuid for m in history[cached[1]:])
+        self._uuids = (history, len(history), history[-1] if history else None, known)
+        return known
+
     def _install(self, result: CompactionResult, history_before: list[Any], tokens: int) -> None:
         self._compaction_failed = False
         # Graders judge the summary against what the session really held, not against the view
@@ -581,7 +594,7 @@ class ContextManager:
         result.sent = list(result.summarized)
         result.summarized = [by_uuid.get(m.uuid, m) for m in result.summarized]
         self._ptl_events(result.ptl_steps)
-        known = {m.uuid for m in self.history}
+        known = self._history_uuids()
         for message in result.post_messages:
             if message.uuid not in known:  # kept messages are in the transcript already
                 self.transcript.append(message)

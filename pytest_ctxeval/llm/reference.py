@@ -266,6 +266,26 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
     return f"{analysis}\n\n<summary>\n{body}\n</summary>" if tagged or not sections else body
 
 
+def _file_lines(carried: list[str], touched: list[tuple[str, str]]) -> list[str]:
+    """The files section's lines: ``carried`` ones (``path — how``), then each ``(path, line)``
+    touched here, which replaces the carried lines of its path. Earlier lines are marked dead by
+    path, not filtered out one path at a time (carried lists run to hundreds of files)."""
+    known = {l.split(" — ")[0].strip() for l in carried}
+    lines = list(carried)
+    alive = [True] * len(lines)
+    where: dict[str, list[int]] = {}
+    for n, l in enumerate(lines):
+        where.setdefault(l.split(" — ")[0].strip(), []).append(n)
+    for path, line in touched:
+        if path in known:
+            for n in where.pop(path, ()):
+                alive[n] = False
+        where.setdefault(line.split(" — ")[0].strip(), []).append(len(lines))
+        lines.append(line)
+        alive.append(True)
+    return [l for l, keep in zip(lines, alive) if keep]
+
+
 def _indent(body: str, width: int = 3) -> str:
     return "\n".join((" " * width + line) if line.strip() else "" for line in body.split("\n"))
 
@@ -337,16 +357,15 @@ class _Facts:
 
     def _s_files(self) -> str:
         lines = list(self.carry.files)
-        known = {l.split(" — ")[0].strip() for l in lines}
         verbs = {"Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited", "Write": "written"}
         changes = self._changes() if self.asks("code_snippets") else {}
+        touched = []
         for path, how in touched_files(self.history):
             line = f"{path} — {verbs.get(how, 'read' if how == 'Read' else how)}"
             for change in changes.get(path, [])[-3:]:
                 line += f"\n  {change}"
-            if path in known:
-                lines = [l for l in lines if l.split(" — ")[0].strip() != path]
-            lines.append(line)
+            touched.append((path, line))
+        lines = _file_lines(lines, touched)
         if not self.asks("code_snippets"):  # an earlier summary's snippets go with the instruction
             lines = [l.split("\n")[0] for l in lines]
         return "\n".join(f"- {l}" for l in lines) or "- None."

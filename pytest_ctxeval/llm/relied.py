@@ -31,6 +31,9 @@ from itertools import accumulate
 from typing import Any
 
 from ..reading.extract import significant_tokens
+from .relied_bodies import (
+    may_hold_any, read_plain_lines, remember_body, remember_facts, remembered_body, remembered_facts,
+)
 from ..core.messages import AssistantMessage, person_text, result_text, text_of, tool_results, tool_uses
 from ..reading.summary import normalize_ws
 
@@ -115,8 +118,8 @@ def findings(history: list[Any], carried: list[str], failed: list[str]) -> list[
     return mark_replaced([unique[i][0] for i in chosen], history)
 
 
-def _result_lines(history: list[Any]) -> list[tuple[int, list[str]]]:
-    """``(message index, lines)`` of each successful tool result that is not source code."""
+def _result_texts(history: list[Any]) -> list[tuple[int, str]]:
+    """``(message index, text)`` of each successful tool result that is not source code."""
     paths: dict[str, str] = {}
     for m in history:
         for u in tool_uses(m):
@@ -127,7 +130,7 @@ def _result_lines(history: list[Any]) -> list[tuple[int, list[str]]]:
         for b in tool_results(m):
             if b.is_error or _CODE_FILE.search(paths.get(b.tool_use_id, "")):
                 continue
-            out.append((i, result_text(b).splitlines()))
+            out.append((i, result_text(b)))
     return out
 
 
@@ -149,15 +152,21 @@ def tool_facts(history: list[Any], carried: list[str]) -> list[str]:
     """The fact lines of tool results to keep (see the module docstring), oldest first."""
     out = list(carried)
     seen = {normalize_ws(c) for c in carried}
-    for _, lines in _result_lines(history):
+    for _, body in _result_texts(history):
+        facts = remembered_facts(body)  # a result an earlier summary read (relied_bodies)
+        if facts is None:
+            facts = []
+            for line in body.splitlines():
+                fact = _fact_line(line)
+                if fact is not None:
+                    fact = re.sub(r"^(?:[-*•]\s+)+", "", fact)
+                    facts.append((fact, normalize_ws(fact)))
+            remember_facts(body, facts)
         picked = 0
-        for line in lines:
-            fact = _fact_line(line)
-            if fact is not None:
-                fact = re.sub(r"^(?:[-*•]\s+)+", "", fact)
-            if fact is None or normalize_ws(fact) in seen:
+        for fact, key in facts:
+            if key in seen:
                 continue
-            seen.add(normalize_ws(fact))
+            seen.add(key)
             out.append(fact)
             picked += 1
             if picked >= PER_RESULT:
@@ -243,18 +252,19 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
         if not distinct:  # nothing tells this statement from another of the same wording
             out.append(item)
             continue
-        start = index.first_mention(key)
+        # Only statements that say something changed, and share one of the item's numbers or
+        # identifiers (so "port 6554" is not changed by a statement about another service's port).
+        candidates = index.changes_with(distinct)
         newer = None
-        for i, s, low, theirs in index.changes:  # only statements that say something changed
+        start = index.first_mention(key) if candidates else -1
+        for j in reversed(candidates):  # the latest that changes the item
+            i, s, low, _ = index.changes[j]
             if i <= start or key[:80] in low or low[:60] in key:
                 continue
-            # The same fact: most of its words, and (when it has any) one of its numbers or
-            # identifiers, so "port 6554" is not changed by a statement about another service's port.
-            if not distinct & theirs:
-                continue
-            have = index.tokens(s)
+            have = index.tokens(s)  # the same fact: most of its words
             if sum(w in have for w in words) / len(words) >= 0.6:
                 newer = s
+                break
         out.append(item if newer is None else f"{item}{REPLACED}\"{newer[:200]}\")")
     return out
 
@@ -311,16 +321,27 @@ class _Index:
                 body = result_text(b)
                 block = bodies.get(body)
                 if block is None:
-                    at, block = len(lows), ([], [])
-                    for line in body.splitlines():
-                        one = read(line, at + len(block[0]))
-                        block[0].extend(one[0])
-                        block[1].extend(one[1])
+                    at = len(lows)
+                    block = remembered_body(body)
+                    if block is not None:  # read by an earlier index: its statements' first rows here
+                        for n, low in enumerate(block[0]):
+                            first.setdefault(low, at + n)
+                    else:
+                        if may_hold_any(body, _CHANGE_WORDS):
+                            block = ([], [])
+                            for line in body.splitlines():
+                                one = read(line, at + len(block[0]))
+                                block[0].extend(one[0])
+                                block[1].extend(one[1])
+                        else:  # no line says a change: the statements only, inline
+                            block = (read_plain_lines(body, at, split, first, _split_statements), [])
+                        remember_body(body, block)
                     bodies[body] = block
                 lows += block[0]
                 self.messages += [i] * len(block[0])
                 self.changes += [(i, s, low, values) for s, low, values in block[1]]
         self._tokens: dict[str, set[str]] = {}
+        self._by_value: dict[str, list[int]] | None = None  # see changes_with
         self.joined = "\0".join(lows)  # a key holds no NUL, so a match lies inside one statement
         self.offsets = list(accumulate((len(low) + 1 for low in lows), initial=0))[:-1]
         # heads[first _HEAD chars] -> (first 60 chars, first row) of each distinct prefix, in row order
@@ -368,6 +389,19 @@ class _Index:
                 if row < best and prefix in key:
                     best = row
         return self.messages[best] if best < len(self.messages) else -1
+
+    def changes_with(self, values: set[str]) -> list[int]:
+        """The positions in :attr:`changes` of the statements holding one of ``values``, in order."""
+        if self._by_value is None:  # built on the first call (thread-safe: a race builds it twice)
+            by_value: dict[str, list[int]] = {}
+            for j, change in enumerate(self.changes):
+                for value in change[3]:
+                    by_value.setdefault(value, []).append(j)
+            self._by_value = by_value
+        found: set[int] = set()
+        for value in values:
+            found.update(self._by_value.get(value, ()))
+        return sorted(found)
 
     def tokens(self, statement: str) -> set[str]:
         found = self._tokens.get(statement)

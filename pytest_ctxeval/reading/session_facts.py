@@ -28,6 +28,7 @@ of a real session counts them.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 from collections.abc import Iterable
@@ -118,6 +119,19 @@ def command_signature(command: str) -> list[str]:
 
 def error_kind(tool: str, text: str, tool_input: dict[str, Any] | None = None) -> str:
     """The kind of a failing tool result (see the module docstring)."""
+    command = str((tool_input or {}).get("command", "")) if tool == "Bash" else ""
+    if len(text) <= _REMEMBERED_CHARS:  # the same failure is read again and again: by every compaction
+        return _remembered_kind(tool, text, command)  # that sees it, by each grader and section
+    return _error_kind(tool, text, command)
+
+
+#: Texts up to this long have their kind remembered (:data:`_REMEMBERED` of them, the oldest dropped).
+_REMEMBERED_CHARS = 20_000
+_REMEMBERED = 2_048
+
+
+def _error_kind(tool: str, text: str, command: str) -> str:
+    """:func:`error_kind`, given the command a Bash call ran ("" for other tools)."""
     head = text[:2000]
     if _REJECTED.search(head):
         return "rejected"
@@ -129,7 +143,6 @@ def error_kind(tool: str, text: str, tool_input: dict[str, Any] | None = None) -
         return "probe"
     if _EXIT_ONLY.match(text.strip()) or (not _ERROR_SIGNAL.search(head) and not text.strip().startswith("<")):
         return "probe"  # no output but an exit code, or output that says nothing failed (gh pr view: exit 1)
-    command = str((tool_input or {}).get("command", "")) if tool == "Bash" else ""
     signature = command_signature(command)
     if signature and signature[0] in _PROBE_COMMANDS and not re.search(r"\b(?:test|spec|check|build)\b", command):
         return "probe"
@@ -140,6 +153,9 @@ def error_kind(tool: str, text: str, tool_input: dict[str, Any] | None = None) -
                   and not re.search(r"\b(?:test|spec|check|build|lint)\b", command))):
         return "probe"
     return "error"
+
+
+_remembered_kind = functools.lru_cache(maxsize=_REMEMBERED)(_error_kind)
 
 
 #: Claude Code's own storage under its config folder (``~/.claude``, ``~/.claude-personal``, ...):

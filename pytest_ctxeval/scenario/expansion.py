@@ -20,7 +20,8 @@ from pydantic import TypeAdapter
 from ..core.gcpause import paused_gc
 from ..errors import ScenarioError
 from .fillers import FILLERS
-from .sandbox import BoundedSandbox
+from .render_inputs import MAY_CHANGE_VALUES, PURE_BUILTINS, template_inputs
+from .sandbox import _CONCAT, _LOOP, BoundedSandbox
 from ..core.messages import ContentBlock
 from .schema import (
     MAX_GAP_SECONDS, AssistantTurn, CompactTurn, GapTurn, RecordedCompactionTurn, RepeatTurn, Scenario, UserTurn,
@@ -96,6 +97,7 @@ class ExpandedScenario:
 
 
 _BoundedSandbox = BoundedSandbox  # the name lint and older code import
+_UNSEEN = object()
 
 
 class _Expander:
@@ -105,6 +107,11 @@ class _Expander:
         self.env.globals.update(FILLERS)
         self.env.globals.update(scenario.vars)
         self.cache: dict[str, jinja2.Template] = {}
+        # Outputs by (template, the values of the names it reads), while no template may change a
+        # value (see render_inputs): a repeat renders the same field with the same counters again.
+        self.inputs: dict[str, Any] = {}
+        self.rendered: dict[tuple[str, tuple[Any, ...]], str] | None = {}
+        self.pure = frozenset(FILLERS) | frozenset(scenario.vars) | PURE_BUILTINS | {_LOOP, _CONCAT}
         self.chars = 0
         self.gaps = 0.0
         self.steps: list[Step] = []
@@ -122,10 +129,20 @@ class _Expander:
         if not self.scenario.templates or ("{{" not in text and "{%" not in text and "{#" not in text):
             self._count(len(text), loc)
             return text
+        key = self._reuse_key(text, ctx)
+        if key is not None and self.rendered is not None:
+            hit = self.rendered.get(key)
+            if hit is not None:
+                self._count(len(hit), loc)
+                return hit
         try:
             template = self.cache.get(text)
             if template is None:
                 template = self.cache[text] = self.env.from_string(text)
+                # jinja's ChainMap over the environment's globals, as a dict: each render copies
+                # the globals into its context, which is several times faster from a dict (the
+                # globals are all set before the first template is made, and never change after).
+                template.globals = dict(template.globals)
             out: list[str] = []
             size = 0
             self.env.loop_steps = 0
@@ -155,7 +172,26 @@ class _Expander:
             raise ScenarioError(f"{where}: template error: {type(exc).__name__}: {exc}") from None
         rendered = "".join(out)
         self._count(len(rendered), loc)
+        if key is not None and self.rendered is not None:
+            self.rendered[key] = rendered
         return rendered
+
+    def _reuse_key(self, text: str, ctx: dict[str, Any]) -> tuple[str, tuple[Any, ...]] | None:
+        """The key of ``text``'s output under ``ctx`` (None: not reused). A template that may
+        change a value turns reuse off for the rest of the expansion (render_inputs)."""
+        names = self.inputs.get(text, _UNSEEN)
+        if names is _UNSEEN:
+            names = self.inputs[text] = template_inputs(self.env, text, self.pure)
+            if names is MAY_CHANGE_VALUES:
+                self.rendered = None
+        if names is None or names is MAY_CHANGE_VALUES:
+            return None
+        key = (text, tuple(ctx.get(name, _UNSEEN) for name in names))
+        try:
+            hash(key)
+        except TypeError:  # a value that cannot be a key
+            return None
+        return key
 
     def _where(self, loc: tuple[Any, ...]) -> str:
         """``file:line: path.to.field`` of ``loc``, for an error (computed only when one happens)."""

@@ -81,6 +81,21 @@ def _pick(r: random.Random, seq: Any) -> Callable[[], Any]:
     return pick
 
 
+def _ranged(r: random.Random, a: int, b: int) -> Callable[[], int]:
+    """``r.randint(a, b)`` as a closure over its fixed range (the same draws, as :func:`_pick`)."""
+    n = b + 1 - a
+    k = n.bit_length()
+    bits = r.getrandbits
+
+    def draw() -> int:
+        x = bits(k)
+        while x >= n:
+            x = bits(k)
+        return a + x
+
+    return draw
+
+
 def lorem(words: int = 50, seed: int | str = 0) -> str:
     """``words`` pseudo-technical words, as one paragraph."""
     word = _pick(_rng(seed, "lorem"), _WORDS)
@@ -90,21 +105,39 @@ def lorem(words: int = 50, seed: int | str = 0) -> str:
 def python_file(lines: int = 200, seed: int | str = 0, name: str = "module") -> str:
     """A plausible Python module of exactly ``lines`` lines, numbered like Claude Code's Read
     output (``     1→...``) is *not* applied: this is file content."""
+    head = f'"""{name}: {lorem(8, seed)}"""'
+    try:
+        rest = _python_rest(lines, seed)
+    except TypeError:  # an unhashable seed (a list) is not remembered
+        rest = _python_rest.__wrapped__(lines, seed)
+    if lines < 2:
+        return "\n".join([head, *rest][:lines])
+    return head + "\n" + rest[0]
+
+
+@functools.lru_cache(maxsize=64, typed=True)
+def _python_rest(lines: int, seed: int | str) -> tuple[str, ...]:
+    """What :func:`python_file` writes after its first line (which alone holds ``name``): templates
+    read one seed's module under several names (``python_file(seed=r, name=mod)``), so it is made
+    once. For two lines or more, the rest as one string; else the lines it is cut from."""
     r = _rng(seed, "py")
-    word, randint = _pick(r, _WORDS), r.randint
-    out = [f'"""{name}: {lorem(8, seed)}"""', "", "from __future__ import annotations", "", "import logging", "",
+    word, n_args, n_words, n_lines, key = (_pick(r, _WORDS), _ranged(r, 1, 3), _ranged(r, 4, 10), _ranged(r, 2, 8),
+                                           _ranged(r, 0, 999))
+    out = ["", "from __future__ import annotations", "", "import logging", "",
            "log = logging.getLogger(__name__)", ""]
     n = 0
-    while len(out) < lines:
+    while len(out) + 1 < lines:
         n += 1
         fn = f"{word()}_{word()}_{n}"
-        args = ", ".join(sorted({word() for _ in range(randint(1, 3))}))
-        out += ["", f"def {fn}({args}):", f'    """{lorem(randint(4, 10), f"{seed}-{n}")}"""']
-        for k in range(randint(2, 8)):
+        args = ", ".join(sorted({word() for _ in range(n_args())}))
+        out += ["", f"def {fn}({args}):", f'    """{lorem(n_words(), f"{seed}-{n}")}"""']
+        for k in range(n_lines()):
             w = word()
-            out.append(f"    {w}_{k} = {word()}.get({randint(0, 999)!r})")
+            out.append(f"    {w}_{k} = {word()}.get({key()!r})")
         out.append(f"    return {word()}")
-    return "\n".join(out[:lines])
+    if lines < 2:
+        return tuple(out)
+    return ("\n".join(out[:lines - 1]),)
 
 
 def typescript_file(lines: int = 200, seed: int | str = 0, name: str = "module") -> str:
@@ -127,17 +160,18 @@ def log(lines: int = 1000, seed: int | str = 0, error: str | None = None, error_
     """``lines`` log lines with timestamps; ``error`` (if given) is line ``error_at`` (default: the
     middle) at level ERROR, so a probe can ask for it."""
     r = _rng(seed, "log")
-    word, level_of, randint = _pick(r, _WORDS), _pick(r, ("INFO", "INFO", "INFO", "DEBUG", "WARN")), r.randint
+    word, level_of = _pick(r, _WORDS), _pick(r, ("INFO", "INFO", "INFO", "DEBUG", "WARN"))
+    millis, request_id, took = _ranged(r, 0, 999), _ranged(r, 1000, 99999), _ranged(r, 1, 900)
     at = (lines // 2 if error_at is None else error_at) if error else -1
     out = []
     for i in range(lines):
-        ts = f"2026-01-05T09:{(i // 60) % 60:02d}:{i % 60:02d}.{randint(0, 999):03d}Z"
+        ts = f"2026-01-05T09:{(i // 60) % 60:02d}:{i % 60:02d}.{millis():03d}Z"
         if i == at:
             out.append(f"{ts} ERROR [{service}] {error}")
             continue
         level = level_of()
         out.append(f"{ts} {level} [{service}] {word()} {word()} "
-                   f"id={randint(1000, 99999)} took={randint(1, 900)}ms")
+                   f"id={request_id()} took={took()}ms")
     return "\n".join(out)
 
 

@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import stat
+from ..core.block_dumps import block_dict
 from ..core.gcpause import paused_gc
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
@@ -693,6 +694,10 @@ def _usage(raw: Any) -> Usage | None:
 # Writing
 
 
+#: ``json.dumps(record, ensure_ascii=False)`` with one encoder for every record.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _iso(ts: datetime) -> str:
     # Claude Code writes milliseconds; keep microseconds when there are any, so nothing is lost.
     spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
@@ -718,7 +723,7 @@ def record_for(message: Any, *, parent_uuid: str | None, session_id: str, versio
         return {**base, "type": "attachment", "attachment": att}
     if isinstance(message, UserMessage):
         content = message.content if isinstance(message.content, str) else [
-            b.model_dump(exclude_none=True) for b in message.content]
+            block_dict(b) for b in message.content]
         rec = {**base, "type": "user", "message": {"role": "user", "content": content}}
         if message.is_meta:
             rec["isMeta"] = True
@@ -731,7 +736,7 @@ def record_for(message: Any, *, parent_uuid: str | None, session_id: str, versio
         # merged on read).
         mid = message.message_id or "msg_" + hashlib.sha256(message.uuid.encode()).hexdigest()[:24]
         body: dict[str, Any] = {"id": mid, "type": "message", "role": "assistant",
-                                "content": [b.model_dump(exclude_none=True) for b in message.content]}
+                                "content": [block_dict(b) for b in message.content]}
         if message.model is not None:
             body["model"] = message.model
         if message.usage is not None:
@@ -765,7 +770,7 @@ class TranscriptWriter:
     def append(self, message: Any, *, parent_uuid: str | None = None) -> None:
         parent = parent_uuid if parent_uuid is not None else self.last_uuid
         record = record_for(message, parent_uuid=parent, session_id=self.session_id, version=self.version)
-        self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._fh.write(_dumps(record) + "\n")
         self._fh.flush()
         self.last_uuid = message.uuid
         self.records += 1

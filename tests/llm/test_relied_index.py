@@ -9,7 +9,7 @@ import random
 import re
 
 from pytest_ctxeval.reading.extract import significant_tokens
-from pytest_ctxeval.llm import relied
+from pytest_ctxeval.llm import relied, relied_bodies
 from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, UserMessage
 from pytest_ctxeval.reading.summary import normalize_ws
 
@@ -192,3 +192,118 @@ def test_the_index_holds_the_rows_of_the_direct_definition() -> None:
             assert getattr(index, name) == value, name
         offsets = [i for i, c in enumerate(index.joined) if c == "\0"]
         assert index.offsets == [0] + [o + 1 for o in offsets]
+
+
+def test_results_read_by_an_earlier_index_give_the_rows_of_the_direct_definition(monkeypatch) -> None:
+    """Tool results are remembered across indexes (the next compaction's span repeats test runs
+    and greps): an index built from remembered results, from none, or with remembering off holds
+    what reading every row on its own gives, and so do the marks."""
+    monkeypatch.setattr(relied_bodies, "_ROWS", relied_bodies._Kept())
+    spans = [tool_span(seed) for seed in range(6)]
+    cold = [relied._Index(h) for h in spans]
+    assert relied_bodies._ROWS.values  # the spans share whole results (tool_span repeats three of them)
+    warm = [relied._Index(h) for h in reversed(spans)][::-1]
+    monkeypatch.setattr(relied_bodies, "BODY_CHARS", -1)  # nothing remembered
+    relied_bodies._ROWS.values.clear()
+    off = [relied._Index(h) for h in spans]
+    assert not relied_bodies._ROWS.values
+    for history, *indexes in zip(spans, cold, warm, off):
+        want = direct_index(history)
+        for index in indexes:
+            for name, value in want.items():
+                assert getattr(index, name) == value, name
+    items = [s for _, s in direct_statements(spans[2])][::2] + ["The api service listens on port 8080."]
+    assert relied.mark_replaced(items, spans[2]) == direct(items, spans[2])
+
+
+def test_remembered_results_are_bounded(monkeypatch) -> None:
+    monkeypatch.setattr(relied_bodies, "_ROWS", relied_bodies._Kept())
+    monkeypatch.setattr(relied_bodies, "BODIES_CHARS", 100)
+    for n in range(50):
+        relied_bodies.remember_body(f"line {n}\n" * 3, ([], []))
+    kept = relied_bodies._ROWS.values
+    assert 0 < relied_bodies._ROWS.size == sum(map(len, kept)) <= 100
+    assert "line 49\n" * 3 in kept and "line 0\n" * 3 not in kept  # the oldest went first
+    assert relied_bodies.remembered_body("line 49\n" * 3) == ([], [])
+    relied_bodies.remember_body("x" * (relied_bodies.BODY_CHARS + 1), ([], []))
+    assert "x" * (relied_bodies.BODY_CHARS + 1) not in kept
+
+
+def test_changes_with_finds_every_change_sharing_a_value() -> None:
+    """mark_replaced looks only at the changes sharing one of an item's values (then at the latest
+    first): the lookup must give exactly the changes the pairwise test would keep, in order."""
+    for history in [span(seed)[0] for seed in range(3)] + [tool_span(seed) for seed in range(3)]:
+        index = relied._Index(history)
+        values = sorted({v for change in index.changes for v in change[3]}) + ["no-such-value"]
+        assert len(values) > 3
+        for n in range(len(values)):
+            wanted = set(values[n:n + 2])
+            assert index.changes_with(wanted) == [j for j, c in enumerate(index.changes) if wanted & c[3]]
+        assert index.changes_with(set()) == []
+
+
+def test_a_result_without_change_words_has_no_line_that_says_changed() -> None:
+    """The index skips the change regex on the lines of a result that, whitespace-normalised and
+    lower-cased, holds no change word: then none of its statements may say something changed."""
+    rnd = random.Random(5)
+    words = ["No", "LONGER", "no\tlonger", "any", "more", "Now", "kNOWn", "switch", "Replaced", "x.", "Done!", "port",
+             "8080", "é", "\u2028", "\x1c", "\r", "\n", "\v", "  ", "\u00a0", "after", "all", "mov", "ed", "the"]
+    seen = {True: 0, False: 0}
+    for _ in range(5000):
+        text = " ".join(rnd.choice(words) for _ in range(rnd.randint(1, 8)))
+        may = relied_bodies.may_hold_any(text, relied._CHANGE_WORDS)
+        seen[may] += 1
+        if not may:
+            for line in text.splitlines():
+                for s in relied._split_statements(line):
+                    assert not relied._says_changed(s, s.lower()), (text, s)
+    assert seen[True] > 100 and seen[False] > 100
+
+
+def test_tool_facts_from_kept_results_are_those_of_reading_every_line(monkeypatch) -> None:
+    """tool_facts keeps each result's fact lines for the next summary: with them kept, with none
+    kept, and with keeping off, the facts are the same."""
+    from pytest_ctxeval.core.messages import ToolResultBlock, ToolUseBlock
+
+    rnd = random.Random(11)
+    lines = ["port = 5433", "- NOTE: the api must never call billing directly", "TIMEOUT_S: 30", "plain text here",
+             "# Never deploy on Fridays", "* Prefer port 6379 for the queue", "x", "[skipped]", "DB_URL = \"pg://x\""]
+    spans = []
+    for seed in range(4):
+        history: list = []
+        for n in range(30):
+            call = f"t{seed}_{n}"
+            history.append(AssistantMessage(uuid=f"a{seed}{n}", content=[ToolUseBlock(id=call, name="Bash", input={})]))
+            body = "\n".join(rnd.choice(lines) for _ in range(rnd.randint(0, 12)))
+            history.append(UserMessage(uuid=f"u{seed}{n}", content=[ToolResultBlock(tool_use_id=call, content=body)]))
+        spans.append(history)
+    monkeypatch.setattr(relied_bodies, "_FACTS", relied_bodies._Kept())
+    cold = [relied.tool_facts(h, ["TIMEOUT_S: 30"]) for h in spans]
+    assert relied_bodies._FACTS.values
+    warm = [relied.tool_facts(h, ["TIMEOUT_S: 30"]) for h in spans]
+    monkeypatch.setattr(relied_bodies, "BODY_CHARS", -1)
+    relied_bodies._FACTS.values.clear()
+    off = [relied.tool_facts(h, ["TIMEOUT_S: 30"]) for h in spans]
+    assert cold == warm == off and any(len(f) > 3 for f in cold)
+
+
+def test_results_without_change_words_read_inline_give_the_rows_of_the_direct_definition(monkeypatch) -> None:
+    """A result none of whose lines says a change is read inline (relied_bodies.read_plain_lines):
+    the index holds what reading it line by line gives, plain lines, sentences and blanks alike."""
+    monkeypatch.setattr(relied_bodies, "_ROWS", relied_bodies._Kept())
+    from pytest_ctxeval.core.messages import ToolResultBlock, ToolUseBlock
+
+    plain = ["x = 1", "", "  Done. Next one!  Ok? yes", "\tport 5433\x1cserved", "Why? Because. " * 3, "a  b"]
+    history: list = []
+    for n in range(20):
+        call = f"p{n}"
+        history.append(AssistantMessage(uuid=f"pa{n}", content=[ToolUseBlock(id=call, name="Bash", input={})]))
+        body = "\n".join(plain[(n + j) % len(plain)] for j in range(n % 5 + 1))
+        history.append(UserMessage(uuid=f"pu{n}", content=[ToolResultBlock(tool_use_id=call, content=body)]))
+    history += tool_span(2)  # results with change words too, read line by line
+    inline = relied._Index(history)
+    monkeypatch.setattr(relied, "may_hold_any", lambda text, words: True)  # every result line by line
+    monkeypatch.setattr(relied_bodies, "_ROWS", relied_bodies._Kept())
+    by_line = relied._Index(history)
+    for name, value in direct_index(history).items():
+        assert getattr(inline, name) == value == getattr(by_line, name), name

@@ -1,0 +1,64 @@
+"""What a scenario template's output depends on, so the expander renders it once per inputs.
+
+A long scenario renders the same field in every pass of its ``repeat`` blocks: ``"Reading the {{
+mods[k % 6] }} module."`` or ``{{ log(lines=30, seed=k) }}`` depend on ``k`` only, and a 10,000-turn
+session rendered each of them fifty times over. The output of a template is a function of the
+values of the names it reads that the context gives (the repeat counters), as long as everything
+else it reads is constant and nothing it does has an effect: the fillers (deterministic), the
+scenario's ``vars``, the sandbox's guards and jinja's ``range``, ``dict`` and ``namespace``.
+:func:`template_inputs` gives those names, or says the template is not such a function:
+
+* it reads another global (``lipsum`` is random; ``cycler``, ``joiner`` keep state) or uses the
+  ``random`` filter, or
+* it calls anything but a name (``mods.append(1)``, ``x|attr('pop')``): a method call may change a
+  ``vars`` value that every later render sees, so once a template can, the expander stops reusing
+  outputs altogether (:data:`MAY_CHANGE_VALUES`).
+
+``tests/test_long_session_fast_paths.py`` checks expansions with and without the reuse agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import jinja2
+from jinja2 import nodes
+
+__all__ = ["template_inputs", "MAY_CHANGE_VALUES", "PURE_BUILTINS", "IMPURE_FILTERS"]
+
+#: jinja's own globals whose result depends only on their arguments.
+PURE_BUILTINS = frozenset({"range", "dict", "namespace"})
+#: Filters whose result is not a function of their input (a random pick).
+IMPURE_FILTERS = frozenset({"random"})
+
+
+class _MayChange:
+    def __repr__(self) -> str:
+        return "MAY_CHANGE_VALUES"
+
+
+#: What :func:`template_inputs` returns for a template that may change a value (a method call).
+MAY_CHANGE_VALUES = _MayChange()
+
+
+def template_inputs(env: jinja2.Environment, source: str,
+                    pure_globals: Collection[str]) -> tuple[str, ...] | _MayChange | None:
+    """Every name ``source`` reads, sorted, when its output depends only on the values the context
+    gives them (``pure_globals``: the globals that are constant and without effect; a name the
+    context does not give reads the same global each time, a name it gives shadows the global);
+    ``None`` when it reads another global or uses an impure filter; :data:`MAY_CHANGE_VALUES`
+    when it calls anything but a name. A template that does not parse is ``None`` (rendering it
+    reports the error). Names the template defines itself (a loop variable) are read too: the
+    context does not give them, so they add nothing that varies to the key."""
+    try:
+        tree = env.parse(source)
+    except jinja2.TemplateSyntaxError:
+        return None
+    if any(not isinstance(call.node, nodes.Name) for call in tree.find_all(nodes.Call)):
+        return MAY_CHANGE_VALUES
+    if any(f.name in IMPURE_FILTERS for f in tree.find_all(nodes.Filter)):
+        return None
+    names = {name.name for name in tree.find_all(nodes.Name) if name.ctx == "load"}
+    if any(name in env.globals and name not in pure_globals for name in names):
+        return None
+    return tuple(sorted(names))
