@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import CodeType
 from typing import Any
 
 import jinja2
@@ -99,6 +100,23 @@ class ExpandedScenario:
 _BoundedSandbox = BoundedSandbox  # the name lint and older code import
 _UNSEEN = object()
 
+#: Compiled scenario templates by source, for every expansion in the process: a scenario is
+#: expanded again for each run (a comparison runs it under every compactor), and the compiled code
+#: depends only on the source and the sandbox's settings, which are the same for every expansion.
+_CODES: dict[str, CodeType] = {}
+_MAX_CODES = 4096
+
+
+def _from_source(env: BoundedSandbox, text: str) -> jinja2.Template:
+    """``env.from_string(text)``, compiled once per process and source."""
+    code = _CODES.get(text)
+    if code is None:
+        code = env.compile(text)
+        while len(_CODES) >= _MAX_CODES:
+            _CODES.pop(next(iter(_CODES)), None)
+        _CODES[text] = code
+    return env.template_class.from_code(env, code, env.make_globals(None), None)
+
 
 class _Expander:
     def __init__(self, scenario: Scenario):
@@ -138,7 +156,7 @@ class _Expander:
         try:
             template = self.cache.get(text)
             if template is None:
-                template = self.cache[text] = self.env.from_string(text)
+                template = self.cache[text] = _from_source(self.env, text)
                 # jinja's ChainMap over the environment's globals, as a dict: each render copies
                 # the globals into its context, which is several times faster from a dict (the
                 # globals are all set before the first template is made, and never change after).

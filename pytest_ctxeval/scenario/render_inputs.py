@@ -50,15 +50,37 @@ def template_inputs(env: jinja2.Environment, source: str,
     when it calls anything but a name. A template that does not parse is ``None`` (rendering it
     reports the error). Names the template defines itself (a loop variable) are read too: the
     context does not give them, so they add nothing that varies to the key."""
+    read = _READ.get(source)
+    if read is None:
+        read = _read(env, source)
+        while len(_READ) >= _MAX_READ:
+            _READ.pop(next(iter(_READ)), None)
+        _READ[source] = read
+    if read is _UNPARSED or read is _IMPURE:
+        return None
+    if read is MAY_CHANGE_VALUES:
+        return MAY_CHANGE_VALUES
+    names = read
+    assert isinstance(names, tuple)
+    if any(name in env.globals and name not in pure_globals for name in names):
+        return None
+    return names
+
+
+#: What the syntax tree of a source says (its parse depends on the source alone: every scenario
+#: environment is a BoundedSandbox with the same settings), remembered for the process.
+_READ: dict[str, object] = {}
+_MAX_READ = 4096
+_UNPARSED, _IMPURE = object(), object()
+
+
+def _read(env: jinja2.Environment, source: str) -> object:
     try:
         tree = env.parse(source)
     except jinja2.TemplateSyntaxError:
-        return None
+        return _UNPARSED
     if any(not isinstance(call.node, nodes.Name) for call in tree.find_all(nodes.Call)):
         return MAY_CHANGE_VALUES
     if any(f.name in IMPURE_FILTERS for f in tree.find_all(nodes.Filter)):
-        return None
-    names = {name.name for name in tree.find_all(nodes.Name) if name.ctx == "load"}
-    if any(name in env.globals and name not in pure_globals for name in names):
-        return None
-    return tuple(sorted(names))
+        return _IMPURE
+    return tuple(sorted({name.name for name in tree.find_all(nodes.Name) if name.ctx == "load"}))
