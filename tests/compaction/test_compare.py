@@ -62,6 +62,7 @@ def library_comparison(tmp_path_factory):
     return code, json.loads((out / "cmp.json").read_text()), (out / "cmp.html").read_text()
 
 
+@pytest.mark.xdist_group("library_comparison")  # one worker runs the comparison (the fixture), not each
 def test_compare_over_the_builtin_library_runs_offline(library_comparison, capsys):
     code, doc, html = library_comparison
     assert code == 0
@@ -91,6 +92,7 @@ def test_compare_over_the_builtin_library_runs_offline(library_comparison, capsy
     assert "<script" not in html.lower() and "default-src 'none'" in html
 
 
+@pytest.mark.xdist_group("library_comparison")  # one worker runs the comparison (the fixture), not each
 def test_compare_prints_the_table_and_the_failures(library_comparison, capsys):
     # the table printed is the JSON's table, formatted
     _, doc, _ = library_comparison
