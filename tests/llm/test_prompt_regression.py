@@ -38,6 +38,11 @@ def run_offline(tmp: Path, name: str, scenarios: list[str], graders: list[str], 
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+# pytest-xdist: the tests that read the built-in prompt's run (a module fixture) go to one worker,
+# which makes that run once (each worker that ran one of them made it again).
+pytestmark = pytest.mark.xdist_group("prompt_regression_builtin_run")
+
+
 @pytest.fixture(scope="module")
 def builtin_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     scenarios = sorted({s for _, ss, _ in VARIANTS.values() for s in ss})
