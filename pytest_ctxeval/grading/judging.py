@@ -153,6 +153,7 @@ class Judge:
         folders.append(str(builtin_rubrics_dir()))
         self.env = SandboxedEnvironment(loader=jinja2.FileSystemLoader(folders), undefined=jinja2.StrictUndefined,
                                         autoescape=False, keep_trailing_newline=False, bytecode_cache=_COMPILED)
+        self._templates: dict[str, jinja2.Template] = {}
 
     @property
     def label(self) -> str:
@@ -169,7 +170,9 @@ class Judge:
         ``{% block shared %}`` (empty when it has none): the data several rubrics send first, alike
         (one compaction's post-compact context), which prompt caching marks as a shared prefix."""
         try:
-            template = self.env.get_template(f"{rubric}.j2")
+            template = self._templates.get(rubric)
+            if template is None:  # loaded once per judge (get_template stats the file on every call)
+                template = self._templates[rubric] = self.env.get_template(f"{rubric}.j2")
             prompt = template.render(fence=fence, **data).strip()
             shared = ""
             if "shared" in template.blocks:
