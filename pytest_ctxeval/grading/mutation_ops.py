@@ -142,7 +142,28 @@ def keep_analysis(case: Any, rng: random.Random) -> list[Mutant]:
 # another would not drop the instruction.
 _CONTINUE_SENTENCE = re.compile(r"[^.\n]*(?:" + CONTINUATION_WORDINGS.pattern + r")[^\n]*?(?:\.|$)",
                                 re.IGNORECASE | re.MULTILINE)
+_PATH_HINT = re.compile(r"read", re.IGNORECASE)
 _PATH_LINE = re.compile(r"[^\n]*read\s+the\s+full\s+transcript\s+at:[ \t]*(?:\n[ \t]*)?\S[^\n]*\n?", re.IGNORECASE)
+
+
+def anchored_spans(pattern: re.Pattern[str], text: str, hint: re.Pattern[str], stops: str) -> list[tuple[int, int]]:
+    """The spans of ``pattern.finditer(text)`` for a pattern that opens with a run of characters
+    other than ``stops`` (``[^.\n]*``) and then needs ``hint``: a match starts where a segment
+    starts (after a character of ``stops``, or where the last match ended) and ``hint`` starts
+    inside that segment. So only the segments where ``hint`` is found are tried, each once: the
+    pattern's opening run made ``finditer`` rescan the rest of the segment at every character of a
+    long summary (tested against ``finditer``)."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for h in hint.finditer(text):
+        if h.start() < pos:
+            continue
+        start = max([pos] + [text.rfind(c, pos, h.start()) + 1 for c in stops])
+        m = pattern.match(text, start)
+        if m is not None:
+            out.append(m.span())
+            pos = m.end()
+    return out
 
 
 @mutation("drop_continuation", targets=("continuation",))
@@ -150,7 +171,7 @@ def drop_continuation(case: Any, rng: random.Random) -> list[Mutant]:
     """Remove the instruction to continue without recapping (automatic compactions)."""
     if case.trigger != "auto":
         return []
-    spans = [m.span() for m in _CONTINUE_SENTENCE.finditer(case.summary_message)]
+    spans = anchored_spans(_CONTINUE_SENTENCE, case.summary_message, CONTINUATION_WORDINGS, ".\n")
     if not spans:
         return []
     text = " ".join(case.summary_message[a:b].strip() for a, b in spans)
@@ -161,7 +182,7 @@ def drop_continuation(case: Any, rng: random.Random) -> list[Mutant]:
 @mutation("drop_transcript_path", targets=("continuation",))
 def drop_transcript_path(case: Any, rng: random.Random) -> list[Mutant]:
     """Remove the line that points at the full transcript."""
-    spans = [m.span() for m in _PATH_LINE.finditer(case.summary_message)]
+    spans = anchored_spans(_PATH_LINE, case.summary_message, _PATH_HINT, "\n")
     if not spans:
         return []
     text = case.summary_message[spans[0][0]:spans[0][1]].strip()
