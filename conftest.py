@@ -63,6 +63,8 @@ def pytest_configure(config):
         return
     if not config.getoption("hypothesis_profile", None):
         settings.load_profile("ci" if os.environ.get("CI") else "dev")
+    if config.getoption("ctxeval", False):
+        return  # the main job (pytest --ctxeval) runs as a user's does: lazy imports, its own heap policy
     _import_the_package()
     # The suite keeps what it computed once per worker (the library's runs and validation, the
     # corpus's cases: millions of containers), so the cyclic collector's full collections walked
