@@ -36,6 +36,7 @@ import os
 import stat
 from ..core.block_dumps import block_dict
 from ..core.gcpause import paused_gc
+from .stamps import iso_timestamp
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
@@ -698,10 +699,8 @@ def _usage(raw: Any) -> Usage | None:
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _iso(ts: datetime) -> str:
-    # Claude Code writes milliseconds; keep microseconds when there are any, so nothing is lost.
-    spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
-    return ts.astimezone(UTC).isoformat(timespec=spec).replace("+00:00", "Z")
+#: Claude Code writes milliseconds; microseconds are kept when there are any, so nothing is lost.
+_iso = iso_timestamp
 
 
 def record_for(message: Any, *, parent_uuid: str | None, session_id: str, version: str) -> dict[str, Any]:
