@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 import re
 
+from hypothesis import given, settings, strategies as st
+
 from pytest_ctxeval.reading.extract import significant_tokens
 from pytest_ctxeval.llm import relied, relied_bodies
 from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, UserMessage
@@ -307,3 +309,17 @@ def test_results_without_change_words_read_inline_give_the_rows_of_the_direct_de
     by_line = relied._Index(history)
     for name, value in direct_index(history).items():
         assert getattr(inline, name) == value == getattr(by_line, name), name
+
+
+_PIECES = ["no", "No", "LONGER", "longer", " ", "  ", "\t", "\n", "\r\n", "\v", "\f", "\x1c", "\x1f", "\x85", "\u2028",
+           "\u00a0", "é", "after", "all", "any", "more", "now", "kNOWn", "switch", "replac", "ed", "x", ".", "8080"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join),
+       st.sampled_from([relied._CHANGE_WORDS, ("no longer",), ("after all", "any more", "now"), ("",), (" no",),
+                        ("no  longer",), ("no\tlonger",), ("x",), ()]))
+def test_change_words_are_found_as_in_the_normalised_text(text: str, words: tuple[str, ...]) -> None:
+    """may_hold_any (words and phrases looked for in the lower-cased text) answers what looking
+    for each word in the whole text, whitespace-normalised and lower-cased, answers."""
+    assert relied_bodies.may_hold_any(text, words) == relied_bodies.may_hold_any_normalised(text, words)
