@@ -129,6 +129,11 @@ def _word_search(words: tuple[str, ...]) -> tuple[tuple[str, ...], list[tuple[li
     return singles, phrases
 
 
+#: Where a line may hold a second sentence: ``.``, ``!`` or ``?`` and whitespace within the line
+#: (an ASCII line break ends the line; space, tab and ``\x1f`` are the other whitespace).
+_SENTENCE_BREAK = re.compile(r"[.!?][ \t\x1f]")
+
+
 def read_plain_lines(body: str, at: int, split: dict[str, Any], first: dict[str, int],
                      split_statements: Callable[[str], list[str]]) -> list[str]:
     """The index rows (statements lower-cased) of the lines of ``body``, a result none of whose
@@ -137,6 +142,16 @@ def read_plain_lines(body: str, at: int, split: dict[str, Any], first: dict[str,
     row) are the index's, updated as ``read`` updates them; ``split_statements`` is
     ``relied._split_statements``, whose fast case (one statement: the line whitespace-normalised)
     is inlined (a line never holds ``\\n``)."""
+    if body.isascii() and not _SENTENCE_BREAK.search(body):
+        # No line holds two sentences: each line's row is the line, whitespace-normalised and
+        # lower-cased (ASCII: lower-casing first changes neither its words nor its line breaks).
+        # ``split`` is only a cache of what a line gives; ``first`` gets a row for every statement
+        # (a statement already there keeps its earlier row, as when its line was cached).
+        plain = [flat for line in body.lower().splitlines() if (flat := " ".join(line.split()))]
+        setdefault = first.setdefault
+        for n, low in enumerate(plain, at):
+            setdefault(low, n)
+        return plain
     rows: list[str] = []
     for line in body.splitlines():
         got = split.get(line)
