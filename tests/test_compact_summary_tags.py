@@ -1,4 +1,4 @@
-"""format_compact_summary: an ASCII reply is read with str.find (reading.summary._format_ascii);
+"""format_compact_summary: each tag is looked for on its own (reading.summary._format_by_search);
 it keeps exactly what the regular expressions as written keep, for any arrangement of the tags
 (closed, unclosed, nested, repeated, in any case)."""
 
@@ -11,15 +11,13 @@ from pytest_ctxeval.reading.summary import format_compact_summary
 
 _PIECES = ["<analysis>", "</analysis>", "<ANALYSIS>", "</Analysis>", "<summary>", "</summary>", "<Summary>",
            "</SUMMARY>", "<analysis", "analysis>", "</", "<", ">", "summary", "x", "1. Primary Request:", " ", "\n",
-           "\t", "é", "ſ", "K"]
+           "\t", "é", "ſ", "K", "İ", "ı", "\u212a", "<ANALYSİS>", "</ANALYſIS>", "<ſummary>", "</SUMMARY>"]
 
 
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
 def test_the_tags_are_read_as_the_regular_expressions_read_them(raw: str) -> None:
     assert format_compact_summary(raw) == summary._format_by_regex(raw)
-    if raw.isascii():
-        assert summary._format_ascii(raw) == summary._format_by_regex(raw)
 
 
 def test_examples() -> None:
