@@ -203,12 +203,13 @@ def test_a_remembered_block_dump_is_the_models_dump() -> None:
 
 def test_remembered_block_dumps_are_bounded(monkeypatch) -> None:
     from pytest_ctxeval.core import block_dumps
-    from pytest_ctxeval.core.messages import TextBlock
+    from pytest_ctxeval.core.messages import ThinkingBlock
 
     monkeypatch.setattr(block_dumps, "_recent", {})
     monkeypatch.setattr(block_dumps, "RECENT", 5)
-    kept = [TextBlock(text=str(n)) for n in range(12)]
-    assert [block_dumps.block_dict(b)["text"] for b in kept] == [str(n) for n in range(12)]
+    # (text blocks are dumped from their fields, never remembered: a block type that is)
+    kept = [ThinkingBlock(thinking=str(n)) for n in range(12)]
+    assert [block_dumps.block_dict(b)["thinking"] for b in kept] == [str(n) for n in range(12)]
     assert 0 < len(block_dumps._recent) <= 5
 
 
