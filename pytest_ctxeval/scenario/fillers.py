@@ -121,8 +121,8 @@ def _python_rest(lines: int, seed: int | str) -> tuple[str, ...]:
     read one seed's module under several names (``python_file(seed=r, name=mod)``), so it is made
     once. For two lines or more, the rest as one string; else the lines it is cut from."""
     r = _rng(seed, "py")
-    word, n_args, n_words, n_lines, key = (_pick(r, _WORDS), _ranged(r, 1, 3), _ranged(r, 4, 10), _ranged(r, 2, 8),
-                                           _ranged(r, 0, 999))
+    word, n_args, n_words, n_lines = _pick(r, _WORDS), _ranged(r, 1, 3), _ranged(r, 4, 10), _ranged(r, 2, 8)
+    bits, words, nw, kw = r.getrandbits, _WORDS, len(_WORDS), len(_WORDS).bit_length()
     out = ["", "from __future__ import annotations", "", "import logging", "",
            "log = logging.getLogger(__name__)", ""]
     n = 0
@@ -131,9 +131,17 @@ def _python_rest(lines: int, seed: int | str) -> tuple[str, ...]:
         fn = f"{word()}_{word()}_{n}"
         args = ", ".join(sorted({word() for _ in range(n_args())}))
         out += ["", f"def {fn}({args}):", f'    """{lorem(n_words(), f"{seed}-{n}")}"""']
-        for k in range(n_lines()):
-            w = word()
-            out.append(f"    {w}_{k} = {word()}.get({key()!r})")
+        for k in range(n_lines()):  # word(), word(), key() inlined (the same draws: see _pick)
+            x = bits(kw)
+            while x >= nw:
+                x = bits(kw)
+            y = bits(kw)
+            while y >= nw:
+                y = bits(kw)
+            z = bits(10)
+            while z >= 1000:
+                z = bits(10)
+            out.append(f"    {words[x]}_{k} = {words[y]}.get({z})")
         out.append(f"    return {word()}")
     if lines < 2:
         return tuple(out)
