@@ -37,6 +37,7 @@ import stat
 from ..core.block_dumps import block_dict
 from ..core.gcpause import paused_gc
 from .stamps import iso_timestamp
+from .record_text import tool_results_record
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
@@ -768,8 +769,10 @@ class TranscriptWriter:
 
     def append(self, message: Any, *, parent_uuid: str | None = None) -> None:
         parent = parent_uuid if parent_uuid is not None else self.last_uuid
-        record = record_for(message, parent_uuid=parent, session_id=self.session_id, version=self.version)
-        self._fh.write(_dumps(record) + "\n")
+        text = tool_results_record(message, parent, self.session_id, self.version)  # the commonest, directly
+        if text is None:
+            text = _dumps(record_for(message, parent_uuid=parent, session_id=self.session_id, version=self.version))
+        self._fh.write(text + "\n")
         self._fh.flush()
         self.last_uuid = message.uuid
         self.records += 1
