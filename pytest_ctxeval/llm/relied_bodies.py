@@ -125,8 +125,13 @@ def _word_search(words: tuple[str, ...]) -> tuple[tuple[str, ...], list[tuple[li
         if w and all(parts) and " ".join(w.split()) == w:
             phrases.append((parts, re.compile(r"\s+".join(map(re.escape, parts))).search))
         else:
-            phrases.append(([], lambda low, w=w: w in " ".join(low.split())))
+            phrases.append(([], functools.partial(_in_normalised, w)))
     return singles, phrases
+
+
+def _in_normalised(word: str, low: str) -> bool:
+    """The definition's check of one word: in the text, whitespace-normalised."""
+    return word in " ".join(low.split())
 
 
 #: Where a line may hold a second sentence: ``.``, ``!`` or ``?`` and whitespace within the line
