@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from pytest_ctxeval.core import ids, tokens
 from pytest_ctxeval.core.config import EngineConfig
@@ -203,10 +203,20 @@ def test_a_remembered_block_dump_is_the_models_dump() -> None:
 
 def test_remembered_block_dumps_are_bounded(monkeypatch) -> None:
     from pytest_ctxeval.core import block_dumps
-    from pytest_ctxeval.core.messages import TextBlock
+    from pytest_ctxeval.core.messages import ThinkingBlock
 
     monkeypatch.setattr(block_dumps, "_recent", {})
     monkeypatch.setattr(block_dumps, "RECENT", 5)
-    kept = [TextBlock(text=str(n)) for n in range(12)]
-    assert [block_dumps.block_dict(b)["text"] for b in kept] == [str(n) for n in range(12)]
+    # (text blocks are dumped from their fields, never remembered: a block type that is)
+    kept = [ThinkingBlock(thinking=str(n)) for n in range(12)]
+    assert [block_dumps.block_dict(b)["thinking"] for b in kept] == [str(n) for n in range(12)]
     assert 0 < len(block_dumps._recent) <= 5
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(3500, 7300), seeds, st.none() | st.just("OOMKilled"), st.none() | st.integers(3590, 3610))
+def test_a_long_log_writes_what_it_wrote_before(lines: int, seed: int | str, error: str | None,
+                                                error_at: int | None) -> None:
+    # past an hour of lines, where the clock's minutes wrap
+    assert fillers.log(lines=lines, seed=seed, error=error, error_at=error_at, service="api") == \
+        _log_as_written(lines, seed, error, error_at, "api")

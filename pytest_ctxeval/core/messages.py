@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
-from .block_dumps import block_dict
+from .block_dumps import FAST as FAST_DUMPS, block_dict, plain_dumper
 
 __all__ = [
     "TextBlock", "ImageBlock", "DocumentBlock", "ThinkingBlock", "RedactedThinkingBlock",
@@ -126,6 +126,11 @@ else:
     Block = Annotated[Union[tuple(Annotated[cls, Tag(name)] for name, cls in _KNOWN.items())  # noqa: UP007 - a computed Union
                             + (Annotated[OpaqueBlock, Tag("opaque")],)],
                       Discriminator(_block_tag(frozenset(_KNOWN)))]
+
+
+# A text block, and a tool result with text content, dump as their fields (see core.block_dumps).
+FAST_DUMPS[TextBlock] = plain_dumper((("type", str), ("text", str)))
+FAST_DUMPS[ToolResultBlock] = plain_dumper((("type", str), ("tool_use_id", str), ("content", str), ("is_error", bool)))
 
 
 class Usage(BaseModel):

@@ -25,6 +25,7 @@ it, not a statement of preference or information that came after it.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterator
 from itertools import accumulate
@@ -66,6 +67,7 @@ _NARRATION = re.compile(r"^\W*(?:re-?)?(?:reading|running|checking|looking|openi
                         r"listing|adding|fixing|setting up|starting|trying|planning)\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=8_192)  # a pure function of the text; replies and carried items repeat
 def _factual(text: str) -> bool:
     """Whether a statement carries a fact: a number, an identifier or path, or a rule word (a line
     of narration such as "Reading src/app.py." names a file, not a fact)."""

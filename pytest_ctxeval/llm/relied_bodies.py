@@ -14,11 +14,14 @@ never changed. Thread-safe (the offline model may answer several scenarios at on
 
 from __future__ import annotations
 
+import functools
+import re
 import threading
 from typing import Any
 from collections.abc import Callable
 
 __all__ = ["remember_body", "remembered_body", "remember_facts", "remembered_facts", "may_hold_any",
+           "may_hold_any_normalised",
            "read_plain_lines", "Rows"]
 
 #: A result's rows: its statements lower-cased, and its changes ``(statement, lower-cased, values)``.
@@ -81,6 +84,11 @@ def may_hold_any(text: str, words: tuple[str, ...]) -> bool:
     text, as line breaks are whitespace to ``str.split``; so one check of a whole tool result
     stands for a regex search on each of its lines (``_says_changed``).
 
+    The normalised text is not built (:func:`may_hold_any_normalised` does; tests check both
+    agree): a word without a space is in it exactly when it is in the lower-cased text (it lies
+    within one run of non-whitespace), a phrase exactly when its words are, separated by a run
+    of whitespace (``str.split``'s, which is the regex's ``\s``).
+
     >>> may_hold_any("x = 1\nNO\n  longer 2", ("no longer",)), may_hold_any("x = 1\nknowing", ("now",))
     (True, True)
     >>> may_hold_any("x = 1\nit was\n2", ("now", "no longer"))
@@ -88,8 +96,47 @@ def may_hold_any(text: str, words: tuple[str, ...]) -> bool:
     """
     if not text.isascii():
         return True
+    low = text.lower()
+    singles, phrases = _word_search(words)
+    if any(w in low for w in singles):
+        return True
+    return any(all(part in low for part in parts) and search(low) for parts, search in phrases)
+
+
+def may_hold_any_normalised(text: str, words: tuple[str, ...]) -> bool:
+    """:func:`may_hold_any` by its definition: the whole text normalised, each word looked for."""
+    if not text.isascii():
+        return True
     low = " ".join(text.lower().split())
     return any(w in low for w in words)
+
+
+@functools.lru_cache(maxsize=16)
+def _word_search(words: tuple[str, ...]) -> tuple[tuple[str, ...], list[tuple[list[str], Callable[[str], Any]]]]:
+    """``words`` without whitespace, and for each phrase its words and a search for them separated
+    by whitespace. A phrase that is not normalised (a space at an end, two in a row, other
+    whitespace; never one the index gives) is looked for as the definition does."""
+    singles = tuple(w for w in words if w and not any(c.isspace() for c in w))
+    phrases: list[tuple[list[str], Callable[[str], Any]]] = []
+    for w in words:
+        if w in singles:
+            continue
+        parts = w.split(" ")
+        if w and all(parts) and " ".join(w.split()) == w:
+            phrases.append((parts, re.compile(r"\s+".join(map(re.escape, parts))).search))
+        else:
+            phrases.append(([], functools.partial(_in_normalised, w)))
+    return singles, phrases
+
+
+def _in_normalised(word: str, low: str) -> bool:
+    """The definition's check of one word: in the text, whitespace-normalised."""
+    return word in " ".join(low.split())
+
+
+#: Where a line may hold a second sentence: ``.``, ``!`` or ``?`` and whitespace within the line
+#: (an ASCII line break ends the line; space, tab and ``\x1f`` are the other whitespace).
+_SENTENCE_BREAK = re.compile(r"[.!?][ \t\x1f]")
 
 
 def read_plain_lines(body: str, at: int, split: dict[str, Any], first: dict[str, int],
@@ -100,6 +147,16 @@ def read_plain_lines(body: str, at: int, split: dict[str, Any], first: dict[str,
     row) are the index's, updated as ``read`` updates them; ``split_statements`` is
     ``relied._split_statements``, whose fast case (one statement: the line whitespace-normalised)
     is inlined (a line never holds ``\\n``)."""
+    if body.isascii() and not _SENTENCE_BREAK.search(body):
+        # No line holds two sentences: each line's row is the line, whitespace-normalised and
+        # lower-cased (ASCII: lower-casing first changes neither its words nor its line breaks).
+        # ``split`` is only a cache of what a line gives; ``first`` gets a row for every statement
+        # (a statement already there keeps its earlier row, as when its line was cached).
+        plain = [flat for line in body.lower().splitlines() if (flat := " ".join(line.split()))]
+        setdefault = first.setdefault
+        for n, low in enumerate(plain, at):
+            setdefault(low, n)
+        return plain
     rows: list[str] = []
     for line in body.splitlines():
         got = split.get(line)

@@ -99,6 +99,11 @@ def format_compact_summary(raw: str) -> str:
     >>> format_compact_summary("<analysis>think</analysis>\\n<summary>1. Primary Request and Intent:\\n x</summary>")
     '1. Primary Request and Intent:\\n x'
     """
+    return _format_by_search(raw)
+
+
+def _format_by_regex(raw: str) -> str:
+    """:func:`format_compact_summary` as the tags are written (regular expressions)."""
     text = _ANALYSIS.sub("", raw)
     # An unclosed <analysis> (a reply cut off mid-scratchpad) is all scratchpad.
     open_at = text.lower().find("<analysis>")
@@ -107,6 +112,41 @@ def format_compact_summary(raw: str) -> str:
     match = _SUMMARY.search(text)
     if match:
         return match.group(1).strip()
+    open_at = text.lower().find("<summary>")
+    if open_at != -1:
+        return text[open_at + len("<summary>"):].strip()
+    return text.strip()
+
+
+_TAGS = {tag: re.compile(re.escape(tag), re.IGNORECASE) for tag in ("<analysis>", "</analysis>", "<summary>", "</summary>")}
+
+
+def _format_by_search(raw: str) -> str:
+    """:func:`_format_by_regex` with each tag looked for on its own (the same case-insensitive
+    match), instead of the lazy ``[\\s\\S]*?`` scans, which tried the closing tag at every
+    character of a long reply. Tests check both agree (Hypothesis)."""
+    open_a, close_a, open_s, close_s = (_TAGS[t].search for t in ("<analysis>", "</analysis>", "<summary>", "</summary>"))
+    kept: list[str] = []
+    pos = 0
+    while (start := open_a(raw, pos)) is not None:  # each <analysis>...</analysis>, removed
+        end = close_a(raw, start.end())
+        if end is None:  # no closing tag after it: none after a later one either
+            break
+        kept.append(raw[pos:start.start()])
+        pos = end.end()
+    text = raw
+    if pos:
+        kept.append(raw[pos:])
+        text = "".join(kept)
+    # An unclosed <analysis> (a reply cut off mid-scratchpad) is all scratchpad.
+    open_at = text.lower().find("<analysis>")
+    if open_at != -1:
+        text = text[:open_at]
+    first = open_s(text)
+    if first is not None:
+        last = close_s(text, first.end())
+        if last is not None:  # else no later <summary> is closed either
+            return text[first.end():last.start()].strip()
     open_at = text.lower().find("<summary>")
     if open_at != -1:
         return text[open_at + len("<summary>"):].strip()

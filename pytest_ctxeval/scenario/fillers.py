@@ -121,8 +121,8 @@ def _python_rest(lines: int, seed: int | str) -> tuple[str, ...]:
     read one seed's module under several names (``python_file(seed=r, name=mod)``), so it is made
     once. For two lines or more, the rest as one string; else the lines it is cut from."""
     r = _rng(seed, "py")
-    word, n_args, n_words, n_lines, key = (_pick(r, _WORDS), _ranged(r, 1, 3), _ranged(r, 4, 10), _ranged(r, 2, 8),
-                                           _ranged(r, 0, 999))
+    word, n_args, n_words, n_lines = _pick(r, _WORDS), _ranged(r, 1, 3), _ranged(r, 4, 10), _ranged(r, 2, 8)
+    bits, words, nw, kw = r.getrandbits, _WORDS, len(_WORDS), len(_WORDS).bit_length()
     out = ["", "from __future__ import annotations", "", "import logging", "",
            "log = logging.getLogger(__name__)", ""]
     n = 0
@@ -131,9 +131,17 @@ def _python_rest(lines: int, seed: int | str) -> tuple[str, ...]:
         fn = f"{word()}_{word()}_{n}"
         args = ", ".join(sorted({word() for _ in range(n_args())}))
         out += ["", f"def {fn}({args}):", f'    """{lorem(n_words(), f"{seed}-{n}")}"""']
-        for k in range(n_lines()):
-            w = word()
-            out.append(f"    {w}_{k} = {word()}.get({key()!r})")
+        for k in range(n_lines()):  # word(), word(), key() inlined (the same draws: see _pick)
+            x = bits(kw)
+            while x >= nw:
+                x = bits(kw)
+            y = bits(kw)
+            while y >= nw:
+                y = bits(kw)
+            z = bits(10)
+            while z >= 1000:
+                z = bits(10)
+            out.append(f"    {words[x]}_{k} = {words[y]}.get({z})")
         out.append(f"    return {word()}")
     if lines < 2:
         return tuple(out)
@@ -155,23 +163,48 @@ def typescript_file(lines: int = 200, seed: int | str = 0, name: str = "module")
     return "\n".join(out[:lines])
 
 
+#: A log line's clock up to its milliseconds (line ``i`` is at ``_LOG_CLOCK[i % 3600]``) and the
+#: milliseconds with the ``Z``: :func:`log` writes tens of thousands of lines.
+_LOG_CLOCK = tuple(f"2026-01-05T09:{m:02d}:{s:02d}." for m in range(60) for s in range(60))
+_LOG_MILLIS = tuple(f"{x:03d}Z" for x in range(1000))
+_LOG_LEVELS = ("INFO", "INFO", "INFO", "DEBUG", "WARN")
+
+
 def log(lines: int = 1000, seed: int | str = 0, error: str | None = None, error_at: int | None = None,
         service: str = "api") -> str:
     """``lines`` log lines with timestamps; ``error`` (if given) is line ``error_at`` (default: the
     middle) at level ERROR, so a probe can ask for it."""
-    r = _rng(seed, "log")
-    word, level_of = _pick(r, _WORDS), _pick(r, ("INFO", "INFO", "INFO", "DEBUG", "WARN"))
-    millis, request_id, took = _ranged(r, 0, 999), _ranged(r, 1000, 99999), _ranged(r, 1, 900)
+    # The draws of r.randint(0, 999), r.choice(levels), r.choice(_WORDS) twice, r.randint(1000,
+    # 99999) and r.randint(1, 900) per line, inlined (see _pick: the same values, in this order).
+    bits = _rng(seed, "log").getrandbits
+    words, nw, kw = _WORDS, len(_WORDS), len(_WORDS).bit_length()
+    clock, millis, levels, tag = _LOG_CLOCK, _LOG_MILLIS, _LOG_LEVELS, f" [{service}] "
     at = (lines // 2 if error_at is None else error_at) if error else -1
     out = []
     for i in range(lines):
-        ts = f"2026-01-05T09:{(i // 60) % 60:02d}:{i % 60:02d}.{millis():03d}Z"
+        x = bits(10)
+        while x >= 1000:
+            x = bits(10)
+        ts = clock[i % 3600] + millis[x]
         if i == at:
-            out.append(f"{ts} ERROR [{service}] {error}")
+            out.append(f"{ts} ERROR{tag}{error}")
             continue
-        level = level_of()
-        out.append(f"{ts} {level} [{service}] {word()} {word()} "
-                   f"id={request_id()} took={took()}ms")
+        lv = bits(3)
+        while lv >= 5:
+            lv = bits(3)
+        w1 = bits(kw)
+        while w1 >= nw:
+            w1 = bits(kw)
+        w2 = bits(kw)
+        while w2 >= nw:
+            w2 = bits(kw)
+        rid = bits(17)
+        while rid >= 99000:
+            rid = bits(17)
+        took = bits(10)
+        while took >= 900:
+            took = bits(10)
+        out.append(f"{ts} {levels[lv]}{tag}{words[w1]} {words[w2]} id={rid + 1000} took={took + 1}ms")
     return "\n".join(out)
 
 

@@ -36,6 +36,8 @@ import os
 import stat
 from ..core.block_dumps import block_dict
 from ..core.gcpause import paused_gc
+from .stamps import iso_timestamp
+from .record_text import tool_results_record
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
@@ -698,10 +700,8 @@ def _usage(raw: Any) -> Usage | None:
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _iso(ts: datetime) -> str:
-    # Claude Code writes milliseconds; keep microseconds when there are any, so nothing is lost.
-    spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
-    return ts.astimezone(UTC).isoformat(timespec=spec).replace("+00:00", "Z")
+#: Claude Code writes milliseconds; microseconds are kept when there are any, so nothing is lost.
+_iso = iso_timestamp
 
 
 def record_for(message: Any, *, parent_uuid: str | None, session_id: str, version: str) -> dict[str, Any]:
@@ -769,8 +769,10 @@ class TranscriptWriter:
 
     def append(self, message: Any, *, parent_uuid: str | None = None) -> None:
         parent = parent_uuid if parent_uuid is not None else self.last_uuid
-        record = record_for(message, parent_uuid=parent, session_id=self.session_id, version=self.version)
-        self._fh.write(_dumps(record) + "\n")
+        text = tool_results_record(message, parent, self.session_id, self.version)  # the commonest, directly
+        if text is None:
+            text = _dumps(record_for(message, parent_uuid=parent, session_id=self.session_id, version=self.version))
+        self._fh.write(text + "\n")
         self._fh.flush()
         self.last_uuid = message.uuid
         self.records += 1

@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 import re
 
+from hypothesis import given, settings, strategies as st
+
 from pytest_ctxeval.reading.extract import significant_tokens
 from pytest_ctxeval.llm import relied, relied_bodies
 from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, UserMessage
@@ -307,3 +309,61 @@ def test_results_without_change_words_read_inline_give_the_rows_of_the_direct_de
     by_line = relied._Index(history)
     for name, value in direct_index(history).items():
         assert getattr(inline, name) == value == getattr(by_line, name), name
+
+
+_PIECES = ["no", "No", "LONGER", "longer", " ", "  ", "\t", "\n", "\r\n", "\v", "\f", "\x1c", "\x1f", "\x85", "\u2028",
+           "\u00a0", "é", "after", "all", "any", "more", "now", "kNOWn", "switch", "replac", "ed", "x", ".", "8080"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join),
+       st.sampled_from([relied._CHANGE_WORDS, ("no longer",), ("after all", "any more", "now"), ("",), (" no",),
+                        ("no  longer",), ("no\tlonger",), ("x",), ()]))
+def test_change_words_are_found_as_in_the_normalised_text(text: str, words: tuple[str, ...]) -> None:
+    """may_hold_any (words and phrases looked for in the lower-cased text) answers what looking
+    for each word in the whole text, whitespace-normalised and lower-cased, answers."""
+    assert relied_bodies.may_hold_any(text, words) == relied_bodies.may_hold_any_normalised(text, words)
+
+
+def _read_plain_lines_as_written(body: str, at: int, split: dict, first: dict) -> list[str]:
+    """relied_bodies.read_plain_lines before its path for results without a second sentence."""
+    rows: list[str] = []
+    for line in body.splitlines():
+        got = split.get(line)
+        if got is None:
+            flat = " ".join(line.split())
+            if not flat:
+                lows = []
+            elif ". " in flat or "! " in flat or "? " in flat:
+                lows = [s.lower() for s in relied._split_statements(line)]
+            else:
+                lows = [flat.lower()]
+            got = split[line] = (lows, [])
+            row = at + len(rows)
+            for n, low in enumerate(lows):
+                first.setdefault(low, row + n)
+        rows += got[0]
+    return rows
+
+
+_LINE_PIECES = ["Port", "5433", "x", ".", "!", "?", " ", "  ", "\t", "\x1f", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c",
+                "\x1d", "\x1e", "\x85", "\u2028", "é", "İ", "Done", "ok", "=", "#"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_LINE_PIECES), max_size=10).map("".join), min_size=1, max_size=3),
+       st.integers(0, 50))
+def test_plain_results_give_the_rows_of_reading_them_line_by_line(bodies: list[str], at: int) -> None:
+    """Rows, first rows and the statements' cache agree with the loop as written, for results read
+    one after another into one index (lines shared between them, first rows already set)."""
+    split_a: dict = {}
+    first_a: dict = {"port": 0}
+    split_b: dict = {}
+    first_b: dict = {"port": 0}
+    for body in bodies + bodies[:1]:
+        rows = relied_bodies.read_plain_lines(body, at, split_a, first_a, relied._split_statements)
+        assert rows == _read_plain_lines_as_written(body, at, split_b, first_b)
+        assert list(first_a.items()) == list(first_b.items())  # the same rows, in the same order
+        for line, got in split_a.items():  # what is cached is what the loop caches
+            assert split_b[line] == got
+        at += len(rows)
