@@ -26,7 +26,7 @@ def test_the_spans_are_those_of_finditer(text: str) -> None:
 
 def test_a_real_summary_tail() -> None:
     text = ("9. Optional Next Step: finish.\n\nIf you need specific details, read the full transcript at:\n"
-            "/root/.claude/projects/p/s.jsonl\nPlease continue the conversation from where we left off without "
+            "/home/user/.claude/projects/p/s.jsonl\nPlease continue the conversation from where we left off without "
             "asking the user any further questions. Continue with the last task.")
     assert anchored_spans(_PATH_LINE, text, _PATH_HINT, "\n") == [m.span() for m in _PATH_LINE.finditer(text)] != []
     got = anchored_spans(_CONTINUE_SENTENCE, text, CONTINUATION_WORDINGS, ".\n")

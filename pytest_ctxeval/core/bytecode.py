@@ -12,9 +12,23 @@ from __future__ import annotations
 import threading
 from types import CodeType
 
+import jinja2
 from jinja2.bccache import Bucket, BytecodeCache
 
-__all__ = ["MemoryBytecodeCache"]
+__all__ = ["MemoryBytecodeCache", "from_source"]
+
+
+def from_source(env: jinja2.Environment, source: str, codes: dict[str, CodeType], limit: int) -> jinja2.Template:
+    """``env.from_string(source)`` with the compiled code kept in ``codes`` by source (at most
+    ``limit`` entries, oldest dropped first): for templates made from strings, which jinja's
+    bytecode cache does not see. ``codes`` must serve environments of one configuration."""
+    code = codes.get(source)
+    if code is None:
+        code = env.compile(source)
+        while len(codes) >= limit:
+            codes.pop(next(iter(codes)), None)
+        codes[source] = code
+    return env.template_class.from_code(env, code, env.make_globals(None), None)
 
 
 class MemoryBytecodeCache(BytecodeCache):

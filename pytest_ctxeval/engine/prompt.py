@@ -16,7 +16,7 @@ from types import CodeType
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
-from ..core.bytecode import MemoryBytecodeCache
+from ..core.bytecode import MemoryBytecodeCache, from_source
 from ..errors import UsageError
 
 #: Every run makes a PromptSet: its templates are compiled once per process and source text.
@@ -74,13 +74,7 @@ class PromptSet:
 
     def _load_path(self, path: Path) -> jinja2.Template:
         try:
-            source = path.read_text(encoding="utf-8")
-            code = _FROM_STRING.get(source)
-            if code is None:
-                code = _FROM_STRING[source] = self.env.compile(source)
-                while len(_FROM_STRING) > 64:
-                    _FROM_STRING.pop(next(iter(_FROM_STRING)))
-            return self.env.template_class.from_code(self.env, code, self.env.make_globals(None), None)
+            return from_source(self.env, path.read_text(encoding="utf-8"), _FROM_STRING, 64)
         except jinja2.TemplateSyntaxError as exc:
             raise UsageError(f"{path}:{exc.lineno}: template error: {exc.message}") from None
 

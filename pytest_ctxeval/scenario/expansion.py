@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 from pydantic import TypeAdapter
 
+from ..core.bytecode import from_source
 from ..core.gcpause import paused_gc
 from ..errors import ScenarioError
 from .fillers import FILLERS
@@ -109,13 +110,7 @@ _MAX_CODES = 4096
 
 def _from_source(env: BoundedSandbox, text: str) -> jinja2.Template:
     """``env.from_string(text)``, compiled once per process and source."""
-    code = _CODES.get(text)
-    if code is None:
-        code = env.compile(text)
-        while len(_CODES) >= _MAX_CODES:
-            _CODES.pop(next(iter(_CODES)), None)
-        _CODES[text] = code
-    return env.template_class.from_code(env, code, env.make_globals(None), None)
+    return from_source(env, text, _CODES, _MAX_CODES)
 
 
 class _Expander:
