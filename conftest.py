@@ -58,13 +58,25 @@ def pytest_cmdline_main(config):
         config.option.dist = "loadgroup"
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook, absent without it
+def pytest_configure_node(node):
+    """Tells each worker the controller's ``--dist``. A worker parses the command line itself,
+    so it never sees the ``loadgroup`` set above; without ``loadgroup`` it does not add the group
+    to the test ids it reports, and the controller then schedules every test on its own."""
+    node.workerinput["ctxeval_dist"] = node.config.option.dist
+
+
 def pytest_configure(config):
     if config.rootpath != Path(__file__).parent:
         return
+    if getattr(config, "workerinput", {}).get("ctxeval_dist") == "loadgroup":
+        config.option.loadgroup = True  # what pytest-xdist sets on a worker run with --dist loadgroup
     if not config.getoption("hypothesis_profile", None):
         settings.load_profile("ci" if os.environ.get("CI") else "dev")
     if config.getoption("ctxeval", False):
         return  # the main job (pytest --ctxeval) runs as a user's does: lazy imports, its own heap policy
+    if getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput"):
+        return  # the pytest-xdist controller: it runs no test, its workers import what they need
     _import_the_package()
     # The suite keeps what it computed once per worker (the library's runs and validation, the
     # corpus's cases: millions of containers), so the cyclic collector's full collections walked
@@ -72,6 +84,29 @@ def pytest_configure(config):
     # Young collections every 20,000 net new containers instead of 700 make every generation's
     # collections rarer; cycles are still collected, and reference counting frees the rest.
     gc.set_threshold(SUITE_GC_THRESHOLD, *gc.get_threshold()[1:])
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own, which may have done it
+def pytest_collection_modifyitems(config, items):
+    """On a ``loadgroup`` worker, each ``xdist_group`` test's id ends in ``@<group>``: that suffix
+    is how the controller learns the groups. pytest-xdist 3.8 writes it to ``Item._nodeid``,
+    which pytest 9.2 no longer reads (its ids are structured ``NodeId`` values), so the suffix was
+    lost and every grouped test was scheduled on its own (pytest-xdist issue #1386). Where the
+    suffix is missing, it is added to the id pytest reads; a later pytest-xdist that adds it
+    itself leaves nothing to do here."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        groups = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                         for mark in item.iter_markers("xdist_group")})
+        if groups and "@" not in item.nodeid.rpartition("]")[2]:
+            grouped = f"{item.nodeid}@{'_'.join(groups)}"
+            if hasattr(item, "_id"):  # pytest >= 9.2
+                from _pytest.nodeid import NodeId
+
+                item._id = NodeId.parse(grouped)
+            else:
+                item._nodeid = grouped
 
 
 def _import_the_package() -> None:
