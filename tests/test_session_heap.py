@@ -32,10 +32,12 @@ def test_freeze_then_thaw_and_no_second_freeze() -> None:
         with paused_gc() as was_on:
             assert was_on
             assert freeze_heap()
-        frozen = gc.get_freeze_count()
-        assert frozen > 1000  # this test process: pytest, hypothesis, the package
+        assert gc.get_freeze_count() > 1000  # this test process: pytest, hypothesis, the package
+        made_since = []
         assert not freeze_heap()  # already frozen: left as it is
-        assert gc.get_freeze_count() == frozen
+        # Not frozen by the second call: still in a collected generation. (The frozen count
+        # itself is no witness: a frozen object that dies leaves the permanent generation.)
+        assert any(obj is made_since for obj in gc.get_objects())
     finally:
         thaw()
     assert gc.get_freeze_count() == 0 and gc.isenabled()
