@@ -25,7 +25,6 @@ Claude Code's section 9 rule and is ``n/a`` for other compactors.
 from __future__ import annotations
 from collections.abc import Sequence
 
-import difflib
 import re
 
 from pytest_ctxeval.reading.extract import (
@@ -43,7 +42,7 @@ from pytest_ctxeval.reading.quoting import (
 )
 from pytest_ctxeval.reading.session_facts import error_kept
 from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
-from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, normalize, show_difference
+from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, most_alike, normalize, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -164,20 +163,7 @@ def _open_items(text: str) -> str:
 
 def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
     lines = [normalize_ws(l.strip(" -*\"'")) for l in haystack.splitlines() if l.strip()]
-    target = normalize_ws(needle)[:300]
-    best = None
-    matcher = difflib.SequenceMatcher(None, target, "")
-    for line in lines:
-        matcher.set_seq2(line[:300])
-        # The quick ratios bound ratio() from above: a line that cannot reach 0.5, or beat the best
-        # so far, is skipped without the full comparison (the answer is the same).
-        floor = 0.5 if best is None else max(0.5, best[1])
-        if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
-            continue
-        ratio = matcher.ratio()
-        if best is None or ratio > best[1]:
-            best = (line, ratio)
-    return best if best and best[1] >= 0.5 else None
+    return most_alike(normalize_ws(needle)[:300], lines, 0.5, autojunk=True)
 
 
 def _is_command_arguments(message: object) -> bool:

@@ -27,7 +27,7 @@ import unicodedata
 from functools import cached_property, lru_cache
 from dataclasses import dataclass
 
-__all__ = ["normalize", "Match", "Haystack", "find", "closest_line", "show_difference", "visible", "machine_output", "words"]
+__all__ = ["normalize", "Match", "Haystack", "find", "closest_line", "most_alike", "show_difference", "visible", "machine_output", "words"]
 
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
@@ -38,6 +38,7 @@ _MD_STRONG = re.compile(r"\*\*|__|~~")
 #: Where the person pasted media the prompt holds a marker the summariser may keep or drop.
 _MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n]{0,200})?(?: \+\d+ lines)?\]")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([?!.,;:)])")
+_ONE_SPACE_BEFORE_PUNCT = re.compile(r" ([?!.,;:)])")
 #: How a summariser flattens the line breaks of a multi-line message.
 _LINE_SEPARATORS = re.compile(r"\s*(?:\n|(?<=\s)[/|;•·]\s)\s*")
 
@@ -63,12 +64,17 @@ def _normalize(text: str) -> str:
     text = unicodedata.normalize("NFC", text)
     text = _INVISIBLE.sub("", text)
     text = text.replace("\u00a0", " ").replace("\u2028", "\n").replace("\u2029", "\n")
-    text = _MEDIA.sub(" ", text)
-    text = _MD_ESCAPE.sub(r"\1", text)
-    text = _MD_STRONG.sub("", text)
+    # Each pass only where its pattern can match (what it would change is then nothing).
+    if "[" in text:
+        text = _MEDIA.sub(" ", text)
+    if "\\" in text:
+        text = _MD_ESCAPE.sub(r"\1", text)
+    if "**" in text or "__" in text or "~~" in text:
+        text = _MD_STRONG.sub("", text)
     text = _QUOTE_CHARS.sub("", text)
-    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
-    return " ".join(text.split()).casefold()  # runs of \s as one space, ends stripped (normalize_ws)
+    # Runs of \s as one space, ends stripped (normalize_ws); then a space before punctuation goes,
+    # as _SPACE_BEFORE_PUNCT removes any run of \s there (str.split() splits on what \s matches).
+    return _ONE_SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(text.split())).casefold()
 
 
 _normalize_cached = lru_cache(maxsize=8192)(_normalize)
@@ -292,20 +298,50 @@ def show_difference(expected: str, found: str, limit: int = 160) -> str:
 def closest_line(needle: str, text: str, at_least: float = 0.5) -> tuple[str, float] | None:
     """The line (list item) of ``text`` most like ``needle``, and how alike (0-1), when at least
     ``at_least``: what a reason shows next to a message that is not verbatim."""
-    target = " ".join(needle.split())[:300]
-    best = None
-    matcher = difflib.SequenceMatcher(None, target, "", autojunk=False)
-    for line in text.splitlines():
-        line = " ".join(line.strip(" -*\"'").split())
-        if not line:
-            continue
-        matcher.set_seq2(line[:300])
-        # The quick ratios bound ratio() from above: a line that cannot reach at_least, or beat the
-        # best so far, is skipped without the full comparison (the answer is the same).
+    lines = (" ".join(line.strip(" -*\"'").split()) for line in text.splitlines())
+    return most_alike(" ".join(needle.split())[:300], [line for line in lines if line], at_least, autojunk=False)
+
+
+#: ``(autojunk, target, line[:300])`` -> ``SequenceMatcher.ratio()``, and -> ``quick_ratio()``
+#: for a pair the quick bounds ruled out: a compaction's mutants keep most of its lines, so the
+#: graders' "closest line" reasons compare the same pairs again (bounded: cleared when full).
+_RATIOS: dict[tuple[bool, str, str], float] = {}
+_QUICK: dict[tuple[bool, str, str], float] = {}
+_PAIRS_KEPT = 50_000
+
+
+def most_alike(target: str, lines: list[str], at_least: float, *, autojunk: bool) -> tuple[str, float] | None:
+    """The first of ``lines`` (each compared by its first 300 characters) whose
+    ``difflib.SequenceMatcher(None, target, line, autojunk=autojunk).ratio()`` is the highest, with
+    that ratio, when it is at least ``at_least``; else None.
+
+    A line whose quick upper bounds (``real_quick_ratio``, ``quick_ratio``) cannot reach
+    ``at_least`` or the best ratio so far is skipped without the full comparison (it could not
+    be the answer), and every ratio and bound is remembered by value."""
+    best: tuple[str, float] | None = None
+    matcher = None
+    if len(_RATIOS) > _PAIRS_KEPT or len(_QUICK) > _PAIRS_KEPT:
+        _RATIOS.clear()
+        _QUICK.clear()
+    for line in lines:
+        key = (autojunk, target, line[:300])
         floor = at_least if best is None else max(at_least, best[1])
-        if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
-            continue
-        ratio = matcher.ratio()
-        if best is None or ratio > best[1]:
+        ratio = _RATIOS.get(key)
+        if ratio is None:
+            n, m = len(target), len(key[2])
+            if (2.0 * min(n, m) / (n + m) if n + m else 1.0) < floor:  # real_quick_ratio()
+                continue
+            quick = _QUICK.get(key)
+            if quick is not None and quick < floor:
+                continue
+            if matcher is None:
+                matcher = difflib.SequenceMatcher(None, target, "", autojunk=autojunk)
+            matcher.set_seq2(key[2])
+            if quick is None:
+                quick = _QUICK[key] = matcher.quick_ratio()
+                if quick < floor:
+                    continue
+            ratio = _RATIOS[key] = matcher.ratio()
+        if ratio >= at_least and (best is None or ratio > best[1]):
             best = (line, ratio)
-    return best if best and best[1] >= at_least else None
+    return best
