@@ -83,7 +83,7 @@ def test_tree_redacts_strings_everywhere_but_media_data():
 
 # The prefilters skip the full expressions on text that cannot match: each must let through every
 # text a full expression matches (built from the patterns' prefixes, look-alikes and filler).
-_PIECES = ["sk-", "sk-ant-api03-", "task-", "AKIA", "Asia ", "ghp_", "github_pat_", "glpat-", "xoxb-", "AIza", "eyJ",
+_PIECES = ["sk-", "sk-ant-api03-", "task-", "task_", "akiasia", "İ", "secret_access", "xox", "AKIA", "Asia ", "ghp_", "github_pat_", "glpat-", "xoxb-", "AIza", "eyJ",
            ".eyJ", "Bearer ", "BEARER ", "aws_secret_access_key=", "SECRET_ACCESS_KEY: ", "sk_live_", "rk_test_",
            "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "…", "...", "a", "Z", "0", "_", "-",
            " ", "\n", "/", "+", "=", ".", "x" * 20, "A1" * 10, "abcdefghij0123456789", "AB12" * 5]
@@ -99,6 +99,10 @@ def test_the_prefilters_pass_every_text_the_patterns_match(text: str) -> None:
     assert len(r.secret_values(text)) == len(r._RE.findall(text))
     if r._CUT_RE.search(text):
         assert r._CUT_PREFILTER.search(text)
+    # The prefilters are tried only where a trigger starts: the same answers as a search of the text.
+    for pattern in (r._STARTS, r._CUT_PREFILTER):
+        assert r._starts_at_a_trigger(pattern, text) is (r._TRIGGER_RE.search(text.lower()) is not None
+                                                          and pattern.search(text) is not None)
 
 
 _ONE_OF_EACH = {
@@ -128,3 +132,16 @@ def test_a_look_alike_skips_the_patterns_and_a_key_does_not() -> None:
 
     assert not r._may_hold_secret("the task-runner in Fantasia reads disk-usage")
     assert r._may_hold_secret("the key sk-ant-api03-" + "a" * 30)
+
+
+@hypothesis.given(st.lists(st.sampled_from(_PIECES + ["sk-ant-api03-" + "a" * 30, "ghp_" + "a" * 36]), max_size=25)
+                  .map("".join))
+def test_scrub_output_is_the_full_expressions_on_every_text(text: str) -> None:
+    """scrub_output skips the patterns on a text without a trigger; the same output as running them."""
+    from pytest_ctxeval.core import redact as r
+
+    def by_the_expressions(text: str) -> str:
+        text = r._RE.sub(lambda m: r._replace(m, {}, r._VALUE_GROUP, ""), text)
+        return r._CUT_RE.sub(lambda m: r._replace(m, {}, r._CUT_VALUE, "cut_"), text)
+
+    assert r._scrub(text, "") == by_the_expressions(text)

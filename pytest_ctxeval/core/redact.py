@@ -123,7 +123,25 @@ _TRIGGER_RE = re.compile("|".join(map(re.escape, _TRIGGERS)))
 
 
 def _may_hold_secret(text: str) -> bool:
-    return _TRIGGER_RE.search(text.lower()) is not None and _STARTS.search(text) is not None
+    return _starts_at_a_trigger(_STARTS, text)
+
+
+def _starts_at_a_trigger(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether ``pattern.search(text)`` finds a match, for a pattern whose every match starts
+    where ``text.lower()`` holds one of _TRIGGERS (_STARTS, _CUT_PREFILTER): it is tried only at
+    those places. A long text with a look-alike (``task_`` holds ``sk_``) was scanned in full by
+    the pattern, which costs far more per character than finding the triggers."""
+    low = text.lower()
+    first = _TRIGGER_RE.search(low)
+    if first is None:
+        return False
+    if len(low) != len(text):  # a character that lowercases to two: places in ``low`` are not in ``text``
+        return pattern.search(text) is not None
+    # Each trigger found, and every place inside it (where an overlapping one may start: ``akiasia``).
+    for m in _TRIGGER_RE.finditer(low, first.start()):
+        if any(pattern.match(text, at) for at in range(m.start(), m.end())):
+            return True
+    return False
 
 
 def _replace(match: re.Match[str], counts: dict[str, int], values: dict[str, str], prefix: str) -> str:
@@ -196,8 +214,10 @@ def _api_key() -> str:
 def _scrub(text: str, key: str) -> str:
     if len(key) >= 8 and key in text:
         text = text.replace(key, "[REDACTED:anthropic]")
+    if _TRIGGER_RE.search(text.lower()) is None:
+        return text  # what neither redact's patterns nor the cut ones can match (the common text)
     text = redact(text)[0]
-    if _CUT_PREFILTER.search(text):
+    if _starts_at_a_trigger(_CUT_PREFILTER, text):
         text = _CUT_RE.sub(lambda m: _replace(m, {}, _CUT_VALUE, "cut_"), text)
     return text
 
