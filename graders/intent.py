@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 import re
+from functools import lru_cache
 
 from pytest_ctxeval.reading.extract import (
     contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
@@ -190,8 +191,9 @@ _HEDGE = re.compile(
     r"if it helps|should probably|for the most part|mostly)\b", re.IGNORECASE)
 
 
-def _hedges(text: str) -> set[str]:
-    return {normalize_ws(m.group(0)).lower() for m in _HEDGE.finditer(text)}
+@lru_cache(maxsize=8192)  # by value: every constraint reads the same sentences of a summary
+def _hedges(text: str) -> frozenset[str]:
+    return frozenset(normalize_ws(m.group(0)).lower() for m in _HEDGE.finditer(text))
 
 
 def _rule_kept(rule: str, item: str, said: Collection[str] = frozenset()) -> bool:
@@ -237,7 +239,8 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no constraint of expect.constraints has come up yet")
     items = _items(_context(case))
     where = _context_name(case)
-    missing = [c for c in constraints if not any(_rule_kept(c, i, _said_hedges(case, c)) for i in items)]
+    said = {c: _said_hedges(case, c) for c in constraints}  # per rule, not per rule and item
+    missing = [c for c in constraints if not any(_rule_kept(c, i, said[c]) for i in items)]
     reasons = [f"constraint lost: \"{_short(c, 100)}\" ({_origin(case, c)}) is not in {where}, so the agent "
                "may break it after this compaction" for c in missing]
     return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,
