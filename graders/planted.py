@@ -242,8 +242,9 @@ def _sizes(case: CompactionCase) -> tuple[int, int, int]:
     est = (lambda ms: estimate_messages(ms, case.config)) if case.config is not None else estimate_messages
     # A file the compaction attaches again as it was last read (Claude Code restores recent files)
     # is content kept, not content made: it counts like a kept message.
-    replaced_text = normalize_ws(plain_text(replaced))
-    restored = [m for m in produced if isinstance(m, AttachmentMessage) and _restored(m, replaced_text)]
+    attached = [m for m in produced if isinstance(m, AttachmentMessage)]
+    replaced_text = normalize_ws(plain_text(replaced)) if attached else ""
+    restored = [m for m in attached if _restored(m, replaced_text)]
     carried = (est(earlier) if earlier else 0) + (est(restored) if restored else 0)
     return est(replaced), est(produced), carried
 
