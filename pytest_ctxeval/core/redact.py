@@ -137,11 +137,22 @@ def _starts_at_a_trigger(pattern: re.Pattern[str], text: str) -> bool:
         return False
     if len(low) != len(text):  # a character that lowercases to two: places in ``low`` are not in ``text``
         return pattern.search(text) is not None
-    # Each trigger found, and every place inside it (where an overlapping one may start: ``akiasia``).
-    for m in _TRIGGER_RE.finditer(low, first.start()):
+    # Each trigger found, and every place inside it (where an overlapping one may start: ``akiasia``);
+    # where look-alikes are dense (a trigger every few characters), one search from the next on is
+    # cheaper than trying each.
+    for n, m in enumerate(_TRIGGER_RE.finditer(low, first.start()), 1):
         if any(pattern.match(text, at) for at in range(m.start(), m.end())):
             return True
+        if n % _TRIED_ONE_BY_ONE == 0 and m.end() - first.start() < n * _SPARSE:
+            return pattern.search(text, m.end()) is not None
     return False
+
+
+#: Trigger look-alikes tried one by one before their density is checked, and the average distance
+#: between them under which the rest of the text is searched instead (a try costs about what a
+#: search costs over this many characters).
+_TRIED_ONE_BY_ONE = 8
+_SPARSE = 32
 
 
 def _replace(match: re.Match[str], counts: dict[str, int], values: dict[str, str], prefix: str) -> str:
