@@ -86,6 +86,20 @@ def pytest_configure(config):
     gc.set_threshold(SUITE_GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
+def pytest_collection_finish(session):
+    """The suite's heap as collected (the package, pytest, Hypothesis, pydantic and the SDK,
+    hundreds of thousands of objects alive to the end) is frozen out of the cyclic collector's
+    full collections, which otherwise walk it again each time (tests/test_session_heap.py thaws
+    it for the tests that freeze from nothing)."""
+    config = session.config
+    if config.rootpath != Path(__file__).parent or config.getoption("ctxeval", False):
+        return
+    if getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput"):
+        return  # the pytest-xdist controller
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.hookimpl(trylast=True)  # after pytest-xdist's own, which may have done it
 def pytest_collection_modifyitems(config, items):
     """On a ``loadgroup`` worker, each ``xdist_group`` test's id ends in ``@<group>``: that suffix

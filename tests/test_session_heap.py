@@ -26,6 +26,17 @@ SEES_FREEZE = """
 """
 
 
+@pytest.fixture(autouse=True)
+def _thawed():
+    """These tests freeze from nothing: the suite's own freeze (conftest.py) is undone for them."""
+    frozen = gc.get_freeze_count()
+    if frozen:
+        gc.unfreeze()
+    yield
+    if frozen:
+        gc.freeze()
+
+
 def test_freeze_then_thaw_and_no_second_freeze() -> None:
     assert gc.get_freeze_count() == 0
     try:
