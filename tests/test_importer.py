@@ -20,7 +20,7 @@ from pytest_ctxeval.results import results_document
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.scenario.importer import NO_RESULT, import_transcript, scenario_yaml, write_scenario
 from pytest_ctxeval.core.messages import (
-    AssistantMessage, ToolResultBlock, UserMessage, person_text, result_text, tool_results, tool_uses,
+    AssistantMessage, RequestValidator, ToolResultBlock, UserMessage, person_text, result_text, tool_results, tool_uses,
     validate_api,
 )
 from pytest_ctxeval.runner import run_scenario
@@ -51,7 +51,8 @@ def _imported(path: Path, tmp_path: Path, **kw):
 
 
 def _all_requests_valid(run) -> list[str]:
-    bad = [f"request {i}: {p[0]}" for i, r in enumerate(run.requests) if (p := validate_api(r["messages"]))]
+    check = RequestValidator()  # validate_api on each request, re-checking what changed (test_messages.py)
+    bad = [f"request {i}: {p[0]}" for i, r in enumerate(run.requests) if (p := check(r["messages"]))]
     bad += [f"compaction {c.index}: {p[0]}" for c in run.compactions
             if c.result.request and (p := validate_api(c.result.request["messages"]))]
     return bad
