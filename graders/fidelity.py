@@ -42,7 +42,7 @@ from pytest_ctxeval.reading.quoting import (
 )
 from pytest_ctxeval.reading.session_facts import error_kept
 from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
-from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, most_alike, normalize, show_difference
+from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -191,7 +191,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                                 [p.text for p in people])
     section = case.sections.get("user_messages")
     where = f"section 6 (line {section.line})" if section else "the post-compact context"
-    hay = Haystack(region)
+    hay = haystack(region)
     kept: dict[int, Match] = {}
     for n, p in enumerate(people):
         found = _message_kept(p.text, hay)

@@ -162,9 +162,9 @@ def kept_verbatim(text: str, region: str) -> bool:
     (:func:`pytest_ctxeval.reading.quoting.message_kept`): how an operator checks its mutant really
     lost it, by the graders' own reading, not a plain substring test."""
     from ..reading.quoting import message_kept
-    from ..reading.verbatim import Haystack
+    from ..reading.verbatim import haystack
 
-    return bool(region.strip()) and bool(message_kept(text, Haystack(region)))
+    return bool(region.strip()) and bool(message_kept(text, haystack(region)))
 
 
 def find_spans(text: str, needle: str) -> list[tuple[int, int]]:

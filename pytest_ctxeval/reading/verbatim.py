@@ -27,7 +27,7 @@ import unicodedata
 from functools import cached_property, lru_cache
 from dataclasses import dataclass
 
-__all__ = ["normalize", "Match", "Haystack", "find", "closest_line", "most_alike", "show_difference", "visible", "machine_output", "words"]
+__all__ = ["normalize", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "show_difference", "visible", "machine_output", "words"]
 
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
@@ -223,6 +223,13 @@ class Haystack:
     @cached_property
     def words(self) -> list[str]:
         return self.flat.split(" ")
+
+
+@lru_cache(maxsize=32)
+def haystack(text: str) -> Haystack:
+    """The :class:`Haystack` of ``text``, shared by value: the mutation operators and the graders
+    search the same region for one message after another (a Haystack only reads ``text``)."""
+    return Haystack(text)
 
 
 def find(needle: str, haystack: str | Haystack) -> Match:
