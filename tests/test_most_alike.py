@@ -42,3 +42,12 @@ def test_long_lines_compare_by_their_first_300_characters_and_the_memory_is_boun
     for n in range(10):
         most_alike(f"target {n}", [f"line {n}", f"other {n}"], 0.0, autojunk=False)
     assert len(verbatim._RATIOS) <= 5 and len(verbatim._QUICK) <= 5
+
+
+def test_a_region_haystack_is_shared_by_value_and_reads_the_same() -> None:
+    region = "- Fix the login bug\n- run the tests ?"
+    shared = verbatim.haystack(region)
+    assert verbatim.haystack("".join(list(region))) is shared  # an equal string, not the same object
+    fresh = verbatim.Haystack(region)
+    for needle in ("fix the login bug", "run the tests?", "fix the logout bug"):
+        assert verbatim.find(needle, shared) == verbatim.find(needle, fresh)
