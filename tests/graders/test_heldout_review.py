@@ -29,6 +29,9 @@ from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.runner import run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+# One worker grades each defect once for its own test and for the rates test (conftest.py: loadgroup).
+pytestmark = pytest.mark.xdist_group("heldout_review")
+
 REGISTRY = load_graders()
 RULES = [s for s in REGISTRY if s.kind == "rule"]
 
@@ -291,10 +294,23 @@ def _grade(case):
     return {v.grader: v for v in REGISTRY.run(case, RULES)}
 
 
+#: id of a C entry (module constants, alive to the end) -> its outcome: each entry is graded once
+#: per process, for its own test and for test_rates_per_grader (the module is one xdist group).
+_OUTCOMES: dict[int, tuple[dict, dict]] = {}
+
+
 def _outcome(entry):
-    cid, scenario, index, target, kind, edits, msg = entry
-    base = _base(scenario, index)
-    return _grade(base), _grade(_variant(base, edits, msg))
+    held = _OUTCOMES.get(id(entry))
+    if held is None:
+        cid, scenario, index, target, kind, edits, msg = entry
+        base = _base(scenario, index)
+        held = _OUTCOMES[id(entry)] = (_base_grades(scenario, index), _grade(_variant(base, edits, msg)))
+    return held
+
+
+@functools.cache
+def _base_grades(scenario: str, index: int):
+    return _grade(_base(scenario, index))
 
 
 BAD = [c for c in C if c[4] == "bad"]
