@@ -6,6 +6,7 @@ and the offline heuristic's verdicts on the built-in scenarios."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import httpx2
@@ -19,6 +20,9 @@ from pytest_ctxeval.llm import make_llm
 from pytest_ctxeval.runner import run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: reference_runs
+from reference_runs import GROUP, reference_runs  # noqa: E402 - after the path it is found on
 
 
 class ScriptedJudge:
@@ -232,13 +236,15 @@ def test_a_judge_that_never_answers_leaves_the_verdict_ungraded(registry, tmp_pa
     assert not outcome.failed  # ungraded is neither pass nor fail
 
 
-def test_offline_judge_verdicts_on_the_builtin_scenarios_are_the_expected_ones(registry, tmp_path: Path) -> None:
+@pytest.mark.xdist_group(GROUP)  # the library's runs are replayed once per worker (tests/reference_runs.py)
+def test_offline_judge_verdicts_on_the_builtin_scenarios_are_the_expected_ones(registry) -> None:
     """The offline heuristic judge passes every built-in scenario except the declared known
     failures, and gives the same scores twice (a fresh judge and re-compacting model each time,
     on the same runs: the engine's own determinism is checked where runs are compared)."""
     expected_failures = {("compaction_overflow", "drift")}
     specs = [registry.get(g) for g in ("intent_preservation", "probes", "drift")]
-    runs = {path.stem: run_scenario(path, session_dir=tmp_path / path.stem) for path in sorted(SCENARIOS.glob("*.yaml"))}
+    runs = reference_runs()  # every built-in scenario, default options: read, not changed
+    assert sorted(runs) == sorted(p.stem for p in SCENARIOS.glob("*.yaml"))
     scores = []
     for _attempt in range(2):
         got = {}
