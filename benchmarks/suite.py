@@ -26,12 +26,13 @@ import argparse
 import os
 import platform
 import re
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _machine import children_cpu, load  # benchmarks/, the script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
 # Issue 21: the main job in this repository within 8 s (the unit tests it deselects are not even
@@ -43,23 +44,12 @@ TARGETS = {"pytest --ctxeval": 8.0, "pytest --ctxeval scenarios/": 8.0}
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _load() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "n/a"
-
 
 def run(args: list[str]) -> tuple[float, float, str]:
-    started, cpu = time.perf_counter(), _children_cpu()
+    started, cpu = time.perf_counter(), children_cpu()
     proc = subprocess.run([sys.executable, "-m", "pytest", "--ctxeval", "-q", "-p", "no:cacheprovider", *args],
                           cwd=ROOT, capture_output=True, text=True, env=ENV)
-    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu
+    wall, cpu = time.perf_counter() - started, children_cpu() - cpu
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-500:]
     if proc.returncode != 0:
         raise SystemExit(f"pytest {' '.join(args)} exited {proc.returncode}: {tail}")
@@ -79,7 +69,7 @@ def main() -> None:
         modes = {"serial": []}
     times: dict[tuple[str, str], list[float]] = {(t, m): [] for t in targets for m in modes}
     cpus: dict[tuple[str, str], list[float]] = {(t, m): [] for t in targets for m in modes}
-    load_before = _load()
+    load_before = load()
     run([])  # warm-up: bytecode caches written, not measured
     outcome: dict[str, str] = {}
     for _ in range(args.repeat):
@@ -91,7 +81,7 @@ def main() -> None:
                 outcome[t] = re.sub(r", \d+ deselected", "", tail)
     print(f"machine: {platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}")
     print(f"offline suite, {args.repeat} runs of each, alternating; median wall time of the whole command")
-    print(f"load average (1, 5, 15 min): {load_before} before, {_load()} after\n")
+    print(f"load average (1, 5, 15 min): {load_before} before, {load()} after\n")
     print(f"{'command':<30} {'mode':<22} {'median s':>9} {'speed-up':>9} {'CPU s':>7}   runs")
     for t in targets:
         serial = statistics.median(times[(t, "serial")])

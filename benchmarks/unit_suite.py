@@ -20,12 +20,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _machine import children_cpu, load  # benchmarks/, the script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Issue 22: the README's test command within 2 minutes on 2 cores.
@@ -33,24 +34,13 @@ TARGET_S = 120.0
 ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "CI": "1"}
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _load() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "n/a"
-
 
 def run(extra: list[str]) -> tuple[float, float, str]:
     """One run of the suite: wall seconds, CPU seconds, pytest's last line."""
-    started, cpu = time.perf_counter(), _children_cpu()
+    started, cpu = time.perf_counter(), children_cpu()
     proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "auto", "-q", "-p", "no:cacheprovider", *extra],
                           cwd=ROOT, capture_output=True, text=True, env=ENV)
-    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu
+    wall, cpu = time.perf_counter() - started, children_cpu() - cpu
     lines = proc.stdout.strip().splitlines()
     tail = lines[-1] if lines else proc.stderr[-500:]
     if proc.returncode not in (0, 5):
@@ -63,7 +53,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs to make (default 1: a run takes minutes)")
     ap.add_argument("extra", nargs="*", help="more pytest arguments (after --)")
     args = ap.parse_args()
-    before = _load()
+    before = load()
     walls, cpus = [], []
     for n in range(args.repeat):
         wall, cpu, tail = run(args.extra)
@@ -72,7 +62,7 @@ def main() -> None:
         print(f"run {n + 1}: {wall:.1f} s wall, {cpu:.1f} s CPU ({tail})", flush=True)
     cores = len(os.sched_getaffinity(0))
     wall = statistics.median(walls)
-    print(f"\n{cores} cores; load average (1, 5, 15 min): {before} before, {_load()} after")
+    print(f"\n{cores} cores; load average (1, 5, 15 min): {before} before, {load()} after")
     print(f"pytest -n auto: median {wall:.1f} s wall, {statistics.median(cpus):.1f} s CPU   "
           f"(target <= {TARGET_S:g} s on 2 cores)   {'met' if wall <= TARGET_S else 'NOT met'}")
 
