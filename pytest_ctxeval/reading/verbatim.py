@@ -37,8 +37,8 @@ _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
 _MD_STRONG = re.compile(r"\*\*|__|~~")
 #: Where the person pasted media the prompt holds a marker the summariser may keep or drop.
 _MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n]{0,200})?(?: \+\d+ lines)?\]")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([?!.,;:)])")
-_ONE_SPACE_BEFORE_PUNCT = re.compile(r" ([?!.,;:)])")
+#: A space before ``?!.,;:)`` (a summariser's "slow ?" for "slow?"), once whitespace is collapsed.
+_SPACE_BEFORE_PUNCT = re.compile(r" ([?!.,;:)])")
 #: How a summariser flattens the line breaks of a multi-line message.
 _LINE_SEPARATORS = re.compile(r"\s*(?:\n|(?<=\s)[/|;•·]\s)\s*")
 
@@ -72,9 +72,9 @@ def _normalize(text: str) -> str:
     if "**" in text or "__" in text or "~~" in text:
         text = _MD_STRONG.sub("", text)
     text = _QUOTE_CHARS.sub("", text)
-    # Runs of \s as one space, ends stripped (normalize_ws); then a space before punctuation goes,
-    # as _SPACE_BEFORE_PUNCT removes any run of \s there (str.split() splits on what \s matches).
-    return _ONE_SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(text.split())).casefold()
+    # Runs of \s as one space, ends stripped (normalize_ws); then the space before punctuation goes
+    # (the same as removing each run of \s there first: str.split() splits on what \s matches).
+    return _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(text.split())).casefold()
 
 
 _normalize_cached = lru_cache(maxsize=8192)(_normalize)
