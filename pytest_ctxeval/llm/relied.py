@@ -258,11 +258,15 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
         # identifiers (so "port 6554" is not changed by a statement about another service's port).
         candidates = index.changes_with(distinct)
         newer = None
-        start = index.first_mention(key) if candidates else -1
+        start: int | None = None  # the item's first mention: looked up once a candidate needs it
         for j in reversed(candidates):  # the latest that changes the item
             i, s, low, _ = index.changes[j]
-            if i <= start or key[:80] in low or low[:60] in key:
+            if key[:80] in low or low[:60] in key:
                 continue
+            if start is None:
+                start = index.first_mention(key)
+            if i <= start:
+                break  # changes are in message order: every earlier candidate is at or before it too
             have = index.tokens(s)  # the same fact: most of its words
             if sum(w in have for w in words) / len(words) >= 0.6:
                 newer = s
