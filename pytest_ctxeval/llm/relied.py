@@ -245,12 +245,10 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
         if REPLACED in item:
             out.append(item)
             continue
-        words = [w for w in significant_tokens(item) if not re.search(r"\d", w)]
+        words, key, distinct = _item_keys(item)
         if not words:
             out.append(item)
             continue
-        key = normalize_ws(item).lower()
-        distinct = _distinct(item)
         if not distinct:  # nothing tells this statement from another of the same wording
             out.append(item)
             continue
@@ -273,6 +271,15 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
                 break
         out.append(item if newer is None else f"{item}{REPLACED}\"{newer[:200]}\")")
     return out
+
+
+@functools.lru_cache(maxsize=8_192)  # a pure function of the text: carried items come back every summary
+def _item_keys(item: str) -> tuple[tuple[str, ...], str, set[str]]:
+    """What :func:`mark_replaced` reads from an item: its words that are not values, its
+    lower-cased whitespace-normalised text, and its values (:func:`_distinct`; shared between
+    calls, so only read)."""
+    words = tuple(w for w in significant_tokens(item) if not re.search(r"\d", w))
+    return words, normalize_ws(item).lower(), _distinct(item)
 
 
 #: Statements of at least this many characters are found by their first ``_HEAD`` characters.

@@ -1,7 +1,8 @@
 """mark_replaced looks up an item's first mention only once a candidate change needs it, and stops
 at the first candidate at or before it (changes are in message order): the marks must be exactly
 those of the loop before (kept here as the oracle: the first mention looked up for every item with
-a candidate, every candidate tried) and of the direct definition (tests/llm/test_relied_index.py)."""
+a candidate, every candidate tried) and of the direct definition (tests/llm/test_relied_index.py).
+An item's words, key and values are remembered by its text (relied._item_keys)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,13 @@ def test_the_comparison_sees_marks_and_early_stops() -> None:
     finally:
         relied._Index.first_mention = real
     assert marked > 10 and calls  # changes were found, and first mentions looked up
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("ab xyz_/.-09Port now\t\n"), max_size=60))
+def test_an_items_keys_are_read_as_before(item: str) -> None:
+    """mark_replaced reads an item's words, key and values once per text (relied._item_keys)."""
+    for _ in range(2):  # computed, then remembered
+        words, key, distinct = relied._item_keys(item)
+        assert list(words) == [w for w in significant_tokens(item) if not re.search(r"\d", w)]
+        assert key == normalize_ws(item).lower() and distinct == relied._distinct(item)
