@@ -252,7 +252,8 @@ def read_limit_error(content: str, config: EngineConfig) -> str | None:
     the real tool, as seen in the corpus). None when the content is within the limits."""
     from ..core.tokens import estimate_text
 
-    size = len(content.encode("utf-8", "surrogatepass"))
+    # ASCII text is one byte a character (isascii is a flag check: no copy of the file)
+    size = len(content) if content.isascii() else len(content.encode("utf-8", "surrogatepass"))
     if size > config.read_max_bytes:
         return (f"File content ({_human(size)}) exceeds maximum allowed size ({_human(config.read_max_bytes)}). "
                 "Please use offset and limit parameters to read specific portions of the file, or use the "
@@ -267,10 +268,11 @@ def read_limit_error(content: str, config: EngineConfig) -> str | None:
 
 def read_line_cap(content: str, config: EngineConfig) -> str:
     """At most ``read_max_lines`` lines (003:79): the rest is left out, with a note saying so."""
-    lines = content.split("\n")
-    total = len(lines) - (1 if content.endswith("\n") else 0)  # a final newline ends a line, not a new one
+    # a final newline ends a line, not a new one; the lines are split only when some are left out
+    total = content.count("\n") + 1 - (1 if content.endswith("\n") else 0)
     if total <= config.read_max_lines:
         return content
+    lines = content.split("\n")
     kept = "\n".join(lines[: config.read_max_lines])
     return (kept + f"\n[Showing lines 1-{config.read_max_lines} of {total}. "
             "Use offset and limit to read the rest.]")

@@ -245,12 +245,10 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
         if REPLACED in item:
             out.append(item)
             continue
-        words = [w for w in significant_tokens(item) if not re.search(r"\d", w)]
+        words, key, distinct = _item_keys(item)
         if not words:
             out.append(item)
             continue
-        key = normalize_ws(item).lower()
-        distinct = _distinct(item)
         if not distinct:  # nothing tells this statement from another of the same wording
             out.append(item)
             continue
@@ -258,17 +256,30 @@ def mark_replaced(items: list[str], history: list[Any]) -> list[str]:
         # identifiers (so "port 6554" is not changed by a statement about another service's port).
         candidates = index.changes_with(distinct)
         newer = None
-        start = index.first_mention(key) if candidates else -1
+        start: int | None = None  # the item's first mention: looked up once a candidate needs it
         for j in reversed(candidates):  # the latest that changes the item
             i, s, low, _ = index.changes[j]
-            if i <= start or key[:80] in low or low[:60] in key:
+            if key[:80] in low or low[:60] in key:
                 continue
+            if start is None:
+                start = index.first_mention(key)
+            if i <= start:
+                break  # changes are in message order: every earlier candidate is at or before it too
             have = index.tokens(s)  # the same fact: most of its words
             if sum(w in have for w in words) / len(words) >= 0.6:
                 newer = s
                 break
         out.append(item if newer is None else f"{item}{REPLACED}\"{newer[:200]}\")")
     return out
+
+
+@functools.lru_cache(maxsize=8_192)  # a pure function of the text: carried items come back every summary
+def _item_keys(item: str) -> tuple[tuple[str, ...], str, set[str]]:
+    """What :func:`mark_replaced` reads from an item: its words that are not values, its
+    lower-cased whitespace-normalised text, and its values (:func:`_distinct`; shared between
+    calls, so only read)."""
+    words = tuple(w for w in significant_tokens(item) if not re.search(r"\d", w))
+    return words, normalize_ws(item).lower(), _distinct(item)
 
 
 #: Statements of at least this many characters are found by their first ``_HEAD`` characters.

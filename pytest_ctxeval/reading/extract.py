@@ -469,6 +469,12 @@ FAILED_ATTEMPT = re.compile(
     r"\brevert(?:s|ed|ing)?\b|\brolled back\b|\bundo(?:ing)? (?:that|the|this)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=8192)  # a pure function of the text: every summary re-reads replies that repeat
+def _says_failed(text: str) -> bool:
+    """Whether ``text`` says an attempt did not work (:data:`FAILED_ATTEMPT` found in it)."""
+    return FAILED_ATTEMPT.search(text) is not None
+
+
 def failed_attempts(messages: Iterable[Any], limit: int = 400) -> list[str]:
     """What the assistant said about attempts that did not work: its text messages matching
     :data:`FAILED_ATTEMPT`, whitespace-normalised and cut at ``limit`` characters, in order."""
@@ -476,7 +482,7 @@ def failed_attempts(messages: Iterable[Any], limit: int = 400) -> list[str]:
     for message in messages:
         if isinstance(message, AssistantMessage):
             text = normalize_ws(text_of(message.content))
-            if text and FAILED_ATTEMPT.search(text):
+            if text and _says_failed(text):
                 out.setdefault(text if len(text) <= limit else text[: limit - 1] + "…")
     return list(out)
 

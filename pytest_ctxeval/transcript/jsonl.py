@@ -38,6 +38,7 @@ from ..core.block_dumps import block_dict
 from ..core.gcpause import paused_gc
 from .stamps import iso_timestamp
 from .record_text import tool_results_record
+from .assistant_text import assistant_record
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
@@ -770,6 +771,8 @@ class TranscriptWriter:
     def append(self, message: Any, *, parent_uuid: str | None = None) -> None:
         parent = parent_uuid if parent_uuid is not None else self.last_uuid
         text = tool_results_record(message, parent, self.session_id, self.version)  # the commonest, directly
+        if text is None:
+            text = assistant_record(message, parent, self.session_id, self.version)  # a reply, directly
         if text is None:
             text = _dumps(record_for(message, parent_uuid=parent, session_id=self.session_id, version=self.version))
         self._fh.write(text + "\n")
