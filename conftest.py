@@ -75,8 +75,8 @@ def pytest_configure(config):
         settings.load_profile("ci" if os.environ.get("CI") else "dev")
     if config.getoption("ctxeval", False):
         return  # the main job (pytest --ctxeval) runs as a user's does: lazy imports, its own heap policy
-    if getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput"):
-        return  # the pytest-xdist controller: it runs no test, its workers import what they need
+    if _is_xdist_controller(config):
+        return  # it runs no test, its workers import what they need
     _import_the_package()
     # The suite keeps what it computed once per worker (the library's runs and validation, the
     # corpus's cases: millions of containers), so the cyclic collector's full collections walked
@@ -94,8 +94,8 @@ def pytest_collection_finish(session):
     config = session.config
     if config.rootpath != Path(__file__).parent or config.getoption("ctxeval", False):
         return
-    if getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput"):
-        return  # the pytest-xdist controller
+    if _is_xdist_controller(config):
+        return
     gc.collect()
     gc.freeze()
 
@@ -121,6 +121,11 @@ def pytest_collection_modifyitems(config, items):
                 item._id = NodeId.parse(grouped)
             else:
                 item._nodeid = grouped
+
+
+def _is_xdist_controller(config) -> bool:
+    """The pytest-xdist process that hands tests to workers and runs none itself."""
+    return getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput")
 
 
 def _import_the_package() -> None:
