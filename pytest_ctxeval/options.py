@@ -232,6 +232,19 @@ class RunOptions:
                    prompt_caching=get("prompt_caching", "on") not in ("off", False),
                    offline_latency=float(get("offline_latency", 0.0)))
 
+    @property
+    def waits_on_model(self) -> bool:
+        """Whether a request waits on the model: a real endpoint (or its recording), or the offline
+        model with a simulated latency. Offline without one, nothing waits: running scenarios,
+        compactors or votes side by side on threads only makes them take turns holding the GIL,
+        which costs CPU (switches, and a write that lets the next thread in must queue to go on)."""
+        return self.backend != "offline" or self.offline_latency > 0
+
+    def side_by_side(self, jobs: int) -> int:
+        """Threads for ``jobs`` independent runs: up to ``concurrency`` when requests wait on the
+        model, else 1 (run one after another; the results are those of a concurrent run)."""
+        return max(1, min(self.concurrency, jobs)) if self.waits_on_model else 1
+
     def check_key(self) -> None:
         """Fail early, with the fix, when the real API is asked for without a key, or replay
         without recorded cassettes (one usage error, not a failure per scenario)."""

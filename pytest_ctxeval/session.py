@@ -244,8 +244,7 @@ class CtxEvalSession:
         1, in an xdist worker (xdist spreads the scenarios), for a single scenario, and offline
         without a simulated latency (nothing to wait on: threads would only take turns)."""
         jobs = [(variant, path) for path in self._wanted for variant in self.variants]
-        waits = self.options.backend != "offline" or self.options.offline_latency > 0
-        serial = self.is_worker or self.options.concurrency <= 1 or len(jobs) <= 1 or not waits
+        serial = self.is_worker or self.options.side_by_side(len(jobs)) == 1
         staged = self.evaluator.staged  # --ctxeval-batch: every scenario graded before the batches go
         if serial and not staged:
             return

@@ -84,3 +84,66 @@ def test_the_offline_latency_is_waited_for_each_reply() -> None:
     took = time.monotonic() - started
     assert took >= 0.2  # each reply comes 0.2 s after its request; four in flight at once take one wait
     assert llm.usage.api_calls == 4
+
+
+@pytest.mark.parametrize(("backend", "latency", "jobs", "threads"), [
+    ("offline", 0.0, 10, 1),      # nothing waits: one after another
+    ("offline", 0.02, 10, 8),     # the simulated latency is waited for: side by side, up to the limit
+    ("offline", 0.02, 3, 3),
+    ("replay", 0.0, 10, 8),       # a recording stands in for a real endpoint
+    ("anthropic", 0.0, 1, 1),
+])
+def test_runs_go_side_by_side_only_when_requests_wait(backend: str, latency: float, jobs: int, threads: int,
+                                                      tmp_path: Path) -> None:
+    from pytest_ctxeval.options import RunOptions
+
+    (tmp_path / "c").mkdir()
+    options = RunOptions(backend=backend, offline_latency=latency, cassettes=tmp_path / "c")
+    assert options.side_by_side(jobs) == threads
+    assert options.waits_on_model == (threads > 1 or backend != "offline")
+
+
+def _threads_used(llm, n: int = 4) -> set[int]:
+    import threading
+
+    seen: set[int] = set()
+    real = llm.complete
+
+    def complete(**kw):
+        seen.add(threading.get_ident())
+        return real(**kw)
+
+    llm.complete = complete
+    llm.complete_many([{"task": "chat", "messages": [{"role": "user", "content": f"hi {i}"}]} for i in range(n)])
+    return seen
+
+
+def test_offline_votes_without_a_latency_are_sent_one_after_another() -> None:
+    import threading
+
+    from pytest_ctxeval.llm import make_llm
+
+    assert _threads_used(make_llm("offline")) == {threading.get_ident()}  # no pool: the caller's thread
+    assert len(_threads_used(make_llm("offline", latency=0.05))) > 1     # a latency to overlap: threads
+
+
+def test_offline_compare_and_run_make_no_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # Offline without a latency, `ctxeval run` and `ctxeval compare` run one scenario after another
+    # on the caller's thread (threads would only take turns); the results are a concurrent run's.
+    import concurrent.futures
+
+    from pytest_ctxeval.cli import main
+
+    def refused(*a, **kw):
+        raise AssertionError("a thread pool was made for a run that waits on nothing")
+
+    chosen = CHOSEN[:2]
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", refused)
+    assert main(["run", *chosen, "--json", str(tmp_path / "serial.json")]) == 0
+    assert main(["compare", "--compactors", "claude_code,codex", *chosen, "--json", str(tmp_path / "cmp.json")]) == 0
+    monkeypatch.undo()
+    assert main(["run", *chosen, "--json", str(tmp_path / "threads.json"), "--offline-latency", "10ms"]) == 0
+    capsys.readouterr()
+    serial, threads = (json.loads((tmp_path / f).read_text(encoding="utf-8")) for f in ("serial.json", "threads.json"))
+    assert [s["graders"] for s in serial["scenarios"]] == [s["graders"] for s in threads["scenarios"]]

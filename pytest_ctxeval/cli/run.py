@@ -63,21 +63,32 @@ def cmd_run(args: argparse.Namespace) -> int:
         assert session_root is not None
         return fresh_folder(session_root, name)
 
-    # Scenarios are independent: run them on a bounded pool (results in file order).
+    # Scenarios are independent: run them on a bounded pool (results in file order), or one after
+    # another offline without a simulated latency (nothing to wait on: RunOptions.side_by_side).
     from concurrent.futures import ThreadPoolExecutor
 
     evaluations = []
-    with ThreadPoolExecutor(max_workers=max(1, min(options.concurrency, len(scenarios)))) as pool:
-        futures = [pool.submit(evaluator.evaluate, sc, session_dir=folder if session_root else None)
-                   for sc in scenarios]
-        for sc, fut in zip(scenarios, futures):
+    where = folder if session_root else None
+    threads = options.side_by_side(len(scenarios))
+    if threads == 1:
+        for sc in scenarios:
             try:
-                evaluations.append(fut.result())
+                evaluations.append(evaluator.evaluate(sc, session_dir=where))
             except ProviderError:
-                pool.shutdown(wait=True, cancel_futures=True)  # nothing more is sent to a failed endpoint
                 progress.close()
                 raise
             progress.step(sc.display_name, [e.usage for e in evaluations])
+    else:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            futures = [pool.submit(evaluator.evaluate, sc, session_dir=where) for sc in scenarios]
+            for sc, fut in zip(scenarios, futures):
+                try:
+                    evaluations.append(fut.result())
+                except ProviderError:
+                    pool.shutdown(wait=True, cancel_futures=True)  # nothing more is sent to a failed endpoint
+                    progress.close()
+                    raise
+                progress.step(sc.display_name, [e.usage for e in evaluations])
     progress.close()
     evaluations = evaluator.settle(evaluations)  # --batch: one Message Batch per stage of the run
     outcomes = [e.outcome for e in evaluations]

@@ -88,13 +88,22 @@ def run_compactors(scenarios: list[Scenario], specs: list[str], *, options: RunO
         return ev.outcome, ev.run_usage, ev.grading_usage
 
     jobs = [(k, sc) for k in range(len(compactors)) for sc in scenarios]
-    with ThreadPoolExecutor(max_workers=max(1, min(options.concurrency, len(jobs)))) as pool:
-        futures = [pool.submit(one, k, sc) for k, sc in jobs]
-        done: dict[int, list[tuple[Outcome, dict[str, Any], dict[str, Any]]]] = {k: [] for k in range(len(compactors))}
-        for (k, sc), fut in zip(jobs, futures):
-            done[k].append(fut.result())
-            if on_done is not None:
-                on_done(names[k], sc.display_name)
+    done: dict[int, list[tuple[Outcome, dict[str, Any], dict[str, Any]]]] = {k: [] for k in range(len(compactors))}
+
+    def finished(k: int, sc: Any, result: tuple[Outcome, dict[str, Any], dict[str, Any]]) -> None:
+        done[k].append(result)
+        if on_done is not None:
+            on_done(names[k], sc.display_name)
+
+    threads = options.side_by_side(len(jobs))
+    if threads == 1:  # offline without a latency: nothing to wait on, one after another
+        for k, sc in jobs:
+            finished(k, sc, one(k, sc))
+    else:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            futures = [pool.submit(one, k, sc) for k, sc in jobs]
+            for (k, sc), fut in zip(jobs, futures):
+                finished(k, sc, fut.result())
     model = options.model
     for k, res in enumerate(results):
         res.outcomes = [o for o, _, _ in done[k]]

@@ -107,6 +107,9 @@ def make_llm(
                   gate=gate, stream=False)
         llm.reference = handler  # type: ignore[attr-defined]
         llm.caching = caching
+        # The reference model answers at once unless it simulates a latency; a handler a test
+        # gives may block, so its requests still go side by side.
+        llm.waits = latency > 0 or reference is not None
         return llm
     store = CassetteStore(Path(cassettes) if cassettes else DEFAULT_CASSETTES)
     stats = TransportStats()

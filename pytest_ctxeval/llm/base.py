@@ -111,6 +111,9 @@ class LLM:
         self.stream = stream
         #: Mark prefixes that later requests share with ``cache_control`` (prompt caching).
         self.caching = True
+        #: A request waits on the model, so requests sent side by side overlap (a real endpoint, or
+        #: the offline model with a latency). False: :meth:`complete_many` sends one after another.
+        self.waits = True
         self._lock = threading.Lock()
 
     # -- one request -----------------------------------------------------------------------
@@ -263,7 +266,8 @@ class LLM:
     # -- many requests ---------------------------------------------------------------------
 
     def complete_many(self, requests: list[dict[str, Any]], *, warm: bool = False) -> list[ModelReply | ModelError]:
-        """Send independent requests concurrently (threads, bounded by the run's :class:`Gate`);
+        """Send independent requests concurrently (threads, bounded by the run's :class:`Gate`;
+        one after another when nothing waits, see :attr:`waits`);
         each result is a :class:`ModelReply` or the :class:`ModelError` it raised. Every request
         is a dict of :meth:`complete`'s keyword arguments. A :class:`ProviderError` is raised.
 
@@ -279,7 +283,7 @@ class LLM:
         first: list[ModelReply | ModelError] = []
         if warm and len(requests) > 1:
             first, requests = [one(requests[0])], requests[1:]
-        if len(requests) <= 1:
+        if len(requests) <= 1 or not self.waits:  # nothing to wait on: threads would only take turns
             return first + [one(r) for r in requests]
         with ThreadPoolExecutor(max_workers=min(self.gate.limit, len(requests))) as pool:
             futures = [pool.submit(one, r) for r in requests]
