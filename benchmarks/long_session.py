@@ -14,6 +14,8 @@ summary), the transcript and persisted results on disk, every request kept.
 The run happens in a fresh interpreter, which reports its wall time (loading and expanding the
 scenario, then the run) and its peak RSS (``ru_maxrss``, the interpreter and its imports included).
 With ``--naive`` the same session also runs on the naive pipeline, for comparison (slow).
+A speed probe before and after the run (``benchmarks/_machine.py``) says whether the machine
+slowed down meanwhile: on a virtual machine with burstable CPU the same run takes 3.7 s or 7 s.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _machine import speed_note, speed_probe  # benchmarks/, the script's folder
 
 _ROUND = """
 - assistant: "Reading the {{ @M@ }} module."
@@ -166,7 +170,9 @@ def main() -> None:
     path.write_text(scenario_text(args.days), encoding="utf-8")
     print(f"machine: {platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}")
     for mode in ("incremental", "naive") if args.naive else ("incremental",):
+        probe = speed_probe()
         r = run(path, mode)
+        probe_after = speed_probe()
         wall = r["load_s"] + r["expand_s"] + r["run_s"]
         print(f"\n{mode}: {r['turns']:,} turns, {r['requests']:,} requests, {r['compactions']} compactions, "
               f"{r['model_calls']} model calls, {r['messages']:,} messages in the transcript ({r['transcript_mb']:.0f} MB)")
@@ -181,6 +187,7 @@ def main() -> None:
         print(f"  {'peak RSS':<22}{r['peak_rss_mb']:>8.0f} MB  (target <= 300 MB)  {'met' if r['peak_rss_mb'] <= 300 else 'NOT met'}")
         print(f"  {'compactions':<22}{r['compactions']:>8}     (target >= 20)      {'met' if r['compactions'] >= 20 else 'NOT met'}")
         print(f"  (the interpreter with its imports: {r['import_s']:.2f} s more; whole process {r['process_s']:.2f} s)")
+        print(f"  {speed_note(probe, probe_after)}")
 
 
 if __name__ == "__main__":

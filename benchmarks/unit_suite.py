@@ -10,7 +10,9 @@ load average before and after, and whether the median meets the target.
 
 On a shared machine the wall time grows with the load while the CPU time barely does: a run on
 2 idle cores takes about half its CPU time plus the workers' start-up, so compare CPU times across
-runs made under different loads. Bytecode caches are on (a shell that sets
+runs made under different loads. A virtual machine with burstable CPU slows down under the
+suite's minutes of load, CPU time included: the speed probe printed before and after the runs
+shows it (``benchmarks/_machine.py``). Bytecode caches are on (a shell that sets
 ``PYTHONDONTWRITEBYTECODE`` would recompile every module in every worker): the first run in a fresh
 checkout writes them and is slower.
 """
@@ -26,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from _machine import children_cpu, load  # benchmarks/, the script's folder
+from _machine import children_cpu, load, speed_note, speed_probe  # benchmarks/, the script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Issue 22: the README's test command within 2 minutes on 2 cores.
@@ -56,7 +58,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs to make (default 1: a run takes minutes)")
     ap.add_argument("extra", nargs="*", help="more pytest arguments (after --)")
     args = ap.parse_args()
-    before = load()
+    before, probe = load(), speed_probe()
     walls, cpus = [], []
     for n in range(args.repeat):
         wall, cpu, tail = run(args.extra)
@@ -66,6 +68,7 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0))
     wall = statistics.median(walls)
     print(f"\n{cores} cores; load average (1, 5, 15 min): {before} before, {load()} after")
+    print(speed_note(probe, speed_probe()))
     print(f"pytest -n auto: median {wall:.1f} s wall, {statistics.median(cpus):.1f} s CPU   "
           f"(target <= {TARGET_S:g} s on 2 cores)   {'met' if wall <= TARGET_S else 'NOT met'}")
 
