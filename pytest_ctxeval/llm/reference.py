@@ -640,6 +640,10 @@ def _terms(text: str) -> frozenset[str]:
     return _terms_cached(text) if len(text) <= 200_000 else _terms_cached.__wrapped__(text)
 
 
+#: Where a path or identifier splits into parts that count as terms on their own.
+_PARTS = re.compile(r"[/._\-()]+")
+
+
 @functools.lru_cache(maxsize=256)
 def _terms_cached(text: str) -> frozenset[str]:
     from ..reading.extract import significant_tokens
@@ -648,11 +652,15 @@ def _terms_cached(text: str) -> frozenset[str]:
     for short, full in _CONTRACTIONS.items():
         text = text.replace(short, full)
     out = set()
-    for t in significant_tokens(text):
+    # Each distinct token once (a context repeats most of its words; the terms are a set), and
+    # split only when it has parts: a token without a separator is its own single part.
+    for t in set(significant_tokens(text)):
         out.add(_stem(t))
-        for part in re.split(r"[/._\-()]+", t):  # path and identifier parts count on their own
-            if len(part) >= 3:
-                out.add(_stem(part))
+        parts = _PARTS.split(t)  # path and identifier parts count on their own
+        if len(parts) > 1:
+            for part in parts:
+                if len(part) >= 3:
+                    out.add(_stem(part))
     return frozenset(out)
 
 
