@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, find, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, find, given, settings, strategies as st
 from hypothesis.errors import InvalidArgument
 
 import pytest_ctxeval.strategies as strategies
@@ -156,9 +156,12 @@ def test_bad_options_are_rejected_when_the_strategy_is_built(make):
 
 # --- shrinking ------------------------------------------------------------------------------------
 
-# find() shrinks to the minimal example; small search spaces keep that to about a second.
+# find() shrinks to the minimal example; small search spaces keep that to about a second. No
+# explain phase: it traces every replay of the shrink (sys.settrace) to explain a failure, and
+# these searches are meant to "fail".
 _FIND = settings(database=None, derandomize=True, max_examples=500,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+                 phases=[p for p in Phase if p is not Phase.explain])
 
 
 def test_a_huge_result_shrinks_to_one_short_round():
