@@ -241,8 +241,9 @@ class RunOptions:
         return self.backend != "offline" or self.offline_latency > 0
 
     def side_by_side(self, jobs: int) -> int:
-        """Threads for ``jobs`` independent runs: up to ``concurrency`` when requests wait on the
-        model, else 1 (run one after another; the results are those of a concurrent run)."""
+        """Threads for ``jobs`` independent runs (scenarios, compactors): up to ``concurrency``
+        when requests wait on the model, else 1 (one after another; each run has its own model
+        and fault plan, so the results are those of a concurrent run)."""
         return max(1, min(self.concurrency, jobs)) if self.waits_on_model else 1
 
     def check_key(self) -> None:

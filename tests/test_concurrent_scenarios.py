@@ -127,23 +127,40 @@ def test_offline_votes_without_a_latency_are_sent_one_after_another() -> None:
     assert len(_threads_used(make_llm("offline", latency=0.05))) > 1     # a latency to overlap: threads
 
 
-def test_offline_compare_and_run_make_no_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_offline_compare_and_run_start_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     # Offline without a latency, `ctxeval run` and `ctxeval compare` run one scenario after another
-    # on the caller's thread (threads would only take turns); the results are a concurrent run's.
-    import concurrent.futures
+    # and send the judge's votes one after another, on the caller's thread (threads would only take
+    # turns); the results are a concurrent run's.
+    import threading
 
     from pytest_ctxeval.cli import main
 
-    def refused(*a, **kw):
-        raise AssertionError("a thread pool was made for a run that waits on nothing")
+    def refused(self, *a, **kw):
+        raise AssertionError(f"a thread was started for a run that waits on nothing: {self.name}")
 
     chosen = CHOSEN[:2]
-    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", refused)
-    assert main(["run", *chosen, "--json", str(tmp_path / "serial.json")]) == 0
-    assert main(["compare", "--compactors", "claude_code,codex", *chosen, "--json", str(tmp_path / "cmp.json")]) == 0
+    votes = ("--judge-votes", "3")  # several requests per judgement: LLM.complete_many
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    assert main(["run", *chosen, *votes, "--json", str(tmp_path / "serial.json")]) == 0
+    assert main(["compare", "--compactors", "claude_code,codex", *chosen, *votes,
+                 "--json", str(tmp_path / "cmp.json")]) == 0
     monkeypatch.undo()
-    assert main(["run", *chosen, "--json", str(tmp_path / "threads.json"), "--offline-latency", "10ms"]) == 0
+    assert main(["run", *chosen, *votes, "--json", str(tmp_path / "threads.json"), "--offline-latency", "10ms"]) == 0
     capsys.readouterr()
     serial, threads = (json.loads((tmp_path / f).read_text(encoding="utf-8")) for f in ("serial.json", "threads.json"))
     assert [s["graders"] for s in serial["scenarios"]] == [s["graders"] for s in threads["scenarios"]]
+
+
+@pytest.mark.parametrize("fault", ["server_error", "overloaded", "timeout"])
+def test_a_fault_plan_is_shared_out_as_by_requests_side_by_side(fault: str) -> None:
+    # The offline model hands out a task's scripted faults in the order requests arrive. Side by
+    # side, each of three votes takes one fault and its retry succeeds; one after another, the
+    # first would take all three and use up its retries. So a fault plan keeps the threads.
+    from pytest_ctxeval.llm import make_llm
+    from pytest_ctxeval.llm.base import ModelError
+
+    llm = make_llm("offline", faults={"chat": [fault] * 3}, max_retries=2)
+    assert llm.waits
+    out = llm.complete_many([{"task": "chat", "messages": [{"role": "user", "content": f"hi {i}"}]} for i in range(3)])
+    assert not [o for o in out if isinstance(o, ModelError)]

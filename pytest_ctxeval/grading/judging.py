@@ -9,7 +9,8 @@
   does not parse is retried once with the validation error; if it still fails the verdict is
   ``ungraded`` with the reason — never a silent pass or fail. The prompt and every raw reply are
   kept in the verdict's evidence.
-* **Votes**: ``votes`` independent judgements (sent concurrently); the score is their median, the
+* **Votes**: ``votes`` independent judgements (sent concurrently when the model makes them wait:
+  see :attr:`~pytest_ctxeval.llm.base.LLM.waits`); the score is their median, the
   pass/fail their majority against the bar, and a spread above ``unstable_spread`` marks the
   verdict unstable.
 
@@ -235,7 +236,8 @@ class Judge:
         return self.judge_many([(rubric, data)], share=share)[0]
 
     def judge_many(self, items: list[tuple[str, dict[str, Any]]], *, share: bool = False) -> list[Judgement]:
-        """Several judgements at once: every vote of every item is sent concurrently."""
+        """Several judgements at once: every vote of every item is sent concurrently (one after
+        another offline without a latency, :attr:`~pytest_ctxeval.llm.base.LLM.waits`)."""
         parts = [self.render_parts(rubric, **data) for rubric, data in items]
         prompts = [prompt for _, prompt in parts]
         heads = [head if share else "" for head, _ in parts]

@@ -107,9 +107,12 @@ def make_llm(
                   gate=gate, stream=False)
         llm.reference = handler  # type: ignore[attr-defined]
         llm.caching = caching
-        # The reference model answers at once unless it simulates a latency; a handler a test
-        # gives may block, so its requests still go side by side.
-        llm.waits = latency > 0 or reference is not None
+        # The reference model answers at once unless it simulates a latency, so requests go one
+        # after another (LLM.waits), except: a handler a test gives may block; and a fault plan is
+        # handed out in the order requests arrive, so with one the requests of a batch (votes,
+        # probes) go side by side as before, each taking the next fault (one after another, the
+        # first request would take them all).
+        llm.waits = latency > 0 or reference is not None or bool(faults)
         return llm
     store = CassetteStore(Path(cassettes) if cassettes else DEFAULT_CASSETTES)
     stats = TransportStats()

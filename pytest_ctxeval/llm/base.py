@@ -112,7 +112,8 @@ class LLM:
         #: Mark prefixes that later requests share with ``cache_control`` (prompt caching).
         self.caching = True
         #: A request waits on the model, so requests sent side by side overlap (a real endpoint, or
-        #: the offline model with a latency). False: :meth:`complete_many` sends one after another.
+        #: the offline model with a latency or a fault plan: see ``make_llm``). False:
+        #: :meth:`complete_many` sends one after another.
         self.waits = True
         self._lock = threading.Lock()
 
