@@ -208,6 +208,66 @@ def test_a_pyproject_without_pytest_settings_is_passed_over(tmp_path):
     assert config.paths("ctxeval_scenarios") == [tmp_path / "s1", tmp_path / "s2"]
 
 
+
+# A configuration file pytest refuses is refused by ctxeval too (naming the file and the line), not
+# passed over for another file further up: pytest --ctxeval would stop, ctxeval would have run other
+# graders. pytest's own loader is the oracle of what is refused and of what a good file holds.
+_REFUSED = [
+    ("pyproject.toml", "[tool.pytest.ini_options]\nctxeval_graders = ['mine'\n", "pyproject.toml: not valid TOML"),
+    ("pyproject.toml", "[tool.pytest]\nctxeval_graders = ['a']\n[tool.pytest.ini_options]\nx = '1'\n",
+     "keep one of them"),
+    ("tox.ini", "[pytest]\nctxeval_graders = a\nctxeval_graders = b\n", "tox.ini:3: duplicate name 'ctxeval_graders'"),
+    ("pytest.ini", "[pytest]\nctxeval_graders\n", "pytest.ini:2: unexpected line"),
+    ("setup.cfg", "[pytest]\nctxeval_graders = mine\n", "rename the section to [tool:pytest]"),
+]
+
+
+def _pytest_loads(path: Path):
+    from _pytest.config.findpaths import load_config_dict_from_file
+
+    values = load_config_dict_from_file(path)
+    return None if values is None else {k: v.value for k, v in values.items()}
+
+
+@pytest.mark.parametrize("name, text, said", _REFUSED, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(_REFUSED)])
+def test_a_configuration_pytest_refuses_is_an_error_naming_the_file(tmp_path, monkeypatch, capsys, name, text, said):
+    (tmp_path / "tox.ini").write_text("[pytest]\nctxeval_graders = elsewhere\n")  # must not be used instead
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / name).write_text(text)
+    with pytest.raises((pytest.UsageError, pytest.fail.Exception)):  # Failed: [pytest] in setup.cfg
+        _pytest_loads(project / name)
+    monkeypatch.chdir(project)
+    assert main(["graders"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxeval: error: ") and said in err and "Traceback" not in err
+    assert "elsewhere" not in err
+
+
+@pytest.mark.parametrize("name, text", [
+    ("pytest.ini", "[pytest]\nctxeval_graders = mine  # a comment\n    more\n"),
+    ("tox.ini", "[tox]\nenvlist = py311\n[pytest]\nctxeval_graders = 'with space' plain\n"),
+    ("setup.cfg", "[metadata]\nname = x\n[tool:pytest]\naddopts = -p 100%\nctxeval_graders = mine\n"),
+    ("pyproject.toml", "[tool.pytest]\nctxeval_graders = ['a', 'b c']\n"),
+    ("pyproject.toml", "[tool.pytest.ini_options]\nctxeval_graders = 'mine'\n"),
+    ("pytest.toml", "[pytest]\nctxeval_graders = ['mine']\n"),
+])
+def test_a_configuration_pytest_reads_gives_its_values(tmp_path, name, text):
+    from pytest_ctxeval.cli.project import find_project_config
+
+    (tmp_path / name).write_text(text)
+    config = find_project_config(tmp_path)
+    assert config.path == tmp_path / name and config.values == _pytest_loads(tmp_path / name)
+
+
+def test_a_path_list_with_an_open_quote_is_an_error_naming_the_key(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pytest.ini").write_text("[pytest]\nctxeval_graders = 'mine\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["graders"]) == 2
+    err = capsys.readouterr().err
+    assert "pytest.ini: ctxeval_graders = \"'mine\": No closing quotation" in err and "Traceback" not in err
+
+
 # -- C3: what the one-file table counts -------------------------------------------------------------
 
 

@@ -12,13 +12,16 @@ command line (``--graders-dir``, scenario paths) wins over the file, as in pytes
 from __future__ import annotations
 
 import argparse
-import configparser
 import shlex
 import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import iniconfig
+
+from ..errors import UsageError
 
 __all__ = ["ProjectConfig", "find_project_config", "apply_project_config"]
 
@@ -39,37 +42,62 @@ class ProjectConfig:
         value = self.values.get(key)
         if not value or self.path is None:
             return []
-        items = shlex.split(value) if isinstance(value, str) else [str(v) for v in value]
+        if isinstance(value, str):
+            try:
+                items = shlex.split(value)
+            except ValueError as exc:  # pytest's own reading of the value fails the same way
+                raise UsageError(f"{_shown(self.path)}: {key} = {value!r}: {exc}; quote each path once") from None
+        else:
+            items = [str(v) for v in value]
         return [self.path.parent / item for item in items]
 
 
 def _read(path: Path) -> dict[str, Any] | None:
-    """The pytest settings in ``path``, or None when the file is not a pytest configuration."""
+    """The pytest settings in ``path``, or None when the file is not a pytest configuration (a
+    ``tox.ini`` without ``[pytest]``, a ``pyproject.toml`` without ``[tool.pytest...]``). Read by
+    pytest's rules (``_pytest/config/findpaths.py``: ``iniconfig`` for ini files, ``tomllib`` for
+    TOML), so that a file pytest refuses is refused here too, naming the file and line, rather
+    than passed over for another one (pytest would stop; ``ctxeval`` would run other graders)."""
+    where = _shown(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot read the pytest configuration ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{where}: the pytest configuration is not UTF-8") from None
     if path.suffix == ".toml":
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
-            return None
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{where}: not valid TOML: {exc} (pytest refuses it too; fix the file)") from None
         if path.name == "pyproject.toml":
-            tool = data.get("tool", {}).get("pytest")
+            tool = data.get("tool", {})
+            tool = tool.get("pytest", {}) if isinstance(tool, dict) else {}
             if not isinstance(tool, dict):
                 return None
-            table = tool.get("ini_options", tool)
-        else:
-            table = data.get("pytest", {})
+            native = {k: v for k, v in tool.items() if k != "ini_options"}
+            ini = tool.get("ini_options")
+            if native and ini is not None:
+                raise UsageError(f"{where}: both [tool.pytest] and [tool.pytest.ini_options]: pytest refuses "
+                                 "the file; keep one of them")
+            if native:
+                return native
+            return ini if isinstance(ini, dict) else None
+        table = data.get("pytest", {})  # pytest.toml: always the configuration, even empty
         return table if isinstance(table, dict) else {}
-    parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read_string(text)
-    except configparser.Error:
+        ini_file = iniconfig.IniConfig(where, data=text)
+    except iniconfig.ParseError as exc:
+        raise UsageError(f"{exc} (pytest refuses the file too; fix it)") from None
+    if path.name == "setup.cfg":
+        if "tool:pytest" in ini_file:
+            return dict(ini_file["tool:pytest"].items())
+        if "pytest" in ini_file:
+            raise UsageError(f"{where}: [pytest] in setup.cfg is no longer read by pytest; rename the "
+                             "section to [tool:pytest]")
         return None
-    section = {"setup.cfg": "tool:pytest"}.get(path.name, "pytest")
-    if parser.has_section(section):
-        return dict(parser.items(section))
+    if "pytest" in ini_file:
+        return dict(ini_file["pytest"].items())
     return {} if path.name in ("pytest.ini", ".pytest.ini") else None
 
 
