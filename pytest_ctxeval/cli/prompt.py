@@ -129,6 +129,18 @@ def _reading(text: str, where: list[str]) -> list[str]:
     sections = prompt_sections(text)
     out = ["# what the offline reference model reads in this prompt",
            "# sections: " + (", ".join(t for _, t in sections) or "none (a short generic summary)")]
+    from ..reading.summary import SECTION_TITLES, section_entries, section_kind
+
+    entries = section_entries(text)
+    unread = [e for e in entries if e.kind is None]
+    if unread:
+        out.append("# note: not read as a section (its title names none, and the list is not numbered as the "
+                   "nine sections are): " + "; ".join(f"{where[e.line].split(' ')[0]} '{e.title}'" for e in unread)
+                   + "; the offline model leaves it out, and the graders look for the built-in titles")
+    renamed = [(e, e.kind) for e in entries if e.kind and section_kind(e.title) is None]  # kind by its place
+    if renamed:
+        out.append("# renamed sections, read by their place in the list: " + "; ".join(
+            f"{e.number}. '{e.title}' as '{SECTION_TITLES[kind]}'" for e, kind in renamed))
     listed, shown = requested_sections(text), skeleton_sections(text)
     if shown and [k for k, _ in listed] != [k for k, _ in shown]:
         out.append("# note: the reply skeleton in <summary> asks for other sections than the list "

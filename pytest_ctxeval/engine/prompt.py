@@ -120,21 +120,18 @@ class PromptSet:
 
 
 def section_list(prompt: str) -> str:
-    """The first block of numbered section entries in ``prompt`` (see :meth:`PromptSet.section_list`)."""
-    import re
+    """The numbered section list of ``prompt`` (see :meth:`PromptSet.section_list`): every entry of
+    the list :func:`~pytest_ctxeval.reading.summary.section_entries` finds, with its continuation
+    lines, whatever its title (a section the user renamed is still asked for)."""
+    from ..reading.summary import section_entries
 
-    from ..reading.summary import section_kind
-
-    entry = re.compile(r"^\s*(?:#{1,6}\s+)?\d{1,2}[.)]\s+(?:\*\*)?([^:\n*]{3,60}?)(?:\*\*)?\s*(?::|$)")
+    entries = section_entries(prompt)
+    if not entries:
+        return ""
+    lines = prompt.split("\n")
     out: list[str] = []
-    for line in prompt.split("\n"):
-        m = entry.match(line)
-        if m and section_kind(m.group(1).strip().lower()):
-            out.append(line)
-        elif out and line.strip() and line[:1].isspace():
-            out.append(line)
-        elif out:
-            break
+    for entry in entries:
+        out += lines[entry.line:entry.end]
     return "\n".join(out)
 
 

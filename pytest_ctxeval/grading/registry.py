@@ -35,7 +35,7 @@ from ..reading.extract import PersonMessage, person_messages
 from ..reading.quoting import Conversation, recent_conversation
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
 from ..scenario.schema import Expectations
-from ..reading.summary import ParsedSummary, normalize_ws, parse_summary
+from ..reading.summary import ParsedSummary, normalize_ws, parse_summary, prompt_titles
 from ..core.tokens import estimate_messages
 
 if TYPE_CHECKING:  # for annotations only: these modules import this one
@@ -167,7 +167,22 @@ class CompactionCase:
     def sections(self) -> ParsedSummary:
         if self.summary_format is not None:
             return self.summary_format.parse(self.summary)
-        return parse_summary(self.summary)
+        return parse_summary(self.summary, titles=self.prompt_titles)
+
+    @cached_property
+    def prompt_titles(self) -> dict[str, str]:
+        """The section titles of the compaction prompt this summary answered that the canonical
+        titles do not name (a prompt that renamed ``7. Pending Tasks`` to ``7. Outstanding Tasks``),
+        read from the compaction request (the instruction is the last text of its last message):
+        the summary's sections are those its prompt asked for. {} without a request (a real
+        transcript: Claude Code's own prompt) or for the built-in titles."""
+        messages = (self.compaction_request or {}).get("messages") or []
+        if not messages or not isinstance(messages[-1], dict) or messages[-1].get("role") != "user":
+            return {}
+        content = messages[-1].get("content")
+        texts = [content] if isinstance(content, str) else \
+            [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+        return prompt_titles(texts[-1]) if texts and texts[-1] else {}
 
     #: For a real transcript: what the compaction itself kept (the preserved segment, the attachments
     #: and reminders put in before the model's first reply), as opposed to ``post_messages``, which also

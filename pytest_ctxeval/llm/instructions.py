@@ -291,7 +291,8 @@ def normalise(text: str) -> str:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Za-z0-9])|\n")
-_ENTRY = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\d{1,2}[.)][ \t]+)(?P<title>[^:\n]{3,60}?)[ \t]*(?::|$)")
+_ENTRY = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\d{1,2}[.)][ \t]+)(?P<title>[^:\n—–]{3,60}?)[ \t]*"
+                    r"(?::|[ \t](?:--?|[–—])[ \t]|[–—]|$)")  # the title ends at a colon, a dash or the line's end
 _TAG = re.compile(r"^\s*</?(?:summary|analysis)>\s*$")
 
 
@@ -302,8 +303,9 @@ def sentences(prompt: str) -> list[Sentence]:
     section's entry; indented continuation lines stay in it; a blank line, an unindented line or a
     ``<summary>`` tag closes it.
     """
-    from ..reading.summary import section_kind
+    from ..reading.summary import section_entries, section_kind
 
+    listed = {e.line + 1: e.kind for e in section_entries(prompt)}  # a renamed entry keeps its place's kind
     out: list[Sentence] = []
     section: str | None = None
     for number, raw in enumerate(prompt.split("\n"), start=1):
@@ -312,7 +314,7 @@ def sentences(prompt: str) -> list[Sentence]:
             continue
         entry = _ENTRY.match(raw)
         if entry:  # the title itself asks for the section, not for how to write it
-            section = section_kind(normalise(entry.group("title")))
+            section = listed.get(number) or section_kind(normalise(entry.group("title")))
             out.append(Sentence(normalise(entry.group(0)), number, section, entry.group(0).strip(), title=True))
             raw = raw[entry.end():]
         elif not raw[:1].isspace():

@@ -42,7 +42,9 @@ from ..reading.extract import (
     touched_files,
 )
 from ..core.messages import AssistantMessage, from_api, text_of, tool_uses
-from ..reading.summary import SECTION_TITLES, normalize_ws, notes_section, parse_summary
+from ..reading.summary import (
+    SECTION_TITLES, normalize_ws, notes_section, parse_summary, prompt_titles, section_entries,
+)
 from .summary_text import (
     FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, clip as _clip, list_items as _items, merge_texts as _merge_texts,
     quote_message as _quote, sublist as _sublist, unquote as _unquote,
@@ -74,7 +76,8 @@ def _is_summary(text: str) -> bool:
 
 
 _NUMBERED = re.compile(
-    r"^[ \t]*(?:\d{1,2}[.)][ \t]+)(?:\*\*)?(?P<title>[A-Za-z][^:\n*.]{2,60}?)(?:\*\*)?[ \t]*(?::|$)",
+    r"^[ \t]*(?:\d{1,2}[.)][ \t]+)(?:\*\*)?(?P<title>[A-Za-z][^:\n*.—–]{2,60}?)(?:\*\*)?[ \t]*"
+    r"(?::|[ \t](?:--?|[–—])[ \t]|[–—]|$)",  # the title ends at a colon, a dash or the line's end
     re.MULTILINE)
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(?:\d{1,2}[.)][ \t]+)?(?P<title>[A-Za-z][^:\n*.]{2,60}?)[ \t]*:?[ \t]*$",
                       re.MULTILINE)
@@ -92,7 +95,10 @@ def requested_sections(prompt: str) -> list[tuple[str, str]]:
     >>> requested_sections("1. Primary Request and Intent: all of it\\n2. Pending Tasks: what is left")
     [('request', 'Primary Request and Intent'), ('pending', 'Pending Tasks')]
     """
-    found = _match_titles(prompt, (_NUMBERED, _HEADING))
+    # The entries of the prompt's numbered section list, read as the graders read a summary's
+    # sections (a renamed entry keeps the section of its place: section_entries).
+    listed = {entry.line: entry.kind for entry in section_entries(prompt) if entry.kind}
+    found = _match_titles(prompt, (_NUMBERED, _HEADING), listed)
     return found or _match_titles(prompt, (_BULLET,))
 
 
@@ -109,14 +115,18 @@ def prompt_sections(prompt: str) -> list[tuple[str, str]]:
     return skeleton_sections(prompt) or requested_sections(prompt)
 
 
-def _match_titles(prompt: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[str, str]]:
+def _match_titles(prompt: str, patterns: tuple[re.Pattern[str], ...],
+                  listed: dict[int, str] | None = None) -> list[tuple[str, str]]:
+    """The ``(kind, title)`` of each title the patterns find; ``listed`` gives the kind of the
+    titles on given lines (0-based) of a section list, before the reference's own vocabulary."""
     hits = sorted((m.start(), m.group("title").strip()) for p in patterns for m in p.finditer(prompt))
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for _, title in hits:
-        if len(title.split()) > 6:
+    for start, title in hits:
+        kind = (listed or {}).get(prompt.count("\n", 0, start)) if listed else None
+        if kind is None and len(title.split()) > 6:
             continue
-        kind = reference_kind(title)
+        kind = kind or reference_kind(title)
         if kind and kind not in seen:
             seen.add(kind)
             out.append((kind, title))
@@ -164,13 +174,17 @@ class _Carry:
 _MAX_FINDINGS = 16
 
 
-def _read_carry(texts: list[str]) -> _Carry:
+def _read_carry(texts: list[str], instruction: str = "") -> _Carry:
+    """What the earlier summaries ``texts`` said; their sections are read with the titles of the
+    prompt in use (``instruction``), which wrote them (a renamed section is not taken for part of the
+    section before it)."""
     carry = _Carry()
+    titles = prompt_titles(instruction) if instruction else {}
     for text in texts:
         if not text.lstrip().startswith(SUMMARY_PREFIX):  # another compactor's summary
             read_other(text, carry)
             continue
-        parsed = parse_summary(text)
+        parsed = parse_summary(text, titles=titles)
         if not parsed.sections and notes_section(text, "task specification") is not None:
             # Session notes (a session-memory compaction): the ten-section template.
             carry.user_messages += [_unquote(i) for i in _items(notes_section(text, "task specification") or "")
@@ -235,7 +249,7 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
         else:
             cleaned.append(msg)
     history = from_api(cleaned, uuid_prefix="ref")
-    carry = _read_carry(earlier)
+    carry = _read_carry(earlier, instruction)
     facts = _Facts(history, carry)
     tags = snapshot_tags(instruction)
     if tags:  # Gemini CLI's XML state snapshot

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 __all__ = [
     "SECTION_KINDS", "SECTION_TITLES", "Section", "ParsedSummary", "section_kind",
     "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span", "notes_section",
+    "PromptEntry", "section_entries", "prompt_titles",
 ]
 
 #: Section kinds in canonical order, with the canonical title.
@@ -70,6 +71,97 @@ def section_kind(title: str) -> str | None:
         if pattern.search(norm):
             return kind
     return None
+
+
+#: A numbered entry of a prompt's section list: ``7. Pending Tasks: ...``, ``## 7. Pending Tasks``,
+#: ``7. **Pending Tasks** - ...``, ``7. Pending Tasks — ...``: the title ends at a colon, a spaced
+#: dash (``-``, ``–``, ``—``), an unspaced long dash, or the end of the line.
+_ENTRY_LINE = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\*\*|__)?(?P<num>\d{1,2})[.)][ \t]+(?:\*\*|__)?"
+    r"(?P<title>[A-Za-z][^:\n*_—–]{1,60}?)[ \t]*(?:\*\*|__)?[ \t]*(?::|[ \t](?:--?|[–—])[ \t]|[–—]|$)")
+
+
+@dataclass(frozen=True)
+class PromptEntry:
+    """One entry of a prompt's numbered section list."""
+
+    line: int  # 0-based line of the entry in the prompt
+    number: int
+    title: str
+    kind: str | None  # the section it asks for (by its title, or by its place: see section_entries)
+    end: int  # 0-based line after the entry's last continuation line
+
+
+def section_entries(prompt: str, kind_of: Callable[[str], str | None] | None = None) -> list[PromptEntry]:
+    """The entries of the section list of a compaction prompt: the first run of numbered entry
+    lines (numbered upwards, a number may be left out; indented continuation lines and blank lines
+    between them)
+    in which at least two titles name a section (``kind_of``, default :func:`section_kind`).
+
+    A title the vocabulary does not know keeps its place: when every title that is known sits at
+    its canonical number (``7. Pending Tasks``), an unknown one takes the section of its number
+    (``7. Outstanding Tasks`` asks for the pending tasks), as a model reading the list would take
+    it; a number whose section another title already names, or a list numbered otherwise, leaves
+    it unknown (``kind`` None).
+
+    >>> [(e.number, e.kind) for e in section_entries("1. Primary Request: a\\n2. Key Concepts: b\\n"
+    ...                                              "3. Touched Stuff — c\\n4. Errors: d")]
+    [(1, 'request'), (2, 'concepts'), (3, 'files'), (4, 'errors')]
+    """
+    kind_of = kind_of or section_kind
+    lines = prompt.split("\n")
+    blocks: list[list[tuple[int, int, str, int]]] = []  # (line, number, title, end)
+    current: list[tuple[int, int, str, int]] = []
+    for i, raw in enumerate(lines):
+        m = _ENTRY_LINE.match(raw)
+        if m and (not current or int(m.group("num")) > current[-1][1]):
+            title = m.group("title").strip()
+            current.append((i, int(m.group("num")), title, i + 1))
+            continue
+        if current and (not raw.strip() or raw[:1].isspace()) and not m:
+            if raw.strip():  # a continuation line of the entry above
+                line, num, title, _ = current[-1]
+                current[-1] = (line, num, title, i + 1)
+            continue
+        if current:
+            blocks.append(current)
+        current = []
+        if m:  # a numbered line that starts again (1. after 9.) starts a new run
+            current.append((i, int(m.group("num")), m.group("title").strip(), i + 1))
+    if current:
+        blocks.append(current)
+    for block in blocks:
+        kinds = [kind_of(title) for _, _, title, _ in block]
+        if sum(k is not None for k in kinds) < 2:
+            continue
+        canonical = all(k is None or (n <= len(SECTION_KINDS) and SECTION_KINDS[n - 1] == k)
+                        for (_, n, _, _), k in zip(block, kinds))
+        named = {k for k in kinds if k}
+        out = []
+        for (line, number, title, end), kind in zip(block, kinds):
+            if kind is None and canonical and 1 <= number <= len(SECTION_KINDS) \
+                    and SECTION_KINDS[number - 1] not in named:
+                kind = SECTION_KINDS[number - 1]
+            out.append(PromptEntry(line, number, title, kind, end))
+        return out
+    return []
+
+
+def prompt_titles(prompt: str) -> dict[str, str]:
+    """The section titles of ``prompt``'s section list (:func:`section_entries`) that the canonical
+    titles do not already name, by their leading words (as :func:`parse_summary` keys a header),
+    mapped to the section each asks for: what :func:`parse_summary` needs to read a summary written
+    for a prompt whose sections were renamed. {} for the built-in titles.
+
+    >>> prompt_titles("1. Primary Request and Intent: a\\n2. Key Technical Concepts: b\\n7. Outstanding Tasks: c")
+    {'outstanding tasks': 'pending'}
+    """
+    out: dict[str, str] = {}
+    for entry in section_entries(prompt):
+        key = _title_key(entry.title)
+        if entry.kind and key and _strong_kind(key) != entry.kind:
+            out.setdefault(key, entry.kind)
+    return out
 
 
 def normalize_ws(text: str) -> str:
@@ -258,7 +350,8 @@ def _strong_kind(key: str) -> str | None:
     return _STRONG_TITLES[best] if best else None
 
 
-def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None) -> ParsedSummary:
+def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None,
+                  titles: Mapping[str, str] | None = None) -> ParsedSummary:
     """Split a summary into sections by numbered, known headers.
 
     Only the part after ``Summary:`` (or inside ``<summary>``) is searched when there is one, so
@@ -266,14 +359,16 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None)
     canonical section title wins over a looser vocabulary match of the same kind (so an item such
     as ``2. Added error handling:`` inside another section is not taken for section 4).
     ``kind_of`` replaces :func:`section_kind` for titles that are not canonical (the offline
-    reference model reads other compactors' summaries with a wider vocabulary).
+    reference model reads other compactors' summaries with a wider vocabulary). ``titles`` maps the
+    section titles of the prompt the summary answered (:func:`prompt_titles`) to their kinds, read
+    as canonical titles: a section the user's prompt renamed (``7. Outstanding Tasks``) is found.
     """
     part, offset = _summary_part(text)
     candidates: list[tuple[int, int, bool, Section]] = []
     for m in _HEADER.finditer(part):
         title = m.group("title").strip()
         key = _title_key(title)
-        strong_kind = _strong_kind(key)
+        strong_kind = (titles or {}).get(key) or _strong_kind(key)
         kind = strong_kind or ((kind_of or section_kind)(title) if len(key.split()) <= 5 else None)
         if kind is None:
             continue
