@@ -53,3 +53,24 @@ def test_the_baseline_prompt_wins_over_the_builtin_one() -> None:
     assert note is not None and note["against"] == "the built-in prompt"  # same as the baseline: vs built-in
     other = coverage_note(mine + "\nBe brief.", {"prompt": {"name": "mine.j2", "text": mine}})
     assert other["against"] == "the baseline's prompt (mine.j2)" and len(other["lines"]) == 1
+
+
+def test_a_section_that_asks_the_opposite_wins_and_the_note_says_so() -> None:
+    # "omit errors" in section 4 outweighs the analysis bullet about "the errors you ran into"
+    line = next(l for l in BUILTIN.split("\n") if l.startswith("4. Errors and fixes"))
+    new = _change(line, "4. Errors and fixes: Do not include error messages or stack traces; omit errors entirely.")
+    from pytest_ctxeval.llm.instructions import read_prompt
+
+    reading = read_prompt(new)
+    assert "errors_quoted_and_fixed" not in reading and reading.overridden["errors_quoted_and_fixed"]
+    labels = [m for c in prompt_coverage(new, BUILTIN).lines if c.sign == "+" for m in c.mapped]
+    assert any("asks the opposite (wins over line" in m for m in labels), labels
+
+
+def test_a_general_opposite_loses_to_the_section_and_the_note_warns() -> None:
+    new = BUILTIN + "\nWhen you list the user's messages, restate them in your own words rather than quoting them."
+    from pytest_ctxeval.llm.instructions import read_prompt
+
+    assert "user_messages_verbatim" in read_prompt(new)
+    labels = [m for c in prompt_coverage(new, BUILTIN).lines for m in c.mapped]
+    assert any("asks the opposite" in m for m in labels), labels

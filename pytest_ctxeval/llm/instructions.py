@@ -97,10 +97,17 @@ def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
 #: The verbs that ask for something to be kept ("keep", "preserve", "include", "carry forward"...),
 #: shared by the instructions whose subject is a kind of content.
 _KEEP = r"\bkeep\w*|\bpreserv\w*|\binclud\w*|\bquot\w*|\blist\w*|\bcarry\w*|\bretain\w*|\bcapture\w*|"
-_VERBATIM = (r"verbatim|word[- ]for[- ]word|exactly as (?:\w+ )?(?:written|typed|sent|given|said|they were)|"
+_VERBATIM = (r"verbatim|word[- ]for[- ]word|exactly as (?:\w+ ){0,2}(?:written|typed|sent|given|said|wrote|they were)|"
+             r"without (?:chang|alter|edit|rewrit|reword)\w* (?:a |any |one )?(?:single )?(?:word|thing|character)s?|"
+             r"(?:in|to) (?:the|their) (?:original|own) (?:words|wording)|\bin full\b|"
              r"(?:their |the |his |her )?exact (?:words|wording|text)|unchanged|unedited|as[- ]is\b|literally|"
              r"character[- ]for[- ]character|(?:direct|exact|literal|full) quot\w*|"
              r"quot\w* (?:\w+ ){0,3}(?:exactly|in full|verbatim|word for word)|(?:in|with) quotation marks")
+
+#: Words that ask to leave the subject out ("omit errors", "do not include code"): the opposite of
+#: every instruction that keeps a kind of content.
+_LEAVE_OUT = (r"\bomit\w*|\bleave (?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
+              r"(?:do not|don't|never|no need to) (?:include|list|mention|record|keep|quote|write|copy)\w*")
 
 VOCABULARY: tuple[Instruction, ...] = (
     Instruction(
@@ -108,8 +115,9 @@ VOCABULARY: tuple[Instruction, ...] = (
         subject=r"\buser(?:'s)? (?:messages?|requests?|words|prompts?|input)|messages? (?:from|of|by|sent by|typed by) "
                 r"(?:the )?(?:user|person|human)|what the (?:user|person) (?:said|wrote|typed|asked)|"
                 r"\b(?:human|person)(?:'s)? messages?",
-        ask=_VERBATIM, section="user_messages",
-        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\bbrief\w*|condens\w*|\bgist\b|own words|shorten\w*|reword\w*",
+        ask=_VERBATIM + r"|\bquot(?:e|es|ed|ing)\b|\breproduc\w*|\btranscrib\w*|\bcop(?:y|ies)\b", section="user_messages",
+        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\bbrief\w*|condens\w*|\bgist\b|own words|shorten\w*|reword\w*|"
+                 + _LEAVE_OUT,
         when_asked="every person-typed message, quoted verbatim, one per item",
         otherwise="each message paraphrased (a deterministic rewording in reported speech, not a copy)",
         grader="verbatim_user_messages"),
@@ -117,7 +125,7 @@ VOCABULARY: tuple[Instruction, ...] = (
         name="next_step_quotes", title="next step with direct quotes",
         subject=r"next step|where (?:you|we) left off|(?:most recent|latest|last) (?:request|message|conversation|"
                 r"exchange)|what (?:task )?you were (?:doing|working on)",
-        ask=_VERBATIM + r"|\bquot(?:e|es|ed|ing)\b", section="next",
+        ask=_VERBATIM + r"|\bquot\w*|\bcit(?:e|es|ed|ing)\b|quotation marks", section="next",
         opposite=r"paraphras\w*|summar(?:is|iz)\w*|own words",
         when_asked="the next step quotes the most recent request verbatim",
         otherwise="the next step describes the latest request in its own words, without a quote",
@@ -127,7 +135,8 @@ VOCABULARY: tuple[Instruction, ...] = (
         subject=r"\bsnippets?\b|\bcode\b|\bdiffs?\b|\bthe (?:edits?|changes?) (?:themselves|made)",
         ask=r"\binclud\w*|\bfull\b|\bcomplete\b|\bshow\w*|\bquot\w*|\bpaste\w*|\bkeep\w*|\bpreserv\w*|"
             r"\bwith (?:(?:the|their|its|relevant|full|complete)\s+){0,2}(?:code|snippets?|diffs?)\b|\badd\b|\bcopy\b|\breproduc\w*",
-        section=None, opposite=r"(?:file )?names? only|only (?:the )?(?:file )?names?|just (?:the )?(?:file )?names?",
+        section=None, opposite=r"(?:file )?names? only|only (?:the )?(?:file )?names?|just (?:the )?(?:file )?names?|"
+                                + _LEAVE_OUT,
         when_asked="each changed file with what changed (old and new code)",
         otherwise="file names with how they were touched, no code",
         grader="probes"),
@@ -135,8 +144,9 @@ VOCABULARY: tuple[Instruction, ...] = (
         name="errors_quoted_and_fixed", title="errors quoted, with how they were fixed",
         subject=r"\berrors?\b|\bfailures?\b|\bexceptions?\b|\btracebacks?\b|what went wrong",
         ask=_VERBATIM + r"|\bquot\w*|how (?:you |it |they |each |we )?(?:was |were )?(?:fixed|resolved|solved|handled)|"
-                        r"\bfix(?:es)?\b|\bresolution\b",
-        section="errors", opposite=r"\bbrief\w*|summar(?:is|iz)\w*|in general terms|paraphras\w*",
+                        r"\bfix(?:es)?\b|\bresolution\b|\bpaste\w*|\bcop(?:y|ies)\b|"
+                        r"how (?:you |it |they |we )?(?:got|get|worked) (?:past|around|over)|\bworkarounds?\b",
+        section="errors", opposite=r"\bbrief\w*|summar(?:is|iz)\w*|in general terms|paraphras\w*|" + _LEAVE_OUT,
         when_asked="the key line of each failing result, quoted, and how it was fixed (or that it is open)",
         otherwise="each error described in a few words (its kind), not quoted, no fix",
         grader="errors_preserved"),
@@ -145,7 +155,8 @@ VOCABULARY: tuple[Instruction, ...] = (
         subject=r"\bpending\b|\btasks?\b|\btodos?\b|to-do|what (?:is|remains) left|remaining work",
         ask=r"explicitly (?:been )?(?:asked|requested|told|given)|(?:asked|requested|told) (?:you )?(?:to do|for|"
             r"explicitly)|only (?:the )?(?:tasks?|items?|todos?|ones?) (?:the user|you were|that were|you have been)|"
-            r"(?:the )?user (?:asked|requested) for|(?:still )?open (?:todo|task)s?|not (?:yet )?(?:done|completed|finished)",
+            r"(?:the )?user (?:asked|requested) for|(?:still )?open (?:todo|task)s?|not (?:yet )?(?:done|completed|finished)|"
+            r"(?:the )?user (?:still )?wants?(?: (?:done|finished|completed))?|still (?:wanted|wants|needs|needed)",
         section="pending", opposite=r"\bany\b|\ball (?:tasks|todos|ideas)|everything mentioned|\bpossible\b",
         when_asked="the open items of the latest todo list (or the earlier summary's), nothing else",
         otherwise="every task ever put on a todo list and not completed, including ones the user dropped",
@@ -165,8 +176,9 @@ VOCABULARY: tuple[Instruction, ...] = (
         subject=r"approach\w*|attempts?\b|(?:things|ideas|fixes|what) (?:you |we )?(?:tried|attempted)|dead ends?|"
                 r"\bruled out\b",
         ask=r"did ?n[o']t work|did not work|\bfailed\b|not work\w*|dead ends?|\bruled out\b|\brevert\w*|"
-            r"\babandon\w*|(?:are |is )?not (?:re)?tried|not (?:to )?(?:retry|repeat|try)|\bwrong\b",
-        section=None, opposite=r"only (?:what|the ones that) worked",
+            r"\babandon\w*|(?:are |is )?not (?:re)?tried|not (?:to )?(?:retry|repeat|try)|\bwrong\b|"
+            r"\bunsuccessful\b|did ?n[o']t (?:succeed|pan out)|\bfruitless\b|\bfell through\b",
+        section=None, opposite=r"only (?:what|the ones that) worked|" + _LEAVE_OUT,
         when_asked="what the assistant found did not work, listed as failed in section 5",
         otherwise="dead ends left out (only what is in progress is described)",
         grader="failed_approaches_preserved"),
@@ -176,7 +188,8 @@ VOCABULARY: tuple[Instruction, ...] = (
                 r"commit) names?|\bnames of\b|\bsignatures?\b|\bhashes\b|\bids\b|\bpaths?\b|\bversions? numbers?|"
                 r"\bnumbers\b|\bvalues\b",
         ask=r"\bexact\w*|verbatim|as (?:they )?(?:appear\w*|written)|\bprecise\w*|unchanged|character[- ]for[- ]character|"
-            r"\bspell\w* out|\bliteral\w*",
+            r"\bspell\w* out|\bliteral\w*|(?:never|not|don't|do not) (?:abbreviat|shorten|truncat|round)\w*|"
+            r"in full\b",
         section=None, opposite=r"\bgeneral terms\b|\bgeneri\w*|\bapproximat\w*",
         when_asked="the assistant's findings keep names, paths, numbers and IDs as written",
         otherwise="the findings say 'the function', 'a file', 'a value' instead of the identifiers",
@@ -184,10 +197,12 @@ VOCABULARY: tuple[Instruction, ...] = (
     Instruction(
         name="keep_facts", title="facts the session relied on (tool results, findings)",
         subject=r"\bfindings?\b|\bfacts?\b|what (?:you|the assistant) (?:found|learned|discovered|concluded)|"
-                r"tool results?|\bresults? of (?:tools?|commands?)|\bmeasurements?\b|\bconclusions?\b",
+                r"tool (?:results?|outputs?)|\b(?:results?|outputs?) of (?:tools?|commands?)|\bmeasurements?\b|\bconclusions?\b|"
+                r"what (?:you|the assistant) (?:found|learned|discovered) (?:out|along the way)",
         ask=_KEEP +
-            r"\brecord\w*|\bdocument\w*|\bnot lose\b|\bsurviv\w*|\bmention\w*",
-        section=None, opposite=r"\bdrop\w*|\bomit\w*",
+            r"\brecord\w*|\bdocument\w*|\bnot lose\b|\bsurviv\w*|\bmention\w*|\bnote\w*|\bwrite down\b|"
+            r"\bjot\w*|\bsav(?:e|ing)\b|\bhold on to\b",
+        section=None, opposite=r"\bdrop\w*|" + _LEAVE_OUT,
         when_asked="the assistant's findings (its own words, the last 16) in section 5, carried forward",
         otherwise="findings left out (the problem-solving section counts the tool calls only)",
         grader="probes"),
@@ -262,6 +277,9 @@ class Reading:
 
     asked: dict[str, list[int]] = field(default_factory=dict)
     opposed: dict[str, list[int]] = field(default_factory=dict)
+    #: Instructions asked for in general but opposed in their own section (which wins): the lines
+    #: that asked.
+    overridden: dict[str, list[int]] = field(default_factory=dict)
     limit: LengthLimit | None = None
     language: str | None = None
 
@@ -340,11 +358,15 @@ def read_prompt(prompt: str) -> Reading:
     (True, False)
     """
     reading = Reading()
+    in_section: dict[str, tuple[set[int], set[int]]] = {}  # instruction -> lines of its section that ask / oppose
     for s in sentences(prompt):
         if s.title:
             continue
         for inst in VOCABULARY:
+            scoped = inst.section is not None and s.section == inst.section
             if inst.asks(s):
+                if scoped:
+                    in_section.setdefault(inst.name, (set(), set()))[0].add(s.line)
                 reading.asked.setdefault(inst.name, []).append(s.line)
                 if inst.name == "length_limit" and reading.limit is None:
                     m = inst._ask.search(s.text)
@@ -359,7 +381,14 @@ def read_prompt(prompt: str) -> Reading:
                         name = (m.group(1) or m.group(2) or "").lower()
                         reading.language = _LANGUAGE_NAMES.get(name, name)
             elif inst.opposes(s):
+                if scoped:
+                    in_section.setdefault(inst.name, (set(), set()))[1].add(s.line)
                 reading.opposed.setdefault(inst.name, []).append(s.line)
+    # The section's own word wins over a general one: "4. Errors: omit them entirely" is not undone by
+    # an analysis bullet about "the errors you ran into" (a model follows the specific instruction).
+    for name, (asks, opposes) in in_section.items():
+        if opposes and not asks and name in reading.asked:
+            reading.overridden[name] = reading.asked.pop(name)
     if reading.language == "english":
         reading.language = None
     return reading

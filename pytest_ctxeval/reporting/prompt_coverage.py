@@ -80,8 +80,17 @@ def _label(s: Any, reading: Any) -> list[str]:
     for name in sentence_reading(s):
         base = name.split(" ")[0]
         tag = f"instruction: {instruction(base).title}"
+        opposed = [n for n in reading.opposed.get(base, []) if n != s.line]
         if name.endswith("(opposite)"):
             tag += " — asks the opposite"
+            if base in reading.overridden:
+                tag += (f" (wins over line {', '.join(map(str, reading.overridden[base]))}: the section's own "
+                        "instruction is followed offline)")
+        elif s.line in reading.overridden.get(base, []):
+            tag += " (overridden: its section asks the opposite, and is followed offline)"
+        elif opposed:
+            tag += (f" (line {', '.join(map(str, opposed))} asks the opposite: followed offline, a real model "
+                    "may not; --ctxeval-backend anthropic)")
         elif base == "length_limit" and reading.limit:
             tag += f" ({reading.limit.amount} {reading.limit.unit})"
         elif base == "language" and reading.language:

@@ -48,6 +48,20 @@ ASKS = [
     ("language", "Write the summary in French."),
     ("language", "Respond in German."),
     ("language", "Output language: Spanish"),
+    # other ways of saying the same (a fresh reader's prompt edits, generalised)
+    ("user_messages_verbatim", "6. All user messages: quote each of them, one per item."),
+    ("user_messages_verbatim", "6. All user messages: reproduce them in the user's original wording."),
+    ("user_messages_verbatim", "6. All user messages: transcribe them exactly as the person typed them."),
+    ("user_messages_verbatim", "6. All user messages: one per item, without altering any word."),
+    ("next_step_quotes", "9. Next Step: back it with quotations from the latest exchange."),
+    ("next_step_quotes", "9. Next Step: cite the last request."),
+    ("errors_quoted_and_fixed", "4. Errors: paste the failing line and the workaround."),
+    ("errors_quoted_and_fixed", "4. Errors: copy the message and say how you got around it."),
+    ("keep_facts", "Jot down what you found out from tool outputs."),
+    ("keep_facts", "Note the conclusions you reached."),
+    ("identifiers", "Paths and version numbers: do not abbreviate them."),
+    ("failed_approaches", "Say which attempts were unsuccessful."),
+    ("pending_explicit", "7. Pending Tasks: what the user still needs done."),
 ]
 
 # (instruction, prompt text) pairs that do NOT ask for it.
@@ -81,6 +95,11 @@ DOES_NOT = [
     ("length_limit", "The conversation had 400 words."),
     ("language", "Write the summary."),
     ("language", "The user writes in Japanese sometimes."),
+    ("errors_quoted_and_fixed", "4. Errors and fixes: omit them entirely."),
+    ("errors_quoted_and_fixed", "In the analysis, go through the errors and how you fixed them.\n4. Errors: leave them out."),
+    ("code_snippets", "3. Files: do not include snippets."),
+    ("user_messages_verbatim", "6. All user messages: leave them out of the summary."),
+    ("keep_facts", "Omit the facts you found along the way."),
 ]
 
 
