@@ -18,6 +18,7 @@ from .grading.registry import (
 )
 from .core.messages import text_of
 from .runner import RunResult
+from .transcript.compactions import nothing_to_grade
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine.prompt import PromptSet
@@ -192,10 +193,14 @@ def evaluate_transcript(transcript: Transcript, registry: GraderRegistry, specs:
     name = Path(transcript.path).name
     outcome = Outcome(name=name, source=str(transcript.path), kind="transcript", cases=cases,
                       verdicts=[registry.run(c, specs) for c in cases], graders=[s.name for s in specs])
-    if not cases:
-        outcome.error = (f"{transcript.path}: no compaction in this transcript (no compact_boundary record); "
-                         "pass --summary FILE to grade a summary of it")
     outcome.notes = [str(p) for p in transcript.problems]
+    if summary_text is None:
+        # A compaction that cannot be graded (inherited, or no summary after its boundary) is said,
+        # never graded against an empty summary nor dropped without a word.
+        outcome.notes += [c.not_graded for c in transcript.compactions if not c.inherited and c.no_summary]
+        if not cases:
+            # Nothing of this session to grade: every grader n/a with the reason, not a failed verdict.
+            outcome.skipped = nothing_to_grade(transcript.compactions) or "no compaction to grade"
     return outcome
 
 

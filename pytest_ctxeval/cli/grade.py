@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from ..evaluation import usage_lines
 from ..grading.folders import is_folder_mode
 from ..options import RunOptions, add_model_options
 from ..results import results_document, write_results
+from ..transcript.compactions import nothing_to_grade
 from ..transcript.jsonl import read_transcript
 from .common import check_writable, exit_code, grader_args, load_expectations, print_outcomes, registry_of
 from .grade_folder import add_folder_options, run_grade_folder
@@ -30,7 +32,9 @@ def add_grade_command(sub: Any) -> None:
                                        "transcript. Given folders (e.g. ~/.claude/projects) or several files, grade "
                                        "every session with a compaction in parallel and print tables per grader "
                                        "and per Claude Code version. Exit 0 if all verdicts pass, 1 if any fails, "
-                                       "2 on bad input.")
+                                       "2 on bad input, or when the one file given has nothing of its own to "
+                                       "grade (no compaction, only one inherited from a parent session, or "
+                                       "only ones with no summary; folder mode lists such files as skipped).")
     grade.add_argument("transcript", metavar="PATH", nargs="+",
                        help="a session .jsonl file, or folders / several files (graded recursively)")
     add_folder_options(grade)
@@ -75,9 +79,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.summary:
         summary = read_summary(Path(args.summary))
     transcript = read_transcript(args.transcript, strict=args.strict)
-    if summary is None and not transcript.compactions:
-        raise UsageError(f"{args.transcript}: no compaction in this transcript (no compact_boundary record); "
-                         "pass --summary FILE to grade a summary of it")
+    if summary is None:
+        _check_something_to_grade(args.transcript, transcript)
     evaluation = evaluator.evaluate(transcript, expect=expect, summary_text=summary)
     outcome = evaluation.outcome
     print_outcomes([outcome], args.verbose)
@@ -92,6 +95,28 @@ def cmd_grade(args: argparse.Namespace) -> int:
                                judge=evaluator.judge_label)
         print(f"results written to {write_results(args.json_out, doc)}")
     return exit_code([outcome], strict=args.strict)
+
+
+def _check_something_to_grade(path: str, transcript: Any) -> None:
+    """A file with no compaction of its own that has a summary is a usage error (exit 2), as a file
+    with no compaction at all: nothing was graded, so no verdict passed or failed. Folder mode lists
+    such a file as skipped, in the same words."""
+    why = nothing_to_grade(transcript.compactions)
+    if why is None:
+        return
+    for problem in transcript.problems:  # the lines skipped on the way, as a graded file shows them
+        print(f"note: {path}: {problem}", file=sys.stderr)
+    if not transcript.compactions:
+        raise UsageError(f"{path}: no compaction in this transcript (no compact_boundary record); "
+                         "pass --summary FILE to grade a summary of it")
+    if why.startswith("only a compaction inherited"):
+        first = transcript.compactions[0]
+        raise UsageError(f"{path}: skipped: {why} (line {first.boundary_line}: {first.inherited_reason}); "
+                         "nothing of this session to grade: grade the parent session's file, or pass "
+                         "--summary FILE to grade a summary of this one")
+    detail = "; ".join(c.not_graded.removesuffix("; not graded") for c in transcript.compactions if c.no_summary)
+    raise UsageError(f"{path}: skipped: {why} ({detail}); nothing to grade: grade the complete file once "
+                     "the session has written its summary, or pass --summary FILE to grade a summary of it")
 
 
 def read_summary(p: Path) -> str:

@@ -5,8 +5,8 @@ parallel worker processes (``--workers``, default: one per core), with a progres
 terminal. A session is one of
 
 * ``graded``: it holds at least one compaction of its own, each graded by every selected grader;
-* ``skipped``: no compaction of its own (none at all, or only one inherited from a parent session),
-  or not a Claude Code session file (no user or assistant record): listed, never an error;
+* ``skipped``: no compaction of its own with a summary (none at all, only one inherited from a
+  parent session, or only ones with no summary after the boundary), or not a Claude Code session file (no user or assistant record): listed, never an error;
 * ``error``: it could not be read (unreadable, changed while read): listed with the reason; the
   others' results are still written, and the exit status is 2 (bad input).
 
@@ -109,6 +109,7 @@ def _setup(grader_names: list[str] | None, graders_dirs: list[str], options: Any
 def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> SessionResult:
     """Read and grade one session file with the graders of this process (see :func:`_setup`)."""
     from .registry import cases_from_transcript
+    from ..transcript.compactions import nothing_to_grade
     from ..transcript.jsonl import read_transcript
 
     start = time.perf_counter()
@@ -131,21 +132,20 @@ def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
     result.problems = [str(pr) for pr in transcript.problems]
     result.problem_lines = [pr.line for pr in transcript.problems]
     comps = transcript.compactions
-    own = [c for c in comps if not c.inherited]
-    if not own:
+    why = nothing_to_grade(comps)
+    if why is not None:
         result.status = "skipped"
-        result.reason = ("only a compaction inherited from a parent session" if comps
-                         else "no compaction in this session")
+        result.reason = why
     registry, specs, judge = _WORKER["registry"], _WORKER["specs"], _WORKER.get("judge")
     # As evaluate_transcript does, without importing the run machinery (the model SDK) per worker.
     spent_before = judge.llm.usage.as_dict() if judge is not None else None
     by_index = {}
-    for case in cases_from_transcript(transcript) if own else []:
+    for case in cases_from_transcript(transcript) if why is None else []:
         case.judge = judge
         by_index[case.index] = registry.run(case, specs)
     for c in comps:
         row = c.describe()
-        if not c.inherited:
+        if c.gradable:
             row["verdicts"] = [{"grader": v.grader, "status": v.status, "score": round(v.score, 4),
                                 "reasons": list(v.reasons)} for v in by_index.get(c.index, [])]
         result.compactions.append(row)
@@ -250,12 +250,16 @@ def folder_document(results: list[SessionResult], *, paths: list[str], graders: 
     results = sorted(results, key=lambda r: r.path)
     by_grader: dict[str, Counter[str]] = {g: Counter() for g in graders}
     by_version: dict[str, dict[str, Any]] = {}
-    failures, inherited = [], []
+    failures, inherited, incomplete = [], [], []
     for r in results:
         for c in r.compactions:
             if c.get("inherited"):
                 inherited.append({"path": r.path, "line": c["line"], "version": c["version"],
                                   "reason": c.get("inherited_reason", "")})
+                continue
+            if c.get("no_summary"):
+                incomplete.append({"path": r.path, "line": c["line"], "version": c["version"],
+                                   "reason": c["no_summary"]})
                 continue
             version = c.get("version") or "unknown"
             row = by_version.setdefault(version, {"sessions": set(), "compactions": 0, **{s: 0 for s in STATUSES}})
@@ -271,8 +275,9 @@ def folder_document(results: list[SessionResult], *, paths: list[str], graders: 
     summary = {
         "sessions": len(results), "graded": sum(r.status == "graded" for r in results),
         "skipped": sum(r.status == "skipped" for r in results), "errors": sum(r.status == "error" for r in results),
-        "compactions": sum(1 for r in results for c in r.compactions if not c.get("inherited")),
-        "inherited": len(inherited), "problems": sum(len(r.problems) for r in results), "bytes": total_bytes, "seconds": round(seconds, 3),
+        "compactions": sum(1 for r in results for c in r.compactions
+                           if not c.get("inherited") and not c.get("no_summary")),
+        "inherited": len(inherited), "incomplete": len(incomplete), "problems": sum(len(r.problems) for r in results), "bytes": total_bytes, "seconds": round(seconds, 3),
         "mb_per_s": round(total_bytes / 1e6 / seconds, 2) if seconds > 0 else None, "workers": workers,
     }
     return {
@@ -285,6 +290,9 @@ def folder_document(results: list[SessionResult], *, paths: list[str], graders: 
         "skipped": [{"path": r.path, "reason": r.reason} for r in results if r.status == "skipped"],
         "errors": [{"path": r.path, "reason": r.reason} for r in results if r.status == "error"],
         "inherited": inherited,
+        # A compaction with no summary after its boundary (a file cut short, a summary record that
+        # could not be read or is not marked): listed, never graded against an empty summary.
+        "incomplete": incomplete,
         # Lines a reader skipped or moved: each named with its file and line, never dropped silently.
         "problems": [{"path": r.path, "line": line, "reason": _problem_text(text, line)}
                      for r in results for text, line in zip(r.problems, r.problem_lines)],

@@ -547,8 +547,10 @@ def cases_from_transcript(transcript: Transcript, *, expect: Expectations | None
             post_tokens=estimate_messages([UserMessage(uuid="summary", content=summary_text)]))]
     out = []
     for comp in transcript.compactions:
-        if comp.inherited:
-            continue  # copied in from a parent session: that session's to grade (listed by `grade FOLDER`)
+        if not comp.gradable:
+            # Copied in from a parent session (that session's to grade), or no summary after the
+            # boundary (an absent summary is not an empty one): listed by `grade`, never graded.
+            continue
         text = comp.summary_text
         post = estimate_messages([comp.summary]) if comp.summary is not None else 0
         out.append(CompactionCase(

@@ -2,7 +2,7 @@
 
 All three show the same document (:func:`pytest_ctxeval.grading.folders.folder_document`): totals,
 one table per grader, one per Claude Code version, the failures, then the skipped sessions, the
-inherited compactions and the files that could not be read. Text from transcripts is made inert in
+inherited compactions, the compactions with no summary and the files that could not be read. Text from transcripts is made inert in
 each: control characters shown as ``\\xNN`` on the terminal, Markdown punctuation escaped, HTML
 escaped (and the page forbids scripts and remote loads); key-shaped strings are scrubbed before
 anything is written.
@@ -48,6 +48,7 @@ def _version_rows(doc: dict[str, Any]) -> list[list[str]]:
 
 
 _PROBLEMS_TITLE = "Lines skipped or moved by the reader (--strict makes a malformed line an error)"
+_INCOMPLETE_TITLE = "Compactions with no summary after the boundary (not graded)"
 _GRADER_HEAD = ["grader", *STATUSES, "pass rate"]
 _VERSION_HEAD = ["Claude Code", "sessions", "compactions", *STATUSES, "pass rate"]
 
@@ -58,6 +59,8 @@ def _totals(doc: dict[str, Any]) -> str:
     return (f"{_lines(s['sessions'], 'session file')}: {s['graded']} graded ({_lines(s['compactions'], 'compaction')}), "
             f"{s['skipped']} skipped, {s['errors']} unreadable; "
             f"{_lines(s['inherited'], 'inherited compaction')} not graded; "
+            + (f"{_lines(s['incomplete'], 'compaction')} with no summary not graded (listed below); "
+               if s.get("incomplete") else "")
             + (f"{_lines(s['problems'])} skipped or moved (listed below); " if s.get("problems") else "") +
             f"{s['bytes'] / 1e6:.1f} MB in {s['seconds']:.1f} s on {_lines(s['workers'], 'worker')}{rate}")
 
@@ -90,8 +93,9 @@ def text_lines(doc: dict[str, Any], *, verbose: bool = False) -> list[str]:
                        f"{f['status'].upper()} {f['grader']}")
             out += [f"      {_clean(r)}" for r in f["reasons"][: None if verbose else 3]]
     for key, title in (("errors", "Could not be read"), ("problems", _PROBLEMS_TITLE),
-                       ("skipped", "Skipped (no compaction of their own)"),
-                       ("inherited", "Inherited compactions (copied from a parent session, not graded)")):
+                       ("skipped", "Skipped (no compaction of their own to grade)"),
+                       ("inherited", "Inherited compactions (copied from a parent session, not graded)"),
+                       ("incomplete", _INCOMPLETE_TITLE)):
         items = doc.get(key, [])
         if not items:
             continue
@@ -119,7 +123,7 @@ def render_folder_markdown(doc: dict[str, Any]) -> str:
                    f"(compaction {f['index']}, {md(f['version'] or 'unknown version')})")
         out += [f"  - {md(r, 400)}" for r in f["reasons"]]
     for key, title in (("errors", "Could not be read"), ("problems", _PROBLEMS_TITLE), ("skipped", "Skipped"),
-                       ("inherited", "Inherited compactions")):
+                       ("inherited", "Inherited compactions"), ("incomplete", _INCOMPLETE_TITLE)):
         out += ["", f"## {title} ({len(doc.get(key, []))})", ""]
         out += [f"- `{md(_where(i), 400)}`: {md(i['reason'], 400)}" for i in doc.get(key, [])]
     return scrub_output("\n".join(out) + "\n")
@@ -152,7 +156,7 @@ def render_folder_html(doc: dict[str, Any]) -> str:
                      + "".join(f"<li>{e(r)}</li>" for r in f["reasons"]) + "</ul></li>")
     parts.append("</ul>")
     for key, title in (("errors", "Could not be read"), ("problems", _PROBLEMS_TITLE), ("skipped", "Skipped"),
-                       ("inherited", "Inherited compactions")):
+                       ("inherited", "Inherited compactions"), ("incomplete", _INCOMPLETE_TITLE)):
         items = doc.get(key, [])
         parts.append(f"<h2>{e(title)} ({len(items)})</h2><ul>"
                      + "".join(f"<li><code>{e(_where(i))}</code>: {e(i['reason'])}</li>" for i in items) + "</ul>")

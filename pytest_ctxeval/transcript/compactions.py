@@ -12,7 +12,16 @@ message. For each one this module gives:
   then the messages that followed up to the next person-typed message (not the rest of the session);
 * ``inherited``: the compaction was copied in from a parent session (a resumed session's file opens
   with the parent's boundary and summary: no message of this file precedes it, or the boundary names
-  another session). It is listed, not graded as this session's.
+  another session). It is listed, not graded as this session's;
+* ``no_summary``: why no summary was found after the boundary (the file ends there: a session still
+  being written or a copy cut short; the record after it could not be read; the next record is not an
+  ``isCompactSummary`` message). Such a compaction is listed, not graded: an absent summary is not an
+  empty one.
+
+Every Claude Code version marks the summary with ``isCompactSummary`` (all the corpus's summaries
+carry it). A record without the flag is never taken for a summary, even one opening with the
+summary's words ("This session is being continued from a previous conversation"): a person can paste
+those words, and grading them as a summary would be a false verdict either way.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from ..core.messages import CompactBoundary, TextBlock, ToolResultBlock, UserMes
 if TYPE_CHECKING:  # pragma: no cover
     from .jsonl import Transcript
 
-__all__ = ["Compaction", "compactions_of", "insert_queued", "queued_text"]
+__all__ = ["Compaction", "compactions_of", "insert_queued", "nothing_to_grade", "queued_text"]
 
 
 @dataclass
@@ -48,6 +57,19 @@ class Compaction:
     preserved: list[Any] = field(default_factory=list)       # the part of ``kept`` preserved verbatim
     inherited: bool = False         # copied in from a parent session: not this session's to grade
     inherited_reason: str = ""
+    no_summary: str = ""            # why no summary was found after the boundary ("": it was found)
+
+    @property
+    def gradable(self) -> bool:
+        """This session's compaction, with its summary: something to grade."""
+        return not self.inherited and not self.no_summary
+
+    @property
+    def not_graded(self) -> str:
+        """Why this compaction is listed but not graded ("" when it is graded)."""
+        if self.inherited:
+            return self.inherited_reason
+        return f"compaction at line {self.boundary_line}: {self.no_summary}; not graded" if self.no_summary else ""
 
     @property
     def trigger(self) -> str:
@@ -75,7 +97,8 @@ class Compaction:
         return {"index": self.index, "line": self.summary_line or self.boundary_line, "version": self.version,
                 "trigger": self.trigger, "pre_tokens": self.pre_tokens, "summarised_messages": len(self.before),
                 "kept_messages": len(self.kept), "preserved_messages": len(self.preserved),
-                "inherited": self.inherited, **({"inherited_reason": self.inherited_reason} if self.inherited else {})}
+                "inherited": self.inherited, **({"inherited_reason": self.inherited_reason} if self.inherited else {}),
+                **({"no_summary": self.no_summary} if self.no_summary else {})}
 
 
 def compactions_of(transcript: Transcript) -> list[Compaction]:
@@ -134,9 +157,48 @@ def compactions_of(transcript: Transcript) -> list[Compaction]:
             summary_line=transcript.line_of.get(summary.uuid, 0) if summary else 0,
             version=info.get("version"),
             session_id=info.get("session_id"), metadata=dict(meta),
-            kept=kept, preserved=preserved, inherited=inherited, inherited_reason=reason))
+            kept=kept, preserved=preserved, inherited=inherited, inherited_reason=reason,
+            no_summary="" if summary is not None else _why_no_summary(transcript, b, stop)))
         start = next_start
     return out
+
+
+_SUMMARY_OPENING = "This session is being continued from a previous conversation"
+
+
+def _why_no_summary(transcript: Transcript, boundary_at: int, stop: int) -> str:
+    """Why the boundary at ``boundary_at`` has no summary: what the file holds after it."""
+    messages = transcript.messages
+    line = transcript.line_of.get(messages[boundary_at].uuid, 0)
+    nxt = messages[boundary_at + 1] if boundary_at + 1 < stop else None
+    next_line = transcript.line_of.get(nxt.uuid, 0) if nxt is not None else 0
+    unread = [p.line for p in transcript.problems if p.line > line and (not next_line or p.line < next_line)
+              and "skipped" in p.message]
+    if unread:
+        return (f"no summary after the boundary (line {unread[0]}, the record after it, could not be read: "
+                "see the note on that line)")
+    if nxt is None:
+        return ("no summary after the boundary (the transcript ends after it: a session still being written, "
+                "or a copy cut short)")
+    opens_like = isinstance(nxt, UserMessage) and isinstance(nxt.content, str) \
+        and nxt.content.lstrip().startswith(_SUMMARY_OPENING)
+    what = ("opens like a summary but has no isCompactSummary flag, which every Claude Code version writes "
+            "on its summary, so it is not taken for one" if opens_like else "is not a compaction summary")
+    return f"no summary after the boundary (the next record, line {next_line}, {what})"
+
+
+def nothing_to_grade(compactions: list[Compaction]) -> str | None:
+    """Why none of ``compactions`` can be graded (None when one can): none at all, only inherited
+    ones, or only ones with no summary. The words ``ctxeval grade`` uses for a file and a folder."""
+    if any(c.gradable for c in compactions):
+        return None
+    if not compactions:
+        return "no compaction in this session"
+    own = [c for c in compactions if not c.inherited]
+    if not own:
+        return "only a compaction inherited from a parent session"
+    return ("only a compaction with no summary after its boundary" if len(own) == 1
+            else "only compactions with no summary after their boundary")
 
 
 def _preserved(transcript: Transcript, meta: dict[str, Any], boundary_at: int) -> list[Any]:
