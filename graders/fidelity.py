@@ -40,7 +40,7 @@ from pytest_ctxeval.reading.quoting import (
     quotes as _quotes, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
-from pytest_ctxeval.reading.session_facts import error_kept
+from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error
 from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
 from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, show_difference
 
@@ -389,20 +389,31 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     if region is None:
         return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines", list(wanted))
     where = _where(case, "errors", 4)
-    # Where else an error is told: the problem-solving and current-work sections.
-    wider = region + "\n" + case.sections.body("problem", "current")
-    missing, how = [], []
+    # Where else an error is told: the problem-solving and current-work sections (by its identifying
+    # tokens only in an item that speaks of an error: not by any mention of a name it holds).
+    others = case.sections.body("problem", "current")
+    wider = region + "\n" + others
+    missing, how, elsewhere = [], [], 0
     for key, (_, res) in wanted.items():
-        if _present(key, region) or _present(key, wider):
+        if _present(key, region):
+            continue
+        if _present(key, wider):
+            elsewhere += 1
             continue
         if res is not None:
-            kept, why = error_kept(key, res.text, str(res.input.get("command", "")), wider)
+            command = str(res.input.get("command", ""))
+            kept, why = error_kept(key, res.text, command, region)
+            if not kept and others:
+                kept, why = error_told_as_error(key, res.text, command, others)
+                elsewhere += kept
             if kept:
                 how.append(why)
                 continue
         missing.append(key)
     reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"" for k in missing]
-    ok = f"all {len(wanted)} error lines in {where}" + (f" ({len(how)} by their identifying tokens)" if how else "")
+    notes = ([f"{len(how)} by their identifying tokens"] if how else []) + (
+        [f"{elsewhere} told in the problem-solving or current-work section instead"] if elsewhere else [])
+    ok = f"all {len(wanted)} error lines in {where}" + (f" ({'; '.join(notes)})" if notes else "")
     return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons, ok, missing=missing)
 
 

@@ -303,6 +303,32 @@ def _overlap(line: str, region: str) -> float:
 _ITEM = re.compile(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)]|#{1,4})\s)|\n\s*\n")
 
 
+#: Words that say an item is about something going wrong (or being fixed): an error told outside
+#: section 4 is told by an item like these, not by any mention of a name it holds.
+_ERROR_CUE = re.compile(
+    r"\b(?:errors?|fail\w*|exceptions?|tracebacks?|cannot|can't|could ?n[o']t|missing|not found|undefined|"
+    r"unresolved|crash\w*|broke\w*|bugs?|fix\w*|denied|refused|timed? ?out|panic\w*|warnings?|invalid|"
+    r"rejected|wrong)\b|\b[A-Z]{1,3}\d{3,5}\b", re.IGNORECASE)
+
+
+def error_told_as_error(key_line: str, text: str, command: str, region: str) -> tuple[bool, str]:
+    """:func:`error_kept` for a region that is not section 4 (problem solving, current work): the
+    error's identifying tokens or command must be in one item that speaks of something going wrong
+    or being fixed, and that names one of the key line's own identifiers when it has some.
+    ``RawEntry`` in "can derive Default: RawEntry" does not keep ``error[E0425]: cannot find type
+    RawEntry``, nor does an item about another lint of the same ``cargo clippy`` run."""
+    own = error_identifiers("", key_line)  # what the key line names (a code, a type, a test, a file)
+    for item in _ITEM.split(region):
+        if not (item.strip() and _ERROR_CUE.search(item)):
+            continue
+        if own and not any(_token_in(t, item.lower()) for t in own):
+            continue  # an item about another error of the same command (cargo clippy's other lints)
+        kept, why = error_kept(key_line, text, command, item)
+        if kept:
+            return kept, why
+    return False, ""
+
+
 def error_kept(key_line: str, text: str, command: str, region: str) -> tuple[bool, str]:
     """Whether section 4 (``region``) keeps this error, and how: its identifying tokens (at least
     half of them, and at least one), or the failing command with a token of its output in one item.

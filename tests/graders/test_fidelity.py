@@ -449,6 +449,30 @@ def test_errors_expected_lines_are_required(grade, kit):
     assert verdict.status == "pass"
 
 
+E0425 = "error[E0425]: cannot find type `RawEntry` in this scope"
+
+
+@pytest.mark.parametrize("section5, status", [
+    # a mention of the name the error holds, in an item about something else: the error is gone
+    ("- RawEntry can derive Default, so the builder is simpler.", "fail"),
+    # an item about another error of the same command does not tell this one
+    ("- cargo clippy failed: doc list item without indentation in crates/lib/src/parse.rs; fixed.", "fail"),
+    # told as an error, in its own words, in the problem-solving section
+    ("- The build failed because RawEntry was not imported after the helpers moved; added the import.", "pass"),
+])
+def test_an_error_told_only_outside_section_4_must_be_told_as_an_error(grade, kit, section5, status):
+    messages = [kit.user("run clippy"),
+                *kit.tool("Bash", {"command": "cargo clippy"}, f"Checking lib\n{E0425}\n --> crates/lib/src/parse.rs:12:9",
+                          is_error=True)]
+    text = _s4(kit, "- None so far.") + "\n\n" + kit.section("problem", section5)
+    verdict = grade("errors_preserved", kit.case(messages, text))
+    assert verdict.status == status, verdict.reasons
+    if status == "pass":
+        assert "told in the problem-solving or current-work section instead" in verdict.reasons[0]
+    else:
+        assert "RawEntry" in verdict.reasons[0]
+
+
 def test_errors_is_na_without_failing_results(grade, kit):
     # an error-looking line in a *successful* result is not a failing tool result
     messages = [kit.user("grep"), *kit.tool("Grep", {"pattern": "Error"}, "src/a.py:3: raise ValueError('bad')")]
