@@ -128,8 +128,9 @@ def continuation(case: CompactionCase) -> Verdict:
     if not need_path and not need_continue:
         notes = [f"transcript path: {want_path.reason()}"] if want_path is not None else []
         notes += [f"{case.trigger} continuation instruction: {want_continue.reason()}"] if want_continue is not None else []
-        return Verdict.not_applicable(f"Claude Code {case.version or '(version unknown)'} writes neither for a "
-                                      f"{case.trigger} compaction; " + "; ".join(notes))
+        kind = "an automatic" if case.trigger == "auto" else "a manual"
+        return Verdict.not_applicable(f"Claude Code {case.version or '(version not recorded)'} writes neither for "
+                                      f"{kind} compaction; " + "; ".join(notes))
     reasons = []
     match = _PATH_LINE.search(text)
     if need_path:

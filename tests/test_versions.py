@@ -86,3 +86,10 @@ def test_versions_parse_and_unknown_is_no_promise():
     assert not promise("analysis_stripped", "2.1.60").made
     reason = promise("transcript_path", "2.0.76").reason()
     assert "2.0.76" in reason and "2.1.39 and later" in reason
+
+
+def test_a_transcript_without_a_version_is_named_so_in_the_reason():
+    reason = promise("transcript_path", None).reason()
+    assert reason.startswith("not known whether this session's Claude Code (its version is not recorded) promises this")
+    assert reason.endswith("no version to look it up by") and "an unknown version" not in reason
+    assert "Claude Code 2.1.60 promises" not in promise("analysis_stripped", "2.1.60").reason()

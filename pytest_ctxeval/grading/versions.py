@@ -163,18 +163,19 @@ class Promise:
         return self.state == "yes"
 
     def reason(self) -> str:
-        b, v = self.behaviour, self.version or "an unknown version"
+        b = self.behaviour
+        who = f"Claude Code {self.version}" if self.version else "this session's Claude Code (its version is not recorded)"
         where = b.evidence[0][0] if b.evidence else "the corpus"
         if self.state == "no":
             until = (" and later" if b.absent_until is None else
                      "" if b.absent_until == b.absent_from else f" - {b.absent_until}")
             absent = f"; not in {b.absent_from}{until}" if b.absent_from else ""
-            return (f"Claude Code {v} does not promise this. The behaviour: {b.description}. Seen in "
+            return (f"{who} does not promise this. The behaviour: {b.description}. Seen in "
                     f"{b.span()}{absent} (pytest_ctxeval/grading/versions.py; e.g. {where})")
         if self.state == "unknown":
-            return (f"not known whether Claude Code {v} promises this. The behaviour: {b.description}. Seen in "
-                    f"{b.span()}; no session of {v} read yet")
-        return f"Claude Code {v} promises this ({b.span()})"
+            unread = f"no session of {self.version} read yet" if self.version else "no version to look it up by"
+            return f"not known whether {who} promises this. The behaviour: {b.description}. Seen in {b.span()}; {unread}"
+        return f"{who} promises this ({b.span()})"
 
 
 def promise(key: str, version: str | None) -> Promise:
