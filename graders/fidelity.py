@@ -36,13 +36,14 @@ from pytest_ctxeval.core.messages import person_text, text_of, tool_uses
 from pytest_ctxeval.reading.proposals import proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
-    message_kept as _message_kept, long_message_gap as _long_message_gap, quote_in as _quote_in,
+    message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
+    flat_lines as _flat_lines, long_message_gap as _long_message_gap, quote_in as _quote_in,
     quotes as _quotes, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error
 from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
-from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, show_difference
+from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -173,6 +174,16 @@ def _is_command_arguments(message: object) -> bool:
     return "<command-args>" in text
 
 
+def _found_at(case: CompactionCase, text: str) -> str:
+    """The other section of the summary that keeps a person's message verbatim ("section 9 (line
+    205)"), or ""."""
+    for section in case.sections.sections:
+        if section.kind != "user_messages" and section.body.strip() and _message_kept(text, haystack(section.body)):
+            return (f"section {section.number} (line {section.line})" if case.summary_format is None
+                    else f"the '{section.title}' section")
+    return ""
+
+
 @grader("verbatim_user_messages", kind="rule")
 def verbatim_user_messages(case: CompactionCase) -> Verdict:
     """Every person-typed message so far appears verbatim in section 6.
@@ -181,7 +192,8 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     escapes, invisible Unicode, flattened line breaks and a fixed typo do not count as changes; a
     typed lead whose pasted log was summarised is kept; a draft the person sent again revised is kept
     by its resend; a ``/command``'s arguments may stand anywhere in the summary (they parameterise
-    the command rather than say something to the agent)."""
+    the command rather than say something to the agent). Any other message must be in section 6: a
+    failure names another section that has it verbatim."""
     people = case.person_messages()
     if not people:
         return Verdict.not_applicable("no person-typed messages before this compaction")
@@ -199,7 +211,9 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             # A /command's arguments ("/gsd:discuss-phase 14" -> "14") are a parameter of the command,
             # which summaries state where the command's work is told (section 1), not as a message.
             # Any other message must be in section 6 itself: a copy elsewhere (section 1 often
-            # quotes the request) does not stand in for the list the prompt asks for.
+            # quotes the request) does not stand in for the list the prompt asks for ("List ALL user
+            # messages"), and an altered copy in section 6 would contradict it. The reason says
+            # where the copy is.
             elsewhere = _message_kept(p.text, _whole(case))
             if elsewhere:
                 found = Match(True, "elsewhere", "command arguments stated outside section 6")
@@ -217,11 +231,14 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
         if n in inside:
             reason += f"; its text is there only inside message {inside[n] + 1}'s copy, not as a message of its own"
+        elif section is not None and (copy := _found_at(case, p.text)):
+            reason += (f"; it is verbatim in {copy}, but section 6 is where the prompt asks for every user "
+                       "message")
         frags = message_fragments(p.text)
         reason += _long_message_gap(p.text, hay)
         near = _closest(p.text, section.body if section else region) if len(frags) == 1 else None
         if near:
-            reason += (f"; closest item ({near[1]:.0%} similar): \"{_short(near[0])}\"; differences: "
+            reason += (f"; closest item ({percent_alike(near[1])} similar): \"{_short(near[0])}\"; differences: "
                        f"{show_difference(normalize_ws(p.text), near[0])}")
         reasons.append(reason)
     notes = sorted({m.how for m in kept.values() if m.how not in ("exact",)})
@@ -278,12 +295,14 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     found = _quotes(body)
     quotes = [q for q in found if not any(q != o and q in o for o in found)]
     min_len = 20  # a quote must be at least this long, or a whole message/reply
-    if not quotes:
-        elsewhere = _quoted_elsewhere(case, recent, min_len)
-        return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
-                              "it to quote the most recent conversation verbatim (the last request, or what was said "
-                              f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
-                              expected=last.text)
+    # The person's own messages: an inline code span quotes them when it holds their words (a code
+    # span of anything else is code), and so does a long run of their words without any marks.
+    spoken = [normalize(_flat_lines(p.text)) for p in run]
+    if len(run) > 1:
+        spoken.append(normalize(" ".join(_flat_lines(p.text) for p in run)))
+    code = [c for c in _code_quotes(body, spoken + older, min_len) if not any(c in q for q in quotes)]
+    code = [c for c in code if _quote_in(c, spoken, min_len) or len(normalize(c)) >= min_len]
+    quotes += code
     good = [q for q in quotes if _quote_in(q, recent, min_len)]
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
@@ -291,13 +310,28 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     if loose:
         return Verdict.passed_(f"section 9 quotes the most recent conversation, reformatted (its words in the "
                                f"same order, line breaks and list markers aside): \"{_short(loose[0])}\"", quote=loose[0])
+    unmarked = _unmarked_quote(body, spoken, min_len)
+    if unmarked:
+        return Verdict.passed_(f"section 9 repeats the most recent request word for word, without quote marks: "
+                               f"\"{_short(unmarked)}\"", quote=unmarked)
     stale = [q for q in quotes if _quote_in(q, older, min_len)]
     if stale:
         return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
                               f"the most recent request \"{_short(last.text)}\" (drift to an old task)",
                               quotes=quotes, expected=last.text)
+    old_words = _unmarked_quote(body, older, min_len)
+    if old_words:
+        return Verdict.failed(f"section 9 (line {section.line}) repeats an older message word for word, without quote "
+                              f"marks, \"{_short(old_words)}\", not the most recent request \"{_short(last.text)}\" "
+                              "(drift to an old task)", quotes=[old_words], expected=last.text)
+    if not quotes:
+        elsewhere = _quoted_elsewhere(case, recent, min_len)
+        return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
+                              "it to quote the most recent conversation verbatim (the last request, or what was said "
+                              f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
+                              expected=last.text)
     near = closest_line(quotes[0], "\n".join([p.text for p in run] + after))
-    shown = f"; closest ({near[1]:.0%} similar), differences: {show_difference(quotes[0], near[0])}" if near else ""
+    shown = f"; closest ({percent_alike(near[1])} similar), differences: {show_difference(quotes[0], near[0])}" if near else ""
     return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(quotes[0])}\", which is not verbatim "
                           f"in the most recent conversation (last request: \"{_short(last.text)}\"){shown}",
                           quotes=quotes, expected=last.text)

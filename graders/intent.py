@@ -30,7 +30,7 @@ from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_te
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import long_message_gap, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
-from pytest_ctxeval.reading.verbatim import Match, closest_line, find, show_difference
+from pytest_ctxeval.reading.verbatim import Match, closest_line, find, percent_alike, show_difference
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -88,9 +88,10 @@ def _parts(text: str) -> list[str]:
 def _where_found(case: CompactionCase, fragments: list[str]) -> str:
     for kind, label in (("user_messages", "section 6"), ("next", "the next-step quote (section 9)")):
         section = case.sections.get(kind)
-        if section is not None and all(f in normalize_ws(section.body) for f in fragments):
+        # by the graders' reading of verbatim (typography, quote characters), as the verdict found it
+        if section is not None and all(find(f, section.body) for f in fragments):
             return label if case.summary_format is None else f"the '{section.title}' section"
-    if case.kept_text and all(f in normalize_ws(case.kept_text) for f in fragments):
+    if case.kept_text and all(find(f, case.kept_text) for f in fragments):
         return "the kept messages"
     return "the summary" if case.kind != "session_memory" else "the session notes"
 
@@ -145,7 +146,7 @@ def last_request_intact(case: CompactionCase) -> Verdict:
         reason = f"{label} is not verbatim in {where}: \"{_short(last.text, 120)}\""
         near = closest_line(last.text, _context(case))
         if near:
-            reason += (f"; closest line ({near[1]:.0%} similar), differences: "
+            reason += (f"; closest line ({percent_alike(near[1])} similar), differences: "
                        f"{show_difference(normalize_ws(last.text), near[0])}")
         score = 0.0
     return Verdict.failed(reason, score=round(score, 4), expected=last.text, missing_parts=missing)

@@ -5,6 +5,8 @@ section 9 quotes.
   :func:`drafts`: a message the person re-sent revised right after (the resend is what must survive);
 * :func:`quotes` / :func:`quote_in` / :func:`tokens_in`: the quotes of a next step ("…", “…”, '…',
   ``>`` lines) and whether one is verbatim, or reformatted, in the recent conversation;
+  :func:`code_quotes` / :func:`unmarked_quote`: the person's words set in an inline code span, or
+  repeated word for word without quote marks;
   :func:`said_after`: what the assistant said and did (text, tool inputs, tool results);
   :data:`NO_STEP` / :data:`NO_STEP_SENTENCE`: a section 9 that proposes nothing.
 """
@@ -21,7 +23,7 @@ from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, resu
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize
 
-__all__ = ["whole_context", "message_kept", "long_message_gap", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+__all__ = ["code_quotes", "unmarked_quote", "CODE_SPAN", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
            "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
 
 
@@ -169,6 +171,52 @@ ELISION = re.compile(r"\s*(?:\[…\]|\[\.\.\.\]|…|\.\.\.|\[image\]|\[document\
 #: A last message this short that only gives the go-ahead ("Kick it off", "yes do it") refers back to
 #: the request before it: both are the most recent conversation.
 GO_AHEAD_WORDS = 4
+
+
+#: An inline code span (`` `…` ``): Markdown's other way to set words apart. It is a quote when it
+#: holds what the person said (:func:`code_quotes`), and code (a path, a name, a line read) otherwise.
+CODE_SPAN = re.compile(r"(?<!`)`([^`\n]{2,})`(?!`)")
+#: Section 9 holding this many words of a request in a row, without quote marks, repeats it word for
+#: word (:func:`unmarked_quote`): longer than a phrase a summary would say in its own words.
+UNMARKED_WORDS = 8
+#: ... or a whole message of at least this many words ("continue with the plan" is a summary's own phrase).
+UNMARKED_WHOLE_WORDS = 5
+
+
+def code_quotes(text: str, spoken: list[str], min_len: int) -> list[str]:
+    """The inline code spans of ``text`` that quote one of ``spoken`` (the person's messages,
+    normalised): verbatim in it, at least ``min_len`` long or the whole message (see :func:`quote_in`).
+    ```cargo test``` in a next step is code; `` `5 line breaks after summary. update the skill too` ``
+    is the person's request."""
+    spans = [normalize_ws(m.group(1)) for m in CODE_SPAN.finditer(text)]
+    return [q for q in spans if q and quote_in(q, spoken, min_len)]
+
+
+_EDGE = re.compile(r"^[^\w]+|[^\w]+$")
+
+
+def unmarked_quote(text: str, spoken: list[str], min_len: int) -> str:
+    """The longest run of words of one of ``spoken`` (normalised messages) that ``text`` holds word
+    for word without quote marks (plain, **bold**; outside its quotes and code spans), when it reads as a quote: the whole message, at
+    least ``min_len`` characters long, or at least :data:`UNMARKED_WORDS` words of it; else ""."""
+    # Outside every quote and code span: part of a quote that is not verbatim (a misquote) is not
+    # an unmarked quote of its words.
+    for pattern in (*QUOTES, CODE_SPAN):
+        text = pattern.sub(" \x00 ", text)  # a word no message has: no run goes across it
+    hay = [w if w == "\x00" else _EDGE.sub("", w) for w in normalize(flat_lines(text)).split(" ")]
+    best = ""
+    for message in spoken:
+        raw = message.split(" ")
+        words = [_EDGE.sub("", w) for w in raw]
+        if not any(words):
+            continue
+        sm = difflib.SequenceMatcher(None, hay, words, autojunk=False)
+        block = sm.find_longest_match(0, len(hay), 0, len(words))
+        run = " ".join(raw[block.b: block.b + block.size])
+        whole = block.size == len(words) >= UNMARKED_WHOLE_WORDS and len(message) >= min_len
+        if (whole or block.size >= UNMARKED_WORDS) and len(run) > len(best):
+            best = run
+    return best
 
 
 def quotes(text: str) -> list[str]:

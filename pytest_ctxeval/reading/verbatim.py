@@ -4,6 +4,9 @@ A summariser that keeps a message "verbatim" still changes characters that carry
 
 * quote characters: inner quotes dropped (``@"architect"`` -> ``@architect``), ``"`` turned into
   ``'``, curly quotes, backticks;
+* typography (:func:`typography`): ``…`` for ``...``, arrows (``→`` for ``->``, ``←``, ``⇒``, ``↔``),
+  ``≤``/``≥``/``≠``, a dash between words or spaces (``-``, ``--``, ``–``, ``—``: the same
+  punctuation; ``1–5`` is ``1-5``), full-width ASCII (``，`` for ``,``), Unicode spaces;
 * Markdown escapes (``\\*``, ``\\_``) and invisible Unicode: NFC vs NFD, zero-width characters,
   bidirectional overrides, soft hyphens; a space before ``?``/``!``;
 * case, runs of whitespace, and line breaks flattened into `` / `` or ``; ``; a media marker
@@ -27,7 +30,7 @@ import unicodedata
 from functools import cached_property, lru_cache
 from dataclasses import dataclass
 
-__all__ = ["normalize", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "show_difference", "visible", "machine_output", "words"]
+__all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words"]
 
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
@@ -41,6 +44,36 @@ _MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n
 _SPACE_BEFORE_PUNCT = re.compile(r" ([?!.,;:)])")
 #: How a summariser flattens the line breaks of a multi-line message.
 _LINE_SEPARATORS = re.compile(r"\s*(?:\n|(?<=\s)[/|;•·]\s)\s*")
+
+
+#: Characters a summariser (or a keyboard) sets typographically, as the ASCII the person may have typed.
+_TYPOGRAPHY = {
+    "\u2026": "...", "\u22ef": "...",  # … ⋯
+    "\u2192": "->", "\u27f6": "->", "\u2190": "<-", "\u27f5": "<-", "\u21d2": "=>", "\u27f9": "=>",
+    "\u2194": "<->", "\u21d4": "<=>", "\u2264": "<=", "\u2265": ">=", "\u2260": "!=",
+    "\u2010": "-", "\u2011": "-", "\u2212": "-",  # hyphen, non-breaking hyphen, minus sign
+    "\u3000": " ", **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)},  # full-width forms
+    # full-width punctuation carries its own space ("ok，done" is "ok, done")
+    **{chr(ord(p) + 0xFEE0): p + " " for p in ",:;!?"},
+}
+_TYPOGRAPHY_CHARS = re.compile("[" + "".join(_TYPOGRAPHY) + "]")
+#: A dash as punctuation: an em dash (or bar) anywhere, an en dash other than in a range of numbers
+#: (``1–5`` is a hyphen), and ``--``/``---`` between two words or two spaces (not ``--flag``).
+_DASH = re.compile(r"(?<=\d)\u2013(?=\d)|[^\S\n]*[\u2013\u2014\u2015\u2e3a\u2e3b][^\S\n]*|(?<=\w)-{2,3}(?=\w)|(?<=\s)-{2,3}(?=\s)")
+
+
+def typography(text: str) -> str:
+    """``text`` with typographic characters as the ASCII they stand for: ellipsis, arrows, dashes
+    between words, full-width punctuation (every verbatim comparison reads text this way).
+
+    >>> typography("wait… then a → b — or 1–5")
+    'wait... then a -> b - or 1-5'
+    """
+    if _TYPOGRAPHY_CHARS.search(text):
+        text = _TYPOGRAPHY_CHARS.sub(lambda m: _TYPOGRAPHY[m.group()], text)
+    if "\u2013" in text or "\u2014" in text or "\u2015" in text or "--" in text or "\u2e3a" in text or "\u2e3b" in text:
+        text = _DASH.sub(lambda m: "-" if m.group() == "\u2013" else " - ", text)
+    return text
 
 
 def normalize(text: str) -> str:
@@ -64,6 +97,7 @@ def _normalize(text: str) -> str:
     text = unicodedata.normalize("NFC", text)
     text = _INVISIBLE.sub("", text)
     text = text.replace("\u00a0", " ").replace("\u2028", "\n").replace("\u2029", "\n")
+    text = typography(text)
     # Each pass only where its pattern can match (what it would change is then nothing).
     if "[" in text:
         text = _MEDIA.sub(" ", text)
@@ -300,6 +334,16 @@ def show_difference(expected: str, found: str, limit: int = 160) -> str:
     if a == b and expected != found:  # differ only in whitespace or invisible characters between words
         text = visible(found, limit)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def percent_alike(ratio: float) -> str:
+    """A similarity ratio as a reason shows it, rounded down: "100%" only for texts that are alike in
+    every character, never next to a difference the verdict failed on (0.996 is "99%").
+
+    >>> percent_alike(0.996), percent_alike(1.0), percent_alike(0.5)
+    ('99%', '100%', '50%')
+    """
+    return f"{int(ratio * 100 + 1e-9)}%"
 
 
 def closest_line(needle: str, text: str, at_least: float = 0.5) -> tuple[str, float] | None:
