@@ -283,7 +283,7 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     first = re.split(r"(?<=[.!?])\s+|\n", body, maxsplit=1)[0]
     if not body or _NO_STEP.match(body) or _NO_STEP_SENTENCE.search(first):
         return Verdict.not_applicable(f"section 9 proposes no step: \"{_short(body)}\"")
-    people = case.person_messages()
+    people = case.span_people()  # of what the summary covers (an up_to partial ends before the kept messages)
     if not people:
         return Verdict.not_applicable("no person-typed message to quote")
     last = people[-1]

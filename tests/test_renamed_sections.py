@@ -137,3 +137,42 @@ def test_prompt_show_names_the_sections_read_by_place_and_the_entry_it_cannot_re
     assert main(["prompt", "show", "--prompt", str(odd)]) == 0
     out = capsys.readouterr().out
     assert "# note: not read as a section" in out and "odd.j2:2 'Stuff'" in out
+
+
+# An up_to partial compaction summarises the earlier messages and keeps the recent ones verbatim
+# (seed 003:336): its section 9 quotes the end of what it summarised, not a request it never saw.
+
+
+def _partial_case(tmp_path: Path):
+    text = (ROOT / "scenarios" / "debug_failing_test.yaml").read_text()
+    assert "  - compact: true" in text
+    path = tmp_path / "partial.yaml"
+    path.write_text(text.replace("  - compact: true", "  - compact: {partial: up_to, messages: 20}"))
+    outcome = evaluate(path, session_dir=tmp_path / "s", graders=["next_step_quote"])
+    assert outcome.error is None
+    case = outcome.cases[-1]
+    assert case.kind == "partial" and len(case.span()) < len(case.history)
+    return outcome, case
+
+
+def test_an_up_to_partial_summary_quotes_the_end_of_what_it_summarised(tmp_path: Path) -> None:
+    outcome, case = _partial_case(tmp_path)
+    assert case.span_people()[-1].text != case.person_messages()[-1].text  # a later request was kept, not summarised
+    verdict = outcome.verdicts[-1][0]
+    assert verdict.status == "pass", verdict.reasons
+
+
+def test_an_up_to_partial_summary_that_quotes_an_older_request_still_drifts(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from pytest_ctxeval.evaluate import load_graders
+
+    _, case = _partial_case(tmp_path)
+    first = case.span_people()[0].text
+    section = case.sections.get("next")
+    assert section is not None
+    drifted = case.summary.replace(section.body, f'Go back to the first request: "{first}"')
+    registry = load_graders([])
+    mutant = replace(case, summary=drifted)
+    (verdict,) = registry.run(mutant, registry.select(["next_step_quote"]))
+    assert verdict.status == "fail" and "drift to an old task" in verdict.reasons[0], verdict.reasons

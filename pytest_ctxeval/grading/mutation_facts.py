@@ -265,7 +265,7 @@ def _recent_and_older(case: Any) -> tuple[list[str], list[Any]]:
     """What next_step_quote takes for the most recent conversation (normalised texts), and the
     person's older messages: the same reading (:func:`pytest_ctxeval.reading.quoting.recent_conversation`),
     so a quote the operator calls old is one the grader calls old too."""
-    people = case.person_messages()
+    people = case.span_people()
     if not people:
         return [], []
     convo = case.conversation()

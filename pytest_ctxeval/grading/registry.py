@@ -240,12 +240,37 @@ class CompactionCase:
         return list(self.shared_view("people", lambda: person_messages(self.history), self.history))
 
     def conversation(self) -> Conversation | None:
-        """The most recent conversation (:func:`pytest_ctxeval.reading.quoting.recent_conversation`),
-        None when no person typed anything yet. Read it, do not change it: the case's mutants share it."""
+        """The most recent conversation of what the summary covers
+        (:func:`pytest_ctxeval.reading.quoting.recent_conversation` over :meth:`span`), None when no
+        person typed anything in it. Read it, do not change it: the case's mutants share it."""
         def make() -> Conversation | None:
-            people = self.person_messages()
-            return recent_conversation(self.history, people) if people else None
+            span = self.span()
+            people = self.span_people()
+            return recent_conversation(span, people) if people else None
         return self.shared_view("conversation", make, self.history)
+
+    def span(self) -> list[Any]:
+        """The history up to the end of what the summary covers. The whole history, but for a partial
+        compaction that kept the recent messages (``up_to``, seed 003:336): its summary ends where the
+        kept messages start, so its "most recent conversation" is the end of the part it summarised
+        (the later requests follow it verbatim)."""
+        if self.kind != "partial" or not self.summarized or not self.history:
+            return self.history
+        last = self.summarized[-1]
+        uid = getattr(last, "uuid", None)
+        for i in range(len(self.history) - 1, -1, -1):
+            m = self.history[i]
+            if m is last or (uid is not None and getattr(m, "uuid", None) == uid):
+                return self.history[: i + 1]
+        return self.history
+
+    def span_people(self) -> list[PersonMessage]:
+        """Person-typed messages of :meth:`span` (those of the whole session but for an ``up_to``
+        partial compaction)."""
+        span = self.span()
+        if span is self.history:
+            return self.person_messages()
+        return list(self.shared_view("span_people", lambda: person_messages(span), self.history))
 
     def shared_view(self, name: str, make: Callable[[], Any], *inputs: Any) -> Any:
         """``make()``, a view of ``inputs`` (fields a mutant never changes: ``history``,
