@@ -54,7 +54,7 @@ from .peer_formats import (
 )
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
-from .rewording import error_gist, generalise_identifiers, paraphrase, translate, trim_to_limit
+from .rewording import error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
 
 __all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
@@ -506,7 +506,7 @@ class _Facts:
         at = relied.latest_request(self.all_people)
         request, later = self.all_people[at], self.all_people[at + 1:]
         if not self.asks("next_step_quotes"):
-            return f"Continue with the most recent request: {paraphrase(request).replace(chr(34), chr(39))}"
+            return f"Continue with the most recent request: {gist(request).replace(chr(34), chr(39))}"
         text = f"Continue with the most recent request, quoted verbatim: {_quote(request)}"
         if later:
             text += f"\nThe user's latest message, to keep in mind (not a new task): {_quote(later[-1])}"

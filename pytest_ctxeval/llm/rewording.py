@@ -13,7 +13,7 @@ import re
 
 from ..reading.summary import normalize_ws
 
-__all__ = ["paraphrase", "PARAPHRASE_PREFIX", "error_gist", "generalise_identifiers", "trim_to_limit", "translate"]
+__all__ = ["paraphrase", "gist", "PARAPHRASE_PREFIX", "error_gist", "generalise_identifiers", "trim_to_limit", "translate"]
 
 #: How a paraphrased user message starts (an earlier summary's paraphrase is not reworded twice).
 PARAPHRASE_PREFIX = "The user asked"
@@ -52,6 +52,26 @@ def paraphrase(text: str) -> str:
         body = body[0].lower() + body[1:]
     verb = "to " if body.split(" ", 1)[0].lower() in _VERBS or body.lower().startswith("not ") else "about: "
     return f"{PARAPHRASE_PREFIX} {verb}{body}{'…' if cut else '.'}"
+
+
+#: Small words a gist leaves out.
+_STOP = frozenset("a an the to of in on at for from by with and or but so that this these those it its is are was "
+                  "were be been being as into onto than then there here which who whom what when where".split())
+_GIST_WORDS = 7
+
+
+def gist(text: str) -> str:
+    """What a request was about, in a few words and no run of its own wording: the
+    :func:`paraphrase` without its small words, cut after seven (how a model not told to quote
+    writes the next step: "continue with the cache fix", not the request word for word).
+
+    >>> gist("Makes sense. Fix it in the cache layer so old keys keep working during the rollout.")
+    'The user asked about: makes sense. Fix cache layer old keys…'
+    """
+    words = [w for w in re.split(r"\s+", paraphrase(text)[len(PARAPHRASE_PREFIX):].strip())
+             if w and w.lower().strip(".,;:!?…'\"") not in _STOP and w not in ("about:", "to")]
+    body = " ".join(words[:_GIST_WORDS]).rstrip(".!?,;:…")
+    return f"{PARAPHRASE_PREFIX} about: {body}{'…' if len(words) > _GIST_WORDS else '.'}"
 
 
 #: Imperative openings that read as "asked to <verb>".

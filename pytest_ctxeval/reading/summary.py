@@ -13,6 +13,7 @@ trusted. The same vocabulary tells the offline reference model which sections a 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping
@@ -147,6 +148,7 @@ def section_entries(prompt: str, kind_of: Callable[[str], str | None] | None = N
     return []
 
 
+@functools.lru_cache(maxsize=64)  # one prompt per run: read once, not once per case and mutant (read only)
 def prompt_titles(prompt: str) -> dict[str, str]:
     """The section titles of ``prompt``'s section list (:func:`section_entries`) that the canonical
     titles do not already name, by their leading words (as :func:`parse_summary` keys a header),

@@ -90,7 +90,7 @@ def _label(s: Any, reading: Any) -> list[str]:
             tag += " (overridden: its section asks the opposite, and is followed offline)"
         elif opposed:
             tag += (f" (line {', '.join(map(str, opposed))} asks the opposite: followed offline, a real model "
-                    "may not; --ctxeval-backend anthropic)")
+                    f"may not; {flag('backend anthropic')})")
         elif base == "length_limit" and reading.limit:
             tag += f" ({reading.limit.amount} {reading.limit.unit})"
         elif base == "language" and reading.language:
