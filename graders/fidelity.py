@@ -445,9 +445,12 @@ def errors_preserved(case: CompactionCase) -> Verdict:
                 continue
         missing.append(key)
     reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"" for k in missing]
-    notes = ([f"{len(how)} by their identifying tokens"] if how else []) + (
-        [f"{elsewhere} told in the problem-solving or current-work section instead"] if elsewhere else [])
-    ok = f"all {len(wanted)} error lines in {where}" + (f" ({'; '.join(notes)})" if notes else "")
+    tokens = f" ({len(how)} by their identifying tokens)" if how else ""
+    if elsewhere:
+        ok = (f"all {len(wanted)} error lines kept: {len(wanted) - elsewhere} in {where}, {elsewhere} in the "
+              f"problem-solving or current-work section{tokens}")
+    else:
+        ok = f"all {len(wanted)} error lines in {where}{tokens}"
     return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons, ok, missing=missing)
 
 

@@ -60,8 +60,9 @@ def nine_sections(case: CompactionCase) -> Verdict:
         names = ", ".join(f"{SECTION_KINDS.index(k) + 1}. {SECTION_TITLES[k]}" for k in missing)
         reasons.append(f"missing section{'s' if len(missing) > 1 else ''}: {names}")
     order = [s.kind for s in parsed.sections if s.kind]
+    wanted = case.section_order  # the prompt's order (a prompt may move a section), else the canonical one
     for prev, cur in zip(order, order[1:]):
-        if SECTION_KINDS.index(cur) < SECTION_KINDS.index(prev):
+        if wanted.index(cur) < wanted.index(prev):
             a, b = present[cur], present[prev]
             reasons.append(f"out of order: '{a.title}' (line {a.line}) comes after '{b.title}' (line {b.line})")
     for kind in SECTION_KINDS:

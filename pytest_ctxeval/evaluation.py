@@ -161,7 +161,8 @@ def make_recompact(llm: LLM, prompts: PromptSet) -> Callable[[CompactionCase], C
             summary_message=text_of(result.summary_message.content), summarized=context,
             history=case.history + [m for m in context if m not in case.history], post_messages=result.post_messages,
             expect=case.expect, raw_reply=result.raw_reply, transcript_path=case.transcript_path,
-            pre_tokens=pre, post_tokens=result.post_tokens, turn=case.turn, origin="regenerated", config=config)
+            pre_tokens=pre, post_tokens=result.post_tokens, turn=case.turn, origin="regenerated", config=config,
+            compaction_request=result.request)  # its sections are read by the titles of the prompt it answered
 
     return recompact
 

@@ -176,3 +176,69 @@ def test_an_up_to_partial_summary_that_quotes_an_older_request_still_drifts(tmp_
     mutant = replace(case, summary=drifted)
     (verdict,) = registry.run(mutant, registry.select(["next_step_quote"]))
     assert verdict.status == "fail" and "drift to an old task" in verdict.reasons[0], verdict.reasons
+
+
+# A second fresh reader's variants, generalised: other list styles, a moved section, a title that
+# sounds like another section, and the drift generations of a renamed prompt.
+
+
+def _headings(text: str) -> str:
+    """The section list as Markdown headings, each with its instruction on the line below."""
+    return re.sub(r"^(\d)\. ([A-Za-z ]+?): (.*)$", r"### \1. \2\n\3", text, flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize("style", [
+    lambda t: _headings(t),
+    lambda t: re.sub(r"^(\d)\. ", r"Step \1 - ", t, flags=re.MULTILINE),
+    lambda t: re.sub(r"^(\d)\. ([A-Za-z ]+?): ", r"### \1 · \2\n", t, flags=re.MULTILINE),
+    lambda t: re.sub(r"^(\d)\. ", r"\1) ", t, flags=re.MULTILINE),
+], ids=["md-headings", "step-n", "middle-dot", "paren"])
+def test_other_list_styles_are_read_whole_with_their_instructions(style) -> None:
+    text = style(BUILTIN)
+    assert [e.kind for e in section_entries(text)] == list(SECTION_KINDS)
+    assert [k for k, _ in prompt_sections(text)] == list(SECTION_KINDS)
+    partial = section_list(text)
+    assert "verbatim, one per item" in partial and "Optional Next Step" in partial  # the instructions come along
+    from pytest_ctxeval.llm.instructions import read_prompt
+
+    assert set(read_prompt(text).asked) == set(read_prompt(BUILTIN).asked)
+
+
+def test_a_paraphrase_instruction_under_a_markdown_heading_reaches_the_partial_prompt() -> None:
+    text = _headings(BUILTIN).replace(
+        "List ALL user messages that are not tool results, verbatim, one per item.", "Paraphrase each user message briefly.")
+    assert "Paraphrase each user message briefly." in section_list(text)  # not the built-in list's "verbatim"
+    from pytest_ctxeval.llm.instructions import read_prompt
+
+    assert "user_messages_verbatim" not in read_prompt(text)
+
+
+def test_a_moved_section_keeps_the_whole_list_and_its_order() -> None:
+    six = LIST[5]
+    text = _renamed((six + "\n", "")).replace(LIST[0] + "\n", LIST[0] + "\n" + six + "\n")
+    assert [e.number for e in section_entries(text)] == [1, 6, 2, 3, 4, 5, 7, 8, 9]
+    assert len([line for line in section_list(text).split("\n") if re.match(r"\d\. ", line)]) == 9
+
+
+def test_a_title_that_sounds_like_another_section_takes_the_section_of_its_place() -> None:
+    text = _renamed(("7. Pending Tasks:", "7. Remaining errors to triage:"), ("8. Current Work:", "8. Next steps already in progress:"))
+    assert [e.kind for e in section_entries(text)] == list(SECTION_KINDS)
+
+
+def test_a_moved_or_renamed_prompt_gets_the_builtin_verdicts_including_drift(tmp_path: Path) -> None:
+    graders = ["nine_sections", "pending_tasks", "verbatim_user_messages", "drift"]
+
+    def verdicts(prompt: str, name: str) -> dict[str, list[str]]:
+        path = tmp_path / f"{name}.j2"
+        path.write_text(prompt)
+        outcome = evaluate(ROOT / "scenarios" / "debug_failing_test.yaml", prompts=PromptSet(str(path)),
+                           session_dir=tmp_path / name, graders=graders)
+        assert outcome.error is None
+        return {g: [v[i].status for v in outcome.verdicts] for i, g in enumerate(outcome.graders)}
+
+    builtin = verdicts(BUILTIN, "builtin")
+    six = LIST[5]
+    moved = _renamed((six + "\n", "")).replace(LIST[0] + "\n", LIST[0] + "\n" + six + "\n")
+    assert verdicts(moved, "moved") == builtin
+    # the drift generations are read by the renamed prompt's titles too
+    assert verdicts(_renamed(("1. Primary Request and Intent:", "1. User Requests:")), "renamed1") == builtin

@@ -35,7 +35,7 @@ from ..reading.extract import PersonMessage, person_messages
 from ..reading.quoting import Conversation, recent_conversation
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
 from ..scenario.schema import Expectations
-from ..reading.summary import ParsedSummary, normalize_ws, parse_summary, prompt_titles
+from ..reading.summary import SECTION_KINDS, ParsedSummary, normalize_ws, parse_summary, prompt_titles, section_entries
 from ..core.tokens import estimate_messages
 
 if TYPE_CHECKING:  # for annotations only: these modules import this one
@@ -176,13 +176,26 @@ class CompactionCase:
         read from the compaction request (the instruction is the last text of its last message):
         the summary's sections are those its prompt asked for. {} without a request (a real
         transcript: Claude Code's own prompt) or for the built-in titles."""
+        return prompt_titles(self.instruction) if self.instruction else {}
+
+    @cached_property
+    def instruction(self) -> str:
+        """The compaction prompt this summary answered: the last text of the compaction request's
+        last message ("" without a request: a real transcript)."""
         messages = (self.compaction_request or {}).get("messages") or []
         if not messages or not isinstance(messages[-1], dict) or messages[-1].get("role") != "user":
-            return {}
+            return ""
         content = messages[-1].get("content")
         texts = [content] if isinstance(content, str) else \
             [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
-        return prompt_titles(texts[-1]) if texts and texts[-1] else {}
+        return texts[-1] if texts and isinstance(texts[-1], str) else ""
+
+    @cached_property
+    def section_order(self) -> list[str]:
+        """The nine sections in the order the compaction prompt lists them (a prompt may move one),
+        or the canonical order when the prompt does not list all nine (a real transcript)."""
+        order = [e.kind for e in section_entries(self.instruction) if e.kind] if self.instruction else []
+        return order if sorted(order) == sorted(SECTION_KINDS) else list(SECTION_KINDS)
 
     #: For a real transcript: what the compaction itself kept (the preserved segment, the attachments
     #: and reminders put in before the model's first reply), as opposed to ``post_messages``, which also

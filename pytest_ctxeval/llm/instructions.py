@@ -73,25 +73,40 @@ class Instruction:
         return (self.section is not None and sentence.section == self.section) or _unnegated(self._subject, sentence.text)
 
     def asks(self, sentence: Sentence) -> bool:
-        """Whether the sentence asks for this instruction (subject, an un-negated ask term)."""
-        return self.about(sentence) and _unnegated(self._ask, sentence.text)
+        """Whether the sentence asks for this instruction: about its subject, with an un-negated ask
+        term or a negated opposite ("never paraphrase them", "do not omit any")."""
+        if not self.about(sentence):
+            return False
+        return _unnegated(self._ask, sentence.text) or (
+            self._opposite is not None and any(_negated(sentence.text, m.start(), m.end())
+                                               for m in self._opposite.finditer(sentence.text)))
 
     def opposes(self, sentence: Sentence) -> bool:
         """Whether the sentence is about the subject and asks for the opposite (or negates the ask)."""
         if not (self.about(sentence) or self._subject.search(sentence.text)):  # "no code": still about code
             return False
-        negated_ask = any(_negated(sentence.text, m.start()) for m in self._ask.finditer(sentence.text))
+        negated_ask = any(_negated(sentence.text, m.start(), m.end()) for m in self._ask.finditer(sentence.text))
         return negated_ask or (self._opposite is not None and _unnegated(self._opposite, sentence.text)
                                and not self.asks(sentence))
 
 
-def _negated(text: str, at: int) -> bool:
-    before = text[max(0, at - 40):at]
-    return bool(re.search(rf"\b{_NEGATOR}\b(?:\s+[\w'-]+){{0,3}}\s*$", before))
+#: A negation before a term: a negator up to three words before it, or up to two words after an
+#: "or" that follows one ("no need to quote them or say how they were fixed").
+_NEGATED_BEFORE = re.compile(rf"\b{_NEGATOR}\b(?:\s+[\w'-]+){{0,3}}(?:\s+(?:or|nor)(?:\s+[\w'-]+){{0,2}})?\s*$")
+#: A negation after a term: "exact wording is not needed", "verbatim is optional".
+_NEGATED_AFTER = re.compile(r"^\s*(?:is|are)\s+(?:not|n't)\s+(?:needed|necessary|required|important|essential)|"
+                            r"^\s*(?:isn't|aren't)\s+(?:needed|necessary|required|important|essential)|"
+                            r"^\s*(?:is|are)\s+optional")
+
+
+def _negated(text: str, at: int, end: int | None = None) -> bool:
+    if _NEGATED_BEFORE.search(text[max(0, at - 60):at]):
+        return True
+    return end is not None and bool(_NEGATED_AFTER.match(text[end:end + 40]))
 
 
 def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
-    return any(not _negated(text, m.start()) for m in pattern.finditer(text))
+    return any(not _negated(text, m.start(), m.end()) for m in pattern.finditer(text))
 
 
 #: The verbs that ask for something to be kept ("keep", "preserve", "include", "carry forward"...),
@@ -106,7 +121,7 @@ _VERBATIM = (r"verbatim|word[- ]for[- ]word|exactly as (?:\w+ ){0,2}(?:written|t
 
 #: Words that ask to leave the subject out ("omit errors", "do not include code"): the opposite of
 #: every instruction that keeps a kind of content.
-_LEAVE_OUT = (r"\bomit\w*|\bleave (?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
+_LEAVE_OUT = (r"\bomit\w*(?! (?:nothing|none)\b)|\bleave (?!nothing\b)(?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
               r"(?:do not|don't|never|no need to) (?:include|list|mention|record|keep|quote|write|copy)\w*")
 
 VOCABULARY: tuple[Instruction, ...] = (
@@ -323,16 +338,27 @@ def sentences(prompt: str) -> list[Sentence]:
     """
     from ..reading.summary import section_entries, section_kind
 
-    listed = {e.line + 1: e.kind for e in section_entries(prompt)}  # a renamed entry keeps its place's kind
+    # The section list's entries (a renamed one keeps its place's kind; a heading's text below it
+    # belongs to it), by 1-based line; other numbered lines are read by _ENTRY as before.
+    entries = section_entries(prompt)
+    heads = {e.line + 1: e for e in entries}
+    spans = {n + 1: e.kind for e in entries for n in range(e.line + 1, e.end)}
     out: list[Sentence] = []
     section: str | None = None
     for number, raw in enumerate(prompt.split("\n"), start=1):
         if not raw.strip() or _TAG.match(raw):
             section = None
             continue
-        entry = _ENTRY.match(raw)
-        if entry:  # the title itself asks for the section, not for how to write it
-            section = listed.get(number) or section_kind(normalise(entry.group("title")))
+        head = heads.get(number)
+        entry = None if head is not None else _ENTRY.match(raw)
+        if head is not None:  # the title itself asks for the section, not for how to write it
+            section = head.kind
+            out.append(Sentence(normalise(raw[:head.rest]), number, section, raw[:head.rest].strip(), title=True))
+            raw = raw[head.rest:]
+        elif number in spans:
+            section = spans[number]
+        elif entry:
+            section = section_kind(normalise(entry.group("title")))
             out.append(Sentence(normalise(entry.group(0)), number, section, entry.group(0).strip(), title=True))
             raw = raw[entry.end():]
         elif not raw[:1].isspace():

@@ -95,10 +95,18 @@ def requested_sections(prompt: str) -> list[tuple[str, str]]:
     >>> requested_sections("1. Primary Request and Intent: all of it\\n2. Pending Tasks: what is left")
     [('request', 'Primary Request and Intent'), ('pending', 'Pending Tasks')]
     """
-    # The entries of the prompt's numbered section list, read as the graders read a summary's
-    # sections (a renamed entry keeps the section of its place: section_entries).
-    listed = {entry.line: entry.kind for entry in section_entries(prompt) if entry.kind}
-    found = _match_titles(prompt, (_NUMBERED, _HEADING), listed)
+    # The prompt's numbered section list, read as the graders read a summary's sections (a renamed
+    # entry keeps the section of its place: section_entries); a title the graders' vocabulary leaves
+    # unknown may still be another compactor's section (reference_kind).
+    entries = section_entries(prompt)
+    if entries:
+        out: list[tuple[str, str]] = []
+        for entry in entries:
+            kind = entry.kind or reference_kind(entry.title)
+            if kind and kind not in {k for k, _ in out}:
+                out.append((kind, entry.title))
+        return out
+    found = _match_titles(prompt, (_NUMBERED, _HEADING))
     return found or _match_titles(prompt, (_BULLET,))
 
 

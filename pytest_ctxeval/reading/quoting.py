@@ -214,9 +214,28 @@ def unmarked_quote(text: str, spoken: list[str], min_len: int) -> str:
         block = sm.find_longest_match(0, len(hay), 0, len(words))
         run = " ".join(raw[block.b: block.b + block.size])
         whole = block.size == len(words) >= UNMARKED_WHOLE_WORDS and len(message) >= min_len
-        if (whole or block.size >= UNMARKED_WORDS) and len(run) > len(best):
+        # Part of a message counts up to the end of one of its clauses: "... comments for" then
+        # other words is the summary's own sentence, not a quote.
+        ends_clause = block.b + block.size == len(words) or (block.size and raw[block.b + block.size - 1][-1:] in ".,;:!?")
+        if (whole or (block.size >= UNMARKED_WORDS and ends_clause)) and len(run) > len(best) \
+                and not _edited_copy(hay, words, block.a, block.b, block.size):
             best = run
     return best
+
+
+def _edited_copy(hay: list[str], words: list[str], a: int, b: int, size: int) -> bool:
+    """Whether the run ``hay[a:a+size] == words[b:b+size]`` is part of a copy of the message with a
+    word changed, added or left out next to it: the words on the far side of that one edit match
+    again (two in a row). "lets address all redundant and orphaned comments for unstaged files" in
+    place of "... for staged files" is a misquote, not a quote of its first eight words."""
+    for di, dj in ((1, 1), (1, 0), (0, 1)):  # a word changed, added, left out
+        i, j = a + size + di, b + size + dj  # after the run
+        if j < len(words) and i + 1 < len(hay) + 1 and hay[i:i + 2] == words[j:j + 2] and len(words[j:j + 2]) == 2:
+            return True
+        i, j = a - 1 - di, b - 1 - dj  # before the run
+        if i >= 1 and j >= 1 and hay[i - 1:i + 1] == words[j - 1:j + 1]:
+            return True
+    return False
 
 
 def quotes(text: str) -> list[str]:

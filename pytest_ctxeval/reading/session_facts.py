@@ -304,11 +304,24 @@ _ITEM = re.compile(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)]|#{1,4})\s)|\n\s*\n")
 
 
 #: Words that say an item is about something going wrong (or being fixed): an error told outside
-#: section 4 is told by an item like these, not by any mention of a name it holds.
+#: section 4 is told by an item like these, not by any mention of a name it holds. An error code
+#: (``UP038``) is one of the error's names, not a word about it.
 _ERROR_CUE = re.compile(
     r"\b(?:errors?|fail\w*|exceptions?|tracebacks?|cannot|can't|could ?n[o']t|missing|not found|undefined|"
     r"unresolved|crash\w*|broke\w*|bugs?|fix\w*|denied|refused|timed? ?out|panic\w*|warnings?|invalid|"
-    r"rejected|wrong)\b|\b[A-Z]{1,3}\d{3,5}\b", re.IGNORECASE)
+    r"rejected|wrong)\b", re.IGNORECASE)
+#: A cue said not to apply: "no error", "without errors", "0 failures", "error-free".
+_NO_CUE_BEFORE = re.compile(r"(?:\bno|\bwithout|\bzero|\b0|\bnon|\bfree of|\bnever)[\s-]+(?:\w+[\s-]+)?$", re.IGNORECASE)
+_NO_CUE_AFTER = re.compile(r"^[\s-]*free\b|^s?\s+(?:remain|left)\b.*\bno\b", re.IGNORECASE)
+
+
+def _speaks_of_error(item: str) -> bool:
+    """Whether ``item`` says something went wrong or was fixed (a cue not said not to apply)."""
+    for m in _ERROR_CUE.finditer(item):
+        if _NO_CUE_BEFORE.search(item[max(0, m.start() - 24):m.start()]) or _NO_CUE_AFTER.match(item[m.end():m.end() + 30]):
+            continue
+        return True
+    return False
 
 
 def error_told_as_error(key_line: str, text: str, command: str, region: str) -> tuple[bool, str]:
@@ -319,7 +332,7 @@ def error_told_as_error(key_line: str, text: str, command: str, region: str) -> 
     RawEntry``, nor does an item about another lint of the same ``cargo clippy`` run."""
     own = error_identifiers("", key_line)  # what the key line names (a code, a type, a test, a file)
     for item in _ITEM.split(region):
-        if not (item.strip() and _ERROR_CUE.search(item)):
+        if not (item.strip() and _speaks_of_error(item)):
             continue
         if own and not any(_token_in(t, item.lower()) for t in own):
             continue  # an item about another error of the same command (cargo clippy's other lints)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from collections.abc import Callable, Mapping
 
 __all__ = [
@@ -75,11 +76,13 @@ def section_kind(title: str) -> str | None:
 
 
 #: A numbered entry of a prompt's section list: ``7. Pending Tasks: ...``, ``## 7. Pending Tasks``,
-#: ``7. **Pending Tasks** - ...``, ``7. Pending Tasks — ...``: the title ends at a colon, a spaced
-#: dash (``-``, ``–``, ``—``), an unspaced long dash, or the end of the line.
+#: ``7) **Pending Tasks** - ...``, ``7. Pending Tasks — ...``, ``Step 7 - Pending Tasks: ...``,
+#: ``### 7 · Pending Tasks``: the title ends at a colon, a spaced dash (``-``, ``--``, ``–``, ``—``),
+#: an unspaced long dash, or the end of the line.
 _ENTRY_LINE = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\*\*|__)?(?P<num>\d{1,2})[.)][ \t]+(?:\*\*|__)?"
-    r"(?P<title>[A-Za-z][^:\n*_—–]{1,60}?)[ \t]*(?:\*\*|__)?[ \t]*(?::|[ \t](?:--?|[–—])[ \t]|[–—]|$)")
+    r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\*\*|__)?(?:step[ \t]+)?(?P<num>\d{1,2})(?:[.):]|[ \t]*[·•]|[ \t]+[-–—])[ \t]+"
+    r"(?:\*\*|__)?(?P<title>[A-Za-z][^:\n*_—–·•]{1,60}?)[ \t]*(?:\*\*|__)?[ \t]*"
+    r"(?::|[ \t](?:--?|[–—])[ \t]|[–—]|$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -91,19 +94,24 @@ class PromptEntry:
     title: str
     kind: str | None  # the section it asks for (by its title, or by its place: see section_entries)
     end: int  # 0-based line after the entry's last continuation line
+    rest: int = 0  # the column where the entry line's text after its title starts
 
 
+@functools.lru_cache(maxsize=64)  # one prompt per run, read for every case and mutant: read once (read only)
 def section_entries(prompt: str, kind_of: Callable[[str], str | None] | None = None) -> list[PromptEntry]:
     """The entries of the section list of a compaction prompt: the first run of numbered entry
-    lines (numbered upwards, a number may be left out; indented continuation lines and blank lines
-    between them)
-    in which at least two titles name a section (``kind_of``, default :func:`section_kind`).
+    lines in which at least two titles name a section (``kind_of``, default :func:`section_kind`).
+    An entry holds the lines right below it (a Markdown heading's text, an indented continuation);
+    after a blank line the run goes on only with another entry or an indented line.
 
-    A title the vocabulary does not know keeps its place: when every title that is known sits at
-    its canonical number (``7. Pending Tasks``), an unknown one takes the section of its number
-    (``7. Outstanding Tasks`` asks for the pending tasks), as a model reading the list would take
-    it; a number whose section another title already names, or a list numbered otherwise, leaves
-    it unknown (``kind`` None).
+    Each section is asked for once: a title that names a section another entry names at that
+    section's canonical number (``7. Remaining errors to triage`` beside ``4. Errors and fixes``)
+    does not name it. A title the vocabulary does not know keeps its place: when every title that
+    is known sits at its canonical number (``7. Pending Tasks``), an unknown one takes the section
+    of its number (``7. Outstanding Tasks`` asks for the pending tasks), as a model reading the list
+    would take it; a number whose section another title names, or a list numbered otherwise,
+    leaves it unknown (``kind`` None). The list's order is the prompt's: a section moved up keeps
+    its number and its kind.
 
     >>> [(e.number, e.kind) for e in section_entries("1. Primary Request: a\\n2. Key Concepts: b\\n"
     ...                                              "3. Touched Stuff — c\\n4. Errors: d")]
@@ -111,41 +119,55 @@ def section_entries(prompt: str, kind_of: Callable[[str], str | None] | None = N
     """
     kind_of = kind_of or section_kind
     lines = prompt.split("\n")
-    blocks: list[list[tuple[int, int, str, int]]] = []  # (line, number, title, end)
-    current: list[tuple[int, int, str, int]] = []
+    blocks: list[list[list[Any]]] = []  # [line, number, title, end, rest]
+    current: list[list[Any]] = []
+    blank = False  # a blank line since the last entry line or continuation
     for i, raw in enumerate(lines):
         m = _ENTRY_LINE.match(raw)
-        if m and (not current or int(m.group("num")) > current[-1][1]):
-            title = m.group("title").strip()
-            current.append((i, int(m.group("num")), title, i + 1))
+        if m and not _TAG_LINE.match(raw):
+            current.append([i, int(m.group("num")), m.group("title").strip(), i + 1, m.end()])
+            blank = False
             continue
-        if current and (not raw.strip() or raw[:1].isspace()) and not m:
-            if raw.strip():  # a continuation line of the entry above
-                line, num, title, _ = current[-1]
-                current[-1] = (line, num, title, i + 1)
+        if not current:
             continue
-        if current:
-            blocks.append(current)
-        current = []
-        if m:  # a numbered line that starts again (1. after 9.) starts a new run
-            current.append((i, int(m.group("num")), m.group("title").strip(), i + 1))
+        if not raw.strip():
+            blank = True
+            continue
+        if _TAG_LINE.match(raw) or (blank and not raw[:1].isspace()):
+            blocks.append(current)  # text after a blank line, or a tag, ends the list
+            current, blank = [], False
+            continue
+        current[-1][3] = i + 1  # the entry's own text (below a heading, or indented)
     if current:
         blocks.append(current)
     for block in blocks:
-        kinds = [kind_of(title) for _, _, title, _ in block]
+        kinds = [kind_of(title) for _, _, title, _, _ in block]
         if sum(k is not None for k in kinds) < 2:
             continue
+        # A section named twice: the title at its canonical number keeps it (else the first one).
+        for twice in {k for k in kinds if k}:
+            holders = [j for j, k in enumerate(kinds) if k == twice]
+            if len(holders) > 1:
+                keep = next((j for j in holders if twice in SECTION_KINDS
+                             and block[j][1] == SECTION_KINDS.index(twice) + 1), holders[0])
+                for j in holders:
+                    if j != keep:
+                        kinds[j] = None
         canonical = all(k is None or (n <= len(SECTION_KINDS) and SECTION_KINDS[n - 1] == k)
-                        for (_, n, _, _), k in zip(block, kinds))
+                        for (_, n, _, _, _), k in zip(block, kinds))
         named = {k for k in kinds if k}
         out = []
-        for (line, number, title, end), kind in zip(block, kinds):
+        for (line, number, title, end, rest), kind in zip(block, kinds):
             if kind is None and canonical and 1 <= number <= len(SECTION_KINDS) \
                     and SECTION_KINDS[number - 1] not in named:
                 kind = SECTION_KINDS[number - 1]
-            out.append(PromptEntry(line, number, title, kind, end))
+                named.add(kind)
+            out.append(PromptEntry(line, number, title, kind, end, rest))
         return out
     return []
+
+
+_TAG_LINE = re.compile(r"^\s*</?(?:summary|analysis)>", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=64)  # one prompt per run: read once, not once per case and mutant (read only)

@@ -455,6 +455,10 @@ E0425 = "error[E0425]: cannot find type `RawEntry` in this scope"
 @pytest.mark.parametrize("section5, status", [
     # a mention of the name the error holds, in an item about something else: the error is gone
     ("- RawEntry can derive Default, so the builder is simpler.", "fail"),
+    # nor a mention of its code, or an item that says there was no error
+    ("- Also ran ruff as usual (E0425 and friends); RawEntry is unchanged.", "fail"),
+    ("- cargo clippy reported no error for RawEntry.", "fail"),
+    ("- Error-free build of RawEntry after the cleanup.", "fail"),
     # an item about another error of the same command does not tell this one
     ("- cargo clippy failed: doc list item without indentation in crates/lib/src/parse.rs; fixed.", "fail"),
     # told as an error, in its own words, in the problem-solving section
@@ -468,7 +472,8 @@ def test_an_error_told_only_outside_section_4_must_be_told_as_an_error(grade, ki
     verdict = grade("errors_preserved", kit.case(messages, text))
     assert verdict.status == status, verdict.reasons
     if status == "pass":
-        assert "told in the problem-solving or current-work section instead" in verdict.reasons[0]
+        assert "all 1 error lines kept: 0 in section 4" in verdict.reasons[0]
+        assert "1 in the problem-solving or current-work section" in verdict.reasons[0]
     else:
         assert "RawEntry" in verdict.reasons[0]
 

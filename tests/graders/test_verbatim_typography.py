@@ -177,3 +177,20 @@ def test_a_few_words_of_the_request_in_the_step_are_not_a_quote(grade, kit):
     verdict = grade("next_step_quote", kit.case(_convo(kit), _next(kit, "Next: update the skill too, then stop.")))
     assert verdict.status == "fail"
     assert "quotes nothing" in verdict.reasons[0]
+
+
+LONG = "lets address all redundant and orphaned comments for staged files in fact. then push it to the branch"
+
+
+@pytest.mark.parametrize("body, status", [
+    (f"Next: {LONG}", "pass"),                                                    # the whole message
+    ("Next: lets address all redundant and orphaned comments for staged files in fact.", "pass"),  # a clause
+    ("Next: lets address all redundant and orphaned comments for unstaged files in fact.", "fail"),  # a word changed
+    ("Next: **lets address all redundant and orphaned comments for staged documents** then.", "fail"),  # cut mid-clause
+    ("Next: lets address all redundant and orphaned comments for the docs.", "fail"),  # its own ending
+])
+def test_an_unmarked_repeat_counts_only_unedited_and_up_to_a_clause_end(grade, kit, body, status):
+    convo = [kit.user(OLD), kit.say("Done."), kit.user(LONG)]
+    summary = kit.summary({"user_messages": f'- "{OLD}"\n- "{LONG}"', "next": body})
+    verdict = grade("next_step_quote", kit.case(convo, summary))
+    assert verdict.status == status, verdict.reasons

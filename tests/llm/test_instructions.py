@@ -148,3 +148,19 @@ def test_the_table_names_a_grader_and_both_behaviours() -> None:
         assert inst.grader in known, inst.grader
     with pytest.raises(KeyError, match="unknown instruction 'nope'"):
         instruction("nope")
+
+
+@pytest.mark.parametrize("name, text, asked", [
+    ("user_messages_verbatim", "6. All user messages: one per item, and do not reword them.", True),
+    ("errors_quoted_and_fixed", "4. Errors and fixes: list them; never leave one out.", True),
+    ("user_messages_verbatim", "6. All user messages: no need to keep them or copy them word for word.", False),
+    ("errors_quoted_and_fixed", "4. Errors: the exact text is not needed; a word on each is enough.", False),
+    ("user_messages_verbatim", "6. All user messages: verbatim is optional here.", False),
+])
+def test_negated_opposites_ask_and_later_negations_do_not(name: str, text: str, asked: bool) -> None:
+    assert (name in read_prompt(text)) is asked, text
+
+
+def test_omit_nothing_is_not_read_as_leaving_out() -> None:
+    r = read_prompt("6. All user messages: list them verbatim and omit nothing.")
+    assert "user_messages_verbatim" in r and "user_messages_verbatim" not in r.opposed
