@@ -37,6 +37,7 @@ from pytest_ctxeval.reading.proposals import proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
+    CODE_SPAN as _CODE_SPAN,
     flat_lines as _flat_lines, long_message_gap as _long_message_gap, quote_in as _quote_in,
     quotes as _quotes, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
@@ -324,6 +325,12 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         return Verdict.failed(f"section 9 (line {section.line}) repeats an older message word for word, without quote "
                               f"marks, \"{_short(old_words)}\", not the most recent request \"{_short(last.text)}\" "
                               "(drift to an old task)", quotes=[old_words], expected=last.text)
+    if not quotes:
+        # A code span close to the person's words is a misquote set as code, not "no quote".
+        said = "\n".join([p.text for p in run] + after)
+        near_code = [c for c in (normalize_ws(m.group(1)) for m in _CODE_SPAN.finditer(body))
+                     if len(c.split()) >= 4 and closest_line(c, said, 0.6) is not None]
+        quotes = near_code[:1]
     if not quotes:
         elsewhere = _quoted_elsewhere(case, recent, min_len)
         return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
