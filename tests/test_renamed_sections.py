@@ -242,3 +242,13 @@ def test_a_moved_or_renamed_prompt_gets_the_builtin_verdicts_including_drift(tmp
     assert verdicts(moved, "moved") == builtin
     # the drift generations are read by the renamed prompt's titles too
     assert verdicts(_renamed(("1. Primary Request and Intent:", "1. User Requests:")), "renamed1") == builtin
+
+
+@pytest.mark.parametrize("text", [
+    BUILTIN.replace("   If there is a next step,", "   1. Run the tests: first.\n   2. Then commit: after.\n   If there is a next step,"),
+    _headings(BUILTIN).replace("Enumerate the files", "1. List each file: with its role.\n2. Then the snippets: in full.\nEnumerate the files"),
+], ids=["indented", "under-a-heading"])
+def test_a_numbered_sub_list_inside_an_entry_stays_in_it(text: str) -> None:
+    entries = section_entries(text)
+    assert [e.kind for e in entries] == list(SECTION_KINDS)
+    assert "Then" in section_list(text)

@@ -122,9 +122,16 @@ def section_entries(prompt: str, kind_of: Callable[[str], str | None] | None = N
     blocks: list[list[list[Any]]] = []  # [line, number, title, end, rest]
     current: list[list[Any]] = []
     blank = False  # a blank line since the last entry line or continuation
+    # The run's first entry sets its style: a numbered line indented deeper, or a plain numbered line
+    # in a run of headings, is part of an entry (a numbered sub-list), not an entry.
+    indent, heading = 0, False
     for i, raw in enumerate(lines):
         m = _ENTRY_LINE.match(raw)
-        if m and not _TAG_LINE.match(raw):
+        nested = m is not None and bool(current) and (
+            len(raw) - len(raw.lstrip()) > indent or heading != raw.lstrip().startswith("#"))
+        if m and not nested and not _TAG_LINE.match(raw):
+            if not current:
+                indent, heading = len(raw) - len(raw.lstrip()), raw.lstrip().startswith("#")
             current.append([i, int(m.group("num")), m.group("title").strip(), i + 1, m.end()])
             blank = False
             continue
