@@ -43,6 +43,7 @@ from .scenario.schema import Expectations
 from .reading.summary import SECTION_KINDS, normalize_ws, section_kind
 from .core.tokens import count_tokens, estimate_text
 from .transcript.jsonl import Transcript, _parse_time, read_transcript
+from .transcript.compactions import nothing_to_grade
 
 __all__ = ["CompactionCall", "read_compaction_call", "Side", "Finding", "ComparedCompaction", "RealComparison",
            "compare_real", "compare_requests", "format_real_comparison", "comparison_html", "COMPARE_FORMAT"]
@@ -429,13 +430,16 @@ def compare_real(
     src = Path(path)
     transcript = read_transcript(src, strict=strict)
     # A compaction copied in from a parent session (a resumed file opens with it) is the parent's:
-    # compared there, as cases_from_transcript grades it there.
-    comps = [c for c in transcript.compactions if not c.inherited]
+    # compared there, as cases_from_transcript grades it there; one with no summary after its
+    # boundary has nothing of Claude Code's to compare with (listed in the notes). The compactions
+    # compared are exactly those cases_from_transcript makes cases of, in the same order.
+    comps = [c for c in transcript.compactions if c.gradable]
     if not comps:
-        inherited = len(transcript.compactions)
-        raise UsageError(f"{src}: no compaction of this session in this transcript "
-                         + (f"(its {inherited} compaction(s) are inherited from a parent session: compare that "
-                            "session's file)" if inherited else "(no compact_boundary record)") + ": nothing to compare")
+        why = nothing_to_grade(transcript.compactions) or "no compaction"
+        hint = ("compare the parent session's file" if "inherited" in why else
+                "compare the complete file once the session has written its summary" if "no summary" in why else
+                "no compact_boundary record")
+        raise UsageError(f"{src}: {why} ({hint}): nothing to compare")
     prompts = prompts or PromptSet()
     specs = list(specs) if specs is not None else list(registry)
     expect = expect or Expectations()
@@ -447,6 +451,7 @@ def compare_real(
         call_paths += [p for p in sorted(folder.glob("agent-acompact*.jsonl")) if p not in call_paths]
     loaded = [read_compaction_call(c) for c in call_paths]
     notes: list[str] = [str(p) for p in transcript.problems]
+    notes += [c.not_graded for c in transcript.compactions if c.no_summary and not c.inherited]
     real_cases = cases_from_transcript(transcript, expect=expect)
     out: list[ComparedCompaction] = []
     recompact = None

@@ -178,3 +178,30 @@ def test_every_corpus_file_cut_after_a_boundary_is_listed_not_failed(tmp_path):
             assert all(case.index != last.index for case in cases_from_transcript(t)), path.name
             cut += 1
     assert cut >= 15
+
+
+def test_compare_real_compares_the_compaction_that_has_a_summary_with_its_own(tmp_path):
+    """compare-real pairs each compaction with its real case: one with no summary first must not
+    shift the pairing (it compared the next compaction with the wrong summary), and is noted."""
+    from pytest_ctxeval.compare_real import compare_real
+    from pytest_ctxeval.errors import UsageError
+    from pytest_ctxeval.grading import load_graders
+    from pytest_ctxeval.llm import make_llm
+
+    s = Session(version="2.1.49")
+    _start(s)
+    _boundary(s)  # no summary: the next record is the person's
+    s.user("what were we doing?")
+    s.assistant(text="Let me look.")
+    s.compact(GOOD.replace("{second}", "what were we doing?"))
+    path = s.write(tmp_path / "t.jsonl", [])
+    t = read_transcript(path)
+    missing, good = t.compactions
+    assert missing.no_summary and good.gradable
+    registry = load_graders()
+    cmp = compare_real(path, llm=make_llm(), registry=registry, specs=registry.select(kinds=["rule"]))
+    (only,) = cmp.compactions
+    assert only.line == cases_from_transcript(t)[0].line and only.index == good.index
+    assert any(f"compaction at line {missing.boundary_line}: no summary after the boundary" in n for n in cmp.notes)
+    with pytest.raises(UsageError, match="only a compaction with no summary after its boundary"):
+        compare_real(_cut(tmp_path / "cut.jsonl"), llm=make_llm(), registry=registry)
