@@ -43,7 +43,7 @@ from pytest_ctxeval.reading.quoting import (
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error
-from pytest_ctxeval.reading.summary import SECTION_TITLES, Section, normalize_ws, notes_section
+from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section
 from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
@@ -66,7 +66,8 @@ def _where(case: CompactionCase, kind: str, number: int) -> str:
     if case.kind == "session_memory" or section is None:
         return "the post-compact context (session notes and kept messages)"
     kept = " or the kept messages" if case.kept_text else ""
-    return f"section {number} '{SECTION_TITLES[kind]}' (line {section.line}){kept}"
+    number, title = case.section_name(kind)  # the prompt's name for it (a renamed prompt's title)
+    return f"section {number} '{title}' (line {section.line}){kept}"
 
 
 def _section_missing(case: CompactionCase, kind: str, number: int, what: str, items: Sequence[str] = ()) -> Verdict:
@@ -80,7 +81,8 @@ def _section_missing(case: CompactionCase, kind: str, number: int, what: str, it
         return Verdict.failed(f"the '{fmt.title_for(kind)}' section of the {fmt.name} is missing, so {what} cannot "
                               f"survive{lost} (sections found: "
                               f"{', '.join(s.title for s in case.sections.sections) or 'none'})", missing=list(items))
-    return Verdict.failed(f"section {number} '{SECTION_TITLES[kind]}' is missing, so {what} cannot survive{lost} "
+    number, title = case.section_name(kind)  # the prompt's name for it (a renamed prompt's title)
+    return Verdict.failed(f"section {number} '{title}' is missing, so {what} cannot survive{lost} "
                           f"(sections found: {', '.join(case.sections.kinds) or 'none'})", missing=list(items))
 
 

@@ -22,7 +22,7 @@ import re
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import RequestValidator, to_api, validate_api
 from pytest_ctxeval.core.tokens import estimate_api_request
-from pytest_ctxeval.reading.summary import SECTION_KINDS, SECTION_TITLES, analysis_span
+from pytest_ctxeval.reading.summary import SECTION_KINDS, analysis_span
 from pytest_ctxeval.grading.versions import CONTINUATION_WORDINGS, promise
 
 
@@ -57,7 +57,7 @@ def nine_sections(case: CompactionCase) -> Verdict:
     reasons = []
     missing = [k for k in SECTION_KINDS if k not in present]
     if missing:
-        names = ", ".join(f"{SECTION_KINDS.index(k) + 1}. {SECTION_TITLES[k]}" for k in missing)
+        names = ", ".join("{}. {}".format(*case.section_name(k)) for k in missing)
         reasons.append(f"missing section{'s' if len(missing) > 1 else ''}: {names}")
     order = [s.kind for s in parsed.sections if s.kind]
     wanted = case.section_order  # the prompt's order (a prompt may move a section), else the canonical one

@@ -252,3 +252,25 @@ def test_a_numbered_sub_list_inside_an_entry_stays_in_it(text: str) -> None:
     entries = section_entries(text)
     assert [e.kind for e in entries] == list(SECTION_KINDS)
     assert "Then" in section_list(text)
+
+
+def test_reasons_name_the_sections_as_the_prompt_does(tmp_path: Path) -> None:
+    # 7 renamed and the todo list's section then dropped by the (offline) model: the reason says
+    # "Outstanding Tasks", the name the user's prompt gives it, not the built-in "Pending Tasks"
+    from dataclasses import replace
+
+    from pytest_ctxeval.evaluate import load_graders
+
+    renamed = _renamed(("7. Pending Tasks:", "7. Outstanding Tasks:"))
+    path = tmp_path / "p.j2"
+    path.write_text(renamed)
+    outcome = evaluate(ROOT / "scenarios" / "debug_failing_test.yaml", prompts=PromptSet(str(path)),
+                       session_dir=tmp_path / "s", graders=["nine_sections"])
+    case = outcome.cases[0]
+    assert case.section_name("pending") == (7, "Outstanding Tasks")
+    section = case.sections.get("pending")
+    assert section is not None
+    dropped = case.summary.replace(f"7. {section.title}:", "7x. gone:")
+    registry = load_graders([])
+    (verdict,) = registry.run(replace(case, summary=dropped), registry.select(["nine_sections"]))
+    assert verdict.status == "fail" and "missing section: 7. Outstanding Tasks" in verdict.reasons[0], verdict.reasons

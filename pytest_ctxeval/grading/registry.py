@@ -35,7 +35,7 @@ from ..reading.extract import PersonMessage, person_messages
 from ..reading.quoting import Conversation, recent_conversation
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
 from ..scenario.schema import Expectations
-from ..reading.summary import SECTION_KINDS, ParsedSummary, normalize_ws, parse_summary, prompt_titles, section_entries
+from ..reading.summary import SECTION_KINDS, SECTION_TITLES, ParsedSummary, normalize_ws, parse_summary, prompt_titles, section_entries
 from ..core.tokens import estimate_messages
 
 if TYPE_CHECKING:  # for annotations only: these modules import this one
@@ -189,6 +189,15 @@ class CompactionCase:
         texts = [content] if isinstance(content, str) else \
             [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
         return texts[-1] if texts and isinstance(texts[-1], str) else ""
+
+    def section_name(self, kind: str) -> tuple[int, str]:
+        """The number and title the compaction prompt gives section ``kind`` (a renamed prompt's
+        ``7. Outstanding Tasks``), else Claude Code's (``7. Pending Tasks``): what a reason calls it."""
+        if self.prompt_titles:  # a prompt whose titles differ from the built-in ones
+            for entry in section_entries(self.instruction):
+                if entry.kind == kind:
+                    return entry.number, entry.title
+        return SECTION_KINDS.index(kind) + 1, SECTION_TITLES[kind]
 
     @cached_property
     def section_order(self) -> list[str]:
