@@ -123,18 +123,14 @@ def prompt_sections(prompt: str) -> list[tuple[str, str]]:
     return skeleton_sections(prompt) or requested_sections(prompt)
 
 
-def _match_titles(prompt: str, patterns: tuple[re.Pattern[str], ...],
-                  listed: dict[int, str] | None = None) -> list[tuple[str, str]]:
-    """The ``(kind, title)`` of each title the patterns find; ``listed`` gives the kind of the
-    titles on given lines (0-based) of a section list, before the reference's own vocabulary."""
+def _match_titles(prompt: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[str, str]]:
     hits = sorted((m.start(), m.group("title").strip()) for p in patterns for m in p.finditer(prompt))
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for start, title in hits:
-        kind = (listed or {}).get(prompt.count("\n", 0, start)) if listed else None
-        if kind is None and len(title.split()) > 6:
+    for _, title in hits:
+        if len(title.split()) > 6:
             continue
-        kind = kind or reference_kind(title)
+        kind = reference_kind(title)
         if kind and kind not in seen:
             seen.add(kind)
             out.append((kind, title))

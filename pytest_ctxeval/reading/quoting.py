@@ -230,7 +230,7 @@ def _edited_copy(hay: list[str], words: list[str], a: int, b: int, size: int) ->
     place of "... for staged files" is a misquote, not a quote of its first eight words."""
     for di, dj in ((1, 1), (1, 0), (0, 1)):  # a word changed, added, left out
         i, j = a + size + di, b + size + dj  # after the run
-        if j < len(words) and i + 1 < len(hay) + 1 and hay[i:i + 2] == words[j:j + 2] and len(words[j:j + 2]) == 2:
+        if len(words[j:j + 2]) == 2 and hay[i:i + 2] == words[j:j + 2]:
             return True
         i, j = a - 1 - di, b - 1 - dj  # before the run
         if i >= 1 and j >= 1 and hay[i - 1:i + 1] == words[j - 1:j + 1]:
