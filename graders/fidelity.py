@@ -328,8 +328,9 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                               f"marks, \"{_short(old_words)}\", not the most recent request \"{_short(last.text)}\" "
                               "(drift to an old task)", quotes=[old_words], expected=last.text)
     if not quotes:
-        # A code span close to the person's words is a misquote set as code, not "no quote".
-        said = "\n".join([p.text for p in run] + after)
+        # A code span close to the person's words is a misquote set as code, not "no quote" (a code
+        # span close to a command or file the assistant read is code: only the person's words count).
+        said = "\n".join(p.text for p in run)
         near_code = [c for c in (normalize_ws(m.group(1)) for m in _CODE_SPAN.finditer(body))
                      if len(c.split()) >= 4 and closest_line(c, said, 0.6) is not None]
         quotes = near_code[:1]

@@ -194,3 +194,12 @@ def test_an_unmarked_repeat_counts_only_unedited_and_up_to_a_clause_end(grade, k
     summary = kit.summary({"user_messages": f'- "{OLD}"\n- "{LONG}"', "next": body})
     verdict = grade("next_step_quote", kit.case(convo, summary))
     assert verdict.status == status, verdict.reasons
+
+
+def test_a_code_span_of_a_command_the_assistant_ran_is_code_not_a_misquote(grade, kit):
+    command = "pnpm --filter e2e test -- --reporter=list tests/e2e/sharing.spec.ts"
+    convo = [kit.user(OLD), kit.say("Done."), kit.user(LAST),
+             *kit.tool("Bash", {"command": command}, "1 passed"), kit.say(f"Ran {command}")]
+    body = f"Run `{command}` again."
+    verdict = grade("next_step_quote", kit.case(convo, _next(kit, body)))
+    assert verdict.status == "fail" and "quotes nothing" in verdict.reasons[0], verdict.reasons
