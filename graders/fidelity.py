@@ -42,7 +42,7 @@ from pytest_ctxeval.reading.quoting import (
     quotes as _quotes, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
-from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error
+from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section
 from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference
 
@@ -415,14 +415,18 @@ def _unnamed_note(path: str, text: str, files: list[str]) -> str:
 def errors_preserved(case: CompactionCase) -> Verdict:
     """Every error of the summarised span (and every expect.errors line) is in section 4: its key
     line, or its identifying tokens (test or function name, file:line, exception type, error code,
-    exit code), or the failing command with its output.
+    exit code, HTTP status), or the failing command with its output, or the failing test it belongs to.
+    A test run whose tests failed is an error even when it exited 0 (``pytest | tail``).
 
     Rejected calls, calls cancelled with a failing sibling, calls the tool refused as made and probes
     that found nothing are not errors (pytest_ctxeval.reading.session_facts.error_kind)."""
     wanted: dict[str, tuple[str, FailingResult | None]] = {}
     for f in failing_results(case.summarized):
         if f.key_line:
-            wanted.setdefault(f.key_line, (f"{f.tool} result", f))
+            label = f"{f.tool} result"
+            if f.exit_ok:   # `pytest | tail` exits 0: say why a result not marked as an error counts
+                label = f"{f.tool} test run (it exited 0, its output reports failing tests: {f.tests[0][1] if f.tests else 'see the run'})"
+            wanted.setdefault(f.key_line, (label, f))
     for line in case.reached(case.expect.errors):
         wanted.setdefault(line, ("expect.errors", None))
     if not wanted:
@@ -447,15 +451,28 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         if res is not None:
             command = str(res.input.get("command", ""))
             kept, why = error_kept(key, res.text, command, region)
+            if not kept and res.tests:
+                why = failing_test_told(res.tests, region, as_error=False)
+                kept = bool(why)
             if not kept and others:
                 kept, why = error_told_as_error(key, res.text, command, others)
+                if not kept and res.tests:
+                    why = failing_test_told(res.tests, others, as_error=True)
+                    kept = bool(why)
                 elsewhere += kept
             if kept:
                 how.append(why)
                 continue
         missing.append(key)
-    reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"" for k in missing]
-    tokens = f" ({len(how)} by their identifying tokens)" if how else ""
+    def _nor_test(k: str) -> str:
+        res = wanted[k][1]
+        return f" (nor is its failing test '{_short(res.tests[0][1], 60)}')" if res is not None and res.tests else ""
+    reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"{_nor_test(k)}"
+               for k in missing]
+    by_test = sum(w.startswith("its failing test") for w in how)
+    by = [f"{len(how) - by_test} by their identifying tokens" if len(how) > by_test else "",
+          f"{by_test} by a failing test they belong to" if by_test else ""]
+    tokens = f" ({', '.join(b for b in by if b)})" if how else ""
     if elsewhere:
         ok = (f"all {len(wanted)} error lines kept: {len(wanted) - elsewhere} in {where}, {elsewhere} in the "
               f"problem-solving or current-work section{tokens}")

@@ -19,7 +19,7 @@ from pytest_ctxeval.reading.extract import (
 )
 from pytest_ctxeval.core.messages import AssistantMessage, CompactBoundary, UserMessage, tool_results, tool_uses
 from pytest_ctxeval.grading.mutants import Mutant
-from pytest_ctxeval.reading.session_facts import error_kept
+from pytest_ctxeval.reading.session_facts import error_kept, failing_test_told
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.grading.versions import CONTINUATION_WORDINGS
 from validation_kit import library_cases, registry, rule_specs
@@ -261,6 +261,7 @@ def _error_gloss(case: Any) -> Mutant | None:
     def tells(line: str) -> bool:
         return any(normalize_ws(k).lower() in normalize_ws(line).lower() or _share(k, line) >= 0.5 or
                    (f is not None and error_kept(k, f.text, str(f.input.get("command", "")), line)[0])
+                   or (f is not None and bool(failing_test_told(f.tests, line, as_error=True)))
                    for k, f in errors)
 
     summary = case.summary[:a] + "   - A problem came up along the way and was handled.\n\n" + case.summary[b:]

@@ -21,7 +21,7 @@ from .mutants import (
 )
 from .mutation_ops import context_text, lost_people_targets
 from ..reading.quoting import flat_lines, quote_in, quotes, said_after
-from ..reading.session_facts import error_kept
+from ..reading.session_facts import error_kept, failing_test_told
 from ..reading.summary import normalize_ws
 from ..reading.verbatim import normalize
 
@@ -397,7 +397,7 @@ def drop_edited_file(case: Any, rng: random.Random) -> list[Mutant]:
 @mutation("drop_error_line", targets=("errors_preserved",))
 def drop_error_line(case: Any, rng: random.Random) -> list[Mutant]:
     """Remove every line that tells one failing tool result: its key line, or (as errors_preserved
-    reads an error in its own words) its identifying tokens or failing command, in section 4 and in
+    reads an error in its own words) its identifying tokens, failing command or failing test, in section 4 and in
     the sections where an error is also told (5, problem solving; 8, current work)."""
     errors: dict[str, Any] = {f.key_line: f for f in failing_results(case.summarized)
                               if f.key_line and f.kind == "error"}
@@ -411,7 +411,8 @@ def drop_error_line(case: Any, rng: random.Random) -> list[Mutant]:
     def tells(key: str, f: Any, text: str) -> bool:
         if _holds(key, text, CUT_OVERLAP):
             return True
-        return f is not None and error_kept(key, f.text, str(f.input.get("command", "")), text)[0]
+        return f is not None and (error_kept(key, f.text, str(f.input.get("command", "")), text)[0]
+                                  or bool(f.tests and failing_test_told(f.tests, text, as_error=False)))
 
     def told(key: str, f: Any, c: Any) -> bool:
         wider = "\n".join(c.sections.body(k) for k in kinds) + "\n" + c.kept_text

@@ -19,7 +19,9 @@ from ..core.messages import (
     AssistantMessage, TextBlock, ToolUseBlock, UserMessage, person_text, result_text,
     text_of, tool_results, tool_uses,
 )
-from .session_facts import claude_storage, error_kind, failed_call_ids, open_tasks
+from .session_facts import (
+    claude_storage, error_kind, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
+)
 from .summary import normalize_ws
 
 __all__ = [
@@ -57,6 +59,10 @@ class FailingResult:
     text: str
     key_line: str
     kind: str = "error"  # error | rejected | cancelled | tool_usage | probe (session_facts.error_kind)
+    #: A test run's failing tests as its runner names them, ``(file, name)`` (session_facts.failed_tests).
+    tests: tuple[tuple[str, str], ...] = ()
+    #: The run exited 0 (piped through ``tail``) but its output reports failing tests.
+    exit_ok: bool = False
 
 
 def person_messages(messages: Iterable[Any]) -> list[PersonMessage]:
@@ -178,7 +184,10 @@ def key_error_line(text: str, limit: int = 200) -> str:
 def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -> list[FailingResult]:
     """Every tool result with ``is_error`` set whose kind is in ``kinds`` (by default the errors of
     the work: not a rejected, cancelled or mis-made call, not a probe; see
-    :func:`pytest_ctxeval.reading.session_facts.error_kind`), with the call it answers and its key line."""
+    :func:`pytest_ctxeval.reading.session_facts.error_kind`), and every test run that reported
+    failing tests though its command exited 0 (``pytest | tail``; kind ``error``, see
+    :func:`pytest_ctxeval.reading.session_facts.failed_test_run`), with the call it answers and its
+    key line."""
     wanted = set(kinds)
     calls: dict[str, ToolUseBlock] = {}
     out = []
@@ -186,16 +195,24 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
         for use in tool_uses(message):
             calls[use.id] = use
         for res in tool_results(message):
-            if not res.is_error:
-                continue
             found = calls.get(res.tool_use_id)
+            if not res.is_error and not (found and found.name == "Bash" and "command" in found.input):
+                continue
             text = result_text(res)
             tool = found.name if found else "?"
-            kind = error_kind(tool, text, dict(found.input) if found else {})
+            if not res.is_error:
+                # A test run piped through tail/grep exits 0: its failing tests are an error all the same.
+                if not failed_test_run(str(found.input["command"]) if found else "", text):
+                    continue
+                kind = "error"
+            else:
+                kind = error_kind(tool, text, dict(found.input) if found else {})
             if kind not in wanted:
                 continue
+            command = str(found.input.get("command", "")) if found and tool == "Bash" else ""
+            tests = tuple(failed_tests(text)) if command and runs_tests(command) else ()
             out.append(FailingResult(i, tool, res.tool_use_id, dict(found.input) if found else {}, text,
-                                     key_error_line(text), kind))
+                                     key_error_line(text), kind, tests, not res.is_error))
     return out
 
 

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from ..core.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, result_text
 
 __all__ = ["error_kind", "ERROR_KINDS", "claude_storage", "failed_call_ids", "open_tasks", "error_identifiers",
-           "error_kept", "command_signature"]
+           "error_kept", "command_signature", "runs_tests", "failed_test_run", "failed_tests", "failing_test_told"]
 
 ERROR_KINDS = ("error", "rejected", "cancelled", "tool_usage", "probe")
 
@@ -115,6 +115,128 @@ def command_signature(command: str) -> list[str]:
             return [prog, rest[0]]
         return [prog] if prog not in runners or not rest else [prog, rest[0]]
     return []
+
+
+#: What a shell segment may start with before the program it runs: env settings, wrappers and the
+#: runners that start a package's binary (``npx``, ``uv run``, ``bundle exec``, ``python -m``).
+_TEST_WRAPPER = re.compile(
+    r"^(?:\w+=\S*|sudo|time|env|exec|nice|nohup|command|do|then|else|rtk|"
+    r"timeout(?:\s+-\S+)*\s+\S+|(?:npx|bunx|pnpx)(?:\s+-\S+)*|"
+    r"(?:uv|poetry|pipenv|hatch|pdm|rye)\s+run(?:\s+-\S+)*|(?:bundle|pnpm|yarn|npm|bun)\s+exec|"
+    r"python[\d.]*\s+-m)\s+")
+#: A test runner, as the program of a shell segment (after :data:`_TEST_WRAPPER`).
+_TEST_RUNNER = re.compile(
+    r"^(?:\S*/)?(?:pytest|py\.test|jest|vitest|mocha|rspec|phpunit|pest|ctest|tox|nox|nosetests|unittest|"
+    r"playwright\s+test|cypress\s+run)(?:\s|$)|"
+    r"^(?:cargo\s+(?:test|nextest)|go\s+test|dotnet\s+test|mix\s+test|swift\s+test|deno\s+test|"
+    r"(?:\./)?gradlew?\s+(?:\S+:)?test|mvn(?:\s+-\S+)*\s+test|make\s+test|just\s+test)(?:\s|$)|"
+    # npm test, pnpm --filter e2e test, yarn run test:unit, bun test
+    r"^(?:npm|pnpm|yarn|bun)(?:\s+(?:--(?:filter|prefix|dir|workspace|cwd)[= ]\S+|-[CFw]\s+\S+|-{1,2}[\w-]+))*"
+    r"(?:\s+run)?\s+test(?:[:-][\w:-]*)?(?:\s|$)")
+#: A test runner's own report that tests failed (its summary count, or the line of a failing test).
+#: A count of 0 is not a failure.
+_TESTS_FAILED = re.compile(
+    r"^=+ .*\b[1-9]\d* (?:failed|errors?)\b.* =+$|"                    # pytest: "==== 1 failed, 3 passed in 0.2s ===="
+    r"^[1-9]\d* failed(?:,[^\n]*)? in [\d.]+m?s\b|"                     # pytest -q: "1 failed, 3 passed in 0.2s"
+    r"^(?:FAILED|ERROR) \S+::\S+|"                                      # pytest: "FAILED tests/a.py::test_x - ..."
+    r"^\s*[1-9]\d* failed\s*$|"                                        # playwright: "  1 failed"
+    r"^\s*Tests?:\s+[1-9]\d* failed|^\s*Test Suites:\s+[1-9]\d* failed|"  # jest
+    r"^\s*Tests\s+[1-9]\d* failed|^\s*Test Files\s+[1-9]\d* failed|"   # vitest
+    r"^\s*[1-9]\d* failing\s*$|"                                       # mocha
+    r"^test result: FAILED|"                                           # cargo test
+    r"^--- FAIL: \S|^FAIL\t\S|"                                        # go test
+    r"^\s*\d+ examples?, [1-9]\d* failures?|^\d+ (?:tests?|doctests?), [1-9]\d* failures?|"  # rspec, ExUnit
+    r"^FAILURES!$|^Tests: \d+, Assertions: \d+, (?:Errors|Failures): [1-9]|"  # phpunit
+    r"^FAILED \((?:failures|errors)=[1-9]|"                            # unittest
+    r"^\s*Failed!\s+-\s+Failed:\s+[1-9]|"                              # dotnet test
+    r"^\[\s+FAILED\s+\]|"                                               # googletest
+    r"^\s*✘\s+\d+\s+\[[^\]\n]+\]\s+›",                                 # playwright list: "✘  2 [chromium] › a.spec.ts:3:1 › x"
+    re.MULTILINE)
+_PLAYWRIGHT_MARK = re.compile(r"^\s*✘\s+\d+\s+\[")
+_FLAKY = re.compile(r"^\s*[1-9]\d* flaky\s*$", re.MULTILINE)
+_TERM_CODES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[\d+(?:;\d+)*[A-Za-z]")
+
+
+def runs_tests(command: str) -> bool:
+    """Whether a shell command runs a test runner (in any of its segments: past ``cd x &&``, env
+    settings, ``npx``/``uv run``/``python -m``, and through a pipe).
+
+    >>> runs_tests("cd tests/e2e && npx playwright test a.spec.ts 2>&1 | tail -60")
+    True
+    >>> runs_tests("pnpm --filter @app/e2e test -- --grep 'Sharing'")
+    True
+    >>> runs_tests("grep -rn FAILED test-results/ | tail -5")
+    False
+    """
+    for segment in re.split(r"&&|\|\||;|\||\n", command or ""):
+        seg = segment.strip()
+        if not seg or seg.startswith("#"):
+            continue
+        while (m := _TEST_WRAPPER.match(seg)) is not None:
+            seg = seg[m.end():]
+        if _TEST_RUNNER.match(seg):
+            return True
+    return False
+
+
+def failed_test_run(command: str, text: str) -> bool:
+    """Whether a command's output, read as a test run, reports failing tests: the command runs a test
+    runner (:func:`runs_tests`) and the output holds that runner's own failure report (pytest's
+    ``N failed`` or ``FAILED a.py::test_x``, Playwright's ``✘`` or ``N failed``, jest's
+    ``Tests: N failed``, cargo's ``test result: FAILED``, go's ``--- FAIL:``, ...). A run piped
+    through ``tail`` exits 0, so its result is not marked as an error; it still failed. A count of 0,
+    or a Playwright test that failed once and passed on retry (``N flaky``), is not a failure; nor is
+    a grep or a log that merely holds the word "failed".
+
+    >>> failed_test_run("uv run pytest -q | tail -3", "FAILED tests/a.py::test_x - assert 1 == 2\\n1 failed in 0.1s")
+    True
+    >>> failed_test_run("uv run pytest -q | tail -3", "3 passed, 0 failed in 0.1s")
+    False
+    >>> failed_test_run("cat run.log", "FAILED tests/a.py::test_x")
+    False
+    """
+    if not runs_tests(command):
+        return False
+    text = _TERM_CODES.sub("", text)
+    found = [m.group(0) for m in _TESTS_FAILED.finditer(text)]
+    if found and all(_PLAYWRIGHT_MARK.match(f) for f in found) and _FLAKY.search(text):
+        return False  # failed, then passed on retry: the run reports it flaky, not failed
+    return bool(found)
+
+
+#: How a runner names a failing test: the file it is in (when it says) and its name, a function
+#: (``test_upload``, ``TestRender``) or a title path (``Sharing Workflow › 7.2 Charlie sees the file``).
+_FAILED_TEST = re.compile(
+    r"^(?:FAILED|ERROR) (?P<f1>[^\s:]+)::(?P<n1>\S+)|"                         # pytest
+    r"^(?:FAIL|ERROR): (?P<n2>\w+) \((?P<f2>[\w.]+)\)|"                         # unittest
+    r"^\s*(?:✘\s+\d+\s+|\d+\)\s+)?\[[^\]\n]+\]\s+›\s+(?P<f3>[^\s:]+):\d+(?::\d+)?\s+›\s+"
+    r"(?P<n3>[^\n]+?)\s*(?:\(\d[\d.]*m?s\))?\s*$|"                               # playwright
+    r"^\s*●\s+(?P<n4>(?!Console\b)[^\n]+?)\s*$|"                                # jest
+    r"^\s*(?:FAIL|×|✗)\s+(?P<f5>\S+\.\w+)\s+>\s+(?P<n5>[^\n]+?)\s*$|"            # vitest
+    r"^\s*--- FAIL: (?P<n6>\S+)|"                                                # go test
+    r"^test (?P<n7>\S+) \.\.\. FAILED|"                                           # cargo test
+    r"^rspec (?P<f8>\./\S+?):\d+ # (?P<n8>[^\n]+?)\s*$",                          # rspec
+    re.MULTILINE)
+
+
+def failed_tests(text: str) -> list[tuple[str, str]]:
+    """The failing tests a test run's output names, as ``(file, name)`` (``file`` empty when the
+    runner does not say): the last part of a title path (``Suite › 7.2 Charlie sees the file`` →
+    ``7.2 Charlie sees the file``) or of a node id (``tests/a.py::TestX::test_y[1]`` → ``test_y``).
+
+    >>> failed_tests("FAILED tests/test_api.py::TestUpload::test_big[2] - assert 1 == 2")
+    [('tests/test_api.py', 'test_big')]
+    >>> failed_tests("  1 failed\\n    [chromium] › tests/share.spec.ts:401:3 › Sharing › 7.2 Charlie sees the file ")
+    [('tests/share.spec.ts', '7.2 Charlie sees the file')]
+    """
+    out: list[tuple[str, str]] = []
+    for m in _FAILED_TEST.finditer(_TERM_CODES.sub("", text)):
+        groups = {k[0]: v for k, v in m.groupdict().items() if v}
+        name = re.split(r"\s+[›>]\s+", groups.get("n", ""))[-1].strip()
+        name = re.sub(r"\[[^\]]*\]$", "", name.rsplit("::", 1)[-1]).strip()
+        if name and (found := (groups.get("f", ""), name)) not in out:
+            out.append(found)
+    return out[:20]
 
 
 def error_kind(tool: str, text: str, tool_input: dict[str, Any] | None = None) -> str:
@@ -247,6 +369,11 @@ _TEST_NAME = re.compile(r"\b(test_\w+|Test[A-Z]\w+|\w+_test\b|\w+Test\b)")
 _QUOTED = re.compile(r"[`'\"“‘]([^`'\"”’\n]{3,60})[`'\"”’]")
 _IDENT = re.compile(r"\b([A-Za-z_]\w*(?:[._:]\w+)+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w*\d\w*[A-Za-z]\w*|"
                     r"[A-Za-z]\w*-\w[\w-]*)\b")
+#: An HTTP status an error reports ("status code 500", "HTTP 404", "500 Internal Server Error"): one
+#: of the error's names ("Upload 500 error" tells "Upload failed: Request failed with status code 500").
+_HTTP_STATUS = re.compile(r"\b(?:status(?:\s+code)?|HTTP(?:/[\d.]+)?)\s*:?\s*([1-5]\d\d)\b|"
+                          r"\b([45]\d\d)\s+(?:Internal Server Error|Not Found|Bad Request|Unauthori[sz]ed|Forbidden|"
+                          r"Conflict|Bad Gateway|Service Unavailable|Gateway Time-?out|Unprocessable)", re.IGNORECASE)
 _EXIT = re.compile(r"Exit code (\d+)")
 _GENERIC = {"error", "exception", "failed", "failure", "typeerror", "valueerror", "file", "line", "code",
             "exit", "exitcode", "node", "main", "index", "src", "test", "tests", "true", "false", "none", "null",
@@ -265,6 +392,7 @@ def error_identifiers(text: str, key_line: str) -> list[str]:
     for n, src in enumerate(sources):
         found = [f"{m.group(2)}:{m.group(3)}" for m in _FILE_LINE.finditer(src)]
         found += _EXC_TYPE.findall(src) + _ERR_CODE.findall(src) + _TEST_NAME.findall(src)
+        found += [a or b for a, b in _HTTP_STATUS.findall(src)]
         found += [q.strip() for q in _QUOTED.findall(src) if re.fullmatch(r"[\w.:/@#<>-]{3,}", q.strip())]
         if n == 0:
             found += [t for t in _IDENT.findall(src) if len(t) >= 4 and not re.search(r"\.\w+:\d", t)]
@@ -285,6 +413,8 @@ def _token_in(token: str, text_low: str) -> bool:
             if re.search(rf"(?<!\d){line}(?!\d)", text_low[m.end(): m.end() + 40]):
                 return True
         return False
+    if low.isdigit():   # an HTTP status: the number whole ("500", not "15000")
+        return re.search(rf"(?<![\d.]){low}(?![\d.])", text_low) is not None
     return low in text_low
 
 
@@ -378,3 +508,50 @@ def error_kept(key_line: str, text: str, command: str, region: str) -> tuple[boo
             if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", item_low) and any(w in item_low for w in words):
                 return True, f"the failing {' '.join(signature)} and its output"
     return False, ""
+
+
+_ID_TOKEN = re.compile(r"[\w.-]*\d[\w.-]*")
+
+
+def failing_test_told(tests: Iterable[tuple[str, str]], region: str, *, as_error: bool) -> str:
+    """How ``region`` tells one of a run's failing tests (:func:`failed_tests`), or ``""``: by its
+    function name (``test_big``), by most of its title's words in one item (every number of the
+    title among them: "7.2" tells test 7.2 from test 7.3), by the title's leading id with the word
+    "test" (``Test 6.1``), or by its file's name in an item about something going wrong. With
+    ``as_error`` (a region that is not section 4) the item must also speak of an error or a fix.
+
+    >>> failing_test_told([("tests/share.spec.ts", "7.2 Charlie sees the newly added file")],
+    ...           "- Test 7.2 \\"Charlie sees the newly added file\\" still fails", as_error=True)
+    "its failing test '7.2 Charlie sees the newly added file'"
+    >>> failing_test_told([("", "test_big")], "- test_small fails on CI", as_error=False)
+    ''
+    """
+    for item in _ITEM.split(region):
+        if not item.strip() or (as_error and not _speaks_of_error(item)):
+            continue
+        low = item.lower()
+        for _file, name in tests:
+            if " " not in name.strip():
+                if re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", low):
+                    return f"its failing test {name}"
+                continue
+            tokens = [t for t in _significant_words(name)]
+            numbers = [t for t in tokens if re.fullmatch(r"[\d.]+", t)]
+            have = [t for t in tokens if re.search(rf"(?<![\w.]){re.escape(t)}" + (r"(?![\w])" if t in numbers else ""), low)]
+            if tokens and len(have) >= 0.6 * len(tokens) and all(n in have for n in numbers):
+                return f"its failing test '{name}'"
+            lead = name.split()[0].lower()
+            if _ID_TOKEN.fullmatch(lead) and re.search(rf"\btests?\s+(?:#|no\.?\s*)?{re.escape(lead)}(?![\w.])", low):
+                return f"its failing test '{name}'"
+        if as_error or _speaks_of_error(item):
+            for file, _name in tests:
+                base = file.replace("\\", "/").rsplit("/", 1)[-1].lower()
+                if len(base) >= 6 and "." in base and re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w-])", low):
+                    return f"its failing test file {base}"
+    return ""
+
+
+def _significant_words(title: str) -> list[str]:
+    """A test title's words that tell it apart: numbers and ids whole, words of 3+ letters."""
+    return [t.lower() for t in re.findall(r"\d+(?:\.\d+)*|[A-Za-z][\w'-]{2,}", title)
+            if t.lower() not in {"the", "and", "for", "with", "that", "this", "from", "when", "should", "test"}]
