@@ -22,7 +22,7 @@ import re
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import RequestValidator, to_api, validate_api
 from pytest_ctxeval.core.tokens import estimate_api_request
-from pytest_ctxeval.reading.summary import SECTION_KINDS, analysis_span
+from pytest_ctxeval.reading.summary import SECTION_KINDS, analysis_span, wrapper_tags
 from pytest_ctxeval.grading.versions import CONTINUATION_WORDINGS, promise
 
 
@@ -86,7 +86,7 @@ def analysis_stripped(case: CompactionCase) -> Verdict:
     text = case.summary_message or case.summary
     reasons = []
     span = analysis_span(text)
-    tags = re.findall(r"</?summary>", text, re.IGNORECASE)
+    tags = wrapper_tags(text).summary_tags   # markup only: not "<summary>" quoted or in code in the content
     if span is not None and case.origin == "transcript" and not tags:
         kept = promise("analysis_stripped", case.version)
         if not kept.made:
@@ -100,7 +100,7 @@ def analysis_stripped(case: CompactionCase) -> Verdict:
                        f"{end - start} chars: {excerpt!r}...); formatCompactSummary strips it (seed 003:217)"
                        + (f"; Claude Code {case.version} strips it" if case.version else ""))
     if tags:
-        reasons.append(f"the <summary> tags were not removed ({len(tags)} tag{'s' if len(tags) > 1 else ''} left)")
+        reasons.append(f"the <summary> tags were not removed ({tags} tag{'s' if tags > 1 else ''} left)")
     if reasons:
         wasted = (span[1] - span[0]) if span else 0
         return Verdict.failed(*reasons, wasted_chars=wasted)

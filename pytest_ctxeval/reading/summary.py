@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping
 
 __all__ = [
     "SECTION_KINDS", "SECTION_TITLES", "Section", "ParsedSummary", "section_kind",
-    "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span", "notes_section",
+    "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span", "wrapper_tags", "WrapperTags",
+    "notes_section",
     "PromptEntry", "section_entries", "prompt_titles",
 ]
 
@@ -328,12 +329,108 @@ class ParsedSummary:
         return [s.kind for s in self.sections if s.kind]
 
 
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)  # fences inside list items are indented
+_LINE_TAG = re.compile(r"^[ \t]{0,3}<(/?)(summary|analysis)>", re.MULTILINE | re.IGNORECASE)
+_ANY_TAG = re.compile(r"<(/?)(summary|analysis)>", re.IGNORECASE)
+
+
+def _fenced(text: str) -> list[tuple[int, int]]:
+    """The spans of fenced code blocks (an unclosed fence runs to the end)."""
+    spans, opened, mark = [], None, ""
+    for m in _FENCE_LINE.finditer(text):
+        if opened is None:
+            opened, mark = m.start(), m.group(1)[0]
+        elif m.group(1)[0] == mark:
+            spans.append((opened, m.end()))
+            opened = None
+    if opened is not None:
+        spans.append((opened, len(text)))
+    return spans
+
+
+def _first_section_header(text: str, start: int = 0) -> int:
+    """Where the first header with a canonical section title begins at or after ``start`` (the
+    text's length when there is none)."""
+    for m in _HEADER.finditer(text, start):
+        if _strong_kind(_title_key(m.group("title").strip())):
+            return m.start()
+    return len(text)
+
+
+@dataclass(frozen=True)
+class WrapperTags:
+    """Where the summariser's ``<analysis>`` and ``<summary>`` tags are in a summary text, as markup:
+    a tag counts only where the reply's own structure has it (outside code fences; the scratchpad at
+    the start of a line or before the first section, the summary wrapper's opening tag at the start of
+    a line before the first section), never as a word inside the summary's content (a
+    C# ``/// <summary>`` doc comment in section 3, ``<details><summary>``, a quoted prompt "an
+    <analysis> block followed by a <summary> block")."""
+
+    analysis: tuple[int, int] | None      # the scratchpad element (to its closing tag, or the end)
+    summary_open: tuple[int, int] | None  # the wrapper's opening tag
+    summary_close: tuple[int, int] | None  # its closing tag: the last one after it (or a lone one)
+
+    @property
+    def summary_tags(self) -> int:
+        return (self.summary_open is not None) + (self.summary_close is not None)
+
+
+def wrapper_tags(text: str) -> WrapperTags:
+    """The markup tags of ``text`` (:class:`WrapperTags`).
+
+    >>> t = wrapper_tags("<analysis>\\nthink\\n</analysis>\\n<summary>\\n1. Primary Request and Intent:\\n x\\n</summary>")
+    >>> t.analysis, t.summary_open, t.summary_close
+    ((0, 28), (29, 38), (73, 83))
+    >>> wrapper_tags("1. Primary Request and Intent:\\n Quote: an <analysis> block then a <summary> block.")
+    WrapperTags(analysis=None, summary_open=None, summary_close=None)
+    """
+    if "<" not in text or not _ANY_TAG.search(text):
+        return WrapperTags(None, None, None)
+    fences = _fenced(text)
+
+    def outside(pos: int) -> bool:
+        return not any(a <= pos < b for a, b in fences)
+
+    at_line = [m for m in _LINE_TAG.finditer(text) if outside(m.start())]
+    anywhere = [m for m in _ANY_TAG.finditer(text) if outside(m.start())]
+    analysis = None
+    first_header = _first_section_header(text)
+    # A scratchpad opens at the start of a line (before the sections or after them), or anywhere
+    # before the first section (a reply cut off mid-line); a mention inside an item is a word.
+    line_starts = {m.start() + m.group(0).index("<") for m in at_line}
+    opener = next((m for m in anywhere if not m.group(1) and m.group(2).lower() == "analysis"
+                   and (m.start() in line_starts or m.start() <= first_header)), None)
+    if opener is not None:
+        close = next((m for m in anywhere if m.start() > opener.end() and m.group(1)
+                      and m.group(2).lower() == "analysis"), None)
+        analysis = (opener.start(), close.end() if close is not None else len(text))
+    after = analysis[1] if analysis is not None else 0
+    first_header = _first_section_header(text, after) if analysis is not None else first_header
+    s_open = next((m for m in at_line if not m.group(1) and m.group(2).lower() == "summary"
+                   and after <= m.start() <= first_header), None)
+    summary_open = summary_close = None
+    if s_open is not None:
+        summary_open = (s_open.start() + s_open.group(0).index("<"), s_open.end())
+        closes = [m for m in anywhere if m.start() > s_open.end() and m.group(1) and m.group(2).lower() == "summary"]
+        if closes:
+            summary_close = closes[-1].span()
+    else:  # a closing tag left alone on its own line at the margin, the opening one removed
+        lone = [m for m in at_line if m.group(1) and m.group(2).lower() == "summary" and m.start() >= after
+                and text[m.start()] == "<"
+                and not text[m.end(): text.find("\n", m.end()) if "\n" in text[m.end():] else len(text)].strip()]
+        if lone:
+            m = lone[-1]
+            summary_close = (m.start() + m.group(0).index("<"), m.end())
+    return WrapperTags(analysis, summary_open, summary_close)
+
+
 def analysis_span(text: str) -> tuple[int, int] | None:
-    """Character span of an analysis scratchpad left in a summary: an ``<analysis>`` element or an
-    ``Analysis:`` part before ``Summary:`` (how real transcripts store it), else None."""
-    match = re.search(r"<analysis>[\s\S]*?(</analysis>|$)", text, re.IGNORECASE)
-    if match:
-        return match.span()
+    """Character span of an analysis scratchpad left in a summary: an ``<analysis>`` element where
+    the reply's structure has one (:func:`wrapper_tags`: not the word inside the summary's content)
+    or an ``Analysis:`` part before ``Summary:`` (how real transcripts store it), else None."""
+    tags = wrapper_tags(text)
+    if tags.analysis is not None:
+        return tags.analysis
     a = _ANALYSIS_LINE.search(text)
     if a:
         s = _SUMMARY_LINE.search(text, a.end())
@@ -354,10 +451,14 @@ def analysis_span(text: str) -> tuple[int, int] | None:
 
 
 def _summary_part(text: str) -> tuple[str, int]:
-    """The part of ``text`` that holds the sections, and its line offset in ``text``."""
-    match = _SUMMARY.search(text)
-    if match:
-        return match.group(1), text[: match.start(1)].count("\n")
+    """The part of ``text`` that holds the sections, and its line offset in ``text``: inside the
+    ``<summary>`` wrapper (:func:`wrapper_tags`; a ``<summary>`` pair inside the content, such as a
+    doc comment, is content), else after a ``Summary:`` line, else all of it."""
+    tags = wrapper_tags(text)
+    if tags.summary_open is not None:
+        end = tags.summary_close[0] if tags.summary_close is not None else len(text)
+        start = tags.summary_open[1]
+        return text[start:end], text[:start].count("\n")
     s = _SUMMARY_LINE.search(text)
     if s:
         return text[s.end():], text[: s.end()].count("\n")
