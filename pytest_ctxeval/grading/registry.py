@@ -16,6 +16,7 @@ object passed around, not module state.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import inspect
@@ -32,10 +33,11 @@ from ..errors import GraderError, ProviderError
 from ..core.redact import scrub_output
 from ..core.renamed import add_renamed_attributes, renamed_keywords
 from ..reading.extract import PersonMessage, person_messages
-from ..reading.quoting import Conversation, recent_conversation
+from ..reading.quoting import Conversation, flat_lines, recent_conversation
 from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plain_text, text_of
 from ..scenario.schema import Expectations
 from ..reading.summary import SECTION_KINDS, SECTION_TITLES, ParsedSummary, normalize_ws, parse_summary, prompt_titles, section_entries
+from ..reading.verbatim import normalize
 from ..core.tokens import estimate_messages
 
 if TYPE_CHECKING:  # for annotations only: these modules import this one
@@ -160,6 +162,10 @@ class CompactionCase:
     #: The Claude Code version that wrote this compaction (a real transcript's boundary), None for an
     #: engine run: graders hold a real summary to what its version promised (pytest_ctxeval.grading.versions).
     version: str | None = None
+    #: What the person gave a manual ``/compact`` (its arguments; real transcripts): the latest words
+    #: they typed before the summary was written, which section 9 may quote (Claude Code writes the
+    #: command's echo after the summary, so it is not in the summarised span).
+    compact_args: str | None = None
     #: The scenario's planted facts (pytest_ctxeval.scenario.planted.PlantedFact), for facts_survive and stale_values.
     facts: list[PlantedFact] = field(default_factory=list, repr=False)
 
@@ -268,7 +274,12 @@ class CompactionCase:
         def make() -> Conversation | None:
             span = self.span()
             people = self.span_people()
-            return recent_conversation(span, people) if people else None
+            if not people:
+                return None
+            convo = recent_conversation(span, people)
+            if self.compact_args:
+                convo = dataclasses.replace(convo, recent=convo.recent + [normalize(flat_lines(self.compact_args))])
+            return convo
         return self.shared_view("conversation", make, self.history)
 
     def span(self) -> list[Any]:
@@ -608,7 +619,7 @@ def cases_from_transcript(transcript: Transcript, *, expect: Expectations | None
             post_messages=comp.post_context, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
             origin="transcript", line=comp.summary_line or comp.boundary_line,
             version=getattr(comp, "version", None) or transcript.version,
-            kept_messages=_kept_by_compaction(comp)))
+            kept_messages=_kept_by_compaction(comp), compact_args=comp.compact_args))
     _link(out)
     return out
 

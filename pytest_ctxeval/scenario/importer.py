@@ -52,6 +52,7 @@ from ..core.messages import (
 )
 from ..core.redact import merge_counts, redact_tree
 from .schema import MAX_FILE_BYTES, TOOL_ID, Scenario, format_path
+from ..transcript.compactions import compact_args_in
 from ..transcript.jsonl import RecordProblem, Transcript, read_transcript
 
 __all__ = ["ImportResult", "import_transcript", "write_scenario", "scenario_yaml", "compact_instructions",
@@ -63,7 +64,6 @@ _CLIENT_MARKERS = ("<command-name>", "<command-message>", "<command-args>", "<lo
                    "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
                    "<bash-stderr>", "<user-memory-input>")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
-_COMPACT_ARGS = re.compile(r"<command-name>\s*/compact\s*</command-name>[\s\S]*?<command-args>([\s\S]*?)</command-args>")
 _SUMMARY_REQUEST = "Your task is to create a detailed summary of the conversation"
 
 
@@ -151,13 +151,8 @@ def is_compaction_call(transcript: Transcript) -> bool:
 
 def compact_instructions(after: list[Any]) -> str | None:
     """The arguments of the ``/compact`` command echoed after a boundary (None when none were
-    given, or the compaction was automatic)."""
-    for m in after[:8]:
-        if isinstance(m, UserMessage):
-            match = _COMPACT_ARGS.search(text_of(m.content))
-            if match:
-                return match.group(1).strip() or None
-    return None
+    given, or the compaction was automatic): :func:`pytest_ctxeval.transcript.compactions.compact_args_in`."""
+    return compact_args_in(after)
 
 
 def _iso(ts: datetime) -> str:

@@ -26,16 +26,32 @@ those words, and grading them as a summary would be a false verdict either way.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable
 
-from ..core.messages import CompactBoundary, TextBlock, ToolResultBlock, UserMessage, person_text
+from ..core.messages import CompactBoundary, TextBlock, ToolResultBlock, UserMessage, person_text, text_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .jsonl import Transcript
 
-__all__ = ["Compaction", "compactions_of", "insert_queued", "nothing_to_grade", "queued_text"]
+__all__ = ["Compaction", "compactions_of", "insert_queued", "nothing_to_grade", "queued_text", "compact_args_in"]
+
+_COMPACT_ARGS = re.compile(r"<command-name>\s*/compact\s*</command-name>[\s\S]*?<command-args>([\s\S]*?)</command-args>")
+
+
+def compact_args_in(after: list[Any]) -> str | None:
+    """The arguments of the ``/compact`` command echoed right after a boundary: the person's
+    instructions to the summariser (None when none were given, or the compaction was automatic).
+    Claude Code writes the boundary and summary before the command's own records (every manual
+    compaction of the corpus, 2.0.60 to 2.1.183), so they follow the summary."""
+    for m in after[:8]:
+        if isinstance(m, UserMessage):
+            match = _COMPACT_ARGS.search(text_of(m.content))
+            if match:
+                return match.group(1).strip() or None
+    return None
 
 
 @dataclass
@@ -74,6 +90,11 @@ class Compaction:
     @property
     def trigger(self) -> str:
         return self.boundary.trigger
+
+    @property
+    def compact_args(self) -> str | None:
+        """What the person gave a manual ``/compact`` to summarise by (:func:`compact_args_in`)."""
+        return compact_args_in(self.after) if self.trigger == "manual" else None
 
     @property
     def pre_tokens(self) -> int:
