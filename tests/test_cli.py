@@ -16,6 +16,7 @@ from pytest_ctxeval.cli import main
 from pytest_ctxeval.results import RESULTS_FORMAT, RESULTS_VERSION
 
 from scenario_texts import rename_reads
+from session_kit import Session
 from shared_paths import CORPUS_DIR as CORPUS, needs_shared
 FASTHOOKS = CORPUS / "oneryalcin__fasthooks__sample_main_transcript.jsonl"
 REPO = Path(__file__).resolve().parents[1]
@@ -141,6 +142,24 @@ def test_grade_with_summary_and_expect(tmp_path: Path, capsys: pytest.CaptureFix
     assert "section 3 'Files and Code Sections' is missing" in out
     # the sizes are the conversation's and the summary's, not 0 → 0 (found in review)
     assert re.search(r"compaction 1 \(manual\): [1-9][\d,]* → [1-9]\d* tokens", out), out
+
+
+def test_grade_with_summary_on_a_session_with_blocks_we_do_not_model(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A ToolSearch result holds ``tool_reference`` blocks (2.1.69+): ``--summary`` sizes the whole
+    conversation, and the sizing raised TypeError on them (found in review, on four corpus files)."""
+    s = Session(version="2.1.179")
+    s.user("find the tool for tickets")
+    s.assistant(tools=[("toolu_1", "ToolSearch", {"query": "tickets"})])
+    s.result("toolu_1", [{"type": "tool_reference", "tool_name": "mcp__jira__create_issue"}])
+    s.assistant(text="Found mcp__jira__create_issue.")
+    summary = tmp_path / "summary.md"
+    summary.write_text('6. All user messages:\n   - "find the tool for tickets"\n')
+    code = main(["grade", str(s.write(tmp_path / "s.jsonl")), "--summary", str(summary),
+                 "--graders", "verbatim_user_messages", "-v"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "PASS      verbatim_user_messages" in out
 
 
 @needs_shared

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from .config import EngineConfig
 from .messages import (
-    AssistantMessage, AttachmentMessage, CompactBoundary, DocumentBlock, ImageBlock, RedactedThinkingBlock,
+    AssistantMessage, AttachmentMessage, CompactBoundary, DocumentBlock, ImageBlock, OpaqueBlock, RedactedThinkingBlock,
     TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, UserMessage, _attachment_text,
 )
 
@@ -102,6 +102,8 @@ def estimate_block(block: Any, config: EngineConfig = _DEFAULT) -> int:
         if isinstance(block.content, str):
             return estimate_text(block.content, config)
         return sum(estimate_block(b, config) for b in block.content)
+    if isinstance(block, OpaqueBlock):  # a type we do not model (tool_reference, server tool blocks): its JSON
+        return estimate_text(_dumps(block.model_dump()), config)
     raise TypeError(f"not a content block: {block!r}")
 
 
