@@ -23,12 +23,13 @@ Claude Code's section 9 rule and is ``n/a`` for other compactors.
 """
 
 from __future__ import annotations
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 import re
 
 from pytest_ctxeval.reading.extract import (
-    FailingResult, edited_files, failing_results, file_mentioned, latest_requests,
+    FailingResult, edited_files, failing_results, file_mentioned, latest_requests, person_messages,
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
@@ -208,8 +209,9 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     where = f"section 6 (line {section.line})" if section else "the post-compact context"
     hay = haystack(region)
     kept: dict[int, Match] = {}
+    rare = _rare_words(case)
     for n, p in enumerate(people):
-        found = _message_kept(p.text, hay)
+        found = _short_message_kept(p.text, case, section) if _is_short(p.text) else _message_kept(p.text, hay, rare)
         if not found and _is_command_arguments(case.history[p.index]):
             # A /command's arguments ("/gsd:discuss-phase 14" -> "14") are a parameter of the command,
             # which summaries state where the command's work is told (section 1), not as a message.
@@ -234,7 +236,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
         if n in inside:
             reason += f"; its text is there only inside message {inside[n] + 1}'s copy, not as a message of its own"
-        elif section is not None and (copy := _found_at(case, p.text)):
+        elif section is not None and not _is_short(p.text) and (copy := _found_at(case, p.text)):
             reason += (f"; it is verbatim in {copy}, but section 6 is where the prompt asks for every user "
                        "message")
         frags = message_fragments(p.text)
@@ -258,6 +260,46 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         ok += note
         reasons = [reasons[0] + note, *reasons[1:]] if reasons else reasons
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
+
+
+#: A message this short ("1", "ok", "go ahead") is found only as words of its own: "1" is not kept
+#: by "pull/81", nor by a tool's output among the kept messages (only what the person typed there).
+SHORT_MESSAGE_WORDS, SHORT_MESSAGE_CHARS = 3, 20
+
+
+def _rare_words(case: CompactionCase) -> Callable[[str], bool]:
+    """Which words of the session may be typos: those only the person typed, at most twice (a
+    misspelling is typed once, or twice when the message is sent again), never in the assistant's
+    text or a tool's output. A summary that "fixes" a word the session uses ("want" -> "won't",
+    "full" -> "fall") changed what the person said. Counted on first use (a typo fix is rare), once
+    per compaction."""
+    def counts() -> tuple[Counter[str], Counter[str]]:
+        typed = Counter(w for p in case.person_messages() for w in re.findall(r"[a-z]+", normalize(p.text)))
+        return Counter(re.findall(r"[a-z]+", normalize(case.history_text))), typed
+
+    def rare(word: str) -> bool:
+        every, typed = case.shared_view("word_counts", counts, case.history)
+        word = word.lower()
+        return every[word] <= typed[word] <= 2
+    return rare
+
+
+def _is_short(text: str) -> bool:
+    norm = normalize(text)
+    return bool(norm) and len(norm) <= SHORT_MESSAGE_CHARS and len(norm.split(" ")) <= SHORT_MESSAGE_WORDS
+
+
+def _short_message_kept(text: str, case: CompactionCase, section: Section | None) -> Match:
+    """A short message is kept when section 6 (or, without one, the summary's region) holds it as
+    words of its own, or the compaction kept the person's message itself."""
+    needle = re.compile(rf"(?<![\w/.:#-]){re.escape(normalize(text))}(?![\w/-]|\.\w)")
+    body = section.body if section is not None else (case.region("user_messages") or "")
+    kept_people = [m.text for m in person_messages(case.kept_messages if case.kept_messages is not None
+                                                   else case.post_messages)]
+    for where in [body, *kept_people]:
+        if needle.search(normalize(where)) or needle.search(normalize(_flat_lines(where))):
+            return Match(True, "exact")
+    return Match(False)
 
 
 def _only_inside_others(people: list, kept: dict[int, Match], hay: Haystack) -> dict[int, int]:

@@ -325,7 +325,19 @@ def _significant(text: str) -> tuple[str, ...]:
                  if (len(t) >= 3 or t.isdigit()) and t.lower() not in _STOP)
 
 
+#: A Markdown escape a summariser puts in a file name (``hello\\_world.py``, ``\\*.md``).
+_MD_ESCAPED = re.compile(r"\\([_*`\[\]#~])")
+
+
 def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
+    """:func:`_file_mentioned`; a file name written with Markdown escapes (``hello\\_world.py``)
+    names the file too (a backslash is otherwise read as a Windows path separator)."""
+    return _file_mentioned(path, text, all_paths) or (
+        "\\" in text and _MD_ESCAPED.search(text) is not None
+        and _file_mentioned(path, _MD_ESCAPED.sub(r"\1", text), all_paths))
+
+
+def _file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
     """Whether ``text`` names ``path``: the full path, a suffix of two or more components, or the
     bare file name. The bare name counts when no other path in ``all_paths`` shares it, or when it
     stands alone in ``text`` (not the end of a longer path) and every other path sharing it is named

@@ -17,6 +17,7 @@ import difflib
 import re
 from dataclasses import dataclass
 from typing import Any
+from collections.abc import Callable
 
 from .extract import LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
@@ -36,14 +37,14 @@ def whole_context(case: Any) -> Haystack:
     return cached
 
 
-def message_kept(text: str, hay: Haystack) -> Match:
+def message_kept(text: str, hay: Haystack, rare: Callable[[str], bool] | None = None) -> Match:
     """A person's message is kept when it is verbatim (see pytest_ctxeval.reading.verbatim), or, for a long
-    one, its head and tail are."""
-    found = find(text, hay)
+    one, its head and tail are. ``rare``: which of its words may be typos (:func:`verbatim.find`)."""
+    found = find(text, hay, rare)
     if found:
         return found
     frags = message_fragments(text)
-    if len(frags) == 2 and all(find(f, hay) for f in frags):
+    if len(frags) == 2 and all(find(f, hay, rare) for f in frags):
         return Match(True, "head and tail", f"long message: its first and last {LONG_MESSAGE_KEEP} characters")
     return Match(False)
 

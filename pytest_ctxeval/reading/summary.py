@@ -277,10 +277,14 @@ def _format_by_search(raw: str) -> str:
     return text.strip()
 
 
+#: A section header: ``6. All user messages:``, ``## 6. …``, bold, italic or both (``**6. …**``,
+#: ``6. *All user messages*:``, ``***6. …***``), a symbol or emoji before the number (``## 📌 6. …``;
+#: not a list marker: ASCII punctuation is not taken), a CRLF line end.
+_EMPHASIS = r"(?:\*{1,3}|_{1,3})?"
 _HEADER = re.compile(
-    r"^[ \t]{0,3}(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*(?P<num>\d{1,2})[.)][ \t]+(?:\*\*|__)?"
-    r"(?P<title>[^\n:*_]{3,60}?(?:[ \t]*[(\[][^\n)\]]{0,80}[)\]])?)[ \t]*(?:\*\*|__)?[ \t]*"
-    r"(?::(?:\*\*|__)?[ \t]*(?P<rest>.*))?$",
+    rf"^[ \t]{{0,3}}(?:#{{1,6}}[ \t]*)?(?:[^\x00-\x7f\w\s]{{1,3}}[ \t]*)?{_EMPHASIS}[ \t]*(?P<num>\d{{1,2}})[.)][ \t]+{_EMPHASIS}"
+    rf"(?P<title>[^\n:*_]{{3,60}}?(?:[ \t]*[(\[][^\n)\]]{{0,80}}[)\]])?)[ \t]*{_EMPHASIS}[ \t]*"
+    rf"(?::{_EMPHASIS}[ \t]*(?P<rest>.*?))?[ \t\r]*$",
     re.MULTILINE,
 )
 _STRONG_TITLES = {
@@ -292,10 +296,10 @@ _STRONG_TITLES = {
     "pending tasks": "pending", "current work": "current",
     "optional next step": "next", "optional next steps": "next", "next step": "next", "next steps": "next",
 }
-_ANALYSIS_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Analysis:?(?:\*\*)?[ \t]*$", re.MULTILINE | re.IGNORECASE)
+_ANALYSIS_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Analysis:?(?:\*\*)?[ \t\r]*$", re.MULTILINE | re.IGNORECASE)
 _ANALYSIS_INLINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Analysis(?:\*\*)?:(?:\*\*)?[ \t]+\S[^\n]*$",
                               re.MULTILINE | re.IGNORECASE)
-_SUMMARY_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Summary:?(?:\*\*)?[ \t]*$", re.MULTILINE | re.IGNORECASE)
+_SUMMARY_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?Summary:?(?:\*\*)?[ \t\r]*$", re.MULTILINE | re.IGNORECASE)
 
 
 @dataclass

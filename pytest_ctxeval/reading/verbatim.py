@@ -29,6 +29,7 @@ import re
 import unicodedata
 from functools import cached_property, lru_cache
 from dataclasses import dataclass
+from collections.abc import Callable
 
 __all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words"]
 
@@ -38,6 +39,10 @@ _QUOTE_CHARS = re.compile("[\"'`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e
                           "\u2039\u203a\u300c\u300d]")
 _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
 _MD_STRONG = re.compile(r"\*\*|__|~~")
+#: Single emphasis markers in pairs at word edges (``*small*``, ``_small_``), not ``*.py`` or ``snake_case``.
+_MD_EM = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
+#: A URL as a Markdown autolink or as a link whose text is the URL itself.
+_MD_URL = re.compile(r"<((?:https?|ftp)://[^\s<>]+)>|\[((?:https?|ftp)://[^\s\]]+)\]\(\2\)")
 #: Where the person pasted media the prompt holds a marker the summariser may keep or drop.
 _MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n]{0,200})?(?: \+\d+ lines)?\]")
 #: A space before ``?!.,;:)`` (a summariser's "slow ?" for "slow?"), once whitespace is collapsed.
@@ -80,7 +85,7 @@ def normalize(text: str) -> str:
     """``text`` with every meaningless difference removed (see the module docstring).
 
     >>> normalize('Use “quotes”  and \\\\*stars\\\\* ?')
-    'use quotes and *stars*?'
+    'use quotes and stars?'
     >>> normalize("cafe\\u0301 \\u200bok") == normalize("café ok")
     True
     """
@@ -105,6 +110,10 @@ def _normalize(text: str) -> str:
         text = _MD_ESCAPE.sub(r"\1", text)
     if "**" in text or "__" in text or "~~" in text:
         text = _MD_STRONG.sub("", text)
+    if "*" in text or "_" in text:
+        text = _MD_EM.sub(lambda m: m.group(1) or m.group(2), text)
+    if "://" in text:
+        text = _MD_URL.sub(lambda m: m.group(1) or m.group(2), text)
     text = _QUOTE_CHARS.sub("", text)
     # Runs of \s as one space, ends stripped (normalize_ws); then the space before punctuation goes
     # (the same as removing each run of \s there first: str.split() splits on what \s matches).
@@ -161,11 +170,21 @@ def _near(a: str, b: str) -> bool:
         return True
     if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < 4 or a[0] != b[0]:
         return False
+    if a in _NEGATIONS or b in _NEGATIONS:   # want -> won't (quote marks gone: "wont") turns the meaning
+        return False
     return _edits(a, b) <= 1
 
 
-def _typo_match(needle: list[str], hay: list[str]) -> str | None:
-    """The typo fixes that make ``needle`` a run of ``hay`` (``"pythin->python"``), or None."""
+#: Words that negate, as :func:`normalize` leaves them (apostrophes removed): one letter from a word
+#: that does not ("want"/"wont", "cant"/"cast"), so never a typo fix.
+_NEGATIONS = frozenset({"none", "never", "cannot", "cant", "dont", "doesnt", "didnt", "wont", "wouldnt", "shouldnt",
+                        "couldnt", "isnt", "arent", "wasnt", "werent", "havent", "hasnt", "hadnt", "mustnt", "neednt"})
+
+
+def _typo_match(needle: list[str], hay: list[str], rare: Callable[[str], bool] | None = None) -> str | None:
+    """The typo fixes that make ``needle`` a run of ``hay`` (``"pythin->python"``), or None. With
+    ``rare``, a word of the needle counts as a typo only when ``rare(word)``: a word the session uses
+    elsewhere ("want", "full", "better") is a word, and changing it changes what was said."""
     if len(needle) < 3:
         return None
     allowed = max(1, len(needle) // TYPO_WORDS)
@@ -180,6 +199,8 @@ def _typo_match(needle: list[str], hay: list[str]) -> str | None:
         return None
     fixes = [(a, b) for a, b in zip(needle, window) if a != b]
     if len(fixes) > allowed or not all(_near(a, b) for a, b in fixes):
+        return None
+    if rare is not None and not all(rare(a.strip(".,;:!?()'\"")) for a, _ in fixes):
         return None
     return ", ".join(f"{a}->{b}" for a, b in fixes)
 
@@ -266,8 +287,9 @@ def haystack(text: str) -> Haystack:
     return Haystack(text)
 
 
-def find(needle: str, haystack: str | Haystack) -> Match:
-    """Whether ``needle`` is verbatim in ``haystack`` up to meaningless differences.
+def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | None = None) -> Match:
+    """Whether ``needle`` is verbatim in ``haystack`` up to meaningless differences (``rare``: see
+    :func:`_typo_match`).
 
     >>> bool(find('why is "it" slow ?', "- why is 'it' slow?"))
     True
@@ -286,7 +308,7 @@ def find(needle: str, haystack: str | Haystack) -> Match:
     lines = [normalize(l) for l in needle.splitlines() if normalize(l)]
     if len(lines) > 1 and _in_order(lines, hay.norm):
         return Match(True, "lines", "its lines kept in order as separate items")
-    fixes = _typo_match(flat.split(" "), hay.words)
+    fixes = _typo_match(flat.split(" "), hay.words, rare)
     if fixes is not None:
         return Match(True, "typo", f"a typo fixed ({fixes})")
     lead = _lead_kept(needle, hay.flat)

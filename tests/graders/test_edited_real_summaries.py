@@ -1,0 +1,105 @@
+"""Classes a fresh reviewer found by editing real corpus summaries (harmless edits that failed, and
+defects that passed), each shown on the good and the bad side.
+
+* Headers in italics (``6. *All user messages*:``), bold italics, with an emoji before the number, or
+  with CRLF line ends are headers (the section was "missing").
+* Single emphasis (``*small*``, ``_small_``) and a URL written as an autolink are not changes to a
+  quoted message; ``hello\\_world.py`` names ``hello_world.py``.
+* A short message ("1", "2") is kept only as words of its own in section 6, or as the person's message
+  among the kept ones: not inside ``pull/81``, not inside a tool's output kept after the summary.
+* A "typo fix" is never a negation ("want" -> "won't") and never a word the session uses elsewhere.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ctxeval.reading.extract import file_mentioned
+from pytest_ctxeval.reading.summary import analysis_span, parse_summary
+from pytest_ctxeval.reading.verbatim import find, normalize
+
+
+def _s(kit, **bodies: str) -> str:
+    base = {k: "x" for k in kit.SECTION_KINDS}
+    base.update(bodies)
+    return kit.summary(base)
+
+
+@pytest.mark.parametrize("header", [
+    "6. *All user messages*:", "6. _All user messages_:", "***6. All user messages***:", "*6. All user messages:*",
+    "## 📌 6. All user messages:", "6. All user messages:\r",
+])
+def test_headers_in_other_markup_are_headers(grade, kit, header):
+    text = _s(kit, user_messages='- "fix the login bug"').replace("6. All user messages:", header)
+    assert "user_messages" in parse_summary(text).kinds
+    case = kit.case([kit.user("fix the login bug")], text)
+    assert grade("verbatim_user_messages", case).status == "pass"
+    assert grade("nine_sections", case).status == "pass"
+
+
+def test_a_list_item_is_not_a_header():
+    text = "1. Primary Request and Intent:\n   x\n   - 6. All user messages: see below\n7. Pending Tasks:\n   y"
+    assert "user_messages" not in parse_summary(text).kinds
+
+
+def test_crlf_does_not_hide_a_kept_analysis_part():
+    lf = "Analysis:\nthinking\n\nSummary:\n1. Primary Request and Intent:\n   x\n"
+    crlf = lf.replace("\n", "\r\n")
+    assert analysis_span(lf) == (0, lf.index("Summary:"))
+    assert analysis_span(crlf) == (0, crlf.index("Summary:"))
+    assert parse_summary(crlf).kinds == parse_summary(lf).kinds == ["request"]
+
+
+@pytest.mark.parametrize("typed, listed", [
+    ("make it small and natural", "make it *small* and natural"),
+    ("make it small and natural", "make it _small_ and natural"),
+    ("see https://docs.port.io/x for the spec", "see <https://docs.port.io/x> for the spec"),
+    ("see https://a.b/c now", "see [https://a.b/c](https://a.b/c) now"),
+])
+def test_emphasis_and_autolinks_are_not_changes(typed, listed):
+    assert find(typed, listed)
+
+
+@pytest.mark.parametrize("typed, listed", [
+    ("rename my_var_name", "rename myvarname"),          # snake_case keeps its underscores
+    ("glob *.py and *.js", "glob .py and .js"),           # a glob is not emphasis
+])
+def test_underscores_and_globs_are_kept(typed, listed):
+    assert not find(typed, listed)
+    assert normalize("a_b_c") == "a_b_c"
+
+
+def test_an_escaped_underscore_names_the_file(grade, kit):
+    assert file_mentioned("/work/hello_world.py", "- hello\\_world.py: added main()")
+    assert file_mentioned("C:\\work\\app.py", "- C:\\work\\app.py")     # a Windows path stays one
+    assert not file_mentioned("/work/hello_world.py", "- hello\\_there.py")
+
+
+def test_a_short_message_is_kept_only_as_words_of_its_own(grade, kit):
+    messages = [kit.user("open the PR for the exporter"), kit.say("Option 1 or 2?"), kit.user("1"),
+                kit.say("Done: https://github.com/o/r/pull/81")]
+    listed = '- "open the PR for the exporter"\n   - "1"'
+    assert grade("verbatim_user_messages", kit.case(messages, _s(kit, user_messages=listed))).status == "pass"
+    as_item = '- "open the PR for the exporter"\n   - 1 (chose the first option)'
+    assert grade("verbatim_user_messages", kit.case(messages, _s(kit, user_messages=as_item))).status == "pass"
+    # dropped: "1" is only inside a URL in section 6
+    dropped = '- "open the PR for the exporter" (https://github.com/o/r/pull/81)'
+    verdict = grade("verbatim_user_messages", kit.case(messages, _s(kit, user_messages=dropped)))
+    assert verdict.status == "fail" and 'user message 2 of 2 is not verbatim in section 6' in verdict.reasons[0]
+    # nor does a tool's output among the kept messages keep it
+    kept = [*kit.tool("Bash", {"command": "gh pr list"}, "1\tfeat: exporter\topen")]
+    case = kit.case(messages, _s(kit, user_messages='- "open the PR for the exporter"'), post_messages=kept)
+    assert grade("verbatim_user_messages", case).status == "fail"
+
+
+def test_a_typo_fix_is_never_a_negation_nor_a_word_the_session_uses(grade, kit):
+    said = "I also want the 2 suggestions from round 1 review to be addressed"
+    messages = [kit.user(said), kit.say("I want to check the review first."), kit.user("why is it so slow, pythin is fast")]
+    good = _s(kit, user_messages=f'- "{said}"\n   - "why is it so slow, python is fast"')
+    verdict = grade("verbatim_user_messages", kit.case(messages, good))
+    assert verdict.status == "pass" and "typo fixed" in verdict.reasons[0]
+    for changed in ("I also won't the 2 suggestions from round 1 review to be addressed",   # a negation
+                    "I also went the 2 suggestions from round 1 review to be addressed"):   # "want" is a word here
+        bad = _s(kit, user_messages=f'- "{changed}"\n   - "why is it so slow, python is fast"')
+        verdict = grade("verbatim_user_messages", kit.case(messages, bad))
+        assert verdict.status == "fail" and "user message 1 of 2" in verdict.reasons[0], changed
