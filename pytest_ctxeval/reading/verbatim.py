@@ -247,7 +247,38 @@ def _lead_kept(needle: str, norm_hay: str) -> tuple[int, str] | None:
     rest = needle
     for p in parts[:lo]:
         rest = rest[rest.find(p) + len(p):]
-    return (lo, rest) if machine_output(rest) else None
+    if not machine_output(rest):
+        return None
+    # What the person typed after the paste (a paragraph of prose after its last machine line) is
+    # theirs too: "… <87 KB of console output> Also, do NOT use Chakra any more: remove it".
+    tail = typed_tail(rest)
+    if tail and normalize(tail) not in norm_hay and normalize(_flat(tail)) not in norm_hay:
+        return None
+    return lo, rest
+
+
+#: A paragraph typed after a pasted log counts as the person's own words from this many words on
+#: (a log's own last line, "webpack compiled with 2 warnings", is shorter).
+TYPED_TAIL_WORDS = 8
+
+
+def typed_tail(text: str) -> str:
+    """The prose the person typed after the last machine or code line of ``text`` (at least
+    :data:`TYPED_TAIL_WORDS` words, most of them words of letters), or ""."""
+    lines = text.rstrip().splitlines()
+    tail: list[str] = []
+    for line in reversed(lines):
+        if not line.strip():
+            if tail:
+                break
+            continue
+        if _MACHINE_LINE.search(line) or _CODE_LINE.search(line) or (len(line) > 40 and " " not in line.strip()):
+            break
+        tail.insert(0, line)
+    words = " ".join(tail).split()
+    if len(words) < TYPED_TAIL_WORDS or sum(w.strip(".,;:!?()'\"").isalpha() for w in words) < 0.7 * len(words):
+        return ""
+    return "\n".join(tail).strip()
 
 
 def _in_order(parts: list[str], hay: str) -> bool:

@@ -103,3 +103,21 @@ def test_a_typo_fix_is_never_a_negation_nor_a_word_the_session_uses(grade, kit):
         bad = _s(kit, user_messages=f'- "{changed}"\n   - "why is it so slow, python is fast"')
         verdict = grade("verbatim_user_messages", kit.case(messages, bad))
         assert verdict.status == "fail" and "user message 1 of 2" in verdict.reasons[0], changed
+
+
+LOG = "\n".join(f"Warning: Encountered two children with the same key, `{i}` at src/List.tsx:{i}:7" for i in range(40))
+
+
+def test_what_the_person_typed_after_a_pasted_log_is_theirs(grade, kit):
+    lead = "Seems to work but I've plenty of warnings in the console:"
+    tail = "Also, do NOT use Chakra at all any more: remove @chakra-ui/react from the dependencies."
+    typed = f"{lead}\n{LOG}\n\n{tail}"
+    messages = [kit.user(typed)]
+    summarised = _s(kit, user_messages=f'- "{lead}" [console warnings pasted]')
+    verdict = grade("verbatim_user_messages", kit.case(messages, summarised))
+    assert verdict.status == "fail" and "user message 1 of 1" in verdict.reasons[0]
+    kept = _s(kit, user_messages=f'- "{lead}" [console warnings pasted] "{tail}"')
+    assert grade("verbatim_user_messages", kit.case(messages, kept)).status == "pass"
+    # a log alone after the lead (its last line is the log's own) is still summarised by the lead
+    only_log = [kit.user(f"{lead}\n{LOG}\nwebpack compiled with 2 warnings")]
+    assert grade("verbatim_user_messages", kit.case(only_log, summarised)).status == "pass"
