@@ -364,12 +364,29 @@ def _file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool
         return _stem_in_folder(parts, text, all_paths)
     namesakes = same_name(path, all_paths)
     if not namesakes:
-        return re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w-]|\.\w)", text) is not None
+        return any(_folders_agree(parts, text[:m.start()]) for m in
+                   re.finditer(rf"(?<![\w.-]){re.escape(base)}(?![\w-]|\.\w)", text))
     # another path shares the file name: the name alone tells which only when it stands alone and
     # every namesake is named by a longer path
     if re.search(rf"(?<![\w./-]){re.escape(base)}(?![\w-]|\.\w)", text) is None:
         return False
     return all(_named_by_path(other, text) for other in namesakes)
+
+
+_PATH_BEFORE = re.compile(r"[\w.~@+-]+(?:/[\w.~@+-]*)*/$")
+
+
+def _folders_agree(parts: list[str], before: str) -> bool:
+    """Whether the bare file name that follows ``before`` names the file ``parts``: it stands alone,
+    or the folders written before it are folders of its path, in order (``web/App.tsx`` for
+    ``packages/web/src/App.tsx``), not other ones (``internal/api/api.go`` is not
+    ``internal/commands/api.go``: the next model would open the wrong file)."""
+    if not before.endswith("/"):
+        return True
+    m = _PATH_BEFORE.search(before)
+    written = [d for d in (m.group(0) if m else before[-1:]).split("/") if d and d not in (".", "..", "~")]
+    folders = iter(parts[:-1])
+    return all(any(d == f for f in folders) for d in written)
 
 
 def _stem_in_folder(parts: list[str], text: str, all_paths: Iterable[str]) -> bool:

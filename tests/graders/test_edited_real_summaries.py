@@ -121,3 +121,14 @@ def test_what_the_person_typed_after_a_pasted_log_is_theirs(grade, kit):
     # a log alone after the lead (its last line is the log's own) is still summarised by the lead
     only_log = [kit.user(f"{lead}\n{LOG}\nwebpack compiled with 2 warnings")]
     assert grade("verbatim_user_messages", kit.case(only_log, summarised)).status == "pass"
+
+
+def test_a_file_named_under_other_folders_is_not_named():
+    path = "/repo/port-cli/internal/commands/api.go"
+    for told in ("- api.go: added the --raw flag", "- `internal/commands/api.go`", "- ./api.go", "- commands/api.go"):
+        assert file_mentioned(path, told), told
+    # the folders it is written under are not its own: the next model opens internal/api/api.go
+    for wrong in ("- internal/api/api.go: added the --raw flag", "- web/api.go"):
+        assert not file_mentioned(path, wrong), wrong
+    # folders dropped from the middle still name it
+    assert file_mentioned("/u/p/packages/web/src/App.tsx", "- web/App.tsx")
