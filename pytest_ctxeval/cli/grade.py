@@ -101,11 +101,13 @@ def _check_something_to_grade(path: str, transcript: Any) -> None:
     """A file with no compaction of its own that has a summary is a usage error (exit 2), as a file
     with no compaction at all: nothing was graded, so no verdict passed or failed. Folder mode lists
     such a file as skipped, in the same words."""
-    why = nothing_to_grade(transcript.compactions)
+    why = nothing_to_grade(transcript.compactions, transcript.left_boundaries)
     if why is None:
         return
     for problem in transcript.problems:  # the lines skipped on the way, as a graded file shows them
         print(f"note: {path}: {problem}", file=sys.stderr)
+    if not transcript.compactions and transcript.left_boundaries:
+        raise UsageError(f"{path}: {why}; nothing to grade: pass --summary FILE to grade a summary of it")
     if not transcript.compactions:
         raise UsageError(f"{path}: no compaction in this transcript (no compact_boundary record); "
                          "pass --summary FILE to grade a summary of it")
