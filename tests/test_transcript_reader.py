@@ -17,7 +17,7 @@ from pytest_ctxeval.core.messages import (
 )
 from pytest_ctxeval.transcript import TranscriptWriter, read_transcript
 
-from session_kit import SESSION, Session
+from session_kit import SESSION, Session, stream_json_session
 
 SUMMARY = ("This session is being continued from a previous conversation that ran out of context. "
            "Summary:\n1. Primary Request and Intent:\n   fix the parser\n")
@@ -139,6 +139,41 @@ def test_a_compaction_before_a_record_with_no_parent_is_named_without_contradict
     err = capsys.readouterr().err
     assert "no compact_boundary record" not in err and "branch the conversation left" not in err
     assert f"no compaction on the conversation (the compact_boundary on line {boundary_line} is off it" in err
+
+
+@pytest.mark.parametrize("names_transcript", [True, False], ids=["summary-names-it", "session-id"])
+def test_sdk_stream_json_output_is_named_as_such_with_the_transcript_to_grade(tmp_path, capsys, names_transcript):
+    """``claude -p --output-format stream-json`` output is not a transcript (no parentUuid, no typed
+    prompts): refused in one message naming the session's own file, never read as a conversation
+    whose every message is a root (a compaction "on a branch the conversation left", then "no
+    compact_boundary record", and the replies dropped without a word)."""
+    from pytest_ctxeval.cli import main
+
+    path = stream_json_session(tmp_path / "run.jsonl", names_transcript=names_transcript)
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path)
+    message = str(info.value)
+    assert "SDK stream output (claude -p --output-format stream-json; line 1: a system/init record)" in message
+    assert "not a session transcript" in message
+    transcript = (f"/home/dev/.claude/projects/-home-dev-app/{SESSION}.jsonl (the summary on line 14 names it)"
+                  if names_transcript else f"~/.claude/projects/<project>/{SESSION}.jsonl")
+    assert message.endswith(f"Grade the session's own transcript: {transcript}")
+    assert info.value.not_a_session is not None and transcript in info.value.not_a_session
+    assert main(["grade", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "SDK stream output" in err
+    assert "branch the conversation left" not in err and "no compact_boundary record" not in err
+
+
+def test_a_transcript_is_not_taken_for_sdk_output_for_a_snake_case_field(tmp_path):
+    """Only a file whose messages carry no parentUuid is SDK output: a transcript record with an
+    extra snake_case session_id (a tool's export) is still read as the transcript it is."""
+    s = Session()
+    _work(s, 1)
+    s.records[0]["session_id"] = SESSION
+    s.records.append({"type": "result", "uuid": "r1", "session_id": SESSION})
+    t = read_transcript(s.write(tmp_path / "s.jsonl"))
+    assert [person_text(m) for m in t.messages if person_text(m)] == ["question 0"] and t.problems == []
 
 
 @pytest.mark.parametrize("where", ["first", "last", "middle"])

@@ -6,7 +6,8 @@ terminal. A session is one of
 
 * ``graded``: it holds at least one compaction of its own, each graded by every selected grader;
 * ``skipped``: no compaction of its own with a summary (none at all, only one inherited from a
-  parent session, or only ones with no summary after the boundary), or not a Claude Code session file (no user or assistant record): listed, never an error;
+  parent session, or only ones with no summary after the boundary), or not a Claude Code session
+  transcript (no user or assistant record; SDK stream-json output): listed with the reason;
 * ``error``: it could not be read (unreadable, changed while read): listed with the reason; the
   others' results are still written, and the exit status is 2 (bad input).
 
@@ -122,10 +123,8 @@ def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
     try:
         transcript = read_transcript(p, strict=strict)
     except TranscriptError as exc:
-        text = str(exc)
-        result.status = "skipped" if "no user or assistant records" in text else "error"
-        result.reason = ("not a Claude Code session file (no user or assistant records)"
-                         if result.status == "skipped" else text)
+        result.status = "skipped" if exc.not_a_session else "error"
+        result.reason = exc.not_a_session or str(exc)
         result.seconds = time.perf_counter() - start
         return result
     result.session_id = transcript.session_id

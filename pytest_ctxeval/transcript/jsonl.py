@@ -201,6 +201,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
     last_main: str | None = None       # the newest main-line message record so far
     repeats: list[int] = []            # lines of records repeating a uuid read earlier
     metadata = 0
+    stream = _StreamShape()            # the marks of SDK stream-json output, not a transcript
     try:
         before = os.stat(p)
         for number, offset, raw in _iter_lines(p):
@@ -237,6 +238,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             if not isinstance(rtype, str):
                 _malformed(problems, strict, p, number, "record has no 'type'; line skipped")
                 continue
+            stream.see(number, rtype, data)
             if rtype == "summary":
                 title = data.get("summary") if isinstance(data.get("summary"), str) else title
                 continue
@@ -291,6 +293,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             del data
     except OSError as exc:
         raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    stream.check(p)
     if repeats:
         problems.append(RecordProblem(repeats[0], f"{len(repeats)} record(s) repeat a uuid read earlier in the file "
                                             f"(lines {repeats[0]}-{repeats[-1]}; a resumed session can write its "
@@ -303,7 +306,8 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
         main_is_sidechain = bool(order)
     if not order:
         raise TranscriptError(f"{p}: no user or assistant records "
-                              f"({len(problems)} bad lines); is this a Claude Code session file?")
+                              f"({len(problems)} bad lines); is this a Claude Code session file?",
+                              not_a_session="not a Claude Code session file (no user or assistant records)")
     chain, restart = _choose_chain(nodes, order, problems)
     restart_at = len(problems)           # its note goes here, once the records left out were looked at
     chain = _add_parallel_results(nodes, chain)
@@ -328,6 +332,61 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
         raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
     insert_queued(transcript, seen_queue_items(queue_ops))
     return transcript
+
+
+class _StreamShape:
+    """Tells SDK stream output (``claude -p --output-format stream-json``) from a session transcript.
+
+    The stream has ``system``/``init`` and ``result`` records, snake_case ``session_id``, no
+    ``parentUuid`` on any message, and flags its summary ``isSynthetic``; it need not hold the prompts
+    the person typed (``-p`` takes them on the command line). Read as a transcript, every message
+    would be a root of its own and all but the last would drop out of the conversation, so such a
+    file is refused, naming the session's own transcript (the summary names its path)."""
+
+    __slots__ = ("line", "mark", "named", "named_line", "parented", "session")
+
+    def __init__(self) -> None:
+        self.line = 0                   # the first record with a mark of the stream
+        self.mark = ""
+        self.session: str | None = None
+        self.parented = False           # a user/assistant record carries parentUuid: a transcript
+        self.named: str | None = None   # the transcript path a summary names
+        self.named_line = 0
+
+    def see(self, line: int, rtype: str, data: dict[str, Any]) -> None:
+        if rtype in ("user", "assistant") and "parentUuid" in data:
+            self.parented = True
+        if self.parented:
+            return
+        if not self.line:
+            mark = ("a system/init record" if rtype == "system" and data.get("subtype") == "init" else
+                    "a result record" if rtype == "result" else
+                    "snake_case session_id" if "session_id" in data and "sessionId" not in data else "")
+            if mark:
+                self.line, self.mark = line, mark
+                self.session = data["session_id"] if isinstance(data.get("session_id"), str) else None
+        if self.named is None and rtype == "user" and isinstance(data.get("message"), dict):
+            content = data["message"].get("content")
+            if isinstance(content, str) and _TRANSCRIPT_AT in content:
+                path = content.split(_TRANSCRIPT_AT, 1)[1].split(None, 1)
+                if path and path[0].endswith(".jsonl"):
+                    self.named, self.named_line = path[0], line
+
+    def check(self, p: Path) -> None:
+        if not self.line or self.parented:
+            return
+        where = (f"{self.named} (the summary on line {self.named_line} names it)" if self.named else
+                 f"~/.claude/projects/<project>/{self.session or '<session>'}.jsonl")
+        raise TranscriptError(
+            f"{p}: Claude Code SDK stream output (claude -p --output-format stream-json; line {self.line}: "
+            f"{self.mark}), not a session transcript: it has no parentUuid links and need not hold the "
+            f"prompts the person typed, so it is not graded. Grade the session's own transcript: {where}",
+            not_a_session=f"Claude Code SDK stream output (claude -p --output-format stream-json), not a session "
+                          f"transcript: grade {where}")
+
+
+#: The words before the transcript's path in a 2.1 summary.
+_TRANSCRIPT_AT = "read the full transcript at: "
 
 
 def check_transcript_path(p: Path) -> None:
