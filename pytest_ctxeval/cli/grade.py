@@ -32,9 +32,11 @@ def add_grade_command(sub: Any) -> None:
                                        "transcript. Given folders (e.g. ~/.claude/projects) or several files, grade "
                                        "every session with a compaction in parallel and print tables per grader "
                                        "and per Claude Code version. Exit 0 if all verdicts pass, 1 if any fails, "
-                                       "2 on bad input, or when the one file given has nothing of its own to "
-                                       "grade (no compaction, only one inherited from a parent session, or "
-                                       "only ones with no summary; folder mode lists such files as skipped).")
+                                       "2 on bad input, or when nothing was graded: the one file given has "
+                                       "nothing of its own to grade (no compaction, only one inherited from a "
+                                       "parent session, only ones with no summary, or it is not a session "
+                                       "transcript, such as claude -p stream-json output), or every file given "
+                                       "was skipped (folder mode lists each skipped file with the reason).")
     grade.add_argument("transcript", metavar="PATH", nargs="+",
                        help="a session .jsonl file, or folders / several files (graded recursively)")
     add_folder_options(grade)
