@@ -238,7 +238,8 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             if not isinstance(rtype, str):
                 _malformed(problems, strict, p, number, "record has no 'type'; line skipped")
                 continue
-            stream.see(number, rtype, data)
+            if not stream.parented:      # a transcript shows it on its first message: no cost after that
+                stream.see(number, rtype, data)
             if rtype == "summary":
                 title = data.get("summary") if isinstance(data.get("summary"), str) else title
                 continue
