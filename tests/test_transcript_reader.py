@@ -118,6 +118,16 @@ def test_a_history_written_again_from_a_record_with_no_parent_is_said_to_be_a_co
     assert p.line == len(original) + 1 and "each has the time of a message read" in p.message
 
 
+def test_a_single_record_left_out_is_named_by_its_line(tmp_path):
+    s = Session()
+    s.user("lost question")
+    s.parent = None
+    s.user("question 1")
+    s.assistant(text="answer 1")
+    (p,) = read_transcript(s.write(tmp_path / "s.jsonl")).problems
+    assert p.line == 2 and "the 1 earlier message record(s) (line 1) are left out" in p.message
+
+
 def test_a_compaction_before_a_record_with_no_parent_is_named_without_contradiction(tmp_path, capsys):
     """The boundary left out by the restart is reported as such (not as a rewind), and the error
     does not then say the file has no compact_boundary record."""

@@ -566,17 +566,18 @@ _RESTART_CHECK = 2_000
 def _restart_note(nodes: dict[str, _Node], root: str, left: list[str], loader: _Loader,
                   chain: list[str]) -> RecordProblem:
     """The note for a conversation that starts at a record with no parent, after earlier message
-    records: never silent. Claude Code's own loader starts the conversation there too (it follows
-    ``parentUuid`` back until there is none), and a session resumed by an older client writes its
+    records: never silent. Claude Code rebuilds a conversation the same way (following ``parentUuid``
+    back from the newest record until there is none), and a session resumed by an older client writes its
     history again from such a record (moredip in the corpus: the same messages, the same times, new
     uuids), so the record is not placed after the earlier ones, which would read that history twice.
     Whether the earlier records are such a copy (each has the time of a message read) is said."""
     node = nodes[root]
     lines = [nodes[u].line for u in left]
     what = "message" if node.keep else repr(node.type)
+    span = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
     head = (f"a {what} record with no parent (parentUuid null or absent): the conversation is read from "
-            f"this record on, as Claude Code reads it; the {len(left)} earlier message record(s) "
-            f"(lines {lines[0]}-{lines[-1]}) are left out")
+            f"this record on, as Claude Code reads it; the {len(left)} earlier message record(s) ({span}) "
+            "are left out")
     copy = len(left) <= _RESTART_CHECK
 
     def stamp(uid: str) -> str | None:
