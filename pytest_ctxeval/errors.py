@@ -61,7 +61,15 @@ class ScenarioError(CtxEvalError):
 
 
 class TranscriptError(CtxEvalError):
-    """A transcript cannot be used at all (missing file, no conversation in it)."""
+    """A transcript cannot be used at all (missing file, no conversation in it).
+
+    ``not_a_session`` says why when the file is not a Claude Code session transcript at all (no user
+    or assistant record; SDK stream output): ``ctxeval grade FOLDER`` lists such a file as skipped
+    with that reason, not as unreadable."""
+
+    def __init__(self, message: str, *, not_a_session: str | None = None):
+        super().__init__(message)
+        self.not_a_session = not_a_session
 
 
 class UsageError(CtxEvalError):

@@ -127,3 +127,56 @@ def injection_session(path: Path) -> Path:
     s.user("thanks, continue")
     s.assistant(text="Continuing.")
     return s.write(path)
+
+
+def stream_json_session(path: Path, *, names_transcript: bool = True) -> Path:
+    """What ``claude -p --output-format stream-json`` writes (Claude Code SDK output, 2.1.2xx shape),
+    built here: two ``-p`` runs and a manual /compact. ``system``/``init``, ``rate_limit_event``,
+    ``status`` and ``result`` records; snake_case ``session_id``; no ``parentUuid``; a boundary with
+    ``compact_metadata``; the summary flagged ``isSynthetic`` (naming the session's transcript when
+    ``names_transcript``); no prompt the person typed (``-p`` takes it on the command line)."""
+    clock = datetime(2026, 9, 5, 9, 0, tzinfo=UTC)
+    n = 0
+
+    def rec(kind: str, **fields: Any) -> dict[str, Any]:
+        nonlocal n, clock
+        n += 1
+        clock += timedelta(seconds=2)
+        return {"type": kind, **fields, "session_id": SESSION, "uuid": f"{kind}-{n:04d}",
+                "timestamp": clock.isoformat(timespec="milliseconds").replace("+00:00", "Z")}
+
+    def reply(mid: str, text: str) -> list[dict[str, Any]]:
+        body = {"model": "claude-haiku-4-5", "id": mid, "type": "message", "role": "assistant",
+                "usage": {"input_tokens": 10, "output_tokens": 4}}
+        return [rec("assistant", message={**body, "content": [{"type": "thinking", "thinking": "",
+                                                                "signature": "sig"}]}, parent_tool_use_id=None),
+                rec("assistant", message={**body, "content": [{"type": "text", "text": text}]},
+                    parent_tool_use_id=None)]
+
+    init = {"subtype": "init", "cwd": "/home/dev/app", "tools": ["Bash", "Read"], "model": "claude-haiku-4-5",
+            "claude_code_version": "2.1.261", "permissionMode": "default"}
+    result = {"subtype": "success", "is_error": False, "num_turns": 1, "result": "", "total_cost_usd": 0.01}
+    where = f"/home/dev/.claude/projects/-home-dev-app/{SESSION}.jsonl"
+    summary = ("This session is being continued from a previous conversation that ran out of context. The "
+               "summary below covers the earlier portion of the conversation.\n\nSummary:\n"
+               "1. Primary Request and Intent:\n   Reply with two words.\n"
+               "6. All user messages:\n   - Reply with exactly: ONE\n   - Reply with exactly: TWO\n"
+               "9. Optional Next Step:\n   None.\n\n"
+               + (f"If you need specific details from before compaction, read the full transcript at: {where}\n"
+                  if names_transcript else "")
+               + "Continue the conversation from where it left off without asking the user any further questions.")
+    records = [rec("system", **init), rec("rate_limit_event", rate_limit_info={"status": "allowed"}),
+               *reply("msg_1", "ONE"), rec("result", **result),
+               rec("system", **init), *reply("msg_2", "TWO"), rec("result", **result),
+               rec("system", subtype="status", status="compacting"),
+               rec("system", subtype="status", status=None, compact_result="success"),
+               rec("system", **init),
+               rec("system", subtype="compact_boundary", logical_parent_uuid=None,
+                   compact_metadata={"trigger": "manual", "pre_tokens": 17_496, "post_tokens": 1_339}),
+               rec("user", message={"role": "user", "content": summary}, parent_tool_use_id=None,
+                   isReplay=False, isSynthetic=True),
+               rec("user", message={"role": "user", "content": "<local-command-stdout>Compacted </local-command-stdout>"},
+                   parent_tool_use_id=None, isReplay=True),
+               rec("result", **result)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path

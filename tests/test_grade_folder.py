@@ -11,7 +11,7 @@ import pytest
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.grading.folders import find_sessions, folder_document, grade_paths
 
-from session_kit import Session
+from session_kit import Session, stream_json_session
 from shared_paths import CORPUS_DIR as CORPUS, needs_shared
 
 GOOD = ("This session is being continued from a previous conversation that ran out of context. The "
@@ -132,6 +132,38 @@ def test_bad_input_exits_2_and_still_reports_the_others(projects, tmp_path, caps
     doc = json.loads((tmp_path / "r.json").read_text())
     assert [Path(e["path"]).name for e in doc["errors"]] == ["pipe.jsonl"] and "FIFO" in doc["errors"][0]["reason"]
     assert doc["summary"]["graded"] == 2 and "Could not be read (1)" in printed
+
+
+def test_a_run_that_graded_nothing_exits_2_with_the_reports_written(tmp_path, capsys):
+    """Every file skipped (SDK stream output, a session with no compaction): no verdict passed, so
+    the run is not green. The reports are written all the same, and stderr says why in one line."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    stream_json_session(folder / "run.jsonl")
+    _plain(folder / "plain.jsonl")
+    out = tmp_path / "r.json"
+    assert main(["grade", str(folder), "--graders", "tool_pairing", "--json", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "ctxeval: error: nothing graded: none of the 2 session files given holds a compaction of its own" \
+        in captured.err and "(2 skipped;" in captured.err
+    doc = json.loads(out.read_text())
+    skipped = {Path(s["path"]).name: s["reason"] for s in doc["skipped"]}
+    assert skipped["plain.jsonl"] == "no compaction in this session"
+    assert skipped["run.jsonl"].startswith("Claude Code SDK stream output (claude -p --output-format stream-json), "
+                                           "not a session transcript: grade /home/dev/.claude/projects/")
+    assert doc["problems"] == []                          # refused whole: no line reported as dropped
+    # One file with --md goes through the folder report: the same rule as the single-file report.
+    assert main(["grade", str(folder / "plain.jsonl"), "--md", str(tmp_path / "r.md")]) == 2
+    assert "the one session file given holds no compaction" in capsys.readouterr().err
+
+
+def test_a_skipped_file_beside_a_graded_one_keeps_exit_0(tmp_path, capsys):
+    folder = tmp_path / "mixed"
+    _session(folder / "good.jsonl", second="now add tests")
+    stream_json_session(folder / "run.jsonl")
+    assert main(["grade", str(folder), "--graders", "verbatim_user_messages"]) == 0
+    captured = capsys.readouterr()
+    assert "1 graded (1 compaction), 1 skipped" in captured.out and "nothing graded" not in captured.err
 
 
 def test_output_paths_are_checked_before_grading(projects, tmp_path, capsys):

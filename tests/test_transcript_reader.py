@@ -17,7 +17,7 @@ from pytest_ctxeval.core.messages import (
 )
 from pytest_ctxeval.transcript import TranscriptWriter, read_transcript
 
-from session_kit import SESSION, Session
+from session_kit import SESSION, Session, stream_json_session
 
 SUMMARY = ("This session is being continued from a previous conversation that ran out of context. "
            "Summary:\n1. Primary Request and Intent:\n   fix the parser\n")
@@ -80,6 +80,110 @@ def test_a_record_whose_parent_is_missing_is_placed_and_reported_with_its_line(t
     assert [person_text(m) for m in t.messages if person_text(m)] == ["question 0", "question 1", "orphan"]
     (p,) = t.problems
     assert p.line == 11 and "ghost is not in the file; the record is placed after line 10" in p.message
+
+
+@pytest.mark.parametrize("parent", ["null", "absent"])
+def test_a_mid_file_record_with_no_parent_is_reported_with_what_it_leaves_out(tmp_path, parent):
+    """A message record whose parentUuid is null or absent, not the file's first: the conversation is
+    read from it (as Claude Code reads it), and the earlier records it leaves out are said, with lines."""
+    s = Session()
+    _work(s, 2)                                  # lines 1-10
+    s.parent = None
+    s.user("question 2")                         # line 11: no parent
+    s.assistant(text="answer 2")
+    if parent == "absent":
+        del s.records[10]["parentUuid"]
+    t = read_transcript(s.write(tmp_path / "s.jsonl"), strict=True)   # a note, not a malformed line
+    assert [person_text(m) for m in t.messages if person_text(m)] == ["question 2"]
+    (p,) = t.problems
+    assert p.line == 11
+    assert "a message record with no parent" in p.message
+    assert "the 10 earlier message record(s) (lines 1-10) are left out" in p.message
+    assert "restore this record's parentUuid" in p.message
+
+
+def test_a_history_written_again_from_a_record_with_no_parent_is_said_to_be_a_copy(tmp_path):
+    """A resumed session can write its history again from a new root (new uuids, the same times):
+    read once, from the copy, and the note says the earlier records are that copy's original."""
+    s = Session()
+    _work(s, 1)
+    original = [dict(r) for r in s.records]
+    s.parent = None
+    for i, rec in enumerate(original):           # the copy: same records and times, new uuids
+        s.add({**rec, "uuid": f"copy-{i}", "parentUuid": s.parent})
+    s.user("question 1")
+    t = read_transcript(s.write(tmp_path / "s.jsonl"))
+    assert [person_text(m) for m in t.messages if person_text(m)] == ["question 0", "question 1"]
+    (p,) = t.problems
+    assert p.line == len(original) + 1 and "each has the time of a message read" in p.message
+
+
+def test_a_single_record_left_out_is_named_by_its_line(tmp_path):
+    s = Session()
+    s.user("lost question")
+    s.parent = None
+    s.user("question 1")
+    s.assistant(text="answer 1")
+    (p,) = read_transcript(s.write(tmp_path / "s.jsonl")).problems
+    assert p.line == 2 and "the 1 earlier message record(s) (line 1) are left out" in p.message
+
+
+def test_a_compaction_before_a_record_with_no_parent_is_named_without_contradiction(tmp_path, capsys):
+    """The boundary left out by the restart is reported as such (not as a rewind), and the error
+    does not then say the file has no compact_boundary record."""
+    from pytest_ctxeval.cli import main
+
+    s = Session()
+    _work(s, 2)
+    s.compact(SUMMARY)
+    boundary_line = 11
+    s.parent = None
+    s.user("start again")
+    path = s.write(tmp_path / "s.jsonl")
+    t = read_transcript(path)
+    assert t.compactions == [] and t.left_boundaries == [boundary_line]
+    restart, boundary = t.problems
+    assert boundary.line == boundary_line
+    assert f"before line {restart.line}, where the conversation restarts with no parent" in boundary.message
+    assert main(["grade", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "no compact_boundary record" not in err and "branch the conversation left" not in err
+    assert f"no compaction on the conversation (the compact_boundary on line {boundary_line} is off it" in err
+
+
+@pytest.mark.parametrize("names_transcript", [True, False], ids=["summary-names-it", "session-id"])
+def test_sdk_stream_json_output_is_named_as_such_with_the_transcript_to_grade(tmp_path, capsys, names_transcript):
+    """``claude -p --output-format stream-json`` output is not a transcript (no parentUuid, no typed
+    prompts): refused in one message naming the session's own file, never read as a conversation
+    whose every message is a root (a compaction "on a branch the conversation left", then "no
+    compact_boundary record", and the replies dropped without a word)."""
+    from pytest_ctxeval.cli import main
+
+    path = stream_json_session(tmp_path / "run.jsonl", names_transcript=names_transcript)
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path)
+    message = str(info.value)
+    assert "SDK stream output (claude -p --output-format stream-json; line 1: a system/init record)" in message
+    assert "not a session transcript" in message
+    transcript = (f"/home/dev/.claude/projects/-home-dev-app/{SESSION}.jsonl (the summary on line 14 names it)"
+                  if names_transcript else f"~/.claude/projects/<project>/{SESSION}.jsonl")
+    assert message.endswith(f"Grade the session's own transcript: {transcript}")
+    assert info.value.not_a_session is not None and transcript in info.value.not_a_session
+    assert main(["grade", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "SDK stream output" in err
+    assert "branch the conversation left" not in err and "no compact_boundary record" not in err
+
+
+def test_a_transcript_is_not_taken_for_sdk_output_for_a_snake_case_field(tmp_path):
+    """Only a file whose messages carry no parentUuid is SDK output: a transcript record with an
+    extra snake_case session_id (a tool's export) is still read as the transcript it is."""
+    s = Session()
+    _work(s, 1)
+    s.records[0]["session_id"] = SESSION
+    s.records.append({"type": "result", "uuid": "r1", "session_id": SESSION})
+    t = read_transcript(s.write(tmp_path / "s.jsonl"))
+    assert [person_text(m) for m in t.messages if person_text(m)] == ["question 0"] and t.problems == []
 
 
 @pytest.mark.parametrize("where", ["first", "last", "middle"])

@@ -32,9 +32,11 @@ def add_grade_command(sub: Any) -> None:
                                        "transcript. Given folders (e.g. ~/.claude/projects) or several files, grade "
                                        "every session with a compaction in parallel and print tables per grader "
                                        "and per Claude Code version. Exit 0 if all verdicts pass, 1 if any fails, "
-                                       "2 on bad input, or when the one file given has nothing of its own to "
-                                       "grade (no compaction, only one inherited from a parent session, or "
-                                       "only ones with no summary; folder mode lists such files as skipped).")
+                                       "2 on bad input, or when nothing was graded: the one file given has "
+                                       "nothing of its own to grade (no compaction, only one inherited from a "
+                                       "parent session, only ones with no summary, or it is not a session "
+                                       "transcript, such as claude -p stream-json output), or every file given "
+                                       "was skipped (folder mode lists each skipped file with the reason).")
     grade.add_argument("transcript", metavar="PATH", nargs="+",
                        help="a session .jsonl file, or folders / several files (graded recursively)")
     add_folder_options(grade)
@@ -101,11 +103,13 @@ def _check_something_to_grade(path: str, transcript: Any) -> None:
     """A file with no compaction of its own that has a summary is a usage error (exit 2), as a file
     with no compaction at all: nothing was graded, so no verdict passed or failed. Folder mode lists
     such a file as skipped, in the same words."""
-    why = nothing_to_grade(transcript.compactions)
+    why = nothing_to_grade(transcript.compactions, transcript.left_boundaries)
     if why is None:
         return
     for problem in transcript.problems:  # the lines skipped on the way, as a graded file shows them
         print(f"note: {path}: {problem}", file=sys.stderr)
+    if not transcript.compactions and transcript.left_boundaries:
+        raise UsageError(f"{path}: {why}; nothing to grade: pass --summary FILE to grade a summary of it")
     if not transcript.compactions:
         raise UsageError(f"{path}: no compaction in this transcript (no compact_boundary record); "
                          "pass --summary FILE to grade a summary of it")

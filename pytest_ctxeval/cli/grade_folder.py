@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from ..grading.folders import exit_status, find_sessions, folder_document, grade_paths
+from ..grading.folders import exit_status, find_sessions, folder_document, grade_paths, nothing_graded
 from ..reporting.folder_report import (
     check_report_path, render_folder_html, render_folder_markdown, text_lines, write_text,
 )
@@ -77,5 +77,8 @@ def run_grade_folder(args: argparse.Namespace) -> int:
         print(f"Markdown written to {write_text(args.md_out, render_folder_markdown(doc))}")
     if args.html_out:
         print(f"HTML written to {write_text(args.html_out, render_folder_html(doc))}")
+    why = nothing_graded(doc)
+    if why is not None:  # the reports are written all the same: they say what was skipped and why
+        print(f"ctxeval: error: {why}", file=sys.stderr)
     return exit_status(doc)
 

@@ -6,7 +6,8 @@ terminal. A session is one of
 
 * ``graded``: it holds at least one compaction of its own, each graded by every selected grader;
 * ``skipped``: no compaction of its own with a summary (none at all, only one inherited from a
-  parent session, or only ones with no summary after the boundary), or not a Claude Code session file (no user or assistant record): listed, never an error;
+  parent session, or only ones with no summary after the boundary), or not a Claude Code session
+  transcript (no user or assistant record; SDK stream-json output): listed with the reason;
 * ``error``: it could not be read (unreadable, changed while read): listed with the reason; the
   others' results are still written, and the exit status is 2 (bad input).
 
@@ -17,7 +18,7 @@ never dropped without a word (``--strict`` makes it an error).
 The report holds one table per grader (pass / fail / n/a / ungraded over all compactions), one per
 Claude Code version (the version that wrote each compaction), then every failure with its file,
 line and reasons; ``--json``, ``--md`` and ``--html`` write the same. Exit 0 when no verdict fails,
-1 when one does (or a grader crashed), 2 on bad input.
+1 when one does (or a grader crashed), 2 on bad input or when no compaction at all was graded.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from collections.abc import Iterable, Iterator
 from ..errors import CtxEvalError, TranscriptError, UsageError
 
 __all__ = ["SessionResult", "find_sessions", "grade_session", "grade_paths", "folder_document", "is_folder_mode",
-           "STATUSES"]
+           "nothing_graded", "STATUSES"]
 
 #: Verdict statuses in table order.
 STATUSES = ("pass", "fail", "n/a", "ungraded")
@@ -122,17 +123,15 @@ def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
     try:
         transcript = read_transcript(p, strict=strict)
     except TranscriptError as exc:
-        text = str(exc)
-        result.status = "skipped" if "no user or assistant records" in text else "error"
-        result.reason = ("not a Claude Code session file (no user or assistant records)"
-                         if result.status == "skipped" else text)
+        result.status = "skipped" if exc.not_a_session else "error"
+        result.reason = exc.not_a_session or str(exc)
         result.seconds = time.perf_counter() - start
         return result
     result.session_id = transcript.session_id
     result.problems = [str(pr) for pr in transcript.problems]
     result.problem_lines = [pr.line for pr in transcript.problems]
     comps = transcript.compactions
-    why = nothing_to_grade(comps)
+    why = nothing_to_grade(comps, transcript.left_boundaries)
     if why is not None:
         result.status = "skipped"
         result.reason = why
@@ -315,11 +314,26 @@ def _version_key(v: str) -> tuple:
 
 
 def exit_status(doc: dict[str, Any]) -> int:
-    """2 when a file could not be read (bad input), else 1 when a verdict failed (or a grader
+    """2 when a file could not be read (bad input) or nothing at all was graded (every session
+    skipped: a CI job must not pass on no verdict), else 1 when a verdict failed (or a grader
     crashed), else 0."""
-    if doc["errors"]:
+    if doc["errors"] or not doc["summary"]["compactions"]:
         return 2
     return 1 if doc["failures"] else 0
+
+
+def nothing_graded(doc: dict[str, Any]) -> str | None:
+    """Why the run graded no compaction at all (None when it graded one): the message of exit 2."""
+    summary = doc["summary"]
+    if summary["compactions"]:
+        return None
+    n = summary["sessions"]
+    what = ("the one session file given holds no compaction of its own with a summary" if n == 1 else
+            f"none of the {n} session files given holds a compaction of its own with a summary")
+    how = [f"{summary['skipped']} skipped"] if summary["skipped"] else []
+    how += [f"{summary['errors']} unreadable"] if summary["errors"] else []
+    return (f"nothing graded: {what} ({', '.join(how)}; the reasons are listed above); give session "
+            "transcripts with a compaction (Claude Code keeps them in ~/.claude/projects/<project>/<session>.jsonl)")
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")

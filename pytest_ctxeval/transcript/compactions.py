@@ -208,12 +208,19 @@ def _why_no_summary(transcript: Transcript, boundary_at: int, stop: int) -> str:
     return f"no summary after the boundary (the next record, line {next_line}, {what})"
 
 
-def nothing_to_grade(compactions: list[Compaction]) -> str | None:
+def nothing_to_grade(compactions: list[Compaction], left: Iterable[int] = ()) -> str | None:
     """Why none of ``compactions`` can be graded (None when one can): none at all, only inherited
-    ones, or only ones with no summary. The words ``ctxeval grade`` uses for a file and a folder."""
+    ones, or only ones with no summary. ``left`` are the lines of compact_boundary records that are
+    not on the conversation (:attr:`Transcript.left_boundaries`): then the file has compactions, just
+    none on the conversation. The words ``ctxeval grade`` uses for a file and a folder."""
     if any(c.gradable for c in compactions):
         return None
     if not compactions:
+        lines = list(left)
+        if lines:
+            which = ("the compact_boundary on line " + str(lines[0]) if len(lines) == 1 else
+                     "the compact_boundary records on lines " + ", ".join(map(str, lines)))
+            return f"no compaction on the conversation ({which} {'is' if len(lines) == 1 else 'are'} off it: see the notes)"
         return "no compaction in this session"
     own = [c for c in compactions if not c.inherited]
     if not own:

@@ -9,8 +9,11 @@ Reading follows ``shared/corpus/README.md`` (observed over Claude Code 1.0.98 - 
   ``compact_boundary`` (whose ``parentUuid`` is null) through its ``logicalParentUuid``. A record
   whose parent is not in the file (2.1.45 - 2.1.69 boundaries name a ``logicalParentUuid`` that was
   never written) is placed after the newest main-line message record before it in the file; a
-  non-boundary record placed that way is reported. The newest chain is always the one read, never an
-  older one because it is longer;
+  non-boundary record placed that way is reported. A message record with no ``parentUuid`` (null or
+  absent) that is not the file's first starts the conversation, as in Claude Code's own loader; the
+  earlier message records it leaves out are reported with their lines (and whether they are a
+  history the session wrote again). The newest chain is always the one read, never an older one
+  because it is longer;
 * a record repeating a uuid read earlier (a resumed session can write its history again) is not read
   again: the first copy stands, and the repeats are reported once;
 * metadata records without a uuid (``last-prompt``, ``pr-link``, ``mode``, ``ai-title`` ...) are not
@@ -94,6 +97,8 @@ class Transcript:
     boundary_has_history: dict[str, bool] = field(default_factory=dict)
     #: Records without a uuid that are not messages (``last-prompt``, ``pr-link``, ``mode`` ...).
     metadata_records: int = 0
+    #: Lines of compact_boundary records not on the conversation (each reported in :attr:`problems`).
+    left_boundaries: list[int] = field(default_factory=list)
 
     @property
     def compactions(self) -> list[Compaction]:
@@ -196,6 +201,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
     last_main: str | None = None       # the newest main-line message record so far
     repeats: list[int] = []            # lines of records repeating a uuid read earlier
     metadata = 0
+    stream = _StreamShape()            # the marks of SDK stream-json output, not a transcript
     try:
         before = os.stat(p)
         for number, offset, raw in _iter_lines(p):
@@ -232,6 +238,8 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             if not isinstance(rtype, str):
                 _malformed(problems, strict, p, number, "record has no 'type'; line skipped")
                 continue
+            if not stream.parented:      # a transcript shows it on its first message: no cost after that
+                stream.see(number, rtype, data)
             if rtype == "summary":
                 title = data.get("summary") if isinstance(data.get("summary"), str) else title
                 continue
@@ -286,6 +294,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             del data
     except OSError as exc:
         raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    stream.check(p)
     if repeats:
         problems.append(RecordProblem(repeats[0], f"{len(repeats)} record(s) repeat a uuid read earlier in the file "
                                             f"(lines {repeats[0]}-{repeats[-1]}; a resumed session can write its "
@@ -298,19 +307,24 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
         main_is_sidechain = bool(order)
     if not order:
         raise TranscriptError(f"{p}: no user or assistant records "
-                              f"({len(problems)} bad lines); is this a Claude Code session file?")
-    chain = _choose_chain(nodes, order, problems)
+                              f"({len(problems)} bad lines); is this a Claude Code session file?",
+                              not_a_session="not a Claude Code session file (no user or assistant records)")
+    chain, restart = _choose_chain(nodes, order, problems)
+    restart_at = len(problems)           # its note goes here, once the records left out were looked at
     chain = _add_parallel_results(nodes, chain)
-    _report_off_chain(nodes, chain, problems)
+    left_boundaries = _report_off_chain(nodes, chain, problems, nodes[restart[0]].line if restart else 0)
     transcript = Transcript(path=p, messages=[], problems=problems, session_id=last_session or session_id,
                             version=version, title=title, sidechain_records=sidechain_count,
                             sha256=digest.hexdigest(),
                             agent_id=next(iter(agent_ids)) if main_is_sidechain and len(agent_ids) == 1 else None,
-                            boundary_has_history=boundary_has_history, metadata_records=metadata)
+                            boundary_has_history=boundary_has_history, metadata_records=metadata,
+                            left_boundaries=left_boundaries)
     try:
         with p.open("rb") as fh:
             loader = _Loader(fh, p, problems)
             transcript.messages = _build_messages(transcript, loader.items(nodes, chain))
+            if restart is not None:
+                problems.insert(restart_at, _restart_note(nodes, *restart, loader, chain))
             if sidechains:
                 transcript.sidechains = _read_sidechains(transcript, nodes, loader, progress,
                                                          inline=not main_is_sidechain)
@@ -319,6 +333,61 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
         raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
     insert_queued(transcript, seen_queue_items(queue_ops))
     return transcript
+
+
+class _StreamShape:
+    """Tells SDK stream output (``claude -p --output-format stream-json``) from a session transcript.
+
+    The stream has ``system``/``init`` and ``result`` records, snake_case ``session_id``, no
+    ``parentUuid`` on any message, and flags its summary ``isSynthetic``; it need not hold the prompts
+    the person typed (``-p`` takes them on the command line). Read as a transcript, every message
+    would be a root of its own and all but the last would drop out of the conversation, so such a
+    file is refused, naming the session's own transcript (the summary names its path)."""
+
+    __slots__ = ("line", "mark", "named", "named_line", "parented", "session")
+
+    def __init__(self) -> None:
+        self.line = 0                   # the first record with a mark of the stream
+        self.mark = ""
+        self.session: str | None = None
+        self.parented = False           # a user/assistant record carries parentUuid: a transcript
+        self.named: str | None = None   # the transcript path a summary names
+        self.named_line = 0
+
+    def see(self, line: int, rtype: str, data: dict[str, Any]) -> None:
+        if rtype in ("user", "assistant") and "parentUuid" in data:
+            self.parented = True
+        if self.parented:
+            return
+        if not self.line:
+            mark = ("a system/init record" if rtype == "system" and data.get("subtype") == "init" else
+                    "a result record" if rtype == "result" else
+                    "snake_case session_id" if "session_id" in data and "sessionId" not in data else "")
+            if mark:
+                self.line, self.mark = line, mark
+                self.session = data["session_id"] if isinstance(data.get("session_id"), str) else None
+        if self.named is None and rtype == "user" and isinstance(data.get("message"), dict):
+            content = data["message"].get("content")
+            if isinstance(content, str) and _TRANSCRIPT_AT in content:
+                path = content.split(_TRANSCRIPT_AT, 1)[1].split(None, 1)
+                if path and path[0].endswith(".jsonl"):
+                    self.named, self.named_line = path[0], line
+
+    def check(self, p: Path) -> None:
+        if not self.line or self.parented:
+            return
+        where = (f"{self.named} (the summary on line {self.named_line} names it)" if self.named else
+                 f"~/.claude/projects/<project>/{self.session or '<session>'}.jsonl")
+        raise TranscriptError(
+            f"{p}: Claude Code SDK stream output (claude -p --output-format stream-json; line {self.line}: "
+            f"{self.mark}), not a session transcript: it has no parentUuid links and need not hold the "
+            f"prompts the person typed, so it is not graded. Grade the session's own transcript: {where}",
+            not_a_session=f"Claude Code SDK stream output (claude -p --output-format stream-json), not a session "
+                          f"transcript: grade {where}")
+
+
+#: The words before the transcript's path in a 2.1 summary.
+_TRANSCRIPT_AT = "read the full transcript at: "
 
 
 def check_transcript_path(p: Path) -> None:
@@ -346,13 +415,21 @@ def check_transcript_path(p: Path) -> None:
                               "to a file first (e.g. `cat > session.jsonl`) and give that file")
 
 
-def _report_off_chain(nodes: dict[str, _Node], chain: list[str], problems: list[RecordProblem]) -> None:
-    """Compactions written on a branch the conversation left (a rewind) are reported, not lost."""
+def _report_off_chain(nodes: dict[str, _Node], chain: list[str], problems: list[RecordProblem],
+                      restart: int = 0) -> list[int]:
+    """Compactions not on the conversation are reported, not lost: one before the line where the
+    conversation restarts with no parent (``restart``), or one on a branch the conversation left (a
+    rewind). Returns their lines."""
     on = set(chain)
+    lines: list[int] = []
     for uid, node in nodes.items():
         if node.type == "system" and node.keep and not node.sidechain and uid not in on:
-            problems.append(RecordProblem(node.line, "a compaction (compact_boundary) on a branch the conversation left "
-                                               "(a rewind or an earlier resume); it is not graded"))
+            lines.append(node.line)
+            where = (f"before line {restart}, where the conversation restarts with no parent (see the note on "
+                     "that line)" if node.line < restart else
+                     "on a branch the conversation left (a rewind or an earlier resume)")
+            problems.append(RecordProblem(node.line, f"a compaction (compact_boundary) {where}; it is not graded"))
+    return lines
 
 
 class _Loader:
@@ -433,9 +510,10 @@ def _step(nodes: dict[str, _Node], node: _Node) -> str | None:
     return parent
 
 
-def _walk(nodes: dict[str, _Node], leaf: str, problems: list[RecordProblem] | None) -> tuple[list[str], bool]:
-    """The chain ending at ``leaf`` (message records only, oldest first) and whether it is broken
-    (a parent missing from the file or a loop); breaks are reported to ``problems``."""
+def _walk(nodes: dict[str, _Node], leaf: str, problems: list[RecordProblem] | None) -> tuple[list[str], bool, str]:
+    """The chain ending at ``leaf`` (message records only, oldest first), whether it is broken
+    (a parent missing from the file or a loop; breaks are reported to ``problems``) and the uuid of
+    the record it starts at (its root, a message or not)."""
     chain: list[str] = []
     seen: set[str] = set()
     cur: str | None = leaf
@@ -461,15 +539,59 @@ def _walk(nodes: dict[str, _Node], leaf: str, problems: list[RecordProblem] | No
                 and node.parent is not None and node.parent not in nodes):
             problems.append(RecordProblem(node.line, f"parent {node.parent} is not in the file; the record is placed "
                                                f"after line {nodes[cur].line}, the newest message before it"))
+    root = chain[-1] if chain else leaf
     chain.reverse()
-    return [uid for uid in chain if nodes[uid].keep], broken
+    return [uid for uid in chain if nodes[uid].keep], broken, root
 
 
-def _choose_chain(nodes: dict[str, _Node], order: list[str], problems: list[RecordProblem]) -> list[str]:
+def _choose_chain(nodes: dict[str, _Node], order: list[str],
+                  problems: list[RecordProblem]) -> tuple[list[str], tuple[str, list[str]] | None]:
     """The conversation: the chain ending at the newest main-line message record. A break in it
-    (a loop) is reported; an older chain is never preferred because it is longer."""
-    chain, _ = _walk(nodes, order[-1], problems)
-    return chain
+    (a loop) is reported; an older chain is never preferred because it is longer. Also, when the
+    chain starts at a record with no ``parentUuid`` (null or absent) after earlier main-line message
+    records, that record's uuid and the earlier records it leaves out (for :func:`_restart_note`)."""
+    chain, broken, root = _walk(nodes, order[-1], problems)
+    node = nodes.get(root)
+    if broken or node is None or node.prev is None or _step(nodes, node) is not None:
+        return chain, None
+    on = set(chain)
+    left = [u for u in order if nodes[u].line < node.line and u not in on and nodes[u].type != "system"]
+    return chain, ((root, left) if left else None)
+
+
+#: At most this many left-out records are read again to tell a repeated history from a cut.
+_RESTART_CHECK = 2_000
+
+
+def _restart_note(nodes: dict[str, _Node], root: str, left: list[str], loader: _Loader,
+                  chain: list[str]) -> RecordProblem:
+    """The note for a conversation that starts at a record with no parent, after earlier message
+    records: never silent. Claude Code rebuilds a conversation the same way (following ``parentUuid``
+    back from the newest record until there is none), and a session resumed by an older client writes its
+    history again from such a record (moredip in the corpus: the same messages, the same times, new
+    uuids), so the record is not placed after the earlier ones, which would read that history twice.
+    Whether the earlier records are such a copy (each has the time of a message read) is said."""
+    node = nodes[root]
+    lines = [nodes[u].line for u in left]
+    what = "message" if node.keep else repr(node.type)
+    span = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
+    head = (f"a {what} record with no parent (parentUuid null or absent): the conversation is read from "
+            f"this record on, as Claude Code reads it; the {len(left)} earlier message record(s) ({span}) "
+            "are left out")
+    copy = len(left) <= _RESTART_CHECK
+
+    def stamp(uid: str) -> str | None:
+        data = loader.load(nodes[uid], uid)
+        value = data.get("timestamp") if data is not None else None
+        return value if isinstance(value, str) else None
+    # The copy is written right after the record, so the chain's first records are enough to look at.
+    times = {stamp(u) for u in chain[:2 * _RESTART_CHECK]} if copy else set()
+    copy = copy and all((t := stamp(u)) is not None and t in times for u in left)
+    if copy:
+        return RecordProblem(node.line, f"{head}: each has the time of a message read (a resumed session wrote "
+                                        "its history again from here)")
+    return RecordProblem(node.line, f"{head}, so grading sees less than the session held; if the file was "
+                                    "edited or cut, restore this record's parentUuid")
 
 
 def _result_ids(record: dict[str, Any] | None) -> list[str] | None:
@@ -534,7 +656,7 @@ def _read_sidechains(transcript: Transcript, nodes: dict[str, _Node], loader: _L
         leaves = [uid for uid in side if uid not in parents]
         best: dict[str, list[str]] = {}
         for leaf in leaves:
-            chain, _ = _walk(nodes, leaf, None)
+            chain, _, _ = _walk(nodes, leaf, None)
             chain = [u for u in chain if u in side]
             if chain and len(chain) > len(best.get(chain[0], [])):
                 best[chain[0]] = chain
