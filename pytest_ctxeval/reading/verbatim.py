@@ -367,13 +367,22 @@ def show_difference(expected: str, found: str, limit: int = 160) -> str:
 
     >>> show_difference("run the tests", "run the\\u200b tests")
     'run [-the-]{+the<U+200B>+} tests'
+    >>> show_difference('ask @"arch (agent)" to seek approval', "ask @arch (agent) to skip approval")
+    'ask @arch (agent) to [-seek-]{+skip+} approval'
     """
     a, b = expected.split(), found.split()
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    ops = sm.get_opcodes()
+    # A difference the verdict tolerates (quote marks, typography) is shown as it stands when
+    # another one is the real change: "seek approval from @technical-architect … [-seek-]{+skip+}".
+    tolerated = {k for k, (op, i1, i2, j1, j2) in enumerate(ops)
+                 if op == "replace" and normalize(" ".join(a[i1:i2])) == normalize(" ".join(b[j1:j2]))}
+    if len(tolerated) == sum(op != "equal" for op, *_ in ops):
+        tolerated = set()
     out: list[str] = []
-    for op, i1, i2, j1, j2 in sm.get_opcodes():
-        if op == "equal":
-            seg = a[i1:i2]
+    for k, (op, i1, i2, j1, j2) in enumerate(ops):
+        if op == "equal" or k in tolerated:
+            seg = a[i1:i2] if op == "equal" else b[j1:j2]
             out.append(" ".join(seg) if len(seg) <= 6 else " ".join(seg[:3]) + " … " + " ".join(seg[-3:]))
             continue
         old, new = " ".join(a[i1:i2]), " ".join(b[j1:j2])

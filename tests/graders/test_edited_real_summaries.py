@@ -132,3 +132,13 @@ def test_a_file_named_under_other_folders_is_not_named():
         assert not file_mentioned(path, wrong), wrong
     # folders dropped from the middle still name it
     assert file_mentioned("/u/p/packages/web/src/App.tsx", "- web/App.tsx")
+
+
+def test_a_reason_shows_the_change_not_the_differences_it_tolerates(grade, kit):
+    # code-insights 2.1.87: the summary drops the inner quotes (tolerated) and changes seek -> skip
+    typed = 'yes, plan it out and seek approval from @"technical-architect (agent)" and then start'
+    listed = "yes, plan it out and skip approval from @technical-architect (agent) and then start"
+    verdict = grade("verbatim_user_messages", kit.case([kit.user(typed)], _s(kit, user_messages=f'- "{listed}"')))
+    assert verdict.status == "fail"
+    assert "[-seek-]{+skip+}" in verdict.reasons[0]
+    assert '[-@"technical-architect' not in verdict.reasons[0]
