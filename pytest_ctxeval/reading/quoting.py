@@ -240,9 +240,13 @@ def _edited_copy(hay: list[str], words: list[str], a: int, b: int, size: int) ->
 
 
 def quotes(text: str) -> list[str]:
+    """The quoted strings of ``text``; quote marks inside a code span are code (``ssh host
+    "<command>"``), not a quote (a code span itself is read by :func:`code_quotes`)."""
+    code = [m.span() for m in CODE_SPAN.finditer(text)] if "`" in text else []
     out = []
     for pattern in QUOTES:
-        out += [normalize_ws(m.group(1)) for m in pattern.finditer(text)]
+        out += [normalize_ws(m.group(1)) for m in pattern.finditer(text)
+                if not any(a < m.start() < b for a, b in code)]
     return [q for q in out if q]
 
 

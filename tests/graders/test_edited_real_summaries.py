@@ -142,3 +142,12 @@ def test_a_reason_shows_the_change_not_the_differences_it_tolerates(grade, kit):
     assert verdict.status == "fail"
     assert "[-seek-]{+skip+}" in verdict.reasons[0]
     assert '[-@"technical-architect' not in verdict.reasons[0]
+
+
+def test_quote_marks_inside_code_are_code_not_a_quote(grade, kit):
+    # M-Claude 2.0.60: section 9 holds `ssh root@host "<command>"`; a step without a quote was
+    # reported as quoting "<command>"
+    messages = [kit.user("check service status"), kit.say("dockerd is running.")]
+    body = 'Next, I will reboot the router.\n   - SSH command format: `ssh -o ConnectTimeout=10 root@host "<command>"`'
+    verdict = grade("next_step_quote", kit.case(messages, _s(kit, next=body)))
+    assert verdict.status == "fail" and "quotes nothing" in verdict.reasons[0]
