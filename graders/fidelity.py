@@ -268,11 +268,11 @@ SHORT_MESSAGE_WORDS, SHORT_MESSAGE_CHARS = 3, 20
 
 
 def _rare_words(case: CompactionCase) -> Callable[[str], bool]:
-    """Which words of the session may be typos: those only the person typed, at most twice (a
-    misspelling is typed once, or twice when the message is sent again), never in the assistant's
-    text or a tool's output. A summary that "fixes" a word the session uses ("want" -> "won't",
-    "full" -> "fall") changed what the person said. Counted on first use (a typo fix is rare), once
-    per compaction."""
+    """Which words of the session may be typos: those the person typed at most twice (a misspelling
+    is typed once, or twice when the message is sent again), and that appear at most once besides
+    (the assistant asking "by pythin you mean…?"). A summary that "fixes" a word the session uses
+    ("want" -> "went", "full" -> "fall") changed what the person said. Counted on first use (a typo
+    fix is rare), once per compaction."""
     def counts() -> tuple[Counter[str], Counter[str]]:
         typed = Counter(w for p in case.person_messages() for w in re.findall(r"[a-z]+", normalize(p.text)))
         return Counter(re.findall(r"[a-z]+", normalize(case.history_text))), typed
@@ -280,7 +280,7 @@ def _rare_words(case: CompactionCase) -> Callable[[str], bool]:
     def rare(word: str) -> bool:
         every, typed = case.shared_view("word_counts", counts, case.history)
         word = word.lower()
-        return every[word] <= typed[word] <= 2
+        return every[word] <= typed[word] + 1 and typed[word] <= 2
     return rare
 
 
@@ -292,14 +292,19 @@ def _is_short(text: str) -> bool:
 def _short_message_kept(text: str, case: CompactionCase, section: Section | None) -> Match:
     """A short message is kept when section 6 (or, without one, the summary's region) holds it as
     words of its own, or the compaction kept the person's message itself."""
-    needle = re.compile(rf"(?<![\w/.:#-]){re.escape(normalize(text))}(?![\w/-]|\.\w)")
+    needle = re.compile(rf"(?<![\w/.:-]){re.escape(normalize(text))}(?![\w/-]|\.\w)")
     body = section.body if section is not None else (case.region("user_messages") or "")
+    # The list's own numbers and markers are not the person's words ("1." numbering an item is not "1").
+    body = _LIST_MARKER.sub("", body)
     kept_people = [m.text for m in person_messages(case.kept_messages if case.kept_messages is not None
                                                    else case.post_messages)]
     for where in [body, *kept_people]:
         if needle.search(normalize(where)) or needle.search(normalize(_flat_lines(where))):
             return Match(True, "exact")
     return Match(False)
+
+
+_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*•+]|\d{1,3}[.)])[ \t]+", re.MULTILINE)
 
 
 def _only_inside_others(people: list, kept: dict[int, Match], hay: Haystack) -> dict[int, int]:
@@ -494,12 +499,12 @@ def errors_preserved(case: CompactionCase) -> Verdict:
             command = str(res.input.get("command", ""))
             kept, why = error_kept(key, res.text, command, region)
             if not kept and res.tests:
-                why = failing_test_told(res.tests, region, as_error=False)
+                why = failing_test_told(res.tests, region, errors_section=True)
                 kept = bool(why)
             if not kept and others:
                 kept, why = error_told_as_error(key, res.text, command, others)
                 if not kept and res.tests:
-                    why = failing_test_told(res.tests, others, as_error=True)
+                    why = failing_test_told(res.tests, others)
                     kept = bool(why)
                 elsewhere += kept
             if kept:

@@ -83,3 +83,11 @@ def test_the_corpus_manual_compactions_read_their_arguments():
         found[name[:30]] = case.compact_args
     assert found["roo-oliv__monodreams__2.1.150-"].startswith("compact your context in the best way")
     assert found["roo-oliv__monodreams__2.1.177-"] is None and found["FSM1__cipher-box__2.1.49-manua"] is None
+
+
+def test_the_summary_quoting_an_echo_is_not_the_command(tmp_path, next_step_quote):
+    # a summary that quotes another /compact's echo does not make its arguments this one's
+    echo = "<command-name>/compact</command-name><command-args>switch to the Godot port</command-args>"
+    case = _case(tmp_path, f'Per the earlier request {echo}: "switch to the Godot port".', args="")
+    assert case.compact_args is None
+    assert next_step_quote(case).status == "fail"

@@ -261,7 +261,7 @@ def _error_gloss(case: Any) -> Mutant | None:
     def tells(line: str) -> bool:
         return any(normalize_ws(k).lower() in normalize_ws(line).lower() or _share(k, line) >= 0.5 or
                    (f is not None and error_kept(k, f.text, str(f.input.get("command", "")), line)[0])
-                   or (f is not None and bool(failing_test_told(f.tests, line, as_error=True)))
+                   or (f is not None and bool(failing_test_told(f.tests, line, errors_section=True)))
                    for k, f in errors)
 
     summary = case.summary[:a] + "   - A problem came up along the way and was handled.\n\n" + case.summary[b:]

@@ -412,7 +412,7 @@ def drop_error_line(case: Any, rng: random.Random) -> list[Mutant]:
         if _holds(key, text, CUT_OVERLAP):
             return True
         return f is not None and (error_kept(key, f.text, str(f.input.get("command", "")), text)[0]
-                                  or bool(f.tests and failing_test_told(f.tests, text, as_error=False)))
+                                  or bool(f.tests and failing_test_told(f.tests, text, errors_section=True)))
 
     def told(key: str, f: Any, c: Any) -> bool:
         wider = "\n".join(c.sections.body(k) for k in kinds) + "\n" + c.kept_text

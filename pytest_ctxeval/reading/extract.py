@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from urllib.parse import unquote
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -373,20 +374,21 @@ def _file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool
     return all(_named_by_path(other, text) for other in namesakes)
 
 
-_PATH_BEFORE = re.compile(r"[\w.~@+-]+(?:/[\w.~@+-]*)*/$")
-
-
 def _folders_agree(parts: list[str], before: str) -> bool:
     """Whether the bare file name that follows ``before`` names the file ``parts``: it stands alone,
-    or the folders written before it are folders of its path, in order (``web/App.tsx`` for
-    ``packages/web/src/App.tsx``), not other ones (``internal/api/api.go`` is not
-    ``internal/commands/api.go``: the next model would open the wrong file)."""
+    or the folder written right before it is one of its path's folders (``web/App.tsx`` for
+    ``packages/web/src/App.tsx``; case, ``%20`` and an escaped space aside), not another one
+    (``internal/api/api.go`` is not ``internal/commands/api.go``: the next model would open the
+    wrong file)."""
     if not before.endswith("/"):
         return True
-    m = _PATH_BEFORE.search(before)
-    written = [d for d in (m.group(0) if m else before[-1:]).split("/") if d and d not in (".", "..", "~")]
-    folders = iter(parts[:-1])
-    return all(any(d == f for f in folders) for d in written)
+    m = re.search(r"([^/\s`'\"(\[]*)/$", before)
+    parent = unquote(m.group(1) if m else "").strip().lower()
+    if parent in ("", ".", "..", "~") or parent.startswith("@"):
+        return True
+    folders = [f.lower() for f in parts[:-1]]
+    # "~/Mobile\ Documents/notes.md": the escaped space's backslash was read as a separator
+    return any(f == parent or f.endswith(" " + parent) for f in folders)
 
 
 def _stem_in_folder(parts: list[str], text: str, all_paths: Iterable[str]) -> bool:

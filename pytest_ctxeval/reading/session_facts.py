@@ -122,16 +122,22 @@ def command_signature(command: str) -> list[str]:
 _TEST_WRAPPER = re.compile(
     r"^(?:\w+=\S*|sudo|time|env|exec|nice|nohup|command|do|then|else|rtk|"
     r"timeout(?:\s+-\S+)*\s+\S+|(?:npx|bunx|pnpx)(?:\s+-\S+)*|"
-    r"(?:uv|poetry|pipenv|hatch|pdm|rye)\s+run(?:\s+-\S+)*|(?:bundle|pnpm|yarn|npm|bun)\s+exec|"
+    r"(?:uv|poetry|pipenv|hatch|pdm|rye)\s+run(?:\s+(?:--(?:directory|project|with|python|package|group|extra|env-file)"
+    r"|-[pw])[= ]\S+|\s+-\S+)*|(?:bundle|pnpm|yarn|npm|bun)\s+exec|"
+    # a package manager starting a runner's binary (pnpm vitest, yarn jest), a container running it
+    r"(?:pnpm|yarn|bun)(?=\s+(?:vitest|jest|mocha|playwright|cypress)\b)|"
+    r"(?:docker|podman)(?:\s+compose)?\s+(?:exec|run)(?:\s+(?:-[eMuw]|--(?:env|user|workdir))[= ]\S+|\s+-\S+)*\s+[\w.-]+|"
     r"python[\d.]*\s+-m)\s+")
 #: A test runner, as the program of a shell segment (after :data:`_TEST_WRAPPER`).
 _TEST_RUNNER = re.compile(
     r"^(?:\S*/)?(?:pytest|py\.test|jest|vitest|mocha|rspec|phpunit|pest|ctest|tox|nox|nosetests|unittest|"
     r"playwright\s+test|cypress\s+run)(?:\s|$)|"
     r"^(?:cargo\s+(?:test|nextest)|go\s+test|dotnet\s+test|mix\s+test|swift\s+test|deno\s+test|"
-    r"(?:\./)?gradlew?\s+(?:\S+:)?test|mvn(?:\s+-\S+)*\s+test|make\s+test|just\s+test)(?:\s|$)|"
+    r"(?:\./)?gradlew?\s+(?:\S+:)?test|mvn(?:\s+-\S+)*\s+test|make\s+test|just\s+test|"
+    r"(?:python[\d.]*\s+)?(?:\S*/)?manage\.py\s+test|(?:\S*/)?rails\s+test|(?:php\s+)?(?:\S*/)?artisan\s+test|"
+    r"(?:bundle\s+exec\s+)?rake\s+(?:test|spec))(?:\s|$)|"
     # npm test, pnpm --filter e2e test, yarn run test:unit, bun test
-    r"^(?:npm|pnpm|yarn|bun)(?:\s+(?:--(?:filter|prefix|dir|workspace|cwd)[= ]\S+|-[CFw]\s+\S+|-{1,2}[\w-]+))*"
+    r"^(?:npm|pnpm|yarn|bun)(?:\s+(?:--(?:filter|prefix|dir|workspace|cwd)[= ]\S+|-[CFw]\s+\S+|workspace\s+\S+|-{1,2}[\w-]+))*"
     r"(?:\s+run)?\s+test(?:[:-][\w:-]*)?(?:\s|$)")
 #: A test runner's own report that tests failed (its summary count, or the line of a failing test).
 #: A count of 0 is not a failure.
@@ -150,7 +156,14 @@ _TESTS_FAILED = re.compile(
     r"^FAILED \((?:failures|errors)=[1-9]|"                            # unittest
     r"^\s*Failed!\s+-\s+Failed:\s+[1-9]|"                              # dotnet test
     r"^\[\s+FAILED\s+\]|"                                               # googletest
-    r"^\s*✘\s+\d+\s+\[[^\]\n]+\]\s+›",                                 # playwright list: "✘  2 [chromium] › a.spec.ts:3:1 › x"
+    r"^\s*✘\s+\d+\s+\[[^\]\n]+\]\s+›|"                                # playwright list: "✘  2 [chromium] › a.spec.ts:3:1 › x"
+    r"^\s*FAIL \[\s*[\d.]+m?s\]|^\s*Summary \[.*\b[1-9]\d* failed|"         # cargo nextest
+    r"^\d+ runs, \d+ assertions, (?:[1-9]\d* failures|\d+ failures, [1-9]\d* errors)|"  # minitest (rails test)
+    r"^\s*[❯›>]\s+\S+\s+\(\d+ tests? \| [1-9]\d* failed\)|"                       # vitest per file
+    r"^[1-9]\d* errors? in [\d.]+m?s\b|^Interrupted: [1-9]\d* errors? during collection|^ERROR \S+\.py\b|"  # pytest collection
+    r"^\s*[1-9]\d* fail\s*$|^\(fail\) |"                                       # bun test
+    r"^FAILED \|.*\b[1-9]\d* failed|"                                            # deno test
+    r"\"Action\":\s*\"fail\"",                                                   # go test -json
     re.MULTILINE)
 _PLAYWRIGHT_MARK = re.compile(r"^\s*✘\s+\d+\s+\[")
 _FLAKY = re.compile(r"^\s*[1-9]\d* flaky\s*$", re.MULTILINE)
@@ -168,15 +181,29 @@ def runs_tests(command: str) -> bool:
     >>> runs_tests("grep -rn FAILED test-results/ | tail -5")
     False
     """
-    for segment in re.split(r"&&|\|\||;|\||\n", command or ""):
-        seg = segment.strip()
-        if not seg or seg.startswith("#"):
+    ran = False
+    for pipeline in re.split(r"&&|\|\||;|\n", command or ""):
+        first = pipeline.split("|", 1)[0].strip()
+        if not first or first.startswith("#"):
             continue
-        while (m := _TEST_WRAPPER.match(seg)) is not None:
-            seg = seg[m.end():]
-        if _TEST_RUNNER.match(seg):
-            return True
-    return False
+        runs = False
+        for segment in pipeline.split("|"):
+            seg = segment.strip()
+            while (m := _TEST_WRAPPER.match(seg)) is not None:
+                seg = seg[m.end():]
+            if _TEST_RUNNER.match(seg) and not _NOT_A_RUN.search(seg):
+                runs = True
+        if runs:
+            ran = True
+        elif ran and _READS_BACK.match(first):
+            return False   # "pytest -q | tail -1; cat ci.log | grep FAILED": the output is not the run's alone
+    return ran
+
+
+#: A runner asked to list, not run (``pytest --collect-only``, ``jest --listTests``, ``--help``).
+_NOT_A_RUN = re.compile(r"\s(?:--collect-only|--co|--listTests|--list(?:-tests)?|--help|-h|--version)(?:\s|$)")
+#: A program that prints what was written before (a log, a file) rather than running anything.
+_READS_BACK = re.compile(r"^(?:cat|grep|rg|ag|tail|head|less|more|jq|awk|sed|tac|bat|zcat)\b")
 
 
 def failed_test_run(command: str, text: str) -> bool:
@@ -405,6 +432,11 @@ def error_identifiers(text: str, key_line: str) -> list[str]:
     return out[:12]
 
 
+#: Words every HTTP error says: not what tells one apart from another.
+_STATUS_WORDS = {"status", "request", "response", "with", "code", "http", "https", "returned", "server", "internal",
+                 "found", "alert", "fetch"}
+
+
 def _token_in(token: str, text_low: str) -> bool:
     low = token.lower()
     if ":" in low and re.match(r"[\w.-]+:\d+$", low):   # file:line: the file and the line near each other
@@ -439,7 +471,7 @@ _ITEM = re.compile(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)]|#{1,4})\s)|\n\s*\n")
 _ERROR_CUE = re.compile(
     r"\b(?:errors?|fail\w*|exceptions?|tracebacks?|cannot|can't|could ?n[o']t|missing|not found|undefined|"
     r"unresolved|crash\w*|broke\w*|bugs?|fix\w*|denied|refused|timed? ?out|panic\w*|warnings?|invalid|"
-    r"rejected|wrong)\b", re.IGNORECASE)
+    r"rejected|wrong|red|break(?:s|ing)?)\b", re.IGNORECASE)
 #: A cue said not to apply: "no error", "without errors", "0 failures", "error-free".
 _NO_CUE_BEFORE = re.compile(r"(?:\bno|\bwithout|\bzero|\b0|\bnon|\bfree of|\bnever)[\s-]+(?:\w+[\s-]+)?$", re.IGNORECASE)
 _NO_CUE_AFTER = re.compile(r"^[\s-]*free\b|^s?\s+(?:remain|left)\b.*\bno\b", re.IGNORECASE)
@@ -479,6 +511,15 @@ def error_kept(key_line: str, text: str, command: str, region: str) -> tuple[boo
     low = region.lower()
     own = error_identifiers("", key_line)           # what the key line itself names
     context = [t for t in error_identifiers(text, key_line) if t not in own]
+    if own and all(t.isdigit() for t in own):
+        # Only an HTTP status: many errors share one ("Login returned 500" is not "Upload failed:
+        # status code 500"), so one item must hold it with another word of the error ("Upload 500 error").
+        words = {w for w in re.findall(r"[a-z]{4,}", key_line.lower())} - _GENERIC - _STATUS_WORDS
+        for item in _ITEM.split(region):
+            item_low = item.lower()
+            if any(_token_in(t, item_low) for t in own) and any(re.search(rf"\b{w}", item_low) for w in words):
+                return True, "its status " + ", ".join(own) + " and what failed"
+        own = []
     if own:
         have = [t for t in own if _token_in(t, low)]
         # All of them; or half, one of them a name (not only the exception type or error code, which
@@ -513,26 +554,34 @@ def error_kept(key_line: str, text: str, command: str, region: str) -> tuple[boo
 _ID_TOKEN = re.compile(r"[\w.-]*\d[\w.-]*")
 
 
-def failing_test_told(tests: Iterable[tuple[str, str]], region: str, *, as_error: bool) -> str:
-    """How ``region`` tells one of a run's failing tests (:func:`failed_tests`), or ``""``: by its
-    function name (``test_big``), by most of its title's words in one item (every number of the
-    title among them: "7.2" tells test 7.2 from test 7.3), by the title's leading id with the word
-    "test" (``Test 6.1``), or by its file's name in an item about something going wrong. With
-    ``as_error`` (a region that is not section 4) the item must also speak of an error or a fix.
+def failing_test_told(tests: Iterable[tuple[str, str]], region: str, *, errors_section: bool = False) -> str:
+    """How ``region`` tells one of a run's failing tests (:func:`failed_tests`), or ``""``: an item
+    that says something went wrong or was fixed (:func:`_speaks_of_error`; in section 4, the errors
+    section, ``errors_section``, any item that does not say the test passes: "`test_upload` got 413"
+    tells it there, "Test 6.1 passes now" or "was renamed" does not) and names the test by its function name (``test_big``), by most
+    of its title's words (every number of the title among them: "7.2" tells test 7.2 from test 7.3),
+    or by the title's leading id (``6.1``, ``TC-12``: "Test 6.1", "step 6.1 fails", "(#6.1) is red";
+    a bare number only as "test 12"). A plain one-word name ("works") is too common a word to tell
+    it.
 
     >>> failing_test_told([("tests/share.spec.ts", "7.2 Charlie sees the newly added file")],
-    ...           "- Test 7.2 \\"Charlie sees the newly added file\\" still fails", as_error=True)
+    ...           "- Test 7.2 \\"Charlie sees the newly added file\\" still fails")
     "its failing test '7.2 Charlie sees the newly added file'"
-    >>> failing_test_told([("", "test_big")], "- test_small fails on CI", as_error=False)
+    >>> failing_test_told([("", "test_big")], "- test_small fails on CI")
+    ''
+    >>> failing_test_told([("", "6.1 Alice revokes Bob's access")], "- Test 6.1 passes now")
     ''
     """
     for item in _ITEM.split(region):
-        if not item.strip() or (as_error and not _speaks_of_error(item)):
+        if not item.strip():
+            continue
+        if not _speaks_of_error(item) and (not errors_section or _SAYS_PASSING.search(item)):
             continue
         low = item.lower()
         for _file, name in tests:
             if " " not in name.strip():
-                if re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", low):
+                if re.search(r"[_\d]|[a-z][A-Z]|^[Tt]est", name) and \
+                        re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", low):
                     return f"its failing test {name}"
                 continue
             tokens = [t for t in _significant_words(name)]
@@ -541,14 +590,18 @@ def failing_test_told(tests: Iterable[tuple[str, str]], region: str, *, as_error
             if tokens and len(have) >= 0.6 * len(tokens) and all(n in have for n in numbers):
                 return f"its failing test '{name}'"
             lead = name.split()[0].lower()
-            if _ID_TOKEN.fullmatch(lead) and re.search(rf"\btests?\s+(?:#|no\.?\s*)?{re.escape(lead)}(?![\w.])", low):
+            if not _ID_TOKEN.fullmatch(lead):
+                continue
+            if re.search(r"[.-]", lead) or not lead.isdigit():   # 6.1, TC-12: an id of its own
+                if re.search(rf"(?<![\w.]){re.escape(lead)}(?![\w]|\.\d)", low):
+                    return f"its failing test '{name}'"
+            elif re.search(rf"\btests?\s+(?:#|no\.?\s*)?{re.escape(lead)}(?![\w.])", low):
                 return f"its failing test '{name}'"
-        if as_error or _speaks_of_error(item):
-            for file, _name in tests:
-                base = file.replace("\\", "/").rsplit("/", 1)[-1].lower()
-                if len(base) >= 6 and "." in base and re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w-])", low):
-                    return f"its failing test file {base}"
     return ""
+
+
+#: An item that says a test is fine now, or was changed without failing.
+_SAYS_PASSING = re.compile(r"\b(?:pass(?:es|ed|ing)?|green|succeed\w*|renamed|skipped)\b", re.IGNORECASE)
 
 
 def _significant_words(title: str) -> list[str]:

@@ -278,11 +278,12 @@ def _format_by_search(raw: str) -> str:
 
 
 #: A section header: ``6. All user messages:``, ``## 6. …``, bold, italic or both (``**6. …**``,
-#: ``6. *All user messages*:``, ``***6. …***``), a symbol or emoji before the number (``## 📌 6. …``;
-#: not a list marker: ASCII punctuation is not taken), a CRLF line end.
+#: ``6. *All user messages*:``, ``***6. …***``), an emoji or symbol before the number of a Markdown
+#: heading (``## 📌 6. …``; not on a plain line, where ``• 1.`` or ``✅ 1.`` is a list item), a CRLF
+#: line end.
 _EMPHASIS = r"(?:\*{1,3}|_{1,3})?"
 _HEADER = re.compile(
-    rf"^[ \t]{{0,3}}(?:#{{1,6}}[ \t]*)?(?:[^\x00-\x7f\w\s]{{1,3}}[ \t]*)?{_EMPHASIS}[ \t]*(?P<num>\d{{1,2}})[.)][ \t]+{_EMPHASIS}"
+    rf"^[ \t]{{0,3}}(?:#{{1,6}}[ \t]*(?:[^\x00-\x7f\w\s]{{1,3}}[ \t]*)?)?{_EMPHASIS}[ \t]*(?P<num>\d{{1,2}})[.)][ \t]+{_EMPHASIS}"
     rf"(?P<title>[^\n:*_]{{3,60}}?(?:[ \t]*[(\[][^\n)\]]{{0,80}}[)\]])?)[ \t]*{_EMPHASIS}[ \t]*"
     rf"(?::{_EMPHASIS}[ \t]*(?P<rest>.*?))?[ \t\r]*$",
     re.MULTILINE,
@@ -336,6 +337,7 @@ class ParsedSummary:
 _FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)  # fences inside list items are indented
 _LINE_TAG = re.compile(r"^[ \t]{0,3}<(/?)(summary|analysis)>", re.MULTILINE | re.IGNORECASE)
 _ANY_TAG = re.compile(r"<(/?)(summary|analysis)>", re.IGNORECASE)
+_CODE_SPAN = re.compile(r"(?<!`)`[^`\n]+`(?!`)")
 
 
 def _fenced(text: str) -> list[tuple[int, int]]:
@@ -343,8 +345,8 @@ def _fenced(text: str) -> list[tuple[int, int]]:
     spans, opened, mark = [], None, ""
     for m in _FENCE_LINE.finditer(text):
         if opened is None:
-            opened, mark = m.start(), m.group(1)[0]
-        elif m.group(1)[0] == mark:
+            opened, mark = m.start(), m.group(1)
+        elif m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark):  # CommonMark: as long or longer
             spans.append((opened, m.end()))
             opened = None
     if opened is not None:
@@ -380,7 +382,14 @@ class WrapperTags:
 
 
 def wrapper_tags(text: str) -> WrapperTags:
-    """The markup tags of ``text`` (:class:`WrapperTags`).
+    """The markup tags of ``text`` (:class:`WrapperTags`). Tags inside code (fences, code spans)
+    are never markup; otherwise:
+
+    * the scratchpad: an ``<analysis>`` at the start of a line, before the first section, or closed
+      by an ``</analysis>`` on the same line with text between (a scratchpad after section 9);
+    * the wrapper: a ``<summary>`` before the first section (at the start of a line or after
+      "Summary:"), closed by the last ``</summary>``; without one, a ``</summary>`` after the last
+      section header that closes no ``<summary>`` of the content, at the margin or at a line's end.
 
     >>> t = wrapper_tags("<analysis>\\nthink\\n</analysis>\\n<summary>\\n1. Primary Request and Intent:\\n x\\n</summary>")
     >>> t.analysis, t.summary_open, t.summary_close
@@ -390,41 +399,57 @@ def wrapper_tags(text: str) -> WrapperTags:
     """
     if "<" not in text or not _ANY_TAG.search(text):
         return WrapperTags(None, None, None)
-    fences = _fenced(text)
+    code = _fenced(text) + ([m.span() for m in _CODE_SPAN.finditer(text)] if "`" in text else [])
 
     def outside(pos: int) -> bool:
-        return not any(a <= pos < b for a, b in fences)
+        return not any(a <= pos < b for a, b in code)
 
-    at_line = [m for m in _LINE_TAG.finditer(text) if outside(m.start())]
-    anywhere = [m for m in _ANY_TAG.finditer(text) if outside(m.start())]
+    tags = [m for m in _ANY_TAG.finditer(text) if outside(m.start())]
+    line_starts = {m.start() + m.group(0).index("<") for m in _LINE_TAG.finditer(text)}
+    headers = [m.start() for m in _HEADER.finditer(text) if _strong_kind(_title_key(m.group("title").strip()))]
+    first_header = headers[0] if headers else len(text)
+
+    def is_(m: re.Match[str], closing: bool, name: str) -> bool:
+        return bool(m.group(1)) == closing and m.group(2).lower() == name
+
     analysis = None
-    first_header = _first_section_header(text)
-    # A scratchpad opens at the start of a line (before the sections or after them), or anywhere
-    # before the first section (a reply cut off mid-line); a mention inside an item is a word.
-    line_starts = {m.start() + m.group(0).index("<") for m in at_line}
-    opener = next((m for m in anywhere if not m.group(1) and m.group(2).lower() == "analysis"
-                   and (m.start() in line_starts or m.start() <= first_header)), None)
-    if opener is not None:
-        close = next((m for m in anywhere if m.start() > opener.end() and m.group(1)
-                      and m.group(2).lower() == "analysis"), None)
-        analysis = (opener.start(), close.end() if close is not None else len(text))
+    for m in tags:
+        if not is_(m, False, "analysis"):
+            continue
+        close = next((c for c in tags if c.start() > m.end() and is_(c, True, "analysis")), None)
+        inner = text[m.end():close.start()] if close is not None else ""
+        paired = close is not None and len(inner.strip()) >= 20 and "\n" not in inner   # on its line
+        if m.start() in line_starts or m.start() <= first_header or paired:
+            analysis = (m.start(), close.end() if close is not None else len(text))
+            break
     after = analysis[1] if analysis is not None else 0
-    first_header = _first_section_header(text, after) if analysis is not None else first_header
-    s_open = next((m for m in at_line if not m.group(1) and m.group(2).lower() == "summary"
-                   and after <= m.start() <= first_header), None)
+    if analysis is not None:
+        first_header = next((h for h in headers if h >= after), len(text))
+    s_open = next((m for m in tags if is_(m, False, "summary") and after <= m.start() <= first_header), None)
     summary_open = summary_close = None
     if s_open is not None:
-        summary_open = (s_open.start() + s_open.group(0).index("<"), s_open.end())
-        closes = [m for m in anywhere if m.start() > s_open.end() and m.group(1) and m.group(2).lower() == "summary"]
+        summary_open = s_open.span()
+        closes = [m for m in tags if m.start() > s_open.end() and is_(m, True, "summary")]
         if closes:
             summary_close = closes[-1].span()
-    else:  # a closing tag left alone on its own line at the margin, the opening one removed
-        lone = [m for m in at_line if m.group(1) and m.group(2).lower() == "summary" and m.start() >= after
-                and text[m.start()] == "<"
-                and not text[m.end(): text.find("\n", m.end()) if "\n" in text[m.end():] else len(text)].strip()]
-        if lone:
-            m = lone[-1]
-            summary_close = (m.start() + m.group(0).index("<"), m.end())
+    else:
+        # A closing tag left when the opening one was removed: after the last section header, closing
+        # no <summary> of the content (a multi-line <details><summary> block), at the margin or ending its line.
+        last_header = headers[-1] if headers else 0
+        depth, lone = 0, None
+        for m in tags:
+            if m.start() < max(after, last_header) or m.group(2).lower() != "summary":
+                continue
+            if not m.group(1):
+                depth += 1
+            elif depth:
+                depth -= 1
+            else:
+                line_end = text.find("\n", m.end())
+                if m.start() in line_starts or not text[m.end(): line_end if line_end >= 0 else len(text)].strip():
+                    lone = m
+        if lone is not None:
+            summary_close = lone.span()
     return WrapperTags(analysis, summary_open, summary_close)
 
 

@@ -170,8 +170,8 @@ def _near(a: str, b: str) -> bool:
         return True
     if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < 4 or a[0] != b[0]:
         return False
-    if a in _NEGATIONS or b in _NEGATIONS:   # want -> won't (quote marks gone: "wont") turns the meaning
-        return False
+    if (a in _NEGATIONS or b in _NEGATIONS) and sorted(a) != sorted(b):
+        return False   # want -> won't (quote marks gone: "wont") turns the meaning; dotn -> dont does not
     return _edits(a, b) <= 1
 
 
@@ -263,22 +263,34 @@ TYPED_TAIL_WORDS = 8
 
 
 def typed_tail(text: str) -> str:
-    """The prose the person typed after the last machine or code line of ``text`` (at least
-    :data:`TYPED_TAIL_WORDS` words, most of them words of letters), or ""."""
-    lines = text.rstrip().splitlines()
-    tail: list[str] = []
-    for line in reversed(lines):
-        if not line.strip():
-            if tail:
-                break
-            continue
-        if _MACHINE_LINE.search(line) or _CODE_LINE.search(line) or (len(line) > 40 and " " not in line.strip()):
-            break
-        tail.insert(0, line)
-    words = " ".join(tail).split()
-    if len(words) < TYPED_TAIL_WORDS or sum(w.strip(".,;:!?()'\"").isalpha() for w in words) < 0.7 * len(words):
-        return ""
-    return "\n".join(tail).strip()
+    """The prose the person typed after a pasted log: the last paragraph (lines between blank lines)
+    after the log's last machine or code line, with no machine line in it, at least
+    :data:`TYPED_TAIL_WORDS` words, most of them words of letters ("" when there is none). A short
+    sign-off after it ("thanks!") is passed over; a log's own last paragraph ("npm ERR! …", git's
+    "Please commit your changes … Aborting" under its error line) is the log's."""
+    paragraphs = [p for p in re.split(r"\n[ \t]*\n", text.strip()) if p.strip()]
+    for para in reversed(paragraphs):
+        lines = [l for l in para.splitlines() if l.strip()]
+        if any(_machine_line(l) for l in lines):
+            return ""
+        words = " ".join(lines).split()
+        if len(words) < TYPED_TAIL_WORDS:
+            continue   # a sign-off ("thanks!") after the instruction
+        if sum(w.strip(".,;:!?()'\"").isalpha() for w in words) < 0.7 * len(words) or para is paragraphs[0]:
+            return ""
+        return "\n".join(lines).strip()
+    return ""
+
+
+#: Lines tools end their output with that read like prose: npm's ``npm ERR!`` block, git's hints
+#: and "Aborting", rustc's "For more information about this error", brew's "Warning: …".
+_TOOL_PROSE = re.compile(r"^\s*(?:(?:npm|yarn|pnpm)\s+(?:ERR!|WARN|error|warn)|hint:|Aborting\b|For more information\b|"
+                         r"(?:warning|error|note|help|fatal|caused by)\b[^\n]{0,40}:)", re.IGNORECASE)
+
+
+def _machine_line(line: str) -> bool:
+    return bool(_MACHINE_LINE.search(line) or _CODE_LINE.search(line) or _TOOL_PROSE.search(line)
+                or (len(line) > 40 and " " not in line.strip()) or line.startswith("\t"))
 
 
 def _in_order(parts: list[str], hay: str) -> bool:

@@ -47,8 +47,9 @@ def compact_args_in(after: list[Any]) -> str | None:
     Claude Code writes the boundary and summary before the command's own records (every manual
     compaction of the corpus, 2.0.60 to 2.1.183), so they follow the summary."""
     for m in after[:8]:
-        if isinstance(m, UserMessage):
-            match = _COMPACT_ARGS.search(text_of(m.content))
+        # the command's own echo record (not the summary, which may quote an echo of another /compact)
+        if isinstance(m, UserMessage) and not m.is_compact_summary:
+            match = _COMPACT_ARGS.match(text_of(m.content).lstrip())
             if match:
                 return match.group(1).strip() or None
     return None

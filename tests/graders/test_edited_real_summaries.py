@@ -70,9 +70,9 @@ def test_underscores_and_globs_are_kept(typed, listed):
 
 
 def test_an_escaped_underscore_names_the_file(grade, kit):
-    assert file_mentioned("/work/hello_world.py", "- hello\\_world.py: added main()")
+    assert file_mentioned("/home/dev/app/hello_world.py", "- hello\\_world.py: added main()")
     assert file_mentioned("C:\\work\\app.py", "- C:\\work\\app.py")     # a Windows path stays one
-    assert not file_mentioned("/work/hello_world.py", "- hello\\_there.py")
+    assert not file_mentioned("/home/dev/app/hello_world.py", "- hello\\_there.py")
 
 
 def test_a_short_message_is_kept_only_as_words_of_its_own(grade, kit):
@@ -93,13 +93,16 @@ def test_a_short_message_is_kept_only_as_words_of_its_own(grade, kit):
 
 
 def test_a_typo_fix_is_never_a_negation_nor_a_word_the_session_uses(grade, kit):
+    assert find("I still dotn understand the flow", "I still don't understand the flow").how == "typo"
     said = "I also want the 2 suggestions from round 1 review to be addressed"
-    messages = [kit.user(said), kit.say("I want to check the review first."), kit.user("why is it so slow, pythin is fast")]
+    messages = [kit.user(said), kit.say("I want to check the review first; you want both fixed?"),
+                kit.user("why is it so slow, pythin is fast"), kit.say("By pythin you mean Python?")]
     good = _s(kit, user_messages=f'- "{said}"\n   - "why is it so slow, python is fast"')
     verdict = grade("verbatim_user_messages", kit.case(messages, good))
     assert verdict.status == "pass" and "typo fixed" in verdict.reasons[0]
     for changed in ("I also won't the 2 suggestions from round 1 review to be addressed",   # a negation
                     "I also went the 2 suggestions from round 1 review to be addressed"):   # "want" is a word here
+        # (the session says "want" three times; "pythin" twice, once as the assistant's echo)
         bad = _s(kit, user_messages=f'- "{changed}"\n   - "why is it so slow, python is fast"')
         verdict = grade("verbatim_user_messages", kit.case(messages, bad))
         assert verdict.status == "fail" and "user message 1 of 2" in verdict.reasons[0], changed
@@ -151,3 +154,51 @@ def test_quote_marks_inside_code_are_code_not_a_quote(grade, kit):
     body = 'Next, I will reboot the router.\n   - SSH command format: `ssh -o ConnectTimeout=10 root@host "<command>"`'
     verdict = grade("next_step_quote", kit.case(messages, _s(kit, next=body)))
     assert verdict.status == "fail" and "quotes nothing" in verdict.reasons[0]
+
+
+def test_short_answers_written_as_options_count_and_list_numbers_do_not(grade, kit):
+    messages = [kit.user("open the PR for the exporter"), kit.say("Option 1 or 2?"), kit.user("1"),
+                kit.say("And the reviewer: 1 or 2?"), kit.user("2")]
+    hashed = '- "open the PR for the exporter"\n   - Option #1 (add to the PR)\n   - choice #2'
+    assert grade("verbatim_user_messages", kit.case(messages, _s(kit, user_messages=hashed))).status == "pass"
+    numbered = '1. "open the PR for the exporter"\n   2. (the person answered the option prompts)'
+    verdict = grade("verbatim_user_messages", kit.case(messages, _s(kit, user_messages=numbered)))
+    assert verdict.status == "fail" and "user message 2 of 3" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("log_end", [
+    "npm ERR! code ELIFECYCLE\nnpm ERR! errno 1\nnpm ERR! A complete log of this run can be found in:",
+    "error: Your local changes to the following files would be overwritten by merge:\n\tsrc/a.ts\n"
+    "Please commit your changes or stash them before you merge.\nAborting",
+    "error: aborting due to previous error\n\nFor more information about this error, try `rustc --explain E0308`.",
+])
+def test_a_logs_own_last_lines_are_not_typed(grade, kit, log_end):
+    lead = "Seems to work but I've plenty of warnings in the console:"
+    messages = [kit.user(f"{lead}\n{LOG}\n{log_end}")]
+    summarised = _s(kit, user_messages=f'- "{lead}" [console output pasted]')
+    assert grade("verbatim_user_messages", kit.case(messages, summarised)).status == "pass"
+
+
+def test_an_instruction_before_a_sign_off_is_still_typed(grade, kit):
+    lead = "Seems to work but I've plenty of warnings in the console:"
+    tail = "Also, do NOT use Chakra at all any more: remove @chakra-ui/react from the dependencies."
+    messages = [kit.user(f"{lead}\n{LOG}\n\n{tail}\n\nthanks!")]
+    summarised = _s(kit, user_messages=f'- "{lead}" [console output pasted]')
+    assert grade("verbatim_user_messages", kit.case(messages, summarised)).status == "fail"
+
+
+@pytest.mark.parametrize("item", ["• 1. Next steps: wire the exporter", "✅ 1. Current work compiles", "→ 6. All user messages"])
+def test_a_symbol_bulleted_item_is_not_a_header(kit, item):
+    text = _s(kit, pending=f"- a\n   {item}")
+    assert parse_summary(text).kinds == list(kit.SECTION_KINDS)
+
+
+@pytest.mark.parametrize("path, told", [
+    ("/Users/me/Mobile Documents/notes.md", "Updated `~/Mobile\\ Documents/notes.md`"),
+    ("/Users/me/My Project/app.py", "Updated `/Users/me/My%20Project/app.py`"),
+    ("/u/proj/web/src/App.tsx", "Edited `web/src/components/../App.tsx`"),
+    ("/u/proj/packages/web/src/App.tsx", "Edited `@acme/web/App.tsx`"),
+    ("/u/port-cli/internal/commands/api.go", "Edited `Internal/Commands/api.go`"),
+])
+def test_harmless_spellings_of_a_folder_still_name_the_file(path, told):
+    assert file_mentioned(path, told)

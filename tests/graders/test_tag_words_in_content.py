@@ -109,3 +109,25 @@ def test_a_real_summary_with_a_doc_comment_and_a_quoted_prompt_keeps_every_verdi
     after = {v.grader: v.status for v in registry.run(mutant, specs)}
     assert after == before
     assert "fail" not in before.values() or before == after
+
+
+@pytest.mark.parametrize("edit", [
+    lambda b: "Summary: <summary>\n" + b + "</summary>",                   # the wrapper left, mid-line
+    lambda b: "Here is the summary. <summary>\n" + b + "\n</summary>",
+    lambda b: b + " <analysis>Let me double-check the files and errors.</analysis>",   # after section 9
+    lambda b: b.replace("1. Primary Request and Intent:\n", "1. Primary Request and Intent: <analysis>Let me go "
+                        "through the conversation.</analysis>\n"),
+])
+def test_markup_left_mid_line_still_fails(grade, kit, edit):
+    text = edit(_summary(kit))
+    verdict = grade("analysis_stripped", kit.case([kit.user("fix the upload")], text))
+    assert verdict.status == "fail", text
+
+
+@pytest.mark.parametrize("files", [
+    "   <details>\n<summary>\nEndpoints\n</summary>\n   </details>\n",       # a multi-line <details> at the margin
+    "   ````md\n   ```\n<analysis>\n   ```\n   ````\n",                     # a fence inside a longer fence
+])
+def test_content_at_the_margin_stays_content(grade, kit, files):
+    text = _summary(kit, files)
+    assert grade("analysis_stripped", kit.case([kit.user("fix the upload")], text)).status == "pass"
