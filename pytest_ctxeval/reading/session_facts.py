@@ -593,7 +593,11 @@ def failing_test_told(tests: Iterable[tuple[str, str]], region: str, *, errors_s
             if not _ID_TOKEN.fullmatch(lead):
                 continue
             if re.search(r"[.-]", lead) or not lead.isdigit():   # 6.1, TC-12: an id of its own
-                if re.search(rf"(?<![\w.]){re.escape(lead)}(?![\w]|\.\d)", low):
+                # named as a test ("step 6.1", "test (#6.1)") or said to fail in its clause ("6.1) breaks"),
+                # not in passing ("Test 7.2 failure … needs a run after 6.1 is resolved")
+                at = rf"(?<![\w.]){re.escape(lead)}(?![\w]|\.\d)"
+                if re.search(rf"\b(?:tests?|specs?|steps?|cases?|scenarios?)\W{{0,4}}{at}", low) or \
+                        re.search(rf"{at}[^.;\n]{{0,60}}?{_ERROR_CUE.pattern}", low, re.IGNORECASE):
                     return f"its failing test '{name}'"
             elif re.search(rf"\btests?\s+(?:#|no\.?\s*)?{re.escape(lead)}(?![\w.])", low):
                 return f"its failing test '{name}'"
