@@ -180,6 +180,8 @@ def _reading(text: str, where: list[str]) -> list[str]:
     if reading.limit:
         whole = "each section" if reading.limit.scope == "section" else "the whole summary"
         out.append(f"# length limit: {reading.limit.amount} {reading.limit.unit} ({whole})")
+    for limit in reading.item_limits.values():
+        out.append(f"# length limit: {limit.amount} {limit.unit} on each quoted user message (each is cut to it)")
     if reading.part_limits:
         out.append(f"# not seen offline: a length limit on part of the summary, not on its length ({at(reading.part_limits)})")
     if reading.language:

@@ -324,11 +324,13 @@ class Sentence:
 class LengthLimit:
     amount: int
     unit: str  # words, tokens, characters, lines
-    #: What it limits: ``summary`` (the whole reply) or ``section`` (each section on its own).
+    #: What it limits: ``summary`` (the whole reply), ``section`` (each section on its own) or
+    #: ``user_messages`` (each quoted user message, said in section 6's entry).
     scope: str = "summary"
 
     def __str__(self) -> str:
-        return f"{self.amount} {self.unit}" + (" per section" if self.scope == "section" else "")
+        return f"{self.amount} {self.unit}" + {"section": " per section", "user_messages": " per user message"}.get(
+            self.scope, "")
 
 
 @dataclass
@@ -346,6 +348,8 @@ class Reading:
     #: Instructions asked for only in part (some user messages verbatim, the rest summarised; every
     #: task "including the ones the user cancelled"): read as not asking, the lines that said it.
     partial: dict[str, list[int]] = field(default_factory=dict)
+    #: A limit on each item of a section, by section kind (only section 6's messages are modelled).
+    item_limits: dict[str, LengthLimit] = field(default_factory=dict)
     #: Lines with a length limit on a part of the summary (one item, a quote, "why each edit
     #: matters"): not the summary's length, and not modelled offline.
     part_limits: list[int] = field(default_factory=list)
@@ -471,6 +475,8 @@ _CONDITION = re.compile(r"\b(?:if|when|whenever|unless|once|where)\b(?:\s+[\w'-]
 _PER_SECTION = re.compile(r"\b(?:each|every|per|any) (?:single )?(?:section|part|heading)\b")
 #: Each of something else (an item, a message, a file): a limit on items, not on the summary.
 _PER_ITEM = re.compile(r"\b(?:each|every|per|any)\b")
+#: Each item of section 6 ("keep each item under 30 words", "each message at most 2 lines").
+_EACH_MESSAGE = re.compile(r"\b(?:each|every|per) (?:single )?(?:item|message|entry|bullet|one|quote)\b")
 #: The whole reply named ("the whole summary", "the entire response").
 _WHOLE = re.compile(r"\b(?:whole|entire|total|overall|complete) (?:summary|reply|response|answer|output)\b|"
                     r"\bin total\b|\baltogether\b")
@@ -480,7 +486,8 @@ def limit_of(s: Sentence) -> LengthLimit | None:
     """The length limit a sentence sets on the whole summary (or on each section), or None when
     the number it gives is about something else: a part ("up to 200 characters of it"), a clause
     ("in under 15 words why each edit matters"), a condition ("verbatim only if shorter than 10
-    words"), each item ("keep each item under 30 words") or one section's content.
+    words"), each item ("keep each item under 30 words"; in section 6, each user message: scope
+    ``user_messages``) or one section's content.
 
     >>> [limit_of(x) for x in sentences("Keep the summary under 400 words. Keep each section under 50 words.")]
     [LengthLimit(amount=400, unit='words', scope='summary'), LengthLimit(amount=50, unit='words', scope='section')]
@@ -500,6 +507,8 @@ def limit_of(s: Sentence) -> LengthLimit | None:
         whole = bool(_WHOLE.search(s.text))
         if _PER_SECTION.search(s.text) and not whole:
             scope = "section"
+        elif not whole and s.section == "user_messages" and _EACH_MESSAGE.search(s.text):
+            scope = "user_messages"  # each message cut to the limit: not verbatim any more
         elif not whole and (_PER_ITEM.search(s.text) or s.section is not None):
             continue  # each item, or one section's content: not modelled (shown as not seen offline)
         else:
@@ -551,6 +560,8 @@ def read_prompt(prompt: str) -> Reading:
                         if not reading.asked["length_limit"]:
                             del reading.asked["length_limit"]
                         reading.part_limits.append(s.line)
+                    elif limit.scope == "user_messages":
+                        reading.item_limits.setdefault(limit.scope, limit)
                     elif reading.limit is None:
                         reading.limit = limit
                 if inst.name == "language" and reading.language is None:

@@ -54,7 +54,7 @@ from .peer_formats import (
 )
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
-from .rewording import error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
+from .rewording import cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
 
 __all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "reads_instructions", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
@@ -496,6 +496,9 @@ class _Facts:
     def _s_user_messages(self) -> str:
         if not self.all_people:
             return "- None."
+        limit = self.reading.item_limits.get("user_messages") if self.reading is not None else None
+        if limit is not None:  # "keep each item under 30 words": each message cut to it
+            return "\n".join(f"- {self.said(cut_to(t, limit.amount, limit.unit))}" for t in self.all_people)
         return "\n".join(f"- {self.said(t)}" for t in self.all_people)
 
     def _s_pending(self) -> str:

@@ -78,7 +78,7 @@ class Coverage:
 
 def _label(s: Any, reading: Any) -> list[str]:
     """What the offline model reads in one sentence of the prompt."""
-    from ..llm.instructions import instruction, sentence_reading
+    from ..llm.instructions import instruction, limit_of, sentence_reading
 
     if s.title:
         return [f"section: {s.raw.rstrip(':').strip()}"] if s.section else []
@@ -106,8 +106,8 @@ def _label(s: Any, reading: Any) -> list[str]:
         elif opposed:
             tag += (f" (line {', '.join(map(str, opposed))} asks the opposite: followed offline, a real model "
                     f"may not; {flag('backend anthropic')})")
-        elif base == "length_limit" and reading.limit:
-            tag += f" ({reading.limit})"
+        elif base == "length_limit" and (limit := limit_of(s)) is not None:
+            tag += f" ({limit})"
         elif base == "language" and reading.language:
             tag += f" ({reading.language})"
         out.append(tag)
@@ -203,12 +203,13 @@ def _reading_key(text: str) -> tuple[Any, ...]:
     from ..llm.reference import prompt_sections
 
     r = read_prompt(text)
-    return (tuple(prompt_sections(text)), tuple(sorted(r.asked)), tuple(sorted(r.overridden)), r.limit, r.language)
+    return (tuple(prompt_sections(text)), tuple(sorted(r.asked)), tuple(sorted(r.overridden)), r.limit, r.language,
+            tuple(sorted(r.partial)), tuple(sorted(r.item_limits.items())))
 
 
 def _reading_diff(old: str, new: str) -> str:
     a, b = _reading_key(old), _reading_key(new)
-    names = ("sections", "instructions", "overridden", "length limit", "language")
+    names = ("sections", "instructions", "overridden", "length limit", "language", "asked in part", "item limits")
     return "; ".join(f"{n}: {x} → {y}" for n, x, y in zip(names, a, b) if x != y)
 
 

@@ -79,10 +79,10 @@ def test_a_unicode_space_after_the_number_is_a_space(space: str) -> None:
     ("say why each read or edit matters", "say in under 15 words why each read or edit matters"),
     ("Quote the key error line exactly.", "Quote the key error line exactly (up to 200 characters of it)."),
     ("Quote the key error line exactly.", "Quote the key error line exactly (at most 2 lines of the output)."),
-    (S6, S6 + " Keep each item under 30 words."),
+    (S6, "List ALL user messages that are not tool results, verbatim when under 40 words, one per item."),
     ("Pay special attention to specific user feedback", "In at most 40 words per file, pay special attention "
                                                         "to specific user feedback"),
-], ids=["clause", "part-of-it", "part-of-output", "each-item", "per-file"])
+], ids=["clause", "part-of-it", "part-of-output", "conditional", "per-file"])
 def test_a_limit_on_part_of_the_summary_is_not_its_length(old: str, new: str) -> None:
     reading = read_prompt(_change(old, new))
     assert reading.limit is None and "length_limit" not in reading
@@ -100,6 +100,20 @@ def test_a_limit_on_part_of_the_summary_is_not_its_length(old: str, new: str) ->
 ])
 def test_a_limit_on_the_summary_or_each_section_is_read(text: str, limit: LengthLimit) -> None:
     assert read_prompt(BUILTIN + "\n" + text).limit == limit
+
+
+def test_a_limit_on_each_user_message_cuts_each_quote() -> None:
+    from test_instruction_behaviour import REQUEST, session
+    from pytest_ctxeval.core.messages import to_api
+    from pytest_ctxeval.llm.reference import write_summary
+    from pytest_ctxeval.reading.summary import format_compact_summary, parse_summary
+
+    text = _change(S6, S6 + " Keep each item under 8 words.")
+    reading = read_prompt(text)
+    assert reading.limit is None and reading.item_limits["user_messages"] == LengthLimit(8, "words", "user_messages")
+    body = parse_summary(format_compact_summary(write_summary(to_api(session()) + [
+        {"role": "user", "content": text}]))).get("user_messages").body
+    assert REQUEST not in body and " ".join(REQUEST.split()[:8]) + "…" in body
 
 
 def test_a_condition_is_not_a_limit() -> None:
