@@ -129,10 +129,16 @@ def _reading(text: str, where: list[str]) -> list[str]:
     sections = prompt_sections(text)
     out = ["# what the offline reference model reads in this prompt",
            "# sections: " + (", ".join(t for _, t in sections) or "none (a short generic summary)")]
-    from ..reading.summary import SECTION_TITLES, other_section_lists, section_entries, section_kind
+    from ..reading.summary import SECTION_TITLES, other_section_lists, section_entries, section_kind, unread_lists
     from ..llm.reference import reads_instructions
 
     entries = section_entries(text)
+    if not sections:
+        for run in unread_lists(text):
+            out.append(f"# note: the numbered list at {where[run[0][0]].split(' ')[0]} ("
+                       + ", ".join(f"{n}. {t}" for _, n, t in run) + ") is not read as the section list: its titles "
+                       "name fewer than two sections and it is not numbered 1 to 9; the offline model writes a short "
+                       "generic summary instead (use the nine titles, or number the list 1 to 9)")
     for other in other_section_lists(text):
         out.append(f"# note: another numbered list ({where[other[0].line].split(' ')[0]}: "
                    + ", ".join(f"{e.number}. {e.title}" for e in other)

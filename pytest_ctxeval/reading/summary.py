@@ -24,6 +24,7 @@ __all__ = [
     "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span", "wrapper_tags", "WrapperTags",
     "notes_section",
     "PromptEntry", "section_entries", "prompt_titles", "plain_spaces", "other_section_lists",
+    "unread_lists",
 ]
 
 #: Section kinds in canonical order, with the canonical title.
@@ -183,6 +184,13 @@ def _section_lists(prompt: str, kind_of: Callable[[str], str | None] | None = No
     found = [out for block in _numbered_runs(prompt) if (out := _read_block(block, kind_of))]
     order = sorted(range(len(found)), key=lambda i: (-sum(e.kind is not None for e in found[i]), -len(found[i]), i))
     return [found[i] for i in order]
+
+
+def unread_lists(prompt: str) -> list[list[tuple[int, int, str]]]:
+    """The numbered runs of three or more entries that are not read as a section list (their titles
+    name fewer than two sections, and they are not numbered 1 to 9): ``(line, number, title)``."""
+    return [[(b[0], b[1], b[2]) for b in block] for block in _numbered_runs(prompt)
+            if len(block) >= 3 and not _read_block(block, section_kind)]
 
 
 def other_section_lists(prompt: str) -> list[list[PromptEntry]]:

@@ -180,6 +180,15 @@ def test_a_list_numbered_one_to_nine_with_unknown_titles_is_read_by_place(tmp_pa
     assert section_entries("1. Read the code\n2. Run it\n3. Fix it\n") == []
 
 
+def test_prompt_show_says_when_no_list_is_read(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "odd.j2"
+    path.write_text("Summarise the conversation under these headings:\n1. Was wir wollen: x\n2. Was geschah: y\n"
+                    "3. Was bleibt: z\n")
+    main(["prompt", "show", "--prompt", str(path)])
+    out = capsys.readouterr().out
+    assert "# sections: none" in out and "is not read as the section list" in out and "odd.j2:2" in out
+
+
 def test_prompt_show_names_the_list_passed_over(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "checklist.j2"
     path.write_text(_change("Your summary should include the following sections:",
