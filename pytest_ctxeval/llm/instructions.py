@@ -454,9 +454,10 @@ def sentences(prompt: str) -> list[Sentence]:
             start, open_ = open_[1], None
         else:
             start = number
+        heading = raw.lstrip().startswith("#")  # a Markdown heading is a line of its own
         for i, part in enumerate(parts):
             line = start if i == 0 else number
-            if i == len(parts) - 1 and part.strip() and not _ENDS.search(part):
+            if i == len(parts) - 1 and part.strip() and not _ENDS.search(part) and not heading:
                 open_ = (part, line, section)
                 continue
             text = normalise(part)

@@ -62,8 +62,9 @@ def test_a_sentence_split_by_a_line_break_is_one_sentence() -> None:
     assert [s.text for s in sentences(text) if not s.title] == ["outline the pending tasks you have explicitly been "
                                                                "asked to work on."]
     assert "pending_explicit" in read_prompt(text)
-    # a bullet, an entry or a tag on the next line is not the rest of the sentence
+    # a bullet, an entry or a tag on the next line is not the rest of the sentence, nor is a heading
     assert len(sentences("Keep these in mind\n- first\n- second")) == 3
+    assert [s.text for s in sentences("## Notes\nKeep the summary short.")] == ["## notes", "keep the summary short."]
 
 
 @pytest.mark.parametrize("space", ["\u00a0", "\u202f", "\u2009", "\u3000"])
