@@ -166,7 +166,8 @@ def _reading(text: str, where: list[str]) -> list[str]:
 
     if not reads_instructions(text):
         out.append("# instructions: not read: the prompt asks for another compactor's sections, so the offline "
-                   "model writes them as it always does (every behaviour on)")
+                   "model writes them as it always does (every behaviour on)" if sections else
+                   "# instructions: not read: without sections the offline model writes a short generic summary")
         out.append("# anything else (tone, emphasis, examples) is seen only by a real model: --ctxeval-backend anthropic")
         return out
     asked = [f"{instruction(n).title} ({at(ls)})" for n, ls in reading.asked.items()]
