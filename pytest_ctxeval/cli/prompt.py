@@ -129,9 +129,24 @@ def _reading(text: str, where: list[str]) -> list[str]:
     sections = prompt_sections(text)
     out = ["# what the offline reference model reads in this prompt",
            "# sections: " + (", ".join(t for _, t in sections) or "none (a short generic summary)")]
-    from ..reading.summary import SECTION_TITLES, section_entries, section_kind
+    from ..reading.summary import SECTION_TITLES, other_section_lists, section_entries, section_kind, unread_lists
+    from ..llm.reference import reads_instructions
 
     entries = section_entries(text)
+    if not sections:
+        for run in unread_lists(text):
+            out.append(f"# note: the numbered list at {where[run[0][0]].split(' ')[0]} ("
+                       + ", ".join(f"{n}. {t}" for _, n, t in run) + ") is not read as the section list: its titles "
+                       "name fewer than two sections and it is not numbered 1 to 9; the offline model writes a short "
+                       "generic summary instead (use the nine titles, or number the list 1 to 9)")
+    for other in other_section_lists(text):
+        out.append(f"# note: another numbered list ({where[other[0].line].split(' ')[0]}: "
+                   + ", ".join(f"{e.number}. {e.title}" for e in other)
+                   + ") is not taken for the section list: the list above names more sections (an example or a "
+                     "checklist is not the list to write)")
+    if entries and all(section_kind(e.title) is None for e in entries):
+        out.append("# note: no title of the list names a section the vocabulary knows; the list is numbered 1 to 9, "
+                   "so each entry is read as the section of its number (a translated list): check that this is meant")
     unread = [e for e in entries if e.kind is None]
     if unread:
         out.append("# note: not read as a section (its title names none, and the list is not numbered as the "
@@ -146,11 +161,36 @@ def _reading(text: str, where: list[str]) -> list[str]:
         out.append("# note: the reply skeleton in <summary> asks for other sections than the list "
                    f"({', '.join(t for _, t in listed)}); the offline model writes the skeleton's, as a model "
                    "copying the reply's structure would: keep the two in step, or keep one")
-    asked = [f"{instruction(n).title} ({', '.join(dict.fromkeys(where[n - 1].split(' ')[0] for n in sorted(ls)))})"
-             for n, ls in reading.asked.items()]
+    def at(lines: list[int]) -> str:
+        return ", ".join(dict.fromkeys(where[n - 1].split(" ")[0] for n in sorted(lines)))
+
+    if not reads_instructions(text):
+        out.append("# instructions: not read: the prompt asks for another compactor's sections, so the offline "
+                   "model writes them as it always does (every behaviour on)" if sections else
+                   "# instructions: not read: without sections the offline model writes a short generic summary")
+        out.append("# anything else (tone, emphasis, examples) is seen only by a real model: --ctxeval-backend anthropic")
+        return out
+    asked = [f"{instruction(n).title} ({at(ls)})" for n, ls in reading.asked.items()]
     out.append("# instructions: " + ("; ".join(asked) or "none"))
+    for n, ls in reading.overridden.items():
+        out.append(f"# contradiction: {instruction(n).title}: asked for ({at(ls)}), but its own section asks the "
+                   f"opposite ({at(reading.opposed.get(n, []))}); followed offline: the section, not asking")
+    for n, ls in reading.opposed.items():
+        if n in reading.asked:
+            out.append(f"# contradiction: {instruction(n).title}: asked for ({at(reading.asked[n])}) and against "
+                       f"({at(ls)}); followed offline: asking; a real model may not: --ctxeval-backend anthropic")
+        elif n not in reading.overridden and n not in reading.partial:
+            out.append(f"# asks the opposite: {instruction(n).title} ({at(ls)})")
+    for n, ls in reading.partial.items():
+        out.append(f"# asked for in part only: {instruction(n).title} ({at(ls)}); read as not asking (the graders "
+                   "want all of it); what a real model keeps is not seen offline")
     if reading.limit:
-        out.append(f"# length limit: {reading.limit.amount} {reading.limit.unit}")
+        whole = "each section" if reading.limit.scope == "section" else "the whole summary"
+        out.append(f"# length limit: {reading.limit.amount} {reading.limit.unit} ({whole})")
+    for limit in reading.item_limits.values():
+        out.append(f"# length limit: {limit.amount} {limit.unit} on each quoted user message (each is cut to it)")
+    if reading.part_limits:
+        out.append(f"# not seen offline: a length limit on part of the summary, not on its length ({at(reading.part_limits)})")
     if reading.language:
         out.append(f"# language: {reading.language}")
     out.append("# anything else (tone, emphasis, examples) is seen only by a real model: --ctxeval-backend anthropic")

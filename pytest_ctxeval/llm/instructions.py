@@ -28,7 +28,8 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Instruction", "VOCABULARY", "Reading", "read_prompt", "sentences", "LengthLimit", "LANGUAGES"]
+__all__ = ["Instruction", "VOCABULARY", "Reading", "read_prompt", "sentences", "LengthLimit", "LANGUAGES",
+           "limit_of"]
 
 #: Words that negate the term right after them (up to three words later, no punctuation between).
 _NEGATOR = (r"(?:not|never|no|without|don't|do not|doesn't|does not|need not|needn't|no need to|avoid|skip|"
@@ -81,6 +82,23 @@ class Instruction:
             self._opposite is not None and any(_negated(sentence.text, m.start(), m.end())
                                                for m in self._opposite.finditer(sentence.text)))
 
+    def against(self, sentence: Sentence) -> bool:
+        """Whether the sentence also speaks against the instruction for part of its subject: an
+        un-negated opposite term that is not the ask term itself ("quote the first message
+        verbatim; summarise the rest"). Leaving something out counts only when the sentence names
+        the subject ("leave out errors that were fixed", not "do not include tool results")."""
+        if self._opposite is None:
+            return False
+        asks = [m.span() for m in self._ask.finditer(sentence.text)]
+        leave_out = [m.span() for m in _LEAVE_OUT_RE.finditer(sentence.text)]
+        for m in self._opposite.finditer(sentence.text):
+            if _negated(sentence.text, m.start(), m.end()) or any(a < m.end() and m.start() < b for a, b in asks):
+                continue
+            if m.span() in leave_out and not self._subject.search(sentence.text):
+                continue
+            return True
+        return False
+
     def opposes(self, sentence: Sentence) -> bool:
         """Whether the sentence is about the subject and asks for the opposite (or negates the ask)."""
         if not (self.about(sentence) or self._subject.search(sentence.text)):  # "no code": still about code
@@ -94,15 +112,22 @@ class Instruction:
 #: "or" that follows one ("no need to quote them or say how they were fixed").
 _NEGATED_BEFORE = re.compile(rf"\b{_NEGATOR}\b(?:\s+[\w'-]+){{0,3}}(?:\s+(?:or|nor)(?:\s+[\w'-]+){{0,2}})?\s*$")
 #: A negation after a term: "exact wording is not needed", "verbatim is optional".
-_NEGATED_AFTER = re.compile(r"^\s*(?:is|are)\s+(?:not|n't)\s+(?:needed|necessary|required|important|essential)|"
-                            r"^\s*(?:isn't|aren't)\s+(?:needed|necessary|required|important|essential)|"
-                            r"^\s*(?:is|are)\s+optional")
+#: Up to four words may come between ("verbatim quoting of them is not required").
+_NEGATED_AFTER = re.compile(r"^(?:\s+[\w'-]+){0,4}?\s*(?:(?:is|are)\s+(?:not|n't)\s+(?:needed|necessary|required|important|"
+                            r"essential)|(?:isn't|aren't)\s+(?:needed|necessary|required|important|essential)|"
+                            r"(?:is|are)\s+(?:optional|unnecessary))\b")
+
+
+#: A negation farther before a term, in the same sentence, with no "but" between: "it is not
+#: necessary, given the token budget, to keep them verbatim"; "not only the ones you were asked".
+_FAR_NEGATED = re.compile(r"\b(?:(?:is|are|was|it's) (?:not|no longer) (?:necessary|needed|required|essential)|no need|"
+                          r"unnecessary|not (?:only|just|merely))\b(?:(?!\b(?:but|however|though|yet|instead)\b)[^.;])*$")
 
 
 def _negated(text: str, at: int, end: int | None = None) -> bool:
-    if _NEGATED_BEFORE.search(text[max(0, at - 60):at]):
+    if _NEGATED_BEFORE.search(text[max(0, at - 60):at]) or _FAR_NEGATED.search(text[:at]):
         return True
-    return end is not None and bool(_NEGATED_AFTER.match(text[end:end + 40]))
+    return end is not None and bool(_NEGATED_AFTER.match(text[end:end + 60]))
 
 
 def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
@@ -114,15 +139,24 @@ def _unnegated(pattern: re.Pattern[str], text: str) -> bool:
 _KEEP = r"\bkeep\w*|\bpreserv\w*|\binclud\w*|\bquot\w*|\blist\w*|\bcarry\w*|\bretain\w*|\bcapture\w*|"
 _VERBATIM = (r"verbatim|word[- ]for[- ]word|exactly as (?:\w+ ){0,2}(?:written|typed|sent|given|said|wrote|they were)|"
              r"without (?:chang|alter|edit|rewrit|reword)\w* (?:a |any |one )?(?:single )?(?:word|thing|character)s?|"
-             r"(?:in|to) (?:the|their) (?:original|own) (?:words|wording)|\bin full\b|"
+             r"without (?:any )?(?:edits?|changes?|alterations?|rewording)\b|"
+             r"(?:in|to|with|using|keeping) (?:the|their|his|her|(?:the )?(?:user|person|human)(?:'s|s'))"
+             r" (?:original|own|exact) (?:words|wording|text|phrasing)|\bin full\b|"
+             r"(?:keep\w*|preserv\w*|retain\w*) (?:the |their )?(?:original|exact) (?:words|wording|text|phrasing)|"
              r"(?:their |the |his |her )?exact (?:words|wording|text)|unchanged|unedited|as[- ]is\b|literally|"
-             r"character[- ]for[- ]character|(?:direct|exact|literal|full) quot\w*|"
-             r"quot\w* (?:\w+ ){0,3}(?:exactly|in full|verbatim|word for word)|(?:in|with) quotation marks")
+             r"character[- ](?:for|by)[- ]character|(?:direct|exact|literal|full) quot\w*|"
+             r"quot\w* (?:\w+ ){0,3}(?:exactly|in full|verbatim|word for word)|(?:in|with) quotation marks|"
+             r"(?:^|,\s*)exactly\s*[.!]?$")
 
 #: Words that ask to leave the subject out ("omit errors", "do not include code"): the opposite of
 #: every instruction that keeps a kind of content.
 _LEAVE_OUT = (r"\bomit\w*(?! (?:nothing|none)\b)|\bleave (?!nothing\b)(?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
               r"(?:do not|don't|never|no need to) (?:include|list|mention|record|keep|quote|write|copy)\w*")
+
+#: Words that ask for a count instead of the content ("only give the number of errors").
+_COUNT_ONLY = r"\b(?:only|just) (?:\w+ ){0,2}(?:the )?(?:number|count)\b|\bhow many\b"
+
+_LEAVE_OUT_RE = re.compile(_LEAVE_OUT)
 
 VOCABULARY: tuple[Instruction, ...] = (
     Instruction(
@@ -130,9 +164,11 @@ VOCABULARY: tuple[Instruction, ...] = (
         subject=r"\buser(?:'s)? (?:messages?|requests?|words|prompts?|input)|messages? (?:from|of|by|sent by|typed by) "
                 r"(?:the )?(?:user|person|human)|what the (?:user|person) (?:said|wrote|typed|asked)|"
                 r"\b(?:human|person)(?:'s)? messages?",
-        ask=_VERBATIM + r"|\bquot(?:e|es|ed|ing)\b|\breproduc\w*|\btranscrib\w*|\bcop(?:y|ies)\b", section="user_messages",
-        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\bbrief\w*|condens\w*|\bgist\b|own words|shorten\w*|reword\w*|"
-                 + _LEAVE_OUT,
+        ask=_VERBATIM + r"|\bquot(?:e|es|ed|ing|ations?)\b|\breproduc\w*|\btranscrib\w*|\bcop(?:y|ies)\b|\bpaste\w*",
+        section="user_messages",
+        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\bbrief\w*|condens\w*|\bgist\b|\byour own words|shorten\w*|reword\w*|"
+                 r"\bcut\b|\btruncat\w*|\bclip\w*|\b(?:first|last|latest|earliest|oldest) (?:\d+ |few )?(?:user )?messages?\b|"
+                 r"\bonly (?:the )?(?:first|last|latest)\b|" + _COUNT_ONLY + "|" + _LEAVE_OUT,
         when_asked="every person-typed message, quoted verbatim, one per item",
         otherwise="each message paraphrased (a deterministic rewording in reported speech, not a copy)",
         grader="verbatim_user_messages"),
@@ -141,7 +177,8 @@ VOCABULARY: tuple[Instruction, ...] = (
         subject=r"next step|where (?:you|we) left off|(?:most recent|latest|last) (?:request|message|conversation|"
                 r"exchange)|what (?:task )?you were (?:doing|working on)",
         ask=_VERBATIM + r"|\bquot\w*|\bcit(?:e|es|ed|ing)\b|quotation marks", section="next",
-        opposite=r"paraphras\w*|summar(?:is|iz)\w*|own words",
+        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\byour own words|"
+                 r"\b(?:first|earliest|original|initial|oldest) (?:\w+ )?(?:messages?|requests?)\b|\bnot the (?:latest|last|most recent)\b",
         when_asked="the next step quotes the most recent request verbatim",
         otherwise="the next step describes the latest request in its own words, without a quote",
         grader="next_step_quote"),
@@ -161,7 +198,8 @@ VOCABULARY: tuple[Instruction, ...] = (
         ask=_VERBATIM + r"|\bquot\w*|how (?:you |it |they |each |we )?(?:was |were )?(?:fixed|resolved|solved|handled)|"
                         r"\bfix(?:es)?\b|\bresolution\b|\bpaste\w*|\bcop(?:y|ies)\b|"
                         r"how (?:you |it |they |we )?(?:got|get|worked) (?:past|around|over)|\bworkarounds?\b",
-        section="errors", opposite=r"\bbrief\w*|summar(?:is|iz)\w*|in general terms|paraphras\w*|" + _LEAVE_OUT,
+        section="errors", opposite=r"\bbrief\w*|summar(?:is|iz)\w*|in general terms|paraphras\w*|" + _COUNT_ONLY + "|"
+                                   + _LEAVE_OUT,
         when_asked="the key line of each failing result, quoted, and how it was fixed (or that it is open)",
         otherwise="each error described in a few words (its kind), not quoted, no fix",
         grader="errors_preserved"),
@@ -170,16 +208,18 @@ VOCABULARY: tuple[Instruction, ...] = (
         subject=r"\bpending\b|\btasks?\b|\btodos?\b|to-do|what (?:is|remains) left|remaining work",
         ask=r"explicitly (?:been )?(?:asked|requested|told|given)|(?:asked|requested|told) (?:you )?(?:to do|for|"
             r"explicitly)|only (?:the )?(?:tasks?|items?|todos?|ones?) (?:the user|you were|that were|you have been)|"
-            r"(?:the )?user (?:asked|requested) for|(?:still )?open (?:todo|task)s?|not (?:yet )?(?:done|completed|finished)|"
+            r"(?:the )?user (?:has |had )?(?:explicitly )?(?:asked|requested)\b|(?:asked|requested) (?:for )?by (?:the )?user|"
+            r"(?:still )?open (?:todo|task)s?|not (?:yet )?(?:done|completed|finished)|"
             r"(?:the )?user (?:still )?wants?(?: (?:done|finished|completed))?|still (?:wanted|wants|needs|needed)",
-        section="pending", opposite=r"\bany\b|\ball (?:tasks|todos|ideas)|everything mentioned|\bpossible\b",
+        section="pending", opposite=r"\bany\b|\ball (?:tasks|todos|ideas)|everything mentioned|\bpossible\b|\bever\b|"
+                                    r"\binclud\w* (?:\w+ ){0,5}(?:cancel\w*|dropped|abandoned|superseded|withdrawn)",
         when_asked="the open items of the latest todo list (or the earlier summary's), nothing else",
         otherwise="every task ever put on a todo list and not completed, including ones the user dropped",
         grader="no_superseded_work"),
     Instruction(
         name="memory_rules", title="rules of memory files (CLAUDE.md)",
-        subject=r"claude\.md|agents\.md|memory files?|project (?:rules|instructions|conventions)|standing "
-                r"(?:rules|instructions)|house rules",
+        subject=r"claude\.md|agents\.md|memory files?|(?:project|repository|repo|team|coding) (?:rules|instructions|"
+                r"conventions|guidelines)|standing (?:rules|instructions)|house rules",
         ask=_KEEP +
             r"still (?:apply|applies|in force|hold)|\brecord\w*|\bmention\w*|\brestat\w*|\brepeat\w*",
         section=None, opposite=r"\bignor\w*|\bdrop\w*",
@@ -188,11 +228,11 @@ VOCABULARY: tuple[Instruction, ...] = (
         grader="constraints_preserved"),
     Instruction(
         name="failed_approaches", title="approaches that did not work",
-        subject=r"approach\w*|attempts?\b|(?:things|ideas|fixes|what) (?:you |we )?(?:tried|attempted)|dead ends?|"
-                r"\bruled out\b",
+        subject=r"approach\w*|attempts?\b|\b(?:tried|attempted)\b|dead ends?|\bruled out\b|"
+                r"what did ?n[o']t (?:work|help|pan out|succeed)",
         ask=r"did ?n[o']t work|did not work|\bfailed\b|not work\w*|dead ends?|\bruled out\b|\brevert\w*|"
-            r"\babandon\w*|(?:are |is )?not (?:re)?tried|not (?:to )?(?:retry|repeat|try)|\bwrong\b|"
-            r"\bunsuccessful\b|did ?n[o']t (?:succeed|pan out)|\bfruitless\b|\bfell through\b",
+            r"\babandon\w*|(?:are |is )?not (?:be )?(?:re)?tried|(?:is|are)n't (?:re)?tried|not (?:to )?(?:retry|repeat|try)|"
+            r"\bwrong\b|\bunsuccessful\b|did ?n[o']t (?:succeed|pan out|help)|\bfruitless\b|\bfell through\b",
         section=None, opposite=r"only (?:what|the ones that) worked|" + _LEAVE_OUT,
         when_asked="what the assistant found did not work, listed as failed in section 5",
         otherwise="dead ends left out (only what is in progress is described)",
@@ -204,7 +244,7 @@ VOCABULARY: tuple[Instruction, ...] = (
                 r"\bnumbers\b|\bvalues\b",
         ask=r"\bexact\w*|verbatim|as (?:they )?(?:appear\w*|written)|\bprecise\w*|unchanged|character[- ]for[- ]character|"
             r"\bspell\w* out|\bliteral\w*|(?:never|not|don't|do not) (?:abbreviat|shorten|truncat|round)\w*|"
-            r"in full\b",
+            r"in full\b|\b(?:real|actual|original|concrete|specific|full) (?:names?|paths?|values?|identifiers?|numbers?)\b",
         section=None, opposite=r"\bgeneral terms\b|\bgeneri\w*|\bapproximat\w*",
         when_asked="the assistant's findings keep names, paths, numbers and IDs as written",
         otherwise="the findings say 'the function', 'a file', 'a value' instead of the identifiers",
@@ -213,6 +253,7 @@ VOCABULARY: tuple[Instruction, ...] = (
         name="keep_facts", title="facts the session relied on (tool results, findings)",
         subject=r"\bfindings?\b|\bfacts?\b|what (?:you|the assistant) (?:found|learned|discovered|concluded)|"
                 r"tool (?:results?|outputs?)|\b(?:results?|outputs?) of (?:tools?|commands?)|\bmeasurements?\b|\bconclusions?\b|"
+                r"\bobservations?\b|\bcommand outputs?\b|"
                 r"what (?:you|the assistant) (?:found|learned|discovered) (?:out|along the way)",
         ask=_KEEP +
             r"\brecord\w*|\bdocument\w*|\bnot lose\b|\bsurviv\w*|\bmention\w*|\bnote\w*|\bwrite down\b|"
@@ -283,6 +324,13 @@ class Sentence:
 class LengthLimit:
     amount: int
     unit: str  # words, tokens, characters, lines
+    #: What it limits: ``summary`` (the whole reply), ``section`` (each section on its own) or
+    #: ``user_messages`` (each quoted user message, said in section 6's entry).
+    scope: str = "summary"
+
+    def __str__(self) -> str:
+        return f"{self.amount} {self.unit}" + {"section": " per section", "user_messages": " per user message"}.get(
+            self.scope, "")
 
 
 @dataclass
@@ -297,6 +345,14 @@ class Reading:
     overridden: dict[str, list[int]] = field(default_factory=dict)
     limit: LengthLimit | None = None
     language: str | None = None
+    #: Instructions asked for only in part (some user messages verbatim, the rest summarised; every
+    #: task "including the ones the user cancelled"): read as not asking, the lines that said it.
+    partial: dict[str, list[int]] = field(default_factory=dict)
+    #: A limit on each item of a section, by section kind (only section 6's messages are modelled).
+    item_limits: dict[str, LengthLimit] = field(default_factory=dict)
+    #: Lines with a length limit on a part of the summary (one item, a quote, "why each edit
+    #: matters"): not the summary's length, and not modelled offline.
+    part_limits: list[int] = field(default_factory=list)
 
     def __contains__(self, name: str) -> bool:
         if name not in _BY_NAME:
@@ -323,21 +379,31 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Za-z0-9])|\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Za-z0-9])")
 _ENTRY = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\d{1,2}[.)][ \t]+)(?P<title>[^:\n—–]{3,60}?)[ \t]*"
                     r"(?::|[ \t](?:--?|[–—])[ \t]|[–—]|$)")  # the title ends at a colon, a dash or the line's end
 _TAG = re.compile(r"^\s*</?(?:summary|analysis)>\s*$")
+#: A line that starts something of its own (a bullet, a heading, a tag, a quoted or bracketed line),
+#: never the rest of the sentence above it.
+_OWN_LINE = re.compile(r"^\s*(?:[-*•+]\s|#{1,6}\s|\[|\d{1,2}[.)]\s|\{[{%#])")
+#: The end of a line that ends its sentence (a colon does not: "reply with plain text only:\n an ...").
+_ENDS = re.compile(r"[.!?;][\"')\]]*\s*$")
 
 
 def sentences(prompt: str) -> list[Sentence]:
-    """The prompt's sentences with their line numbers (1-based) and the section entry they are in.
+    """The prompt's sentences with their line numbers (1-based: where the sentence starts) and the
+    section entry they are in.
 
     A numbered line whose title names a section kind (``6. All user messages: ...``) opens that
     section's entry; indented continuation lines stay in it; a blank line, an unindented line or a
-    ``<summary>`` tag closes it.
+    ``<summary>`` tag closes it. A sentence ends at ``.``, ``!``, ``?`` or ``;``, not at a line
+    break: a paragraph re-wrapped at another width (an editor's ``gq``, ``fmt``, an indented
+    continuation) reads the same. A line that ends without such a mark goes on in the next line
+    of the same paragraph, unless that line starts something of its own (a bullet, an entry, a tag).
     """
-    from ..reading.summary import section_entries, section_kind
+    from ..reading.summary import plain_spaces, section_entries, section_kind
 
+    prompt = plain_spaces(prompt)
     # The section list's entries (a renamed one keeps its place's kind; a heading's text below it
     # belongs to it), by 1-based line; other numbered lines are read by _ENTRY as before.
     entries = section_entries(prompt)
@@ -345,29 +411,113 @@ def sentences(prompt: str) -> list[Sentence]:
     spans = {n + 1: e.kind for e in entries for n in range(e.line + 1, e.end)}
     out: list[Sentence] = []
     section: str | None = None
+    # The unfinished last sentence of the line above: (text as written, its line, its section).
+    open_: tuple[str, int, str | None] | None = None
+
+    def flush() -> None:
+        nonlocal open_
+        if open_ is not None:
+            raw, line, kind = open_
+            text = normalise(raw)
+            if text:
+                out.append(Sentence(text, line, kind, raw.strip()))
+            open_ = None
+
     for number, raw in enumerate(prompt.split("\n"), start=1):
         if not raw.strip() or _TAG.match(raw):
+            flush()
             section = None
             continue
         head = heads.get(number)
         entry = None if head is not None else _ENTRY.match(raw)
+        if head is not None or entry or _OWN_LINE.match(raw):
+            flush()
         if head is not None:  # the title itself asks for the section, not for how to write it
             section = head.kind
             out.append(Sentence(normalise(raw[:head.rest]), number, section, raw[:head.rest].strip(), title=True))
             raw = raw[head.rest:]
         elif number in spans:
+            if spans[number] != section:
+                flush()
             section = spans[number]
         elif entry:
             section = section_kind(normalise(entry.group("title")))
             out.append(Sentence(normalise(entry.group(0)), number, section, entry.group(0).strip(), title=True))
             raw = raw[entry.end():]
         elif not raw[:1].isspace():
+            if section is not None:
+                flush()
             section = None
-        for part in _SENTENCE_END.split(raw):
+        parts = _SENTENCE_END.split(raw.strip())
+        if open_ is not None:  # the sentence of the line above goes on here
+            parts[0] = f"{open_[0].rstrip()} {parts[0]}"
+            start, open_ = open_[1], None
+        else:
+            start = number
+        heading = raw.lstrip().startswith("#")  # a Markdown heading is a line of its own
+        for i, part in enumerate(parts):
+            line = start if i == 0 else number
+            if i == len(parts) - 1 and part.strip() and not _ENDS.search(part) and not heading:
+                open_ = (part, line, section)
+                continue
             text = normalise(part)
             if text:
-                out.append(Sentence(text, number, section, part.strip()))
+                out.append(Sentence(text, line, section, part.strip()))
+    flush()
     return out
+
+
+#: After the number: what it counts is a part of something ("200 characters of it", "2 lines of the
+#: output"), or a clause ("in under 15 words why each edit matters").
+_PART_OF = re.compile(r"^\s*(?:of|from|per|for each|for every|why|what|how|that|which|each)\b")
+#: Before the number, in the same clause: a condition ("verbatim only if shorter than 10 words").
+_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|once|where)\b(?:\s+[\w'-]+){0,4}\s*$")
+#: Each section on its own.
+_PER_SECTION = re.compile(r"\b(?:each|every|per|any) (?:single )?(?:section|part|heading)\b")
+#: Each of something else (an item, a message, a file): a limit on items, not on the summary.
+_PER_ITEM = re.compile(r"\b(?:each|every|per|any)\b")
+#: Each item of section 6 ("keep each item under 30 words", "each message at most 2 lines").
+_EACH_MESSAGE = re.compile(r"\b(?:each|every|per) (?:single )?(?:item|message|entry|bullet|one|quote)\b")
+#: The whole reply named ("the whole summary", "the entire response").
+_WHOLE = re.compile(r"\b(?:whole|entire|total|overall|complete) (?:summary|reply|response|answer|output)\b|"
+                    r"\bin total\b|\baltogether\b")
+
+
+def limit_of(s: Sentence) -> LengthLimit | None:
+    """The length limit a sentence sets on the whole summary (or on each section), or None when
+    the number it gives is about something else: a part ("up to 200 characters of it"), a clause
+    ("in under 15 words why each edit matters"), a condition ("verbatim only if shorter than 10
+    words"), each item ("keep each item under 30 words"; in section 6, each user message: scope
+    ``user_messages``) or one section's content.
+
+    >>> [limit_of(x) for x in sentences("Keep the summary under 400 words. Keep each section under 50 words.")]
+    [LengthLimit(amount=400, unit='words', scope='summary'), LengthLimit(amount=50, unit='words', scope='section')]
+    >>> [limit_of(x) for x in sentences("Quote the error (up to 200 characters of it). Keep each item under 30 words.")]
+    [None, None]
+    """
+    for m in _BY_NAME["length_limit"]._ask.finditer(s.text):
+        if _negated(s.text, m.start(), m.end()):
+            continue
+        amount = _LIMIT.search(m.group(0))
+        if amount is None:
+            continue
+        before, after = s.text[:m.start()], s.text[m.end():]
+        clause = re.split(r"[,;:()]", before)[-1]
+        if _PART_OF.match(after) or _CONDITION.search(clause):
+            continue
+        whole = bool(_WHOLE.search(s.text))
+        if _PER_SECTION.search(s.text) and not whole:
+            scope = "section"
+        elif not whole and s.section == "user_messages" and _EACH_MESSAGE.search(s.text):
+            scope = "user_messages"  # each message cut to the limit: not verbatim any more
+        elif not whole and (_PER_ITEM.search(s.text) or s.section is not None):
+            continue  # each item, or one section's content: not modelled (shown as not seen offline)
+        else:
+            scope = "summary"
+        unit = amount.group(2).rstrip("s")
+        unit = {"char": "character"}.get(unit, unit) + "s"
+        return LengthLimit(int(amount.group(1).replace(",", "")), unit, scope)
+    return None
 
 
 _LIMIT = re.compile(r"(\d[\d,]*)\s*(words?|tokens?|characters?|chars?|lines?)\b")
@@ -384,23 +534,37 @@ def read_prompt(prompt: str) -> Reading:
     (True, False)
     """
     reading = Reading()
-    in_section: dict[str, tuple[set[int], set[int]]] = {}  # instruction -> lines of its section that ask / oppose
+    # instruction -> lines of its section that ask / oppose / ask for part and against the rest
+    in_section: dict[str, tuple[set[int], set[int], set[int]]] = {}
+    partly: set[str] = set()  # a section's opposing sentence that is about the subject itself
     for s in sentences(prompt):
         if s.title:
             continue
         for inst in VOCABULARY:
-            scoped = inst.section is not None and s.section == inst.section
-            if inst.asks(s):
+            # Said in the instruction's own section; for one no section owns (code, identifiers,
+            # facts, memory rules), said in any section's entry rather than in general.
+            scoped = s.section == inst.section if inst.section is not None else s.section is not None
+            if inst.asks(s) and inst.name not in ("length_limit", "language") and inst.against(s):
+                # one sentence asks for part and against the rest ("every task you were ever asked
+                # to do, including the cancelled ones"): not what the instruction asks
+                reading.partial.setdefault(inst.name, []).append(s.line)
                 if scoped:
-                    in_section.setdefault(inst.name, (set(), set()))[0].add(s.line)
+                    in_section.setdefault(inst.name, (set(), set(), set()))[2].add(s.line)
+            elif inst.asks(s):
+                if scoped:
+                    in_section.setdefault(inst.name, (set(), set(), set()))[0].add(s.line)
                 reading.asked.setdefault(inst.name, []).append(s.line)
-                if inst.name == "length_limit" and reading.limit is None:
-                    m = inst._ask.search(s.text)
-                    amount = _LIMIT.search(m.group(0)) if m else None
-                    if amount:
-                        unit = amount.group(2).rstrip("s")
-                        unit = {"char": "character"}.get(unit, unit) + "s"
-                        reading.limit = LengthLimit(int(amount.group(1).replace(",", "")), unit)
+                if inst.name == "length_limit":
+                    limit = limit_of(s)
+                    if limit is None:  # a limit on part of the summary: not the summary's length
+                        reading.asked["length_limit"].remove(s.line)
+                        if not reading.asked["length_limit"]:
+                            del reading.asked["length_limit"]
+                        reading.part_limits.append(s.line)
+                    elif limit.scope == "user_messages":
+                        reading.item_limits.setdefault(limit.scope, limit)
+                    elif reading.limit is None:
+                        reading.limit = limit
                 if inst.name == "language" and reading.language is None:
                     m = _LANG.search(s.text)
                     if m:
@@ -408,23 +572,48 @@ def read_prompt(prompt: str) -> Reading:
                         reading.language = _LANGUAGE_NAMES.get(name, name)
             elif inst.opposes(s):
                 if scoped:
-                    in_section.setdefault(inst.name, (set(), set()))[1].add(s.line)
+                    in_section.setdefault(inst.name, (set(), set(), set()))[1].add(s.line)
+                    if _names_subject(inst.name, s):
+                        partly.add(inst.name)
                 reading.opposed.setdefault(inst.name, []).append(s.line)
     # The section's own word wins over a general one: "4. Errors: omit them entirely" is not undone by
-    # an analysis bullet about "the errors you ran into" (a model follows the specific instruction).
-    for name, (asks, opposes) in in_section.items():
-        if opposes and not asks and name in reading.asked:
+    # an analysis bullet about "the errors you ran into" (a model follows the specific instruction);
+    # nor is section 3's "include full code snippets" by a general "never include code". Two
+    # general sentences, or two sections, that disagree: the one that asks is followed, and the
+    # contradiction is named (``contradictions``) as not seen offline.
+    # A section that asks for part and against the rest ("quote the first message verbatim;
+    # summarise the later ones") asks for it in part only: read as not asking (the graders want all).
+    for name, (asks, opposes, mixed) in in_section.items():
+        if (opposes or mixed) and not asks and name in reading.asked:
             reading.overridden[name] = reading.asked.pop(name)
+        elif asks and _BY_NAME[name].section is not None and (mixed or (opposes and name in partly)):
+            reading.partial[name] = sorted(set(reading.partial.get(name, [])) | asks | opposes)
+            reading.asked.pop(name, None)
+    for name in reading.partial:
+        reading.asked.pop(name, None)
     if reading.language == "english":
         reading.language = None
     return reading
 
 
+def _names_subject(name: str, s: Sentence) -> bool:
+    """Whether an opposing sentence of the section is about the section's subject (it names it, or
+    speaks of rewording rather than leaving something out): "leave out errors that were fixed",
+    "summarise the later ones"; not "do not include tool results"."""
+    inst = _BY_NAME[name]
+    if inst._subject.search(s.text):
+        return True
+    return inst._opposite is not None and any(m.span() not in [x.span() for x in _LEAVE_OUT_RE.finditer(s.text)]
+                                              for m in inst._opposite.finditer(s.text)
+                                              if not _negated(s.text, m.start(), m.end()))
+
+
 def sentence_reading(s: Sentence) -> list[str]:
-    """The instructions one sentence asks for (``name``) or against (``name (opposite)``)."""
+    """The instructions one sentence asks for (``name``) or against (``name (opposite)``); a length
+    limit on part of the summary is ``length_limit (part)``."""
     if s.title:
         return []
-    out = [i.name for i in VOCABULARY if i.asks(s)]
+    out = [i.name if i.name != "length_limit" or limit_of(s) else "length_limit (part)" for i in VOCABULARY if i.asks(s)]
     return out + [f"{i.name} (opposite)" for i in VOCABULARY if i.name not in out and i.opposes(s)]
 
 

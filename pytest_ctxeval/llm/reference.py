@@ -43,7 +43,7 @@ from ..reading.extract import (
 )
 from ..core.messages import AssistantMessage, from_api, text_of, tool_uses
 from ..reading.summary import (
-    SECTION_TITLES, normalize_ws, notes_section, parse_summary, prompt_titles, section_entries,
+    SECTION_TITLES, normalize_ws, notes_section, parse_summary, plain_spaces, prompt_titles, section_entries,
 )
 from .summary_text import (
     FAILED_HEADER, FINDINGS_HEADER, RULES_HEADER, clip as _clip, list_items as _items, merge_texts as _merge_texts,
@@ -54,9 +54,9 @@ from .peer_formats import (
 )
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
-from .rewording import error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
+from .rewording import cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
 
-__all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
+__all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "reads_instructions", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
 
 SUMMARY_PREFIX = "This session is being continued from a previous conversation"
@@ -95,6 +95,7 @@ def requested_sections(prompt: str) -> list[tuple[str, str]]:
     >>> requested_sections("1. Primary Request and Intent: all of it\\n2. Pending Tasks: what is left")
     [('request', 'Primary Request and Intent'), ('pending', 'Pending Tasks')]
     """
+    prompt = plain_spaces(prompt)  # a no-break space after "6." is a space
     # The prompt's numbered section list, read as the graders read a summary's sections (a renamed
     # entry keeps the section of its place: section_entries); a title the graders' vocabulary leaves
     # unknown may still be another compactor's section (reference_kind).
@@ -112,15 +113,38 @@ def requested_sections(prompt: str) -> list[tuple[str, str]]:
 
 def skeleton_sections(prompt: str) -> list[tuple[str, str]]:
     """The sections of the reply skeleton a prompt shows inside ``<summary>...</summary>`` (the last
-    such block; [] when it shows none)."""
-    skeleton = re.search(r"<summary>((?:(?!<summary>)[\s\S])*?)</summary>", prompt)
-    return requested_sections(skeleton.group(1)) if skeleton else []
+    such block that is not inside an ``<example>``: an example summary is not the structure to
+    copy; [] when it shows none)."""
+    examples = [m.span() for m in re.finditer(r"<example>[\s\S]*?</example>", prompt)]
+    blocks = [m for m in re.finditer(r"<summary>((?:(?!<summary>)[\s\S])*?)</summary>", prompt)
+              if not any(a <= m.start() < b for a, b in examples)]
+    return requested_sections(blocks[-1].group(1)) if blocks else []
 
 
 def prompt_sections(prompt: str) -> list[tuple[str, str]]:
     """The sections the reference writes for ``prompt``: those of the reply skeleton it shows in
     ``<summary>`` when it shows one with titles (what a model copies), else those it lists."""
     return skeleton_sections(prompt) or requested_sections(prompt)
+
+
+def reads_instructions(prompt: str, sections: list[tuple[str, str]] | None = None) -> bool:
+    """Whether the reference follows ``prompt``'s instructions (:mod:`.instructions`): a Claude Code
+    style prompt, which shows the ``<analysis>``/``<summary>`` layout or asks for Claude Code's
+    sections (two or more of the nine, and none that only another compactor asks for), tags or no
+    tags. Another compactor's prompt (Codex's handoff, opencode's, Gemini CLI's snapshot: their own
+    sections, :data:`~.peer_formats.OTHER_KINDS`) is written the way it always was, every behaviour on.
+
+    >>> reads_instructions("1. Primary Request: all\\n6. All user messages: briefly paraphrased.")
+    True
+    >>> reads_instructions("1. Goal: the aim\\n2. Constraints: the rules\\n3. Remaining work: the rest")
+    False
+    """
+    if re.search(r"<(?:analysis|summary)>", prompt):
+        return True
+    if snapshot_tags(prompt):
+        return False
+    kinds = [k for k, _ in (prompt_sections(prompt) if sections is None else sections)]
+    return len(kinds) >= 2 and not any(k in OTHER_KINDS for k in kinds)
 
 
 def _match_titles(prompt: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[str, str]]:
@@ -260,10 +284,10 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
         snapshot = [f"    <{tag}>\n{_indent(facts.section(kind).rstrip(), 8)}\n    </{tag}>" for tag, kind in tags]
         return "<state_snapshot>\n" + "\n".join(snapshot) + "\n</state_snapshot>"
     sections = prompt_sections(instruction)
-    # The <analysis>/<summary> layout is Claude Code's; a prompt that does not ask for it (another
-    # compactor's) gets its sections as plain text.
+    # The <analysis>/<summary> layout is Claude Code's; a prompt that does not ask for it gets its
+    # sections as plain text.
     tagged = bool(re.search(r"<(?:analysis|summary)>", instruction))
-    if tagged:
+    if reads_instructions(instruction, sections):
         # A Claude Code prompt: how each section is written follows the prompt's instructions
         # (:mod:`.instructions`). Other compactors' prompts keep every behaviour on.
         facts.reading = read_prompt(instruction)
@@ -276,8 +300,11 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
         parts = [(f"{number}. {title}:", facts.section(kind).rstrip().split("\n"))
                  for number, (kind, title) in enumerate(sections, start=1)]
         reading = facts.reading
-        if reading is not None and reading.limit is not None:
-            parts = trim_to_limit(parts, reading.limit.amount, reading.limit.unit)
+        limit = reading.limit if reading is not None else None
+        if limit is not None and limit.scope == "section":  # each section on its own
+            parts = [trim_to_limit([part], limit.amount, limit.unit)[0] for part in parts]
+        elif limit is not None:
+            parts = trim_to_limit(parts, limit.amount, limit.unit)
         body = "\n\n".join(f"{head}\n{_indent(chr(10).join(lines))}" for head, lines in parts)
         if reading is not None and reading.language:
             body = translate(body, LANGUAGES.get(reading.language))
@@ -469,6 +496,9 @@ class _Facts:
     def _s_user_messages(self) -> str:
         if not self.all_people:
             return "- None."
+        limit = self.reading.item_limits.get("user_messages") if self.reading is not None else None
+        if limit is not None:  # "keep each item under 30 words": each message cut to it
+            return "\n".join(f"- {self.said(cut_to(t, limit.amount, limit.unit))}" for t in self.all_people)
         return "\n".join(f"- {self.said(t)}" for t in self.all_people)
 
     def _s_pending(self) -> str:

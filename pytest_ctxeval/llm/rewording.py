@@ -13,7 +13,8 @@ import re
 
 from ..reading.summary import normalize_ws
 
-__all__ = ["paraphrase", "gist", "PARAPHRASE_PREFIX", "error_gist", "generalise_identifiers", "trim_to_limit", "translate"]
+__all__ = ["paraphrase", "gist", "PARAPHRASE_PREFIX", "error_gist", "generalise_identifiers", "trim_to_limit", "translate",
+           "cut_to"]
 
 #: How a paraphrased user message starts (an earlier summary's paraphrase is not reworded twice).
 PARAPHRASE_PREFIX = "The user asked"
@@ -136,6 +137,23 @@ def _size(text: str, unit: str) -> int:
     if unit == "lines":
         return len([l for l in text.split("\n") if l.strip()])
     return max(1, len(text) // 4)  # tokens: the engine's rough estimate (4 characters a token)
+
+
+def cut_to(text: str, amount: int, unit: str) -> str:
+    """``text`` cut to ``amount`` ``unit`` (words, characters, lines, tokens), with an ellipsis when
+    cut.
+
+    >>> cut_to("one two three four", 2, "words")
+    'one two…'
+    """
+    if _size(text, unit) <= amount:
+        return text
+    if unit == "words":
+        return " ".join(text.split()[:amount]) + "…"
+    if unit == "lines":
+        return "\n".join([l for l in text.split("\n") if l.strip()][:amount]) + "…"
+    chars = amount if unit == "characters" else amount * 4
+    return text[:max(1, chars - 1)].rstrip() + "…"
 
 
 def trim_to_limit(sections: list[tuple[str, list[str]]], amount: int, unit: str) -> list[tuple[str, list[str]]]:

@@ -23,7 +23,8 @@ __all__ = [
     "SECTION_KINDS", "SECTION_TITLES", "Section", "ParsedSummary", "section_kind",
     "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span", "wrapper_tags", "WrapperTags",
     "notes_section",
-    "PromptEntry", "section_entries", "prompt_titles",
+    "PromptEntry", "section_entries", "prompt_titles", "plain_spaces", "other_section_lists",
+    "unread_lists",
 ]
 
 #: Section kinds in canonical order, with the canonical title.
@@ -98,10 +99,28 @@ class PromptEntry:
     rest: int = 0  # the column where the entry line's text after its title starts
 
 
+#: Spaces other than the ASCII space and tab (a no-break space pasted from a document, a thin or an
+#: ideographic space), each read as one ASCII space: a prompt's layout is the same to a model.
+_OTHER_SPACES = {ord(c): " " for c in "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                 "\u2009\u200a\u202f\u205f\u3000\ufeff\u200b"}
+
+
+def plain_spaces(text: str) -> str:
+    """``text`` with every Unicode space but a line break read as an ASCII space, one for one (so
+    lines and columns stay where they were).
+
+    >>> plain_spaces("6.\\u00a0All user messages:")
+    '6. All user messages:'
+    """
+    return text.translate(_OTHER_SPACES)
+
+
 @functools.lru_cache(maxsize=64)  # one prompt per run, read for every case and mutant: read once (read only)
 def section_entries(prompt: str, kind_of: Callable[[str], str | None] | None = None) -> list[PromptEntry]:
-    """The entries of the section list of a compaction prompt: the first run of numbered entry
-    lines in which at least two titles name a section (``kind_of``, default :func:`section_kind`).
+    """The entries of the section list of a compaction prompt: the run of numbered entry lines that
+    names the most sections (``kind_of``, default :func:`section_kind`; at least two, or a run
+    numbered 1 to 9 as the nine sections are, read by place); the first of equals. An example or a
+    self-check list before the section list names fewer, and is not taken for it.
     An entry holds the lines right below it (a Markdown heading's text, an indented continuation);
     after a blank line the run goes on only with another entry or an indented line.
 
@@ -118,8 +137,13 @@ def section_entries(prompt: str, kind_of: Callable[[str], str | None] | None = N
     ...                                              "3. Touched Stuff — c\\n4. Errors: d")]
     [(1, 'request'), (2, 'concepts'), (3, 'files'), (4, 'errors')]
     """
-    kind_of = kind_of or section_kind
-    lines = prompt.split("\n")
+    lists = _section_lists(prompt, kind_of)
+    return lists[0] if lists else []
+
+
+def _numbered_runs(prompt: str) -> list[list[list[Any]]]:
+    """The runs of numbered entry lines of ``prompt``: ``[line, number, title, end, rest]`` each."""
+    lines = plain_spaces(prompt).split("\n")
     blocks: list[list[list[Any]]] = []  # [line, number, title, end, rest]
     current: list[list[Any]] = []
     blank = False  # a blank line since the last entry line or continuation
@@ -148,31 +172,63 @@ def section_entries(prompt: str, kind_of: Callable[[str], str | None] | None = N
         current[-1][3] = i + 1  # the entry's own text (below a heading, or indented)
     if current:
         blocks.append(current)
-    for block in blocks:
-        kinds = [kind_of(title) for _, _, title, _, _ in block]
-        if sum(k is not None for k in kinds) < 2:
-            continue
-        # A section named twice: the title at its canonical number keeps it (else the first one).
-        for twice in {k for k in kinds if k}:
-            holders = [j for j, k in enumerate(kinds) if k == twice]
-            if len(holders) > 1:
-                keep = next((j for j in holders if twice in SECTION_KINDS
-                             and block[j][1] == SECTION_KINDS.index(twice) + 1), holders[0])
-                for j in holders:
-                    if j != keep:
-                        kinds[j] = None
-        canonical = all(k is None or (n <= len(SECTION_KINDS) and SECTION_KINDS[n - 1] == k)
-                        for (_, n, _, _, _), k in zip(block, kinds))
-        named = {k for k in kinds if k}
-        out = []
-        for (line, number, title, end, rest), kind in zip(block, kinds):
-            if kind is None and canonical and 1 <= number <= len(SECTION_KINDS) \
-                    and SECTION_KINDS[number - 1] not in named:
-                kind = SECTION_KINDS[number - 1]
-                named.add(kind)
-            out.append(PromptEntry(line, number, title, kind, end, rest))
-        return out
-    return []
+    return blocks
+
+
+@functools.lru_cache(maxsize=64)
+def _section_lists(prompt: str, kind_of: Callable[[str], str | None] | None = None) -> list[list[PromptEntry]]:
+    """Every numbered run of ``prompt`` that reads as a section list, the one taken first: the one
+    that names the most sections (an example or a checklist before it names a few), the first of
+    equals."""
+    kind_of = kind_of or section_kind
+    found = [out for block in _numbered_runs(prompt) if (out := _read_block(block, kind_of))]
+    order = sorted(range(len(found)), key=lambda i: (-sum(e.kind is not None for e in found[i]), -len(found[i]), i))
+    return [found[i] for i in order]
+
+
+def unread_lists(prompt: str) -> list[list[tuple[int, int, str]]]:
+    """The numbered runs of three or more entries that are not read as a section list (their titles
+    name fewer than two sections, and they are not numbered 1 to 9): ``(line, number, title)``."""
+    return [[(b[0], b[1], b[2]) for b in block] for block in _numbered_runs(prompt)
+            if len(block) >= 3 and not _read_block(block, section_kind)]
+
+
+def other_section_lists(prompt: str) -> list[list[PromptEntry]]:
+    """The numbered runs that read as a section list but were not taken for it (an example, a
+    checklist, a shorter copy): what ``ctxeval prompt show`` names so a user sees which list won."""
+    return _section_lists(prompt)[1:]
+
+
+def _read_block(block: list[list[Any]], kind_of: Callable[[str], str | None]) -> list[PromptEntry]:
+    """The entries of one numbered run, or [] when it is not a section list: fewer than two titles
+    name a section, and it is not numbered 1 to 9 as the nine sections are (a list whose titles the
+    vocabulary cannot read, a translation, is read by place then)."""
+    kinds = [kind_of(title) for _, _, title, _, _ in block]
+    by_place = [n for _, n, _, _, _ in block] == list(range(1, len(SECTION_KINDS) + 1))
+    if sum(k is not None for k in kinds) < 2 and not by_place:
+        return []
+    # A section named twice: the title at its canonical number keeps it (else the first one).
+    for twice in {k for k in kinds if k}:
+        holders = [j for j, k in enumerate(kinds) if k == twice]
+        if len(holders) > 1:
+            keep = next((j for j in holders if twice in SECTION_KINDS
+                         and block[j][1] == SECTION_KINDS.index(twice) + 1), holders[0])
+            for j in holders:
+                if j != keep:
+                    kinds[j] = None
+    canonical = all(k is None or (n <= len(SECTION_KINDS) and SECTION_KINDS[n - 1] == k)
+                    for (_, n, _, _, _), k in zip(block, kinds))
+    named = {k for k in kinds if k}
+    out = []
+    for (line, number, title, end, rest), kind in zip(block, kinds):
+        if kind is None and canonical and 1 <= number <= len(SECTION_KINDS) \
+                and SECTION_KINDS[number - 1] not in named:
+            kind = SECTION_KINDS[number - 1]
+            named.add(kind)
+        out.append(PromptEntry(line, number, title, kind, end, rest))
+    if sum(k is not None for k in kinds) < 2 and not canonical:
+        return []  # numbered 1 to 9, but a title names another section than its place's
+    return out
 
 
 _TAG_LINE = re.compile(r"^\s*</?(?:summary|analysis)>", re.IGNORECASE)

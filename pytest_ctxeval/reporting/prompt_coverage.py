@@ -24,6 +24,10 @@ from ..errors import flag
 __all__ = ["CoverageLine", "Coverage", "prompt_coverage", "format_coverage", "coverage_note", "advice", "HEADING"]
 
 HEADING = "prompt-change coverage"
+#: In a label: the part of the line the offline model does not model.
+NOT_SEEN = "not seen offline"
+
+
 def advice() -> str:
     """What to do about the lines the offline model cannot see."""
     return ("the offline model cannot see the lines marked 'not seen offline': run them with "
@@ -42,7 +46,9 @@ class CoverageLine:
 
     @property
     def seen(self) -> bool:
-        return bool(self.mapped)
+        """Whether the offline model reads something in it (a label that says what it cannot see
+        does not count)."""
+        return any(NOT_SEEN not in m for m in self.mapped)
 
     def as_dict(self) -> dict[str, Any]:
         return {"sign": self.sign, "line": self.line, "text": self.text, "mapped": list(self.mapped), "seen": self.seen}
@@ -72,7 +78,7 @@ class Coverage:
 
 def _label(s: Any, reading: Any) -> list[str]:
     """What the offline model reads in one sentence of the prompt."""
-    from ..llm.instructions import instruction, sentence_reading
+    from ..llm.instructions import instruction, limit_of, sentence_reading
 
     if s.title:
         return [f"section: {s.raw.rstrip(':').strip()}"] if s.section else []
@@ -80,19 +86,28 @@ def _label(s: Any, reading: Any) -> list[str]:
     for name in sentence_reading(s):
         base = name.split(" ")[0]
         tag = f"instruction: {instruction(base).title}"
+        if name.endswith("(part)"):  # a limit on one item, a quote or a clause, not on the summary
+            out.append(f"{tag} on part of the summary, not on its length — {NOT_SEEN}")
+            continue
         opposed = [n for n in reading.opposed.get(base, []) if n != s.line]
         if name.endswith("(opposite)"):
             tag += " — asks the opposite"
             if base in reading.overridden:
                 tag += (f" (wins over line {', '.join(map(str, reading.overridden[base]))}: the section's own "
                         "instruction is followed offline)")
+            elif base in reading.asked:  # the contradiction is decided for the asking line(s)
+                tag += (f", but line {', '.join(map(str, reading.asked[base]))} asks for it and is followed offline: "
+                        f"this line is {NOT_SEEN} (a real model may follow it; {flag('backend anthropic')})")
+        elif base in reading.partial:
+            tag += (f" — asked for in part only (line {', '.join(map(str, reading.partial[base]))}): read as not "
+                    "asking; what a real model keeps of it is not modelled")
         elif s.line in reading.overridden.get(base, []):
             tag += " (overridden: its section asks the opposite, and is followed offline)"
         elif opposed:
             tag += (f" (line {', '.join(map(str, opposed))} asks the opposite: followed offline, a real model "
                     f"may not; {flag('backend anthropic')})")
-        elif base == "length_limit" and reading.limit:
-            tag += f" ({reading.limit.amount} {reading.limit.unit})"
+        elif base == "length_limit" and (limit := limit_of(s)) is not None:
+            tag += f" ({limit})"
         elif base == "language" and reading.language:
             tag += f" ({reading.language})"
         out.append(tag)
@@ -124,7 +139,8 @@ def prompt_coverage(new: str, old: str, *, against: str = "the built-in prompt")
                     c.mapped = [f"part of section: {titles[u.section]}"]
         # What the block no longer asks for is read offline: the rewording left in its place is
         # seen through it (the reference stops doing it), not an invisible change.
-        before = {m for c in removed for m in c.mapped if m.startswith("instruction: ") and "opposite" not in m}
+        before = {m for c in removed for m in c.mapped
+                  if m.startswith("instruction: ") and "opposite" not in m and NOT_SEEN not in m}
         after = {m.split(" — ")[0] for c in added for m in c.mapped}
         dropped = sorted(m[len("instruction: "):] for m in before - after)
         for c in added:
@@ -157,20 +173,46 @@ def format_coverage(cov: Coverage | dict[str, Any], *, width: int = 100) -> list
 def coverage_note(text: str | None, baseline: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The note for a run whose rendered compaction prompt is ``text``: against the baseline's
     prompt when the baseline records one and it differs, else against the built-in prompt; None
-    when the prompt is the one it is compared with (or unknown)."""
+    when the prompt is the one it is compared with (or unknown). A change of whitespace alone is no
+    change, unless the offline model reads the two prompts differently: then the note says so."""
     if not text:
         return None
     other = (baseline or {}).get("prompt") or {}
-    if other.get("text") and _same(other["text"], text) is False:
+    if other.get("text") and not _same(other["text"], text):
         name = other.get("name") or str(other.get("path") or "").rsplit("/", 1)[-1] or "?"
-        return prompt_coverage(text, other["text"], against=f"the baseline's prompt ({name})").as_dict()
+        return _note(text, other["text"], f"the baseline's prompt ({name})")
     from ..engine.prompt import PromptSet
 
     builtin = PromptSet().render_compact()
     if _same(builtin, text):
         return None
-    return prompt_coverage(text, builtin).as_dict()
+    return _note(text, builtin, "the built-in prompt")
+
+
+def _note(text: str, other: str, against: str) -> dict[str, Any]:
+    cov = prompt_coverage(text, other, against=against)
+    if not cov.lines and _reading_key(other) != _reading_key(text):  # read differently: say so
+        cov.lines.append(CoverageLine("+", 0, "(only whitespace or case changed)", [
+            "the offline model reads the two prompts differently: " + _reading_diff(other, text)]))
+    return cov.as_dict()
+
+
+def _reading_key(text: str) -> tuple[Any, ...]:
+    """What the offline model takes from a prompt: its sections and the instructions it reads."""
+    from ..llm.instructions import read_prompt
+    from ..llm.reference import prompt_sections
+
+    r = read_prompt(text)
+    return (tuple(prompt_sections(text)), tuple(sorted(r.asked)), tuple(sorted(r.overridden)), r.limit, r.language,
+            tuple(sorted(r.partial)), tuple(sorted(r.item_limits.items())))
+
+
+def _reading_diff(old: str, new: str) -> str:
+    a, b = _reading_key(old), _reading_key(new)
+    names = ("sections", "instructions", "overridden", "length limit", "language", "asked in part", "item limits")
+    return "; ".join(f"{n}: {x} → {y}" for n, x, y in zip(names, a, b) if x != y)
 
 
 def _same(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
+    """The same prompt: equal but for whitespace, and read the same way offline."""
+    return " ".join(a.split()) == " ".join(b.split()) and _reading_key(a) == _reading_key(b)

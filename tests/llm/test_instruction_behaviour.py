@@ -115,11 +115,25 @@ def test_a_language_translates_the_narration_and_leaves_quotes_alone() -> None:
 
 
 def test_other_compactors_prompts_keep_every_behaviour() -> None:
-    """A prompt without Claude Code's <summary> layout (another compactor's) is not read for
-    instructions: it gets what the reference always wrote."""
-    s = write_summary(to_api(session()) + [{"role": "user", "content": "1. All user messages: list them.\n"
-                                                                      "2. Next step: what comes next."}])
+    """A prompt that asks for another compactor's sections (Codex's constraints, opencode's
+    important details) is not read for instructions: it gets what the reference always wrote."""
+    s = write_summary(to_api(session()) + [{"role": "user", "content": "1. Goal: the aim.\n2. Constraints: the rules.\n"
+                                                                      "3. All user messages: list them.\n"
+                                                                      "4. Next step: what comes next."}])
     assert f'"{REQUEST}"' in s and f'"{LAST}"' in s
+
+
+def test_a_claude_code_prompt_without_tags_is_read_for_its_instructions() -> None:
+    """The <analysis>/<summary> tags are optional to a model: a prompt that lists Claude Code's
+    sections without them still has its instructions followed (the summary has no tags either)."""
+    untagged = "\n".join(l for l in BUILTIN.split("\n") if "<analysis>" not in l and "<summary>" not in l
+                         and "</analysis>" not in l and "</summary>" not in l)
+    s = write_summary(to_api(session()) + [{"role": "user", "content": untagged}])
+    assert "<summary>" not in s and f'"{REQUEST}"' in s  # as the tagged prompt: verbatim
+    weak = untagged.replace("List ALL user messages that are not tool results, verbatim, one per item.",
+                            "Each user message, briefly paraphrased.")
+    body = parse_summary(write_summary(to_api(session()) + [{"role": "user", "content": weak}])).get("user_messages").body
+    assert REQUEST not in body and paraphrase(REQUEST) in body
 
 
 def test_a_language_never_rewrites_a_quote_that_looks_like_narration() -> None:
