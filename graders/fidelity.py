@@ -33,7 +33,7 @@ from pytest_ctxeval.reading.extract import (
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import person_text, text_of, tool_uses
-from pytest_ctxeval.reading.proposals import proposals, quoted_spans
+from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
@@ -284,7 +284,10 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         return _section_missing(case, "next", 9, "the next step and its quote")
     body = section.body.strip()
     first = re.split(r"(?<=[.!?])\s+|\n", body, maxsplit=1)[0]
-    if not body or _NO_STEP.match(body) or _NO_STEP_SENTENCE.search(first):
+    # "No explicit next step requested." proposes nothing only if the rest of the section proposes
+    # nothing either: "No next step required. I will now delete hello_world.py" is a step to quote.
+    if not body or ((_NO_STEP.match(body) or _NO_STEP_SENTENCE.search(first))
+                    and proposed_step(body, no_step=_NO_STEP_SENTENCE) is None):
         return Verdict.not_applicable(f"section 9 proposes no step: \"{_short(body)}\"")
     people = case.span_people()  # of what the summary covers (an up_to partial ends before the kept messages)
     if not people:

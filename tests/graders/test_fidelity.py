@@ -232,6 +232,43 @@ def test_next_step_none_is_na(grade, kit, session, body):
     assert "proposes no step" in verdict.reasons[0]
 
 
+#: Section 9s that open by saying there is no step and then say nothing to do (the corpus's wordings:
+#: M-Claude 2.0.60, fasthooks 2.0.76, monodreams 2.1.177 with its offer quoted and "I should wait").
+_NOTHING_AFTER_NO_STEP = [
+    "No explicit next step requested. The user's last request (\"check service status\") has been completed. "
+    "The router SSH session details are:\n- **Router IP**: 10.0.0.1\n- **Router OS**: OpenWrt 23.05.",
+    "No next step required unless explicitly requested by the user. The conversation has been demonstrating tool "
+    "capabilities. No active development tasks are pending.",
+    "No next step should be started without user confirmation — the requested task is complete and verified. "
+    "From my final message: \"Say the word and I'll add it.\" I should wait for the user to respond before "
+    "implementing the auto-flip feature or any other change.",
+    "No explicit next step requested. The natural next step is the loader docs if the user wants to continue.",
+]
+
+
+@pytest.mark.parametrize("body", _NOTHING_AFTER_NO_STEP)
+def test_next_step_saying_no_step_and_proposing_none_is_na(grade, kit, session, body):
+    verdict = grade("next_step_quote", kit.case(session.messages, _s9(kit, body)))
+    assert verdict.status == "n/a", verdict.reasons
+    assert "proposes no step" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("step", [
+    "Next, I will reboot the router and reinstall dockerd to make sure the service comes up cleanly.",
+    "I will now delete hello_world.py, number_generator.py and data.txt to clean up the workspace.",
+    "Fix the 3 clippy errors in `crates/lib/src/ingest.rs`:\n   - Move the doc comment above `run_ingest`",
+    "The next step is to migrate all sessions to Redis.",
+])
+def test_next_step_a_no_step_sentence_does_not_hide_the_step_after_it(grade, kit, session, step):
+    # M3 of the review: "No explicit next step requested." first made the grader n/a whatever followed.
+    body = f"No explicit next step was requested by the user. {step}"
+    verdict = grade("next_step_quote", kit.case(session.messages, _s9(kit, body)))
+    assert verdict.status == "fail", verdict.reasons
+    assert "proposes a step but quotes nothing" in verdict.reasons[0]
+    quoted = grade("next_step_quote", kit.case(session.messages, _s9(kit, f'{body} As asked: "{session.last}"')))
+    assert quoted.status == "pass", quoted.reasons
+
+
 def test_next_step_empty_section_is_na(grade, kit, session):
     verdict = grade("next_step_quote", kit.case(session.messages, "9. Optional Next Step:\n"))
     assert verdict.status == "n/a"
