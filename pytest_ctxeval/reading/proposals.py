@@ -245,7 +245,7 @@ def proposed_step(text: str, *, no_step: re.Pattern[str] | None = None) -> str |
 
     >>> proposed_step("No explicit next step requested. Next, I will reboot the router.")
     'Next, I will reboot the router.'
-    >>> proposed_step('No next step. From my last message: "Say the word and I\'ll add it." I should wait for the user.')
+    >>> proposed_step('No next step. From my last message: "Say the word and I will add it." I should wait for the user.')
     """
     trailer = _TRAILER.search(text)
     body = _QUOTED.sub('""', text[: trailer.start()] if trailer else text)
