@@ -43,7 +43,7 @@ from pytest_ctxeval.reading.quoting import (
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
-from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told
+from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section
 from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference
 
@@ -404,9 +404,10 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     wider = region + "\n" + others
     missing, how, elsewhere = [], [], 0
     for key, (_, res) in wanted.items():
-        if _present(key, region):
+        # an item that says the error did not happen, or names another code of its kind, keeps nothing
+        if _present(key, items_about(region, key)):
             continue
-        if _present(key, wider):
+        if _present(key, items_about(wider, key)):
             elsewhere += 1
             continue
         if res is not None:
@@ -427,7 +428,9 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         missing.append(key)
     def _nor_test(k: str) -> str:
         res = wanted[k][1]
-        return f" (nor is its failing test '{_short(res.tests[0][1], 60)}')" if res is not None and res.tests else ""
+        note = f" (nor is its failing test '{_short(res.tests[0][1], 60)}')" if res is not None and res.tests else ""
+        denied = error_denied(k, res.text if res else "", str(res.input.get("command", "")) if res else "", region)
+        return note + (f"; an item of the section {denied}" if denied else "")
     reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"{_nor_test(k)}"
                for k in missing]
     by_test = sum(w.startswith("its failing test") for w in how)
