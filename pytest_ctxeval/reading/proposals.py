@@ -201,8 +201,8 @@ def quoted_spans(text: str, sources: list[str]) -> list[tuple[int, int]]:
 
 #: Claude Code's own lines after section 9 (the transcript pointer, the continuation instruction):
 #: "Continue with the last task" there is the harness speaking, not the summary proposing a step.
-_TRAILER = re.compile(r"^[ \t]*(?:If you need specific details from before compaction|(?:Please )?continue the "
-                      r"conversation from where)", re.IGNORECASE | re.MULTILINE)
+_TRAILER = re.compile(r"If you need specific details from before compaction|(?:Please )?continue the conversation "
+                      r"from where", re.IGNORECASE)
 #: Where a step clause ends: a sentence end, a semicolon, a line break, a spaced dash.
 _STEP_CLAUSE_END = re.compile(r"(?<=[.!?;])[\"”’')\]]*\s+|\n+|\s[–—]\s")
 #: What may lead a clause before its verb: list markers, emphasis, "Next," "Then" "Now".

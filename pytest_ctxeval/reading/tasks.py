@@ -34,21 +34,22 @@ _DONE_WORDS = (r"done|completed?|finished|cancell?ed|canceled|skipped|dropped|ab
 #: A status stamp: a done word set apart (bracketed, after a dash, colon or comma, at the item's start
 #: or end), "already implemented", "has been completed", or in capitals ("DONE", "COMPLETED").
 _MARK = re.compile(
-    rf"[(\[]\s*(?:already\s+|now\s+)?(?:{_DONE_WORDS})\b|"
+    rf"[(\[]\s*(?:already\s+|now\s+)?(?:{_DONE_WORDS})(?![\w-])|"
     # after a separator, a participle only: ": Complete the migration" is an instruction
-    rf"(?:^|[—–:;,]|\s-)\s*(?:already\s+|now\s+|all\s+)?(?:{_DONE_WORDS.replace('completed?', 'completed')})\b|"
+    rf"(?:^|[—–:;,]|\s-)\s*(?:already\s+|now\s+|all\s+)?(?:{_DONE_WORDS.replace('completed?', 'completed')})(?![\w-])|"
     rf"\b(?:{_DONE_WORDS})\s*[)\].!✅✓✔]*\s*$|"
     r"\balready\s+(?:been\s+)?(?:done|completed?|finished|implemented|committed|merged|shipped|fixed|resolved|"
-    r"cancell?ed|canceled)\b|"
+    r"cancell?ed|canceled)(?![\w-])|"
     r"\b(?:was|were|has been|have been|is|are)\s+(?:now\s+|already\s+|fully\s+)*(?:done|completed|finished|"
-    r"cancell?ed|canceled|skipped|dropped|abandoned)\b|"
-    r"(?-i:\b(?:DONE|COMPLETED?|FINISHED|CANCELL?ED|CANCELED|SKIPPED|DROPPED)\b)|[✓✔✅☑]|\[[xX✓✔]\]",
+    r"cancell?ed|canceled|skipped|dropped|abandoned)(?![\w-])|"
+    r"(?-i:\b(?:DONE|COMPLETED?|FINISHED|CANCELL?ED|CANCELED|SKIPPED|DROPPED)(?![\w-]))|[✓✔✅☑]|\[[xX✓✔]\]",
     re.IGNORECASE)
 #: Words in the clause before a mark that say it does not apply: "NOT YET DONE", "to be completed",
 #: "blocked until Phase 6 is complete", "ready to mark complete", "once 7 is done".
 _NOT_YET = re.compile(r"\b(?:not|never|yet|until|till|once|when|after|before|if|unless|to be|will be|ready to|"
                       r"needs?|must|should|mark|remaining|incomplete|partially|almost|nearly|ensure|sure|verify|check|"
-                      r"confirm|wait)\b|n't\b", re.IGNORECASE)
+                      r"confirm|wait|none|no|nothing|neither|nor)\b|n't\b", re.IGNORECASE)
+_YET_AFTER = re.compile(r"\s*(?:yet|later|soon|next)\b", re.IGNORECASE)  # "none is finished yet"
 #: The item says the task is still going: no mark in it finishes it.
 _STILL_OPEN = re.compile(r"\bin[ -]progress\b|\bnot (?:yet )?(?:done|complete|completed|started|finished)\b|\bWIP\b",
                          re.IGNORECASE)
@@ -64,7 +65,7 @@ def _marked(text: str) -> bool:
         starts = [c.end() for c in _CLAUSE_START.finditer(before)]
         # a mark set apart by its own bracket or dash starts its clause: "... before the totals — completed"
         clause = "" if re.match(r"\s*(?:[(\[—–:;,]|-\s)", m.group(0)) else before[starts[-1] if starts else 0:]
-        if not _NOT_YET.search(clause) and not _NOT_YET.search(m.group(0)):
+        if not _NOT_YET.search(clause) and not _NOT_YET.search(m.group(0)) and not _YET_AFTER.match(text, m.end()):
             return True
     return False
 

@@ -595,7 +595,7 @@ def test_pending_a_done_or_cancelled_mark_anywhere_in_the_item_is_not_kept(grade
 
 @pytest.mark.parametrize("mark", ["{} — NOT YET DONE", "{} (blocked until the migration is complete)",
                                   "{} — IN PROGRESS, the first half done", "{} (to be completed after the review)",
-                                  "[ ] {}", "{}; make sure the build is done first"])
+                                  "[ ] {}", "{}; make sure the build is done first", "{}: done-state styling first"])
 def test_pending_a_mark_said_not_to_apply_keeps_the_task_open(grade, kit, mark):
     verdict = grade("pending_tasks", kit.case(_open(kit, *_OPEN), _s7(kit, _OPEN[0], mark.format(_OPEN[1]))))
     assert verdict.status == "pass", verdict.reasons
@@ -617,6 +617,7 @@ def test_pending_tasks_filed_as_finished_by_a_heading_or_lead_are_not_kept(grade
     "7. Pending Tasks:\n   Remaining (to be completed after the release is done):\n   - {0}\n   - {1}\n",
     "7. Pending Tasks:\n   The auth refactor was completed earlier; still open:\n   - {0}\n   - {1}\n",
     "7. Pending Tasks:\n   Both tasks below are still open (nothing finished yet):\n   - {0}\n   - {1}\n",
+    "7. Pending Tasks:\n   All tasks below are listed; none is finished yet:\n   - {0}\n   - {1}\n",
 ])
 def test_pending_a_heading_that_does_not_call_the_list_finished_keeps_it_open(grade, kit, layout):
     verdict = grade("pending_tasks", kit.case(_open(kit, *_OPEN), layout.format(*_OPEN)))
