@@ -472,15 +472,10 @@ def error_told_as_error(key_line: str, text: str, command: str, region: str) -> 
     return False, ""
 
 
-#: Words that say a check went well: with no cue of something going wrong, an item that says them
-#: reports no error ("`uv run ruff check` passed cleanly", "exit code 0").
-_WENT_WELL = re.compile(r"\b(?:passed|passes|succeeded|succeeds|clean(?:ly)?|green|exit(?:ed)?(?: with)?(?: code)? 0|"
-                        r"no (?:issues|problems|findings|warnings|diagnostics))\b", re.IGNORECASE)
-
-
 def _denies_error(item: str) -> bool:
     """Whether ``item`` says an error did not happen: an error cue said not to apply ("No ruff
-    errors", "never failed") or words of a check going well, and no cue that applies.
+    errors", "never failed") and no cue that applies. Words of a check going well alone ("ruff
+    passes now") do not deny: an item telling the fix often ends with them.
 
     >>> _denies_error("- No ruff errors: `ruff check` passed cleanly (UP038 rule not triggered)")
     True
@@ -488,13 +483,15 @@ def _denies_error(item: str) -> bool:
     True
     >>> _denies_error("- Ruff UP038 on line 135: fixed; no errors remain")
     False
+    >>> _denies_error("- **Ruff UP038**: `isinstance(x, (A, B))` → `isinstance(x, A | B)`; ruff passes cleanly now")
+    False
     """
     item = re.sub(r"`[^`\n]*`", "``", item)  # a command's words (`ruff check --fix`) say nothing of how it went
     if _speaks_of_error(item):
         return False
     negated = any(_NO_CUE_BEFORE.search(item[max(0, m.start() - 24):m.start()]) or
                   _NO_CUE_AFTER.match(item[m.end():m.end() + 30]) for m in _ERROR_CUE.finditer(item))
-    return negated or bool(_WENT_WELL.search(item))
+    return negated
 
 
 def _other_code(item: str, codes: list[str]) -> bool:

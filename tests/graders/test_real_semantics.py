@@ -235,6 +235,7 @@ _LINT = "error: script \"lint:fix\" exited with code 1\nsrc/ContextTab.tsx:12:3 
 @pytest.mark.parametrize("told", [
     "- **Ruff UP038**: `isinstance(node, (ast.Import, ast.ImportFrom))` → `isinstance(node, ast.Import | ast.ImportFrom)`",
     "- Ruff UP038 in python_feature_analyzer.py line 135: no errors remain after the fix",
+    "- **Ruff UP038**: `isinstance(node, (A, B))` → `isinstance(node, A | B)`; `ruff check` passes cleanly now",
 ])
 def test_an_error_told_in_section_4_is_kept_whatever_else_the_item_says(grade, kit, told):
     msgs = [kit.user("run ruff"), *kit.tool("Bash", {"command": "uv run ruff check --fix ."}, _RUFF, is_error=True)]
