@@ -34,7 +34,7 @@ from pytest_ctxeval.reading.extract import (
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import person_text, text_of, tool_uses
-from pytest_ctxeval.reading.proposals import proposals, quoted_spans
+from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
@@ -43,7 +43,8 @@ from pytest_ctxeval.reading.quoting import (
     quotes as _quotes, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
-from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told
+from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
+from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section
 from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference
 
@@ -121,49 +122,6 @@ def _present(needle: str, haystack: str) -> bool:
                 re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", normalize_ws(item).lower()) for v in values):
             return True
     return False
-
-
-#: An item a summary marks as finished: a ticked box or check mark, struck through, or a trailing
-#: "(done)", "— completed", ": finished" that no "not"/"yet" qualifies.
-_DONE_ITEM = re.compile(
-    r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\[[xX✓✔]\]|[✓✔✅☑]|~~)"
-    r"|(?:[(\[—–:,;]|\s-)\s*(?:done|completed|complete|finished)\s*[)\].!]?\s*$", re.IGNORECASE)
-
-
-#: A sub-heading of section 7 under which the items are finished ("Done:", "**Completed tasks:**"), and
-#: any other sub-heading (a markdown heading, a bold line, a line ending in a colon that is not a list
-#: item: "### Active", "Still open:"), which ends that list.
-_DONE_HEADING = re.compile(r"^\s*(?:#+\s*)?[*_]*\s*(?:already\s+)?(?:done|completed|complete|finished)"
-                           r"(?:\s+(?:tasks|items|so far))?\s*:?\s*[*_]*\s*:?\s*$", re.IGNORECASE)
-_LIST_START = re.compile(r"\s{0,3}(?:[-*]|\d+[.)])\s")
-_SUB_HEADING = re.compile(r"^\s*(?:#+\s+\S[^\n]*|[*_]{2}[^\n*_]{1,60}[*_]{2}:?"
-                          r"|(?![-*+]\s|\d+[.)]\s)[^\n]{1,60}:\s*[*_]*)\s*$")
-
-
-def _open_items(text: str) -> str:
-    """``text`` without the items it marks as finished (an open task written as done is not kept):
-    items ticked, struck through or marked "(done)", and the items under a "Done:" sub-heading."""
-    kept: list[str] = []
-    item: list[str] = []
-    under_done = dropped = False
-
-    def close() -> None:
-        if item and not dropped and not _DONE_ITEM.search(normalize_ws("\n".join(item))):
-            kept.extend(item)
-        item.clear()
-
-    for line in text.split("\n"):
-        if _DONE_HEADING.match(line) or _SUB_HEADING.match(line):
-            close()
-            under_done = dropped = bool(_DONE_HEADING.match(line))
-            kept.append(line)
-            continue
-        if _LIST_START.match(line):
-            close()
-            dropped = under_done
-        item.append(line)
-    close()
-    return "\n".join(kept)
 
 
 def _closest(needle: str, haystack: str) -> tuple[str, float] | None:
@@ -331,7 +289,10 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         return _section_missing(case, "next", 9, "the next step and its quote")
     body = section.body.strip()
     first = re.split(r"(?<=[.!?])\s+|\n", body, maxsplit=1)[0]
-    if not body or _NO_STEP.match(body) or _NO_STEP_SENTENCE.search(first):
+    # "No explicit next step requested." proposes nothing only if the rest of the section proposes
+    # nothing either: "No next step required. I will now delete hello_world.py" is a step to quote.
+    if not body or ((_NO_STEP.match(body) or _NO_STEP_SENTENCE.search(first))
+                    and proposed_step(body, no_step=_NO_STEP_SENTENCE) is None):
         return Verdict.not_applicable(f"section 9 proposes no step: \"{_short(body)}\"")
     people = case.span_people()  # of what the summary covers (an up_to partial ends before the kept messages)
     if not people:
@@ -490,9 +451,10 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     wider = region + "\n" + others
     missing, how, elsewhere = [], [], 0
     for key, (_, res) in wanted.items():
-        if _present(key, region):
+        # an item that says the error did not happen, or names another code of its kind, keeps nothing
+        if _present(key, items_about(region, key)):
             continue
-        if _present(key, wider):
+        if _present(key, items_about(wider, key)):
             elsewhere += 1
             continue
         if res is not None:
@@ -513,7 +475,9 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         missing.append(key)
     def _nor_test(k: str) -> str:
         res = wanted[k][1]
-        return f" (nor is its failing test '{_short(res.tests[0][1], 60)}')" if res is not None and res.tests else ""
+        note = f" (nor is its failing test '{_short(res.tests[0][1], 60)}')" if res is not None and res.tests else ""
+        denied = error_denied(k, res.text if res else "", str(res.input.get("command", "")) if res else "", region)
+        return note + (f"; an item of the section {denied}" if denied else "")
     reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"{_nor_test(k)}"
                for k in missing]
     by_test = sum(w.startswith("its failing test") for w in how)
@@ -528,40 +492,18 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons, ok, missing=missing)
 
 
-#: A task counts as told when this share of its subject's words is in one item (a summary tells a
-#: task by its number and description: "Task #11: End-to-end test — regenerate InfiniteRunner via CLI").
-TASK_OVERLAP = 0.6
-
-
-def _task_told(subject: str, *regions: str) -> bool:
-    """Whether one item of one region (a list item or a paragraph; regions are read apart) holds
-    :data:`TASK_OVERLAP` of ``subject``'s significant words, each as a word (a number whole, a word at
-    a word start: "report" in "reports"), not inside another word ("finance" is not told by any text
-    that happens to hold those letters); every number of the subject must be among them."""
-    tokens = significant_tokens(subject)
-    if not tokens:
-        return False
-    patterns = [re.compile(rf"(?<![\w]){re.escape(t)}" + (r"(?![\d])" if t.isdigit() else "")) for t in tokens]
-    # A number is what tells "Harden module 2" from "Harden module 3": it must be there itself.
-    numbers = [p for t, p in zip(tokens, patterns) if t.isdigit()]
-    items = [i for r in regions for i in re.split(r"\n(?=\s{0,6}(?:[-*•]|\d+[.)])\s)|\n[ \t]*\n", r)]
-    for item in items:
-        low = item.lower()
-        if (sum(bool(p.search(low)) for p in patterns) / len(patterns) >= TASK_OVERLAP
-                and all(p.search(low) for p in numbers)):
-            return True
-    return False
-
-
 @grader("pending_tasks", kind="rule")
 def pending_tasks(case: CompactionCase) -> Verdict:
     """Open TodoWrite items and TaskCreate tasks (and expect.pending) appear in section 7 (a task in
     progress may be told in sections 8-9 instead).
 
     A task is kept verbatim (section 7 or the kept messages) or told by most of its words in one item
-    of the summary's own sections 7-9; an item marked as done (ticked, struck, "(done)", under a
-    "Done:" sub-heading) does not count, and a task the summary marks as done is not rescued by a
-    mention in sections 8-9 (the summary says it is finished)."""
+    of the summary's own sections 7-9, every number of the task among them and not its opposite
+    action ("remove" for "add"); an item marked as done or cancelled (ticked, struck, "[DONE]",
+    "— DONE ✅", "(already implemented)", "(cancelled by the user)", filed under a "Done:" or
+    "Finished tasks:" sub-heading or after a lead that calls the list completed) does not count, and
+    a task the summary marks as done is not rescued by a mention in sections 8-9 (the summary says it
+    is finished)."""
     items = list(dict.fromkeys(open_todos(case.history) + case.reached(case.expect.pending)))
     if not items:
         return Verdict.not_applicable("no open todo item or task (TodoWrite, TaskCreate/TaskUpdate), and no task of "
@@ -579,21 +521,41 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     later = case.sections.body("current", "next")
     told = open_head + "\n" + _open_items(later)
 
-    def done(i: str) -> bool:
-        """The summary marks the task as finished (in section 7, or in sections 8-9 when section 7
-        does not list it) and does not list it open in section 7: a mention in sections 8-9 (often
-        the user's request quoted) does not reopen a task section 7 calls done."""
-        if _present(i, open_head) or _task_told(i, open_head):
-            return False
-        if _present(i, head) or _task_told(i, head):
-            return True
-        return (_present(i, later) or _task_told(i, later)) and not (_present(i, told) or _task_told(i, told))
+    def listed(i: str, text: str) -> bool:
+        """Kept in ``text`` (verbatim, or most of its words in one item) or told there in other words;
+        either way with every number of the task and not its opposite action ("all 5 manifests" does
+        not keep "all 15 manifests", nor "remove <block>" the task "add <block>")."""
+        return _task_present(i, text) or _task_told(i, text)
 
-    missing = [i for i in items if not _present(i, open_region) and (done(i) or not _task_told(i, told))]
+    def done(i: str) -> bool:
+        """The summary marks the task as finished or cancelled (in section 7, or in sections 8-9 when
+        section 7 does not list it) and does not list it open in section 7: a mention in sections 8-9
+        (often the user's request quoted) does not reopen a task section 7 calls done."""
+        state = task_state(i, head)  # the item that tells the most of it decides
+        if state is not None:
+            return state == "done"
+        if listed(i, open_head):
+            return False
+        if listed(i, head):
+            return True
+        return listed(i, later) and not listed(i, told)
+
+    missing = [i for i in items if not _task_present(i, open_region) and (done(i) or not _task_told(i, told))]
     reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if done(i) else "")
                + f": \"{_short(i)}\"" for i in missing]
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
                                  f"all {len(items)} open tasks in {where}", missing=missing)
+
+
+def _task_present(subject: str, text: str) -> bool:
+    """:func:`_present` for a task: verbatim, or :data:`TOKEN_OVERLAP` of its words in one item, and
+    in that item every number of the task and not the opposite of its action
+    (pytest_ctxeval.reading.tasks.task_in_item)."""
+    if not _present(subject, text):
+        return False
+    if normalize_ws(subject.lower()) in normalize_ws(text.lower()):
+        return True
+    return any(task_in_item(subject, item, TOKEN_OVERLAP) for item in _items(text))
 
 
 def _spoke_after_todos(messages: list) -> bool:

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import re
 from dataclasses import dataclass
 
-__all__ = ["Proposal", "proposals", "mention_pattern", "quoted_spans", "NEGATOR", "DROPPED_AFTER"]
+__all__ = ["Proposal", "proposals", "mention_pattern", "quoted_spans", "proposed_step", "NEGATOR", "DROPPED_AFTER"]
 
 #: Words before a mention that negate it (within their scope).
 NEGATOR = re.compile(
@@ -194,3 +194,66 @@ def quoted_spans(text: str, sources: list[str]) -> list[tuple[int, int]]:
         if inner and any(inner in s for s in norm):
             out.append(m.span())
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Does section 9 propose a step at all?
+
+#: Claude Code's own lines after section 9 (the transcript pointer, the continuation instruction):
+#: "Continue with the last task" there is the harness speaking, not the summary proposing a step.
+_TRAILER = re.compile(r"If you need specific details from before compaction|(?:Please )?continue the conversation "
+                      r"from where", re.IGNORECASE)
+#: Where a step clause ends: a sentence end, a semicolon, a line break, a spaced dash.
+_STEP_CLAUSE_END = re.compile(r"(?<=[.!?;])[\"”’')\]]*\s+|\n+|\s[–—]\s")
+#: What may lead a clause before its verb: list markers, emphasis, "Next," "Then" "Now".
+_STEP_LEAD = re.compile(r"^[\s>*_#`-]*(?:\d+[.)]\s*|\([a-z]\)\s*)?[*_]*\s*(?:(?:next|then|now|after that|afterwards|"
+                        r"first|finally|immediately)\b\s*[,:]?\s*)*", re.IGNORECASE)
+#: The summariser saying what it will do ("I will now delete", "Next, I'll", "The next step is to").
+_WILL = re.compile(
+    r"^(?:(?:i|we)\s+(?:will|shall|am going to|are going to|need to|plan to|intend to|should|must|can now)|"
+    r"(?:i|we)['’](?:ll|m going to|re going to)|let me|let['’]s|"
+    r"the (?:(?:suggested|natural|logical|recommended|obvious) )?(?:next|immediate|remaining) (?:steps?|actions?|tasks?) "
+    r"(?:is|are|would be|will be)|next steps?\s*:)"
+    r"\s+(?!not\b|wait\b|await\b|hold\b|pause\b|stop\b|nothing\b|do nothing\b)", re.IGNORECASE)
+#: Verbs that, leading a clause, make it an instruction to act ("Fix the 3 clippy errors", "Reboot the
+#: router"). Not "wait", "ask" or "confirm": waiting for the person is no step.
+_ACTION_VERBS = (
+    "add address apply backfill begin build bump call change check clean clear close commit compile complete "
+    "configure connect continue convert copy create debug delete deploy design disable document download draft "
+    "drop edit enable ensure examine execute explore export extract fetch finish fix format generate handle "
+    "implement import inline inspect install integrate investigate kill launch lint load look make mark merge "
+    "migrate modify move open patch port proceed publish pull push read rebase rebuild reboot refactor "
+    "regenerate reinstall release remove rename replace reset resolve restart restore resume retry revert review "
+    "rewrite rotate run rerun re-run scaffold seed set split start sync tag test trigger try uninstall update "
+    "upgrade upload validate verify wire write").split()
+_IMPERATIVE = re.compile(r"^(?:" + "|".join(re.escape(v) for v in _ACTION_VERBS) + r")\b(?![-'’])", re.IGNORECASE)
+#: A clause that makes its action wait for the person ("If the user wants it, add X"; "I will add it
+#: once the user confirms"): an offer, not a step.
+_FOR_THE_PERSON = re.compile(
+    r"^(?:if|unless|once|when|should|after|whether)\b[^,]*\b(?:user|you|they|he|she)\b|"
+    r"\b(?:if|once|when|unless|after)\s+(?:the\s+)?(?:user|you|they|he|she)\s+(?:\w+\s+)?(?:asks?|wants?|"
+    r"confirms?|approves?|agrees?|says?|requests?|decides?|chooses?|gives?|replies?|responds?)\b", re.IGNORECASE)
+
+
+def proposed_step(text: str, *, no_step: re.Pattern[str] | None = None) -> str | None:
+    """The first clause of section 9 (``text``) that proposes a step, or ``None``: an instruction
+    to act ("Fix the 3 clippy errors", "Next, reboot the router") or the summariser saying what it
+    will do ("I will now delete ...", "The next step is to ..."). Quotations are what someone said,
+    not the proposal; a clause that says there is nothing to do (``no_step``) or that waits for the
+    person ("I should wait for the user to respond before ...", "if the user wants it") proposes
+    nothing; Claude Code's own trailer after the section does not count.
+
+    >>> proposed_step("No explicit next step requested. Next, I will reboot the router.")
+    'Next, I will reboot the router.'
+    >>> proposed_step('No next step. From my last message: "Say the word and I will add it." I should wait for the user.')
+    """
+    trailer = _TRAILER.search(text)
+    body = _QUOTED.sub('""', text[: trailer.start()] if trailer else text)
+    for clause in _STEP_CLAUSE_END.split(body):
+        clause = clause.strip()
+        if not clause or (no_step is not None and no_step.search(clause)) or _FOR_THE_PERSON.search(clause):
+            continue
+        rest = clause[_STEP_LEAD.match(clause).end():]  # type: ignore[union-attr]  # the pattern matches ""
+        if _WILL.match(rest) or _IMPERATIVE.match(rest):
+            return clause
+    return None

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from ..core.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, result_text
 
 __all__ = ["error_kind", "ERROR_KINDS", "claude_storage", "failed_call_ids", "open_tasks", "error_identifiers",
-           "error_kept", "command_signature", "runs_tests", "failed_test_run", "failed_tests", "failing_test_told"]
+           "error_kept", "items_about", "error_denied", "command_signature", "runs_tests", "failed_test_run", "failed_tests", "failing_test_told"]
 
 ERROR_KINDS = ("error", "rejected", "cancelled", "tool_usage", "probe")
 
@@ -504,12 +504,83 @@ def error_told_as_error(key_line: str, text: str, command: str, region: str) -> 
     return False, ""
 
 
-def error_kept(key_line: str, text: str, command: str, region: str) -> tuple[bool, str]:
+def _denies_error(item: str) -> bool:
+    """Whether ``item`` says an error did not happen: an error cue said not to apply ("No ruff
+    errors", "never failed") and no cue that applies. Words of a check going well alone ("ruff
+    passes now") do not deny: an item telling the fix often ends with them.
+
+    >>> _denies_error("- No ruff errors: `ruff check` passed cleanly (UP038 rule not triggered)")
+    True
+    >>> _denies_error("- Lint: `bun run lint` never failed in this session (exit code 0)")
+    True
+    >>> _denies_error("- Ruff UP038 on line 135: fixed; no errors remain")
+    False
+    >>> _denies_error("- **Ruff UP038**: `isinstance(x, (A, B))` → `isinstance(x, A | B)`; ruff passes cleanly now")
+    False
+    """
+    item = re.sub(r"`[^`\n]*`", "``", item)  # a command's words (`ruff check --fix`) say nothing of how it went
+    if _speaks_of_error(item):
+        return False
+    negated = any(_NO_CUE_BEFORE.search(item[max(0, m.start() - 24):m.start()]) or
+                  _NO_CUE_AFTER.match(item[m.end():m.end() + 30]) for m in _ERROR_CUE.finditer(item))
+    return negated
+
+
+def _other_code(item: str, codes: list[str]) -> bool:
+    """Whether ``item`` names an error code of the same kind as one of ``codes`` (the same letters:
+    ``UP037`` for ``UP038``, ``TS2322`` for ``TS2345``) and none of ``codes`` themselves: it tells
+    another error."""
+    if not codes:
+        return False
+    named = {c.upper() for c in _ERR_CODE.findall(item)}
+    if not named or any(c.upper() in named for c in codes):
+        return False
+    kinds = {re.match(r"[A-Z]*", c.upper()).group(0) for c in codes}  # type: ignore[union-attr]  # matches ""
+    return any(re.match(r"[A-Z]*", n).group(0) in kinds for n in named)  # type: ignore[union-attr]
+
+
+def items_about(region: str, key_line: str) -> str:
+    """``region`` without the items that cannot tell the error of ``key_line``: items that say no
+    error happened (:func:`_denies_error`) and items that name another code of its kind
+    (:func:`_other_code`). The same text when no item is dropped."""
+    items = _ITEM.split(region)
+    kept = [i for i in items if not (i.strip() and _not_about(i, key_line))]
+    return region if len(kept) == len(items) else "\n\n".join(kept)
+
+
+def _not_about(item: str, key_line: str) -> str:
+    """Why ``item`` cannot tell the error of ``key_line`` ("says it did not happen", "names UP037,
+    another code of its kind"), or ``""``."""
+    if _denies_error(item):
+        return "says it did not happen"
+    codes = [t for t in error_identifiers("", key_line) if _ERR_CODE.fullmatch(t)]
+    if _other_code(item, codes):
+        return f"names {', '.join(dict.fromkeys(_ERR_CODE.findall(item)))}, not {', '.join(codes)}"
+    return ""
+
+
+def error_denied(key_line: str, text: str, command: str, region: str) -> str:
+    """For an error ``region`` does not keep: an item that would have kept it but says it did not
+    happen or names another code of its kind, with why (for the reason), or ``""``."""
+    for item in _ITEM.split(region):
+        why = _not_about(item, key_line) if item.strip() else ""
+        if why and (error_kept(key_line, text, command, item, read_all=True)[0] or
+                    _overlap(key_line, item) >= 0.5):
+            return f"{why}: \"{' '.join(item.split())[:90]}\""
+    return ""
+
+
+def error_kept(key_line: str, text: str, command: str, region: str, *, read_all: bool = False) -> tuple[bool, str]:
     """Whether section 4 (``region``) keeps this error, and how: its identifying tokens (at least
     half of them, and at least one), or the failing command with a token of its output in one item.
-    The key line's own presence is checked by the caller."""
-    low = region.lower()
+    An item that says no error happened ("No ruff errors: ... passed cleanly", "never failed") or
+    that names another code of the error's kind (``UP037`` for ``UP038``) keeps nothing.
+    The key line's own presence is checked by the caller (``read_all``: every item counts, for
+    :func:`error_denied`)."""
     own = error_identifiers("", key_line)           # what the key line itself names
+    if not read_all:
+        region = items_about(region, key_line)
+    low = region.lower()
     context = [t for t in error_identifiers(text, key_line) if t not in own]
     if own and all(t.isdigit() for t in own):
         # Only an HTTP status: many errors share one ("Login returned 500" is not "Upload failed:

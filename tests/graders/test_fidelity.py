@@ -232,6 +232,43 @@ def test_next_step_none_is_na(grade, kit, session, body):
     assert "proposes no step" in verdict.reasons[0]
 
 
+#: Section 9s that open by saying there is no step and then say nothing to do (the corpus's wordings:
+#: M-Claude 2.0.60, fasthooks 2.0.76, monodreams 2.1.177 with its offer quoted and "I should wait").
+_NOTHING_AFTER_NO_STEP = [
+    "No explicit next step requested. The user's last request (\"check service status\") has been completed. "
+    "The router SSH session details are:\n- **Router IP**: 10.0.0.1\n- **Router OS**: OpenWrt 23.05.",
+    "No next step required unless explicitly requested by the user. The conversation has been demonstrating tool "
+    "capabilities. No active development tasks are pending.",
+    "No next step should be started without user confirmation — the requested task is complete and verified. "
+    "From my final message: \"Say the word and I'll add it.\" I should wait for the user to respond before "
+    "implementing the auto-flip feature or any other change.",
+    "No explicit next step requested. The natural next step is the loader docs if the user wants to continue.",
+]
+
+
+@pytest.mark.parametrize("body", _NOTHING_AFTER_NO_STEP)
+def test_next_step_saying_no_step_and_proposing_none_is_na(grade, kit, session, body):
+    verdict = grade("next_step_quote", kit.case(session.messages, _s9(kit, body)))
+    assert verdict.status == "n/a", verdict.reasons
+    assert "proposes no step" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("step", [
+    "Next, I will reboot the router and reinstall dockerd to make sure the service comes up cleanly.",
+    "I will now delete hello_world.py, number_generator.py and data.txt to clean up the workspace.",
+    "Fix the 3 clippy errors in `crates/lib/src/ingest.rs`:\n   - Move the doc comment above `run_ingest`",
+    "The next step is to migrate all sessions to Redis.",
+])
+def test_next_step_a_no_step_sentence_does_not_hide_the_step_after_it(grade, kit, session, step):
+    # M3 of the review: "No explicit next step requested." first made the grader n/a whatever followed.
+    body = f"No explicit next step was requested by the user. {step}"
+    verdict = grade("next_step_quote", kit.case(session.messages, _s9(kit, body)))
+    assert verdict.status == "fail", verdict.reasons
+    assert "proposes a step but quotes nothing" in verdict.reasons[0]
+    quoted = grade("next_step_quote", kit.case(session.messages, _s9(kit, f'{body} As asked: "{session.last}"')))
+    assert quoted.status == "pass", quoted.reasons
+
+
 def test_next_step_empty_section_is_na(grade, kit, session):
     verdict = grade("next_step_quote", kit.case(session.messages, "9. Optional Next Step:\n"))
     assert verdict.status == "n/a"
@@ -537,6 +574,85 @@ def test_pending_expected_tasks_are_required(grade, kit):
     verdict = grade("pending_tasks", kit.case(messages, _s7(kit), expect={"pending": ["rotate the signing keys"]}))
     assert verdict.status == "fail"
     assert '"rotate the signing keys"' in verdict.reasons[0]
+
+
+def _open(kit, *subjects: str):
+    return [kit.user("plan it"), *kit.todo(*((t, "pending") for t in subjects))]
+
+
+_OPEN = ("Write the revocation migration", "Update the session docs")
+
+
+@pytest.mark.parametrize("mark", ["{} — DONE ✅", "[DONE] {}", "{} (already implemented and committed)",
+                                  "{} (cancelled by the user — skip)", "{} — COMPLETED", "{}: finished"])
+def test_pending_a_done_or_cancelled_mark_anywhere_in_the_item_is_not_kept(grade, kit, mark):
+    # M5 of the review: only a leading tick or a trailing "(done)" was read as done.
+    verdict = grade("pending_tasks", kit.case(_open(kit, *_OPEN), _s7(kit, _OPEN[0], mark.format(_OPEN[1]))))
+    assert verdict.status == "fail", verdict.reasons
+    assert verdict.reasons == [verdict.reasons[0]] and "marked as done" in verdict.reasons[0]
+    assert _OPEN[1] in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("mark", ["{} — NOT YET DONE", "{} (blocked until the migration is complete)",
+                                  "{} — IN PROGRESS, the first half done", "{} (to be completed after the review)",
+                                  "[ ] {}", "{}; make sure the build is done first", "{}: done-state styling first"])
+def test_pending_a_mark_said_not_to_apply_keeps_the_task_open(grade, kit, mark):
+    verdict = grade("pending_tasks", kit.case(_open(kit, *_OPEN), _s7(kit, _OPEN[0], mark.format(_OPEN[1]))))
+    assert verdict.status == "pass", verdict.reasons
+
+
+@pytest.mark.parametrize("layout, done", [
+    ("7. Pending Tasks:\n   Finished tasks (no action needed):\n   - {1}\n   Still open:\n   - {0}\n", 1),
+    ("7. Pending Tasks:\n   **Completed in this session:**\n   - {1}\n   **Open:**\n   - {0}\n", 1),
+    ("7. Pending Tasks:\n   None — every task below was completed in this session:\n   - {0}\n   - {1}\n", 2),
+    ("7. Pending Tasks:\n   All of the following are done:\n   - {0}\n   - {1}\n", 2),
+])
+def test_pending_tasks_filed_as_finished_by_a_heading_or_lead_are_not_kept(grade, kit, layout, done):
+    verdict = grade("pending_tasks", kit.case(_open(kit, *_OPEN), layout.format(*_OPEN)))
+    assert verdict.status == "fail", verdict.reasons
+    assert len(verdict.reasons) == done and all("marked as done" in r for r in verdict.reasons)
+
+
+@pytest.mark.parametrize("layout", [
+    "7. Pending Tasks:\n   Remaining (to be completed after the release is done):\n   - {0}\n   - {1}\n",
+    "7. Pending Tasks:\n   The auth refactor was completed earlier; still open:\n   - {0}\n   - {1}\n",
+    "7. Pending Tasks:\n   Both tasks below are still open (nothing finished yet):\n   - {0}\n   - {1}\n",
+    "7. Pending Tasks:\n   All tasks below are listed; none is finished yet:\n   - {0}\n   - {1}\n",
+])
+def test_pending_a_heading_that_does_not_call_the_list_finished_keeps_it_open(grade, kit, layout):
+    verdict = grade("pending_tasks", kit.case(_open(kit, *_OPEN), layout.format(*_OPEN)))
+    assert verdict.status == "pass", verdict.reasons
+
+
+def test_pending_a_changed_number_does_not_keep_the_task(grade, kit):
+    task = "Author all 15 block.json manifests under registry/"
+    for told in (task, "Task #7: Author all 15 block.json manifests under `registry/<block>/`",
+                 "Author all fifteen block.json manifests under registry/"):
+        assert grade("pending_tasks", kit.case(_open(kit, task), _s7(kit, told))).status == "pass", told
+    verdict = grade("pending_tasks", kit.case(_open(kit, task), _s7(kit, "Task #7: Author all 5 block.json manifests "
+                                                                          "under `registry/<block>/` (blocked by 5, 6)")))
+    assert verdict.status == "fail", verdict.reasons
+    assert task in verdict.reasons[0]
+
+
+def test_pending_the_opposite_action_does_not_keep_the_task(grade, kit):
+    task = "Implement `monodreams add <block>` with dep resolution + file copy + post-actions"
+    good = "Task #10: Implement `monodreams add <block>` — resolve transitive deps, copy files, run post-actions"
+    assert grade("pending_tasks", kit.case(_open(kit, task), _s7(kit, good))).status == "pass"
+    bad = good.replace(" add ", " remove ")
+    verdict = grade("pending_tasks", kit.case(_open(kit, task), _s7(kit, bad)))
+    assert verdict.status == "fail", verdict.reasons
+    assert "monodreams add <block>" in verdict.reasons[0]
+
+
+def test_pending_a_sibling_sharing_a_few_words_does_not_reopen_a_cancelled_task(grade, kit):
+    tasks = ("Scaffold the CLI project", "Implement `cli init`")
+    items = ("Scaffold the CLI project with subcommands `init`/`add`/`list`", "Implement `cli init` — write cli.json")
+    assert grade("pending_tasks", kit.case(_open(kit, *tasks), _s7(kit, *items))).status == "pass"
+    verdict = grade("pending_tasks", kit.case(_open(kit, *tasks),
+                                              _s7(kit, items[0], items[1] + " (cancelled by the user — skip)")))
+    assert verdict.status == "fail", verdict.reasons
+    assert "marked as done" in verdict.reasons[0] and "cli init" in verdict.reasons[0]
 
 
 # ---------------------------------------------------------------------------------------------

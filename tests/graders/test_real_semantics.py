@@ -227,6 +227,46 @@ def test_an_error_kept_by_its_identifying_tokens_in_other_words(grade, kit):
     assert grade("errors_preserved", kit.case(msgs3, only_type)).status == "fail"
 
 
+_RUFF = ("Exit code 1\nsrc/slopometry/core/python_feature_analyzer.py:135:16: UP038 Use `X | Y` in `isinstance` "
+         "call instead of `(X, Y)`")
+_LINT = "error: script \"lint:fix\" exited with code 1\nsrc/ContextTab.tsx:12:3 format ━━━━ Formatter would have printed"
+
+
+@pytest.mark.parametrize("told", [
+    "- **Ruff UP038**: `isinstance(node, (ast.Import, ast.ImportFrom))` → `isinstance(node, ast.Import | ast.ImportFrom)`",
+    "- Ruff UP038 in python_feature_analyzer.py line 135: no errors remain after the fix",
+    "- **Ruff UP038**: `isinstance(node, (A, B))` → `isinstance(node, A | B)`; `ruff check` passes cleanly now",
+])
+def test_an_error_told_in_section_4_is_kept_whatever_else_the_item_says(grade, kit, told):
+    msgs = [kit.user("run ruff"), *kit.tool("Bash", {"command": "uv run ruff check --fix ."}, _RUFF, is_error=True)]
+    assert grade("errors_preserved", kit.case(msgs, _s(kit, errors=told))).status == "pass"
+
+
+@pytest.mark.parametrize("denied, why", [
+    # M6 of the review (slopometry 2.0.65): the item names the command, the code and `isinstance`, and denies it
+    ("- No ruff errors: `uv run ruff check --fix .` passed cleanly (UP038 rule not triggered)", "says it did not happen"),
+    # another code of ruff's kind, with the same words: another error
+    ("- **Ruff UP037**: `isinstance(node, (ast.Import, ast.ImportFrom))` → `isinstance(node, ast.Import | ast.ImportFrom)`",
+     "names UP037, not UP038"),
+])
+def test_an_item_denying_the_error_or_naming_another_code_does_not_keep_it(grade, kit, denied, why):
+    msgs = [kit.user("run ruff"), *kit.tool("Bash", {"command": "uv run ruff check --fix ."}, _RUFF, is_error=True)]
+    verdict = grade("errors_preserved", kit.case(msgs, _s(kit, errors=denied)))
+    assert verdict.status == "fail", verdict.reasons
+    assert "UP038" in verdict.reasons[0] and why in verdict.reasons[0]
+
+
+def test_a_lint_failure_said_never_to_have_happened_is_not_kept(grade, kit):
+    # PackmindHub 2.1.45: Biome's lint:fix failed; section 4 says the script never failed
+    msgs = [kit.user("lint it"), *kit.tool("Bash", {"command": "bun run lint:fix 2>&1"}, _LINT, is_error=True)]
+    good = _s(kit, errors="- **Lint formatting errors**: Biome reported indentation issues in ContextTab.tsx. "
+                          "Fixed with `bun run lint:fix`.")
+    assert grade("errors_preserved", kit.case(msgs, good)).status == "pass"
+    bad = _s(kit, errors="- **Lint**: `bun run lint` and `bun run lint:fix` never failed in this session (exit code 0).")
+    verdict = grade("errors_preserved", kit.case(msgs, bad))
+    assert verdict.status == "fail" and "says it did not happen" in verdict.reasons[0], verdict.reasons
+
+
 # --- tasks ------------------------------------------------------------------------------------------------
 
 
