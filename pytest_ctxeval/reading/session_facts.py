@@ -447,7 +447,13 @@ def _token_in(token: str, text_low: str) -> bool:
         return False
     if low.isdigit():   # an HTTP status: the number whole ("500", not "15000")
         return re.search(rf"(?<![\d.]){low}(?![\d.])", text_low) is not None
-    return low in text_low
+    # a name whole: "lint" is not told by "linter", nor "page" by "pages" (a substring scan first)
+    return low in text_low and _whole_word(low).search(text_low) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_word(token: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(token)}(?![A-Za-z0-9_])")
 
 
 def _overlap(line: str, region: str) -> float:

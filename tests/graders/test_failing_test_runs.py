@@ -197,3 +197,10 @@ def test_an_http_status_alone_does_not_keep_another_error_of_that_status():
     key = "Error: Upload failed with alert: Request failed with status code 500"
     assert error_kept(key, key, "npx playwright test", "- Upload 500 error: IPFS was unreachable; set the URL")[0]
     assert not error_kept(key, key, "npx playwright test", "- Login returned 500: the session secret was unset")[0]
+
+
+def test_an_identifier_is_told_whole_not_inside_another_word():
+    from pytest_ctxeval.reading.session_facts import error_kept
+    key = "TypeError: Cannot read properties of undefined (reading 'page')"
+    assert error_kept(key, key, "npx playwright test", "- `page` was undefined in navigateToFiles; fixed it")[0]
+    assert not error_kept(key, key, "npx playwright test", "- the pages list was empty after the reload; fixed")[0]
