@@ -525,11 +525,28 @@ def _denies_error(item: str) -> bool:
     False
     """
     item = re.sub(r"`[^`\n]*`", "``", item)  # a command's words (`ruff check --fix`) say nothing of how it went
-    if _speaks_of_error(item):
+    if _speaks_of_error(item) or _names_error(item):
         return False
     negated = any(_NO_CUE_BEFORE.search(item[max(0, m.start() - 24):m.start()]) or
                   _NO_CUE_AFTER.match(item[m.end():m.end() + 30]) for m in _ERROR_CUE.finditer(item))
     return negated
+
+
+#: After an error's name: it is said not to have happened ("UP038 rule not triggered").
+_NAME_NEGATED_AFTER = re.compile(r"^\W*(?:rule\s+|error\s+|issue\s+)?(?:was\s+|is\s+)?(?:not|never|did\s+not|didn't)\b",
+                                 re.IGNORECASE)
+
+
+def _names_error(item: str) -> bool:
+    """Whether ``item`` names an exception type or an error code as something that happened (a
+    "KeyError in the loader … no exceptions since" tells the KeyError and its fix), not as something
+    that did not ("No UP038", "UP038 rule not triggered")."""
+    for m in list(_EXC_TYPE.finditer(item)) + list(_ERR_CODE.finditer(item)):
+        if _NO_CUE_BEFORE.search(item[max(0, m.start() - 24):m.start()]) or \
+                _NAME_NEGATED_AFTER.match(item[m.end():m.end() + 30]):
+            continue
+        return True
+    return False
 
 
 def _other_code(item: str, codes: list[str]) -> bool:

@@ -58,16 +58,54 @@ _STRUCK = re.compile(r"^\s*(?:[-*+•]|\d+[.)])?\s*~~[^~]+~~")
 _CLAUSE_START = re.compile(r"[(\[—–:;,.!?]|\s-\s")
 
 
+#: A mark's clause that is about something else: its own subject before a copula ("Task #5 is already
+#: done", "the old approach was dropped", "the deploy that was cancelled"), or a count of progress
+#: ("0 of 15 done", "3/15 done").
+_OWN_SUBJECT = re.compile(r"^(?P<subject>.*?)\b(?:is|are|was|were|has been|have been)\b", re.IGNORECASE)
+_THE_TASK = re.compile(r"\W*(?:it|this|this task|(?:everything|every|all|each|none|these|the following)\b.*)?\W*",
+                       re.IGNORECASE | re.DOTALL)   # the task, or the whole list ("every task below", "everything but one")
+_PROGRESS = re.compile(r"\b\d+\s*(?:/|of)\s*\d+\b")
+#: Marks that are words of the task itself anywhere but at the item's start or end ("prints DONE", a
+#: "COMPLETED enum value", a "✅ icon", "[x] checkboxes").
+_EDGE_ONLY = re.compile(r"(?-i:[A-Z]{4,})|[✓✔✅☑]|\[[xX✓✔]\]")
+
+
+def _about_something_else(clause: str, mark: str, opened_by_bracket: bool) -> bool:
+    text = clause + mark
+    own = _OWN_SUBJECT.match(text.strip())
+    if own and not _THE_TASK.fullmatch(own.group("subject")):
+        return True
+    if _PROGRESS.search(text):
+        return True
+    # "(Phase 1 done)": a bracket that names what is done before the word
+    words = [w for w in re.findall(r"[\w#]+", clause) if w.lower() not in ("already", "now", "all", "it", "this")]
+    return opened_by_bracket and bool(words)
+
+
 def _marked(text: str) -> bool:
-    """Whether ``text`` holds a done or cancelled mark that nothing in its clause says does not apply."""
+    """Whether ``text`` holds a done or cancelled mark about its own task that nothing in its clause
+    says does not apply (a mark about something else: :func:`_about_something_else`)."""
     for m in _MARK.finditer(text):
         before = text[:m.start()]
-        starts = [c.end() for c in _CLAUSE_START.finditer(before)]
+        starts = [c for c in _CLAUSE_START.finditer(before)]
         # a mark set apart by its own bracket or dash starts its clause: "... before the totals — completed"
-        clause = "" if re.match(r"\s*(?:[(\[—–:;,]|-\s)", m.group(0)) else before[starts[-1] if starts else 0:]
+        set_apart = re.match(r"\s*(?:[(\[—–:;,]|-\s)", m.group(0)) is not None
+        clause = "" if set_apart else before[starts[-1].end() if starts else 0:]
+        bracket = not set_apart and bool(starts) and starts[-1].group(0) in "(["
+        if _EDGE_ONLY.fullmatch(m.group(0).strip()) and not _at_edge(text, m):
+            continue
+        if _about_something_else(clause, m.group(0), bracket):
+            continue
         if not _NOT_YET.search(clause) and not _NOT_YET.search(m.group(0)) and not _YET_AFTER.match(text, m.end()):
             return True
     return False
+
+
+def _at_edge(text: str, m: re.Match[str]) -> bool:
+    """The mark stands at the item's start (after its list marker) or its end."""
+    head = re.sub(r"^[\s>*_~]*(?:[-*+•]|\d+[.)])?[\s*_]*", "", text[:m.start()])
+    tail = text[m.end():]
+    return not head.strip() or not re.sub(r"[\s.!)\]*_—–-]", "", tail)
 
 
 def done_item(item: str) -> bool:
