@@ -232,7 +232,16 @@ _IMPERATIVE = re.compile(r"^(?:" + "|".join(re.escape(v) for v in _ACTION_VERBS)
 _FOR_THE_PERSON = re.compile(
     r"^(?:if|unless|once|when|should|after|whether)\b[^,]*\b(?:user|you|they|he|she)\b|"
     r"\b(?:if|once|when|unless|after)\s+(?:the\s+)?(?:user|you|they|he|she)\s+(?:\w+\s+)?(?:asks?|wants?|"
-    r"confirms?|approves?|agrees?|says?|requests?|decides?|chooses?|gives?|replies?|responds?)\b", re.IGNORECASE)
+    r"confirms?|approves?|agrees?|says?|requests?|decides?|chooses?|gives?|replies?|responds?)\b|"
+    # asking the person is waiting for them: "Check with the user whether …", "Make sure to ask the user"
+    r"\b(?:ask|asking|check with|confirm with|consult|clarify with)\s+(?:the\s+)?(?:user|you|them)\b", re.IGNORECASE)
+#: A clause whose leading "verb" is a noun: "Build and tests are green", "Merge is pending review",
+#: "Test results: 12 passed", "**Start time**: 10:02".
+_NOUN_USE = re.compile(r"^\w+(?:\s+(?:and|&|or)\s+\w+)?\s+(?:is|are|was|were|has|have|remains?|stays?|looks?)\b|"
+                       r"^\w+\s+(?:results?|status|time|output|logs?|summary|coverage|state|runs?)\s*[:(=-]|"
+                       r"^\w+(?:\s+\w+){0,3}[*_]+\s*:", re.IGNORECASE)
+#: Abbreviations whose full stop does not end a clause.
+_ABBREVIATION = re.compile(r"\b(e\.g|i\.e|etc|vs|cf)\.", re.IGNORECASE)
 
 
 def proposed_step(text: str, *, no_step: re.Pattern[str] | None = None) -> str | None:
@@ -249,11 +258,12 @@ def proposed_step(text: str, *, no_step: re.Pattern[str] | None = None) -> str |
     """
     trailer = _TRAILER.search(text)
     body = _QUOTED.sub('""', text[: trailer.start()] if trailer else text)
+    body = _ABBREVIATION.sub(lambda m: m.group(1).replace(".", "") + " ", body)
     for clause in _STEP_CLAUSE_END.split(body):
         clause = clause.strip()
         if not clause or (no_step is not None and no_step.search(clause)) or _FOR_THE_PERSON.search(clause):
             continue
         rest = clause[_STEP_LEAD.match(clause).end():]  # type: ignore[union-attr]  # the pattern matches ""
-        if _WILL.match(rest) or _IMPERATIVE.match(rest):
+        if _WILL.match(rest) or (_IMPERATIVE.match(rest) and not _NOUN_USE.match(rest)):
             return clause
     return None

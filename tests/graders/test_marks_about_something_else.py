@@ -56,3 +56,19 @@ def test_a_lead_about_the_whole_list_still_files_it_as_done(lead):
 ])
 def test_an_item_that_names_the_error_and_its_fix_does_not_deny_it(item, denies):
     assert _denies_error(item) is denies
+
+
+@pytest.mark.parametrize("text, step", [
+    ("No explicit next step requested. Build and tests are green.", None),
+    ("No next step. Test results: 12 passed, 0 failed.", None),
+    ("No next step. Merge is pending review.", None),
+    ("No next step.\n- **Start time**: 10:02", None),
+    ("No next step. Check with the user whether to deploy.", None),
+    ("No next step. Make sure to ask the user before pushing.", None),
+    ("No next step. Other work (e.g. write more hooks) should be confirmed with the user.", None),
+    ("No next step. Fix the 3 clippy errors.", "Fix the 3 clippy errors."),
+    ("No next step. Build the image and push it.", "Build the image and push it."),
+])
+def test_a_state_or_a_question_for_the_person_is_no_proposed_step(text, step):
+    from pytest_ctxeval.reading.proposals import proposed_step
+    assert proposed_step(text) == step
