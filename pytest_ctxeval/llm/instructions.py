@@ -82,6 +82,23 @@ class Instruction:
             self._opposite is not None and any(_negated(sentence.text, m.start(), m.end())
                                                for m in self._opposite.finditer(sentence.text)))
 
+    def targets(self, text: str, m: re.Match[str]) -> bool:
+        """Whether the opposite term ``m`` is said of this instruction's subject: followed in its
+        clause by the subject ("paraphrase the user's messages"), by a word pointing back to it
+        ("summarise the rest", "paraphrase them", "each later one"), or by nothing else (a section's
+        "briefly paraphrased"); not by another object ("summarise the surrounding context", "its
+        long output", "any pasted logs"), and not as the subject of a reason ("Paraphrasing loses
+        the user's intent")."""
+        after = text[m.end():]
+        if _REASON_VERB.match(after):
+            return False
+        clause = _CLAUSE_END.split(after, 1)[0]
+        words = clause.split()[:8]
+        head = " ".join(words)
+        if not words or _BACK_REFERENCE.match(head) or _ONLY_MANNER.fullmatch(head):
+            return True
+        return self._subject.search(head) is not None
+
     def against(self, sentence: Sentence) -> bool:
         """Whether the sentence also speaks against the instruction for part of its subject: an
         un-negated opposite term that is not the ask term itself ("quote the first message
@@ -96,6 +113,8 @@ class Instruction:
                 continue
             if m.span() in leave_out and not self._subject.search(sentence.text):
                 continue
+            if not self.targets(sentence.text, m):
+                continue
             return True
         return False
 
@@ -104,9 +123,26 @@ class Instruction:
         if not (self.about(sentence) or self._subject.search(sentence.text)):  # "no code": still about code
             return False
         negated_ask = any(_negated(sentence.text, m.start(), m.end()) for m in self._ask.finditer(sentence.text))
-        return negated_ask or (self._opposite is not None and _unnegated(self._opposite, sentence.text)
-                               and not self.asks(sentence))
+        return negated_ask or (self._opposite is not None and not self.asks(sentence) and any(
+            not _negated(sentence.text, m.start(), m.end()) and self.targets(sentence.text, m)
+            for m in self._opposite.finditer(sentence.text)))
 
+
+#: After an opposite term: a verb that makes the term the subject of a reason ("Paraphrasing loses
+#: the user's intent", "summaries drop detail").
+_REASON_VERB = re.compile(r"^\s+(?:loses?|lose|drops?|hides?|blurs?|changes?|distorts?|is|are|was|can|could|may|"
+                          r"might|will|would|tends?|makes?|risks?|costs?)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[;:,.!?()]|\s(?:and|but|while|whereas|so)\s")
+#: Words pointing back to the section's subject: "summarise the rest", "paraphrase them".
+_BACK_REFERENCE = re.compile(r"(?:of\s+)?(?:(?:each|every|all|any|the|such|those|these|its|their)\s+)?"
+                             r"(?:(?:long|longer|short|later|older|earlier|remaining|other|subsequent|following|previous|"
+                             r"user'?s?|person'?s?)\s+)*"
+                             r"(?:them|it|these|those|the rest|rest|others?|ones?|messages?|requests?|items?|entries|"
+                             r"errors?|tasks?|steps?|quotes?)\b", re.IGNORECASE)
+#: Nothing but how to do it: "briefly", "in one line", "in your own words".
+_ONLY_MANNER = re.compile(r"(?:(?:briefly|concisely|shortly|loosely|instead|here|too|also|only|in (?:one|a single|"
+                          r"a few|two) (?:line|sentence)s?|in (?:your|their|the assistant's) own words|as needed|"
+                          r"where (?:needed|possible)|if (?:needed|possible|long))\s*)*", re.IGNORECASE)
 
 #: A negation before a term: a negator up to three words before it, or up to two words after an
 #: "or" that follows one ("no need to quote them or say how they were fixed").
@@ -605,7 +641,7 @@ def _names_subject(name: str, s: Sentence) -> bool:
         return True
     return inst._opposite is not None and any(m.span() not in [x.span() for x in _LEAVE_OUT_RE.finditer(s.text)]
                                               for m in inst._opposite.finditer(s.text)
-                                              if not _negated(s.text, m.start(), m.end()))
+                                              if not _negated(s.text, m.start(), m.end()) and inst.targets(s.text, m))
 
 
 def sentence_reading(s: Sentence) -> list[str]:

@@ -302,3 +302,31 @@ def test_a_sections_ban_wins_over_a_general_ask_for_code() -> None:
         "\nAlways include the code you changed."
     reading = read_prompt(general)
     assert "code_snippets" not in reading and reading.overridden["code_snippets"]
+
+
+@pytest.mark.parametrize("section_line", [
+    # a second sentence about another thing: not against the section's own ask (a fifth reader's review)
+    "9. Optional Next Step: If there is a next step, include direct quotes from the most recent conversation. "
+    "Summarise the surrounding context briefly.",
+    "4. Errors and fixes: List every error and how you fixed it. Quote the key error line exactly. You may "
+    "paraphrase the user's feedback on it.",
+    "4. Errors and fixes: List every error and how you fixed it. Quote the key error line exactly. Quote the "
+    "failing command; summarise its long output.",
+    "6. All user messages: List every user message verbatim, one per item. Paraphrasing loses the user's intent.",
+    "6. All user messages: List every user message verbatim, one per item; summarise any pasted logs in a note.",
+])
+def test_an_opposite_said_of_something_else_is_not_a_partial_ask(section_line):
+    reading = read_prompt("<analysis>\n" + section_line + "\n")
+    assert not reading.partial and not reading.opposed, (reading.partial, reading.opposed)
+
+
+@pytest.mark.parametrize("section_line, name", [
+    ("6. All user messages: Quote the first user message verbatim; summarise each later one briefly.",
+     "user_messages_verbatim"),
+    ("6. All user messages: List each verbatim, but cut any message longer than 15 words.", "user_messages_verbatim"),
+    ("9. Optional Next Step: include direct quotes from the most recent conversation. A rough paraphrase of the "
+     "request is fine here.", "next_step_quotes"),
+])
+def test_an_opposite_said_of_the_subject_still_counts(section_line, name):
+    reading = read_prompt("<analysis>\n" + section_line + "\n")
+    assert name in reading.partial or name in reading.opposed or name in reading.overridden
