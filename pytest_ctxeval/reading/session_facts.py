@@ -529,23 +529,24 @@ def _denies_error(item: str) -> bool:
         return False
     negated = any(_NO_CUE_BEFORE.search(item[max(0, m.start() - 24):m.start()]) or
                   _NO_CUE_AFTER.match(item[m.end():m.end() + 30]) for m in _ERROR_CUE.finditer(item))
-    return negated
+    return negated or _names_error(item, negated=True)
 
 
 #: After an error's name: it is said not to have happened ("UP038 rule not triggered").
-_NAME_NEGATED_AFTER = re.compile(r"^\W*(?:rule\s+|error\s+|issue\s+)?(?:was\s+|is\s+)?(?:not|never|did\s+not|didn't)\b",
-                                 re.IGNORECASE)
+_NAME_NEGATED_AFTER = re.compile(r"^\W*(?:rule\s+|error\s+|issue\s+|warning\s+)?(?:was\s+|is\s+|has\s+)?"
+                                 r"(?:not|never|did\s+not|didn't|does\s+not|doesn't)\b", re.IGNORECASE)
 
 
-def _names_error(item: str) -> bool:
+def _names_error(item: str, *, negated: bool = False) -> bool:
     """Whether ``item`` names an exception type or an error code as something that happened (a
-    "KeyError in the loader … no exceptions since" tells the KeyError and its fix), not as something
-    that did not ("No UP038", "UP038 rule not triggered")."""
+    "KeyError in the loader … no exceptions since" tells the KeyError and its fix), or with
+    ``negated``, as something that did not ("No UP038 issue", "UP038 rule not triggered", "UP038 did
+    not occur")."""
     for m in list(_EXC_TYPE.finditer(item)) + list(_ERR_CODE.finditer(item)):
-        if _NO_CUE_BEFORE.search(item[max(0, m.start() - 24):m.start()]) or \
-                _NAME_NEGATED_AFTER.match(item[m.end():m.end() + 30]):
-            continue
-        return True
+        said_not = bool(_NO_CUE_BEFORE.search(item[max(0, m.start() - 24):m.start()]) or
+                        _NAME_NEGATED_AFTER.match(item[m.end():m.end() + 30]))
+        if said_not == negated:
+            return True
     return False
 
 

@@ -30,13 +30,15 @@ TASK_OVERLAP = 0.6
 # Done and cancelled marks
 
 _DONE_WORDS = (r"done|completed?|finished|cancell?ed|canceled|skipped|dropped|abandoned|descoped|obsolete|"
-               r"no longer needed|not needed|wontfix|won't do")
+               r"shipped|resolved|superseded|no longer needed|not needed|wontfix|won't do")
+#: The done words that hold a negation of their own ("no longer needed"): not a "not yet".
+_SELF_NEGATED = re.compile(r"no longer needed|not needed|won't do", re.IGNORECASE)
 #: A status stamp: a done word set apart (bracketed, after a dash, colon or comma, at the item's start
 #: or end), "already implemented", "has been completed", or in capitals ("DONE", "COMPLETED").
 _MARK = re.compile(
     rf"[(\[]\s*(?:already\s+|now\s+)?(?:{_DONE_WORDS})(?![\w-])|"
     # after a separator, a participle only: ": Complete the migration" is an instruction
-    rf"(?:^|[—–:;,]|\s-)\s*(?:already\s+|now\s+|all\s+)?(?:{_DONE_WORDS.replace('completed?', 'completed')})(?![\w-])|"
+    rf"(?:^|[—–:;,→]|\s-|->)\s*(?:already\s+|now\s+|all\s+)?(?:{_DONE_WORDS.replace('completed?', 'completed')})(?![\w-])|"
     rf"\b(?:{_DONE_WORDS})\s*[)\].!✅✓✔]*\s*$|"
     r"\balready\s+(?:been\s+)?(?:done|completed?|finished|implemented|committed|merged|shipped|fixed|resolved|"
     r"cancell?ed|canceled)(?![\w-])|"
@@ -96,7 +98,8 @@ def _marked(text: str) -> bool:
             continue
         if _about_something_else(clause, m.group(0), bracket):
             continue
-        if not _NOT_YET.search(clause) and not _NOT_YET.search(m.group(0)) and not _YET_AFTER.match(text, m.end()):
+        if not _NOT_YET.search(clause) and not _NOT_YET.search(_SELF_NEGATED.sub("", m.group(0))) \
+                and not _YET_AFTER.match(text, m.end()):
             return True
     return False
 

@@ -72,3 +72,24 @@ def test_an_item_that_names_the_error_and_its_fix_does_not_deny_it(item, denies)
 def test_a_state_or_a_question_for_the_person_is_no_proposed_step(text, step):
     from pytest_ctxeval.reading.proposals import proposed_step
     assert proposed_step(text) == step
+
+
+@pytest.mark.parametrize("item", [
+    "- Task 7: Port the exporter — no longer needed", "- Task 7: Port the exporter (not needed)",
+    "- Task 7: Port the exporter — won't do", "- Task 8: Open the PR (shipped)", "- Task 8: Fix the flaky test — resolved",
+    "- Task 8: Add caching → done", "- Task 9: Old parser (superseded by Task 12)",
+])
+def test_more_ways_to_close_a_task(item):
+    assert done_item(item)
+
+
+@pytest.mark.parametrize("item", ["- Task 9: wire it (not yet done)", "- Resolve the merge conflict in app.py",
+                                  "- Ship the release notes"])
+def test_words_of_an_open_task_do_not_close_it(item):
+    assert not done_item(item)
+
+
+@pytest.mark.parametrize("item", ["- UP038 did not occur in this run", "- No UP038 issue here", "- Ruff UP038 never showed up"])
+def test_an_error_named_only_as_not_happening_is_denied(item):
+    assert _denies_error(item)
+    assert not _denies_error("- UP038 no longer fails after switching to X | Y")
