@@ -227,10 +227,11 @@ _OPPOSITE_FORMS = [(_forms(a), _forms(b)) for a, b in _OPPOSITES]
 
 
 def _number(token: str) -> re.Pattern[str]:
-    """A number of a task, whole ("15", not "150"), or spelled out ("fifteen")."""
+    """A number of a task, whole ("15", not "150"), or spelled out ("fifteen"); a version's short
+    prefix may stand before it ("v18", "py3" tell "Node 18", "Python 3")."""
     spelled = _SPELLED.get(token)
     alt = rf"|\b{spelled}\b" if spelled else ""
-    return re.compile(rf"(?<![\w.]){re.escape(token)}(?![\d])" + alt, re.IGNORECASE)
+    return re.compile(rf"(?<![\d.])(?<![A-Za-z]{{3}}){re.escape(token)}(?![\d])" + alt, re.IGNORECASE)
 
 
 def _opposite_action(subject: str, item: str) -> bool:

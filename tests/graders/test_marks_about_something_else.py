@@ -93,3 +93,9 @@ def test_words_of_an_open_task_do_not_close_it(item):
 def test_an_error_named_only_as_not_happening_is_denied(item):
     assert _denies_error(item)
     assert not _denies_error("- UP038 no longer fails after switching to X | Y")
+
+
+def test_a_version_prefix_keeps_a_tasks_number():
+    from pytest_ctxeval.reading.tasks import task_in_item
+    assert task_in_item("Support Node 18 and 20", "- Support Node v18 and v20 in CI", 0.6)
+    assert not task_in_item("Support Node 18 and 20", "- Support Node v16 and v20 in CI", 0.6)
