@@ -153,12 +153,16 @@ def test_offline_compare_and_run_start_no_thread(tmp_path: Path, monkeypatch: py
 
 
 @pytest.mark.parametrize("fault", ["server_error", "overloaded", "timeout"])
-def test_a_fault_plan_is_shared_out_as_by_requests_side_by_side(fault: str) -> None:
+def test_a_fault_plan_is_shared_out_as_by_requests_side_by_side(fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # The offline model hands out a task's scripted faults in the order requests arrive. Side by
     # side, each of three votes takes one fault and its retry succeeds; one after another, the
     # first would take all three and use up its retries. So a fault plan keeps the threads.
-    from pytest_ctxeval.llm import make_llm
+    # The retry waits long enough for every thread's first request to arrive on a loaded machine
+    # (with the 1 ms the offline model asks for, a late thread found the first one's retry ahead of it).
+    from pytest_ctxeval.llm import make_llm, offline
     from pytest_ctxeval.llm.base import ModelError
+
+    monkeypatch.setattr(offline, "_RETRY_FAST", {"retry-after-ms": "500"})
 
     llm = make_llm("offline", faults={"chat": [fault] * 3}, max_retries=2)
     assert llm.waits
