@@ -168,8 +168,13 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     hay = haystack(region)
     kept: dict[int, Match] = {}
     rare = _rare_words(case)
+    places: list[str] | None = None
     for n, p in enumerate(people):
-        found = _short_message_kept(p.text, case, section) if _is_short(p.text) else _message_kept(p.text, hay, rare)
+        if _is_short(p.text):
+            places = _short_places(case, section) if places is None else places
+            found = _short_message_kept(p.text, places)
+        else:
+            found = _message_kept(p.text, hay, rare)
         if not found and _is_command_arguments(case.history[p.index]):
             # A /command's arguments ("/gsd:discuss-phase 14" -> "14") are a parameter of the command,
             # which summaries state where the command's work is told (section 1), not as a message.
@@ -247,19 +252,21 @@ def _is_short(text: str) -> bool:
     return bool(norm) and len(norm) <= SHORT_MESSAGE_CHARS and len(norm.split(" ")) <= SHORT_MESSAGE_WORDS
 
 
-def _short_message_kept(text: str, case: CompactionCase, section: Section | None) -> Match:
-    """A short message is kept when section 6 (or, without one, the summary's region) holds it as
-    words of its own, or the compaction kept the person's message itself."""
-    needle = re.compile(rf"(?<![\w/.:-]){re.escape(normalize(text))}(?![\w/-]|\.\w)")
+def _short_places(case: CompactionCase, section: Section | None) -> list[str]:
+    """Where a short message may be kept, normalised (read once per grading): section 6 (or, without
+    one, the summary's region) without its list's own numbers and markers ("1." numbering an item is
+    not "1"), and the person's own messages among the kept ones."""
     body = section.body if section is not None else (case.region("user_messages") or "")
-    # The list's own numbers and markers are not the person's words ("1." numbering an item is not "1").
-    body = _LIST_MARKER.sub("", body)
-    kept_people = [m.text for m in person_messages(case.kept_messages if case.kept_messages is not None
-                                                   else case.post_messages)]
-    for where in [body, *kept_people]:
-        if needle.search(normalize(where)) or needle.search(normalize(_flat_lines(where))):
-            return Match(True, "exact")
-    return Match(False)
+    texts = [_LIST_MARKER.sub("", body)] + [m.text for m in person_messages(
+        case.kept_messages if case.kept_messages is not None else case.post_messages)]
+    return [n for t in texts for n in (normalize(t), normalize(_flat_lines(t)))]
+
+
+def _short_message_kept(text: str, places: list[str]) -> Match:
+    """A short message is kept when one of ``places`` (:func:`_short_places`) holds it as words of
+    its own."""
+    needle = re.compile(rf"(?<![\w/.:-]){re.escape(normalize(text))}(?![\w/-]|\.\w)")
+    return Match(True, "exact") if any(needle.search(p) for p in places) else Match(False)
 
 
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*•+]|\d{1,3}[.)])[ \t]+", re.MULTILINE)
