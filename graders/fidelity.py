@@ -464,6 +464,11 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         # an item that says the error did not happen, or names another code of its kind, keeps nothing
         if _present(key, items_about(region, key)):
             continue
+        # told in section 4 by its tokens counts for section 4, even when section 8 also quotes it
+        kept_here = error_kept(key, res.text, str(res.input.get("command", "")), region) if res else (False, "")
+        if kept_here[0]:
+            how.append(kept_here[1])
+            continue
         if _present(key, items_about(wider, key)):
             elsewhere += 1
             continue

@@ -49,3 +49,47 @@ def test_a_short_draft_re_sent_longer_is_still_a_draft(grade, kit):
     case = kit.case(msgs, _s(kit, user_messages='- "yes, and add tests for it"'))
     assert drafts(case.person_messages(), case.history) == {0: 1}
     assert grade("verbatim_user_messages", case).status == "pass"
+
+
+COMPILE = ("** (CompileError) lib/web/components/row_view.ex:171: cannot invoke remote function Access.get/2 "
+           "inside a guard")
+
+
+def _compile_case(kit, errors_item: str):
+    msgs = [kit.user("Implement the expand controls"), *kit.tool("Bash", {"command": "mix compile"}, COMPILE, is_error=True),
+            kit.say("Fixing the guard.")]
+    return kit.case(msgs, _s(kit, errors=errors_item))
+
+
+def test_an_error_told_by_line_n_of_its_file_is_kept(grade, kit):
+    """2.1.39 (spotter): section 4 told a compile error as "Cannot invoke Access.get/2 inside guard
+    (line 171 of transcript_components.ex)"; the file:line token was looked for only as the file
+    followed by its line, so with no verbatim copy elsewhere the error counted as dropped."""
+    for told in ("- **Cannot invoke Access.get/2 inside guard** (line 171 of row_view.ex): restructure the clause",
+                 "- Access.get/2 in a guard at line 171 in row_view.ex: moved out of the guard",
+                 "- row_view.ex:171 calls Access.get/2 in a guard: moved out of the guard"):
+        verdict = grade("errors_preserved", _compile_case(kit, told))
+        assert verdict.status == "pass", (told, verdict.reasons)
+    # the file with another line, or the line of another file, is not this error
+    for other in ("- Access.get/2 crashed at line 12 of row_view.ex: fixed",
+                  "- line 171 of table_view.ex failed to compile: fixed"):
+        verdict = grade("errors_preserved", _compile_case(kit, other))
+        assert verdict.status == "fail", other
+        assert "row_view.ex:171" in verdict.reasons[0]
+
+
+def test_an_error_section_4_tells_by_its_tokens_is_counted_there_not_elsewhere(grade, kit):
+    """The same session: section 8 also quoted the compile error word for word, and the reason said
+    "0 in section 4, 1 in the problem-solving or current-work section", though section 4 told it."""
+    msgs = [kit.user("Implement the expand controls"), *kit.tool("Bash", {"command": "mix compile"}, COMPILE, is_error=True),
+            kit.say("Fixing the guard.")]
+    text = _s(kit, errors="- Cannot invoke Access.get/2 inside guard (line 171 of row_view.ex): restructure the clause",
+              current=f"Hit the compile error `{COMPILE}` and am fixing it.")
+    verdict = grade("errors_preserved", kit.case(msgs, text))
+    assert verdict.status == "pass"
+    assert "in the problem-solving or current-work section" not in verdict.reasons[0], verdict.reasons
+    assert "by their identifying tokens" in verdict.reasons[0]
+    # told only in section 8: counted there
+    only8 = _s(kit, errors="- a guard problem: fixed", current=f"Hit the compile error `{COMPILE}` and am fixing it.")
+    verdict = grade("errors_preserved", kit.case(msgs, only8))
+    assert verdict.status == "pass" and "1 in the problem-solving or current-work section" in verdict.reasons[0]
