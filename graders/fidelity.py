@@ -350,7 +350,7 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                      if len(c.split()) >= 4 and closest_line(c, said, 0.6) is not None]
         quotes = near_code[:1]
     if not quotes:
-        elsewhere = _quoted_elsewhere(case, recent, min_len)
+        elsewhere = _quoted_elsewhere(case, recent, min_len, last.text)
         return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
                               "it to quote the most recent conversation verbatim (the last request, or what was said "
                               f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
@@ -362,9 +362,11 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                           quotes=quotes, expected=last.text)
 
 
-def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int) -> str:
+def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str) -> str:
     """A note for a section 9 without a quote: another section of the summary that does quote the
-    most recent conversation (section 8 often does), which section 9 could have carried."""
+    most recent conversation (section 8 often does), which section 9 could have carried. The note
+    says "quotes it" only of the last request; a quote of what came after it (a task title in a tool's
+    output, the assistant's words) is named as the most recent conversation, not as the request."""
     for kind, number in (("current", 8), ("request", 1), ("pending", 7)):
         other = case.sections.get(kind)
         if other is None:
@@ -375,7 +377,8 @@ def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int) -> 
             start = hits[0][:25]
             at = next((i + 1 for i in range(max(other.line - 1, 0), len(lines)) if start in normalize_ws(lines[i])),
                       other.line)
-            return f" (section {number} quotes it, line {at}: \"{_short(hits[0], 50)}\", but not in the next step)"
+            what = "it" if _quote_in(hits[0], [last], min_len) else "the most recent conversation"
+            return f" (section {number} quotes {what}, line {at}: \"{_short(hits[0], 50)}\", but not in the next step)"
     return ""
 
 
@@ -460,6 +463,11 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     for key, (_, res) in wanted.items():
         # an item that says the error did not happen, or names another code of its kind, keeps nothing
         if _present(key, items_about(region, key)):
+            continue
+        # told in section 4 by its tokens counts for section 4, even when section 8 also quotes it
+        kept_here = error_kept(key, res.text, str(res.input.get("command", "")), region) if res else (False, "")
+        if kept_here[0]:
+            how.append(kept_here[1])
             continue
         if _present(key, items_about(wider, key)):
             elsewhere += 1

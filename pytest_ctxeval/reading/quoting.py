@@ -142,10 +142,18 @@ def _cut_short(span: list) -> bool:
     return False
 
 
+#: A draft's text counts as found in its resend only in runs of at least this many characters: the
+#: letters of a short message ("yes", "ok") are found, in order, scattered through almost any longer
+#: one ("can you explain the difference…"), which made a real interrupted "yes" the draft of the
+#: different question the person asked next (an unseen 2.1.7 session).
+DRAFT_BLOCK = 3
+
+
 def covered(a: str, b: str) -> float:
-    """The share of ``a``'s characters found, in order, in ``b``."""
+    """The share of ``a``'s characters found, in order, in ``b``, in runs of :data:`DRAFT_BLOCK`
+    characters or more."""
     blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
-    return sum(m.size for m in blocks) / len(a) if a else 0.0
+    return sum(m.size for m in blocks if m.size >= DRAFT_BLOCK) / len(a) if a else 0.0
 
 
 HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "

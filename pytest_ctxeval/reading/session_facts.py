@@ -444,6 +444,9 @@ def _token_in(token: str, text_low: str) -> bool:
         for m in re.finditer(re.escape(name), text_low):
             if re.search(rf"(?<!\d){line}(?!\d)", text_low[m.end(): m.end() + 40]):
                 return True
+            # or the line named first: "line 171 of row_view.ex", "at line 171 in row_view.ex"
+            if re.search(rf"\blines?\s+{line}(?!\d)[^\n\d]{{0,25}}$", text_low[max(m.start() - 45, 0): m.start()]):
+                return True
         return False
     if low.isdigit():   # an HTTP status: the number whole ("500", not "15000")
         return re.search(rf"(?<![\d.]){low}(?![\d.])", text_low) is not None
