@@ -21,16 +21,26 @@ def test_a_second_expansion_compiles_nothing_and_gives_the_same_steps(tmp_path, 
     compiled: list[str] = []
     real = BoundedSandbox.compile
 
+    parsed: list[str] = []
+    real_parse = BoundedSandbox._parse
+
     def counting(self, source, *a, **kw):  # type: ignore[no-untyped-def]
         compiled.append(source)
         return real(self, source, *a, **kw)
 
+    def parsing(self, source, *a, **kw):  # type: ignore[no-untyped-def]
+        parsed.append(source)
+        return real_parse(self, source, *a, **kw)
+
     monkeypatch.setattr(BoundedSandbox, "compile", counting)
+    monkeypatch.setattr(BoundedSandbox, "_parse", parsing)
     first = expand(load_scenario(path))
     n = len(compiled)
-    assert n >= 1 and "Reading the {{ 'module' | upper }}." in compiled
+    assert n >= 1 and "Reading the {{ 'module' | upper }}." in parsed
+    # each source is parsed once: read for what it depends on, then compiled from that same tree
+    assert sorted(parsed) == sorted(set(parsed)) and len(parsed) == n
     second = expand(load_scenario(path))
-    assert len(compiled) == n
+    assert len(compiled) == n and len(parsed) == n
     assert repr(second.steps) == repr(first.steps)
     assert "Reading the MODULE." in repr(first.steps)
 

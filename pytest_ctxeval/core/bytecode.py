@@ -13,18 +13,29 @@ import threading
 from types import CodeType
 
 import jinja2
+from jinja2 import nodes
 from jinja2.bccache import Bucket, BytecodeCache
 
 __all__ = ["MemoryBytecodeCache", "from_source"]
 
 
-def from_source(env: jinja2.Environment, source: str, codes: dict[str, CodeType], limit: int) -> jinja2.Template:
+def from_source(env: jinja2.Environment, source: str, codes: dict[str, CodeType], limit: int,
+                tree: nodes.Template | None = None) -> jinja2.Template:
     """``env.from_string(source)`` with the compiled code kept in ``codes`` by source (at most
     ``limit`` entries, oldest dropped first): for templates made from strings, which jinja's
-    bytecode cache does not see. ``codes`` must serve environments of one configuration."""
+    bytecode cache does not see. ``codes`` must serve environments of one configuration. ``tree``:
+    ``env.parse(source)`` when the caller has it (compiled from it instead of parsing again; an
+    error compiling it is raised by compiling the source, so it names the source as usual)."""
     code = codes.get(source)
     if code is None:
-        code = env.compile(source)
+        code = None
+        if tree is not None:
+            try:
+                code = env.compile(tree)
+            except jinja2.TemplateError:
+                code = None
+        if code is None:
+            code = env.compile(source)
         while len(codes) >= limit:
             codes.pop(next(iter(codes)), None)
         codes[source] = code

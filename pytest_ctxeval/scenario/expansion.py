@@ -22,7 +22,7 @@ from ..core.bytecode import from_source
 from ..core.gcpause import paused_gc
 from ..errors import ScenarioError
 from .fillers import FILLERS
-from .render_inputs import MAY_CHANGE_VALUES, PURE_BUILTINS, template_inputs
+from .render_inputs import MAY_CHANGE_VALUES, PURE_BUILTINS, take_tree, template_inputs
 from .sandbox import _CONCAT, _LOOP, BoundedSandbox
 from ..core.messages import ContentBlock
 from .schema import (
@@ -110,7 +110,7 @@ _MAX_CODES = 4096
 
 def _from_source(env: BoundedSandbox, text: str) -> jinja2.Template:
     """``env.from_string(text)``, compiled once per process and source."""
-    return from_source(env, text, _CODES, _MAX_CODES)
+    return from_source(env, text, _CODES, _MAX_CODES, take_tree(text))
 
 
 class _Expander:

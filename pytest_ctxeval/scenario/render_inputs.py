@@ -19,12 +19,13 @@ scenario's ``vars``, the sandbox's guards and jinja's ``range``, ``dict`` and ``
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection
 
 import jinja2
 from jinja2 import nodes
 
-__all__ = ["template_inputs", "MAY_CHANGE_VALUES", "PURE_BUILTINS", "IMPURE_FILTERS"]
+__all__ = ["template_inputs", "take_tree", "MAY_CHANGE_VALUES", "PURE_BUILTINS", "IMPURE_FILTERS"]
 
 #: jinja's own globals whose result depends only on their arguments.
 PURE_BUILTINS = frozenset({"range", "dict", "namespace"})
@@ -74,11 +75,24 @@ _MAX_READ = 4096
 _UNPARSED, _IMPURE = object(), object()
 
 
+#: The syntax tree :func:`_read` last made, per thread: the expander compiles the same source right
+#: after reading it, and takes the tree (:func:`take_tree`) instead of parsing the source again.
+_LAST_TREE = threading.local()
+
+
+def take_tree(source: str) -> nodes.Template | None:
+    """The tree this thread's last :func:`template_inputs` parsed, if it was of ``source`` (once)."""
+    last = getattr(_LAST_TREE, "value", None)
+    _LAST_TREE.value = None
+    return last[1] if last is not None and last[0] == source else None
+
+
 def _read(env: jinja2.Environment, source: str) -> object:
     try:
         tree = env.parse(source)
     except jinja2.TemplateSyntaxError:
         return _UNPARSED
+    _LAST_TREE.value = (source, tree)
     if any(not isinstance(call.node, nodes.Name) for call in tree.find_all(nodes.Call)):
         return MAY_CHANGE_VALUES
     if any(f.name in IMPURE_FILTERS for f in tree.find_all(nodes.Filter)):
