@@ -175,7 +175,8 @@ class CtxEvalSession:
                                    staged=not self.is_worker)
         self._evaluations: dict[tuple[str, Path], Any] = {}
         self._wanted: list[Path] = []       # the scenario files of the selected items, in order
-        self._loaded: dict[Path, Any] = {}  # scenarios loaded ahead of a concurrent run
+        # scenarios loaded ahead of their run (at collection, or before a concurrent run), each used once
+        self._loaded: dict[Path, Any] = {}
         self._failed: dict[tuple[str, Path], BaseException] = {}
         self._prefetched = False
 
@@ -251,7 +252,8 @@ class CtxEvalSession:
         for path in self._wanted:  # names claimed in file order, as a serial run claims them
             shown = _display_path(self.config, path)
             try:
-                scenario = self._loaded[shown] = load_scenario(shown)
+                scenario = self._loaded.get(shown) or load_scenario(shown)
+                self._loaded[shown] = scenario
             except CtxEvalError:
                 continue
             self.names.setdefault(scenario.display_name, shown)
@@ -580,12 +582,14 @@ class ScenarioFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         session: CtxEvalSession = self.config.stash[SESSION]
+        shown = _display_path(self.config, self.path)
         try:
-            scenario = load_scenario(_display_path(self.config, self.path))
+            scenario = load_scenario(shown)
         except CtxEvalError as exc:
             # One error for this file; the other scenarios (and the user's tests) still run.
             yield BrokenScenarioItem.from_parent(self, name="load", message=str(exc))
             return
+        session._loaded[shown] = scenario  # its run takes it from here instead of reading the file again
         unknown = sorted(set(scenario.known_failures) - set(session.registry.names))
         if unknown:
             raise self.CollectError(f"{scenario.where(('known_failures',))}: known_failures names unknown grader "
