@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import sys
 
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, strategies as st
 
 from pytest_ctxeval.reading import verbatim
 
@@ -38,7 +38,6 @@ def _dash_now(text: str) -> str:
     return verbatim.typography(text)
 
 
-@settings(max_examples=400)
 @given(texts)
 @example("a  \u2014  b")          # spaces on both sides, a run of two
 @example("x -- \u2014 y")         # a ``--`` match ending at a space before a dash
@@ -50,7 +49,6 @@ def test_the_dash_pattern_matches_what_the_one_line_pattern_matched(text: str) -
     assert _dash_now(text) == _dash_before(typographic)
 
 
-@settings(max_examples=400)
 @given(texts)
 @example("*bold* and _it_ but not *.py or snake_case_name")
 @example("**x** *a b* _c d_ a*b* _e_f")
