@@ -1,0 +1,99 @@
+"""Grader classes found on more real Claude Code summaries the project had not seen (public
+session exports and summary logs outside the shared corpus: a French 2.1.x session, an English 2.0.x
+session, a Chinese session compacted three times), graded with ``ctxeval grade -v`` and read by hand.
+Each test is a hand-built case of the class, paraphrased: the good summary passes, the defective one
+fails with a reason that names what is wrong."""
+
+from __future__ import annotations
+
+from pytest_ctxeval.reading.quoting import quotes
+
+
+def _s(kit, **bodies: str) -> str:
+    base = {k: "x" for k in kit.SECTION_KINDS}
+    base.update(bodies)
+    return kit.summary(base)
+
+
+ASK = "wait, why did you remove half of the options from the settings page?"
+
+
+def _settings_case(kit, next_step: str):
+    msgs = [kit.user("move the app settings from the json file into the yaml file"), kit.say("Moved."),
+            kit.user(ASK), *kit.tool("Bash", {"command": "git diff --stat src/settings_page.py"},
+                                     " src/settings_page.py | 625 +------\n 1 file changed, 14 insertions(+), 611 deletions(-)"),
+            kit.say("The diff removes the option tables.")]
+    return kit.case(msgs, _s(kit, next=next_step))
+
+
+def test_a_block_quote_that_attributes_its_quote_quotes_the_quoted_words(grade, kit):
+    """A real summary's section 9 ended with the exchange set as block quotes, each line a speaker
+    label and a quoted string (``> User: "…"``, ``> My last action: ran … with "…"``). The whole
+    block-quote line was read as one quote, label and all, so it was not verbatim, and the verbatim
+    quote of the request inside it was dropped as "part of" that line: a good next step failed,
+    reported as quoting an unrelated phrase."""
+    good = ("Show what the diff removed and offer to restore it, keeping the \"moved to the yaml presets\" idea.\n"
+            f"   > User: \"{ASK}\"\n"
+            "   > My last action: ran `git diff --stat` showing \"1 file changed, 14 insertions(+), 611 deletions(-)\"")
+    verdict = grade("next_step_quote", _settings_case(kit, good))
+    assert verdict.status == "pass", verdict.reasons
+    assert ASK in verdict.reasons[0]
+    # the label is attribution, the quote marks delimit the quote
+    assert ASK in quotes(f'> User\'s exact words: "{ASK}"')
+    assert f'User: "{ASK}"' not in quotes(f'> User: "{ASK}"')
+
+
+def test_an_attributed_block_quote_that_misquotes_the_request_fails(grade, kit):
+    altered = ASK.replace("half of the options", "all of the options")
+    bad = ("Show what the diff removed and offer to restore it.\n"
+           f"   > User: \"{altered}\"")
+    verdict = grade("next_step_quote", _settings_case(kit, bad))
+    assert verdict.status == "fail"
+    assert "not verbatim" in verdict.reasons[0] and "all of the options" in verdict.reasons[0], verdict.reasons
+
+
+def test_a_block_quote_of_a_message_with_a_colon_is_still_one_quote(grade, kit):
+    """The other side: a block quote of the whole request, which itself holds a colon and quote
+    marks, is a quote of the request (no label is taken off a line that is not label + one quoted string)."""
+    ask = 'rename it: call the flag "strict" and drop the old alias from the parser'
+    msgs = [kit.user("add a strict mode to the parser"), kit.say("Added."), kit.user(ask), kit.say("Renaming.")]
+    verdict = grade("next_step_quote", kit.case(msgs, _s(kit, next=f"Rename the flag as asked:\n   > {ask}")))
+    assert verdict.status == "pass", verdict.reasons
+
+
+def _writers_case(kit, files_body: str, *, also: str = "src/ww/server_sh.py"):
+    msgs = [kit.user("read the settings from the yaml file everywhere"),
+            *kit.tool("Edit", {"file_path": "src/ww/step4_service.py", "old_string": "a", "new_string": "b"}),
+            *kit.tool("Edit", {"file_path": also, "old_string": "a", "new_string": "b"}),
+            kit.say("Both writers read the yaml file now.")]
+    return kit.case(msgs, _s(kit, files=files_body))
+
+
+def test_a_file_named_by_its_module_name_is_named(grade, kit):
+    """A real section 3 grouped the files it changed as "**6 namelist files** (step4_service, server_sh,
+    ...)": module names, the file names without ``.py``. Only a path or a file name counted, so every
+    one of them was reported as dropped."""
+    good = "- **2 namelist writers** (step4_service, server_sh): load_full_config in place of load_config"
+    verdict = grade("files_preserved", _writers_case(kit, good))
+    assert verdict.status == "pass", verdict.reasons
+    bad = "- **namelist writers** (step4_service): load_full_config in place of load_config"
+    verdict = grade("files_preserved", _writers_case(kit, bad))
+    assert verdict.status == "fail"
+    assert "server_sh.py was changed but is not named" in verdict.reasons[0], verdict.reasons
+
+
+def test_a_stem_that_is_a_word_a_call_or_shared_does_not_name_the_file(grade, kit):
+    """The other side: a plain word (``render`` for render.py), a call of a function with the stem's
+    name (``server_sh()``), or a stem two changed files share do not tell which file was changed."""
+    for body, also in (("- the writers now render the yaml values", "src/ww/render.py"),
+                       ("- step4_service.py; server_sh() reads the yaml file", "src/ww/server_sh.py"),
+                       ("- step4_service.py and server_sh were changed", "src/ww/old/server_sh.py")):
+        case = _writers_case(kit, body, also=also)
+        if also.endswith("old/server_sh.py"):
+            case = _writers_case(kit, body, also=also)
+            msgs = case.history + [*kit.tool("Edit", {"file_path": "src/ww/new/server_sh.py", "old_string": "a",
+                                                      "new_string": "b"})]
+            case = kit.case(msgs, _s(kit, files=body))
+        verdict = grade("files_preserved", case)
+        assert verdict.status == "fail", (body, verdict.reasons)
+        assert "server_sh.py" in " ".join(verdict.reasons) or "render.py" in " ".join(verdict.reasons)
