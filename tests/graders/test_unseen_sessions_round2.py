@@ -97,3 +97,48 @@ def test_a_stem_that_is_a_word_a_call_or_shared_does_not_name_the_file(grade, ki
         verdict = grade("files_preserved", case)
         assert verdict.status == "fail", (body, verdict.reasons)
         assert "server_sh.py" in " ".join(verdict.reasons) or "render.py" in " ".join(verdict.reasons)
+
+
+# --- the offline judge on text without spaces, and drift's own labels ----------------------------
+
+def _offline_judge():
+    from pytest_ctxeval.grading.judging import Judge
+    from pytest_ctxeval.llm import make_llm
+
+    return Judge(make_llm("offline"))
+
+
+def test_offline_drift_reads_chinese_requests_and_not_the_intents_labels():
+    """A real Chinese session compacted three times: the offline drift judgement found no terms in
+    the Chinese requests (the word tokens hold no CJK text), so the intent's own labels ("First
+    request:", "Latest request:") were its terms, and the first generation, which kept the latest
+    request word for word, fell below the bar with "lost: first; latest"."""
+    judge = _offline_judge()
+    intent = "First request: 把配置合并到一个文件\nLatest request: 命令行必须读取工作目录里的配置文件"
+    kept = ("1. 把配置合并到一个文件；最新的要求：命令行必须读取工作目录里的配置文件\n"
+            "9. 修改命令行入口，只接受工作目录里的配置文件")
+    good = judge.judge("drift", generation=1, generations=3, intent=intent, summary=kept)
+    assert good.passed and good.score >= 4, good
+    assert not any(w in " ".join(good.lost) for w in ("first", "latest", "request"))
+    drifted = "1. 修复登录页面的样式问题\n9. 调整按钮颜色"
+    bad = judge.judge("drift", generation=1, generations=3, intent=intent, summary=drifted)
+    assert not bad.passed and bad.score <= 1, bad
+    # the labels are not terms in English either: a generation that keeps every word of both requests
+    english = judge.judge("drift", generation=1, generations=3,
+                          intent="First request: make the parser accept trailing commas\n"
+                                 "Latest request: add tests for nested lists",
+                          summary="Make the parser accept trailing commas; next, add tests for nested lists.")
+    assert english.score == 5, english
+
+
+def test_offline_intent_judgement_of_chinese_messages_is_not_a_free_pass():
+    """The other side of the same gap: with no terms, every Chinese message counted as fully kept,
+    so a context that lost them all preserved the intent 5/5 offline."""
+    judge = _offline_judge()
+    messages = "1. 近岸配置去掉\n2. 不要在代码中有任何实际意义的默认值"
+    kept = judge.judge("intent_preservation", messages=messages, intent="",
+                       context="用户要求：近岸配置去掉；不要在代码中有任何实际意义的默认值。")
+    lost = judge.judge("intent_preservation", messages=messages, intent="",
+                       context="The user asked to update the parser tests.")
+    assert kept.passed and kept.score == 5, kept
+    assert not lost.passed and lost.score == 0, lost
