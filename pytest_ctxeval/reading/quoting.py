@@ -157,7 +157,9 @@ def covered(a: str, b: str) -> float:
 
 
 HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "
-        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "command arguments stated outside section 6"}
+        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "command arguments stated outside section 6",
+       "tail": "typed paragraph kept, pasted output before it summarised",
+       "paste": "pasted output only, its error line kept"}
 
 NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)

@@ -142,3 +142,57 @@ def test_offline_intent_judgement_of_chinese_messages_is_not_a_free_pass():
                        context="The user asked to update the parser tests.")
     assert kept.passed and kept.score == 5, kept
     assert not lost.passed and lost.score == 0, lost
+
+
+# --- a message that is pasted output, with nothing or only a closing question typed ----------------
+
+TRACE = ('File "lib/tslib.pyx", line 259, in lib.tslib.to_datetime\n'
+         '  File "lib/tslib.pyx", line 473, in lib.tslib.to_datetime\n'
+         '  File "lib/strptime.pyx", line 283, in lib.strptime.process\n'
+         "ValueError: Aware datetime objects need utc=True to be converted")
+
+
+def _paste_case(kit, listed: str, last: str = TRACE):
+    msgs = [kit.user("load the events table into the warehouse one day at a time"), kit.say("Done."),
+            kit.user(last), kit.say("Converting with utc=True.")]
+    return kit.case(msgs, _s(kit, user_messages=listed))
+
+
+def test_a_message_that_is_only_a_pasted_traceback_is_kept_by_its_error_line(grade, kit):
+    """A real session's last message was a pasted traceback and nothing else; section 6 listed it as
+    "(ValueError: <the error line>)". Only a typed lead let a paste be summarised, so the message
+    counted as lost in section 6 and as a cut-down last request, both for frames nobody typed."""
+    first = '- "load the events table into the warehouse one day at a time"\n'
+    good = first + "- (ValueError: Aware datetime objects need utc=True to be converted)"
+    for name in ("verbatim_user_messages", "last_request_intact"):
+        verdict = grade(name, _paste_case(kit, good))
+        assert verdict.status == "pass", (name, verdict.reasons)
+    assert "error line" in grade("last_request_intact", _paste_case(kit, good)).reasons[0]
+    # the paste dropped, or its error told in other words: lost
+    for bad in (first + "- (a timezone error)", first + "- ValueError: datetimes need a UTC flag"):
+        for name in ("verbatim_user_messages", "last_request_intact"):
+            verdict = grade(name, _paste_case(kit, bad))
+            assert verdict.status == "fail", (name, bad)
+        assert "message 2 of 2" in grade("verbatim_user_messages", _paste_case(kit, bad)).reasons[0]
+
+
+def test_a_question_typed_after_a_paste_must_be_kept_and_the_paste_may_be_summarised(grade, kit):
+    ask = "I think we should pass the timestamps as strings, no?"
+    last = TRACE + "\n\n" + ask
+    first = '- "load the events table into the warehouse one day at a time"\n'
+    good = first + f'- "(sort error on mixed timezones)"\n- "{ask}"'
+    assert grade("verbatim_user_messages", _paste_case(kit, good, last)).status == "pass"
+    # the question lost: the error line alone does not stand for what the person typed
+    bad = first + "- (ValueError: Aware datetime objects need utc=True to be converted)"
+    verdict = grade("verbatim_user_messages", _paste_case(kit, bad, last))
+    assert verdict.status == "fail" and "message 2 of 2" in verdict.reasons[0], verdict.reasons
+
+
+def test_a_typed_request_with_a_few_error_words_is_not_a_paste(grade, kit):
+    """The other side: a typed message is not machine output because it names an error; it must be
+    in section 6 as typed."""
+    typed = "why does the loader still fail with ValueError: Aware datetime objects need utc=True, on day two?"
+    first = '- "load the events table into the warehouse one day at a time"\n'
+    only_error = first + "- (ValueError: Aware datetime objects need utc=True to be converted)"
+    verdict = grade("verbatim_user_messages", _paste_case(kit, only_error, typed))
+    assert verdict.status == "fail"
