@@ -7,7 +7,7 @@ A summariser that keeps a message "verbatim" still changes characters that carry
 * typography (:func:`typography`): ``…`` for ``...``, arrows (``→`` for ``->``, ``←``, ``⇒``, ``↔``),
   ``≤``/``≥``/``≠``, a dash between words or spaces (``-``, ``--``, ``–``, ``—``: the same
   punctuation; ``1–5`` is ``1-5``), full-width ASCII (``，`` for ``,``), Unicode spaces;
-* Markdown escapes (``\\*``, ``\\_``) and invisible Unicode: NFC vs NFD, zero-width characters,
+* Markdown escapes (``\\*``, ``\\_``), a quote mark escaped inside a quoted item (``\\"``), and invisible Unicode: NFC vs NFD, zero-width characters,
   bidirectional overrides, soft hyphens; a space before ``?``/``!``;
 * case, runs of whitespace, and line breaks flattened into `` / `` or ``; ``; a media marker
   (``[Image #2]``, ``[Pasted text #1 +40 lines]``) kept or dropped;
@@ -39,7 +39,9 @@ _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
 _QUOTE_CHARS = re.compile("[\"'`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u00ab\u00bb"
                           "\u2039\u203a\u300c\u300d]")
-_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
+#: A backslash escape: Markdown's (``\\*``, ``\\_``), and a quote mark escaped inside a quoted item
+#: (``- "set it to \\"strict\\" mode"``: the summariser's quote marks around the person's own).
+_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~\"'])")
 _MD_STRONG = re.compile(r"\*\*|__|~~")
 #: Single emphasis markers in pairs at word edges (``*small*``, ``_small_``), not ``*.py`` or ``snake_case``.
 _MD_EM = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")

@@ -196,3 +196,21 @@ def test_a_typed_request_with_a_few_error_words_is_not_a_paste(grade, kit):
     only_error = first + "- (ValueError: Aware datetime objects need utc=True to be converted)"
     verdict = grade("verbatim_user_messages", _paste_case(kit, only_error, typed))
     assert verdict.status == "fail"
+
+
+def test_a_message_quoted_with_its_inner_quote_marks_escaped_is_verbatim(grade, kit):
+    """A real 1.0.x summary listed messages that held quote marks as ``- "... your \\"i dont know\\" is
+    answered ..."``: the quote marks inside the item escaped with a backslash. Markdown escapes and
+    quote marks were read as no difference, a backslash before a quote mark was not, so three
+    messages counted as changed."""
+    said = 'so is your "no idea where to look" question answered now, or is any left?'
+    msgs = [kit.user("explain what your context tells you"), kit.say("It lists three files."), kit.user(said),
+            kit.say("It is answered.")]
+    first = '- "explain what your context tells you"\n'
+    good = first + '- "so is your \\"no idea where to look\\" question answered now, or is any left?"'
+    verdict = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages=good)))
+    assert verdict.status == "pass", verdict.reasons
+    changed = first + '- "so is your \\"no clue where to look\\" question answered now, or is any left?"'
+    verdict = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages=changed)))
+    assert verdict.status == "fail"
+    assert "message 2 of 2" in verdict.reasons[0] and "no clue" in verdict.reasons[0], verdict.reasons
