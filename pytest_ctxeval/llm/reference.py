@@ -709,7 +709,28 @@ def _terms_cached(text: str) -> frozenset[str]:
             for part in parts:
                 if len(part) >= 3:
                     out.add(_stem(part))
+    out.update(cjk_terms(text))
     return frozenset(out)
+
+
+#: A run of Chinese, Japanese or Korean characters: written without spaces between words.
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+
+def cjk_terms(text: str) -> set[str]:
+    """The terms of the CJK text in ``text``: each pair of neighbouring characters of a run (a lone
+    character is its own term). These scripts put no spaces between words, so the word tokens hold
+    none of it: a Chinese request would have no terms, and a summary that lost it all would keep
+    "all" of them."""
+    out: set[str] = set()
+    for run in _CJK_RUN.findall(text):
+        out.update(run[i:i + 2] for i in range(len(run) - 1)) if len(run) > 1 else out.add(run)
+    return out
+
+
+#: The labels drift's intent puts before the requests (graders/judge.py ``_intent``): words of the
+#: prompt, not of the person, so not terms a generation must keep.
+_INTENT_LABEL = re.compile(r"^[ \t]*(?:first|latest|original|primary) request:[ \t]*", re.IGNORECASE | re.MULTILINE)
 
 
 _QUESTION_WORDS = {"what", "which", "why", "how", "who", "when", "where", "did", "does", "the", "was", "were"}
@@ -755,8 +776,9 @@ def judge_reply(prompt: str) -> str:
     elif "original intent" in blocks:
         gen = next((v for k, v in blocks.items() if k.startswith("generation")), "")
         have = _terms(gen)
-        cov = _coverage(blocks["original intent"], have)
-        lost = _terms_lost("the original intent", "this generation", blocks["original intent"], have)
+        intent = _INTENT_LABEL.sub("", blocks["original intent"])
+        cov = _coverage(intent, have)
+        lost = _terms_lost("the original intent", "this generation", intent, have)
         why = f"offline heuristic: this generation holds {cov:.0%} of the original intent's terms"
     else:
         cov, why = 0.6, "offline heuristic: no data blocks it knows how to compare"
@@ -799,7 +821,8 @@ def _judge_items(found: list[tuple[str, str]]) -> str:
             want, have = parts.get("expected answer", ""), context
             why = "offline heuristic: the context holds {:.0%} of the expected answer's terms"
         else:
-            want, have = parts.get("original intent", ""), _terms(parts.get("primary request and next step", ""))
+            want = _INTENT_LABEL.sub("", parts.get("original intent", ""))
+            have = _terms(parts.get("primary request and next step", ""))
             why = "offline heuristic: this generation holds {:.0%} of the original intent's terms"
         cov = _coverage(want, have)
         lost = [t for t in dict.fromkeys(significant_tokens(want)) if _stem(t) not in have][:8]

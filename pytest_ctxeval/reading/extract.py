@@ -362,7 +362,7 @@ def _file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool
         tail = base[marker:]
         return re.search(rf"(?<![\w-]){re.escape(tail)}(?![\w-])", text) is not None
     if base not in text:  # a plain substring scan first: most files are not named in most texts
-        return _stem_in_folder(parts, text, all_paths)
+        return _stem_in_folder(parts, text, all_paths) or _module_named(parts, text, all_paths)
     namesakes = same_name(path, all_paths)
     if not namesakes:
         return any(_folders_agree(parts, text[:m.start()]) for m in
@@ -410,6 +410,26 @@ def _stem_in_folder(parts: list[str], text: str, all_paths: Iterable[str]) -> bo
     stem_re = re.compile(rf"(?<![\w.-]){re.escape(stem)}(?![\w-])")
     folder_re = re.compile(rf"(?<![\w.-]){re.escape(where)}/?(?![\w./-])")
     return any(stem_re.search(line) and folder_re.search(line) for line in text.splitlines() if stem in line)
+
+
+#: A file stem that reads as a module name, not a word: letters with an underscore or a digit in it
+#: (``step4_service``, ``modify_ww3_nml``), at least six characters.
+_MODULE_STEM = re.compile(r"^(?=\w{6,}$)(?=.*[_\d])[A-Za-z]\w*$")
+
+
+def _module_named(parts: list[str], text: str, all_paths: Iterable[str]) -> bool:
+    """The file named by its module name, its file name without the extension
+    (``six namelist writers (step4_service, server_sh, modify_ww3_nml)``), when that stem reads as
+    a module name (:data:`_MODULE_STEM`), stands alone (not part of a longer name, a path, a file
+    name with another extension, or a call ``step4_service()``), and no other path of ``all_paths``
+    has that stem."""
+    stem, dot, _ = parts[-1].rpartition(".")
+    if not dot or not _MODULE_STEM.match(stem) or stem not in text:
+        return False
+    if any(p.replace("\\", "/").rsplit("/", 1)[-1].rpartition(".")[0] == stem
+           and p.replace("\\", "/").rstrip("/").split("/")[-len(parts):] != parts for p in all_paths):
+        return False
+    return re.search(rf"(?<![\w./-]){re.escape(stem)}(?![\w/-]|\.\w|\()", text) is not None
 
 
 #: A redaction marker in a path: ``REDACTED`` (the Entire CLI), ``[REDACTED_PATH]`` and the like.

@@ -157,7 +157,9 @@ def covered(a: str, b: str) -> float:
 
 
 HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "
-        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "command arguments stated outside section 6"}
+        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "command arguments stated outside section 6",
+       "tail": "typed paragraph kept, pasted output before it summarised",
+       "paste": "pasted output only, its error line kept"}
 
 NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)
@@ -247,14 +249,24 @@ def _edited_copy(hay: list[str], words: list[str], a: int, b: int, size: int) ->
     return False
 
 
+#: A block quote that attributes the quote it holds: a short label, a colon, then one quoted string
+#: (``> User: "…"``, ``> User's exact words: "…"``). The quote marks delimit the words quoted; the
+#: label says who spoke, it is not part of the quote.
+_ATTRIBUTED = re.compile(r"^[^\"“”:\n]{1,40}:\s*(?:\"[^\"]+\"|“[^”]+”)\s*$")
+
+
 def quotes(text: str) -> list[str]:
     """The quoted strings of ``text``; quote marks inside a code span are code (``ssh host
-    "<command>"``), not a quote (a code span itself is read by :func:`code_quotes`)."""
+    "<command>"``), not a quote (a code span itself is read by :func:`code_quotes`). A block quote
+    that attributes a quoted string (``> User: "fix it"``) quotes that string, not its label: the
+    string is read by the quote-mark patterns."""
     code = [m.span() for m in CODE_SPAN.finditer(text)] if "`" in text else []
     out = []
     for pattern in QUOTES:
         out += [normalize_ws(m.group(1)) for m in pattern.finditer(text)
-                if not any(a < m.start() < b for a, b in code)]
+                if not any(a < m.start() < b for a, b in code)
+                and not (pattern is QUOTES[2] and _ATTRIBUTED.match(m.group(1).strip())
+                         and len(m.group(1).split(":", 1)[0].split()) <= 6)]
     return [q for q in out if q]
 
 

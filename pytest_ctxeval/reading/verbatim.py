@@ -7,7 +7,7 @@ A summariser that keeps a message "verbatim" still changes characters that carry
 * typography (:func:`typography`): ``…`` for ``...``, arrows (``→`` for ``->``, ``←``, ``⇒``, ``↔``),
   ``≤``/``≥``/``≠``, a dash between words or spaces (``-``, ``--``, ``–``, ``—``: the same
   punctuation; ``1–5`` is ``1-5``), full-width ASCII (``，`` for ``,``), Unicode spaces;
-* Markdown escapes (``\\*``, ``\\_``) and invisible Unicode: NFC vs NFD, zero-width characters,
+* Markdown escapes (``\\*``, ``\\_``), a quote mark escaped inside a quoted item (``\\"``), and invisible Unicode: NFC vs NFD, zero-width characters,
   bidirectional overrides, soft hyphens; a space before ``?``/``!``;
 * case, runs of whitespace, and line breaks flattened into `` / `` or ``; ``; a media marker
   (``[Image #2]``, ``[Pasted text #1 +40 lines]``) kept or dropped;
@@ -15,7 +15,9 @@ A summariser that keeps a message "verbatim" still changes characters that carry
   from the original, same first letter, letters only (``sync``/``async``, ``1.0.5``/``1.0.6`` differ).
 
 And a message that is a typed lead followed by pasted machine output (a stack trace, a console log, code)
-counts as kept when the lead is verbatim and the paste is what was left out.
+counts as kept when the lead is verbatim and the paste is what was left out; pasted output followed by a
+typed paragraph, when that paragraph is verbatim; pasted output alone (the person typed no words of their
+own), when its error line is verbatim: the line that says what went wrong stands for the paste.
 
 Anything else is a difference, and :func:`show_difference` makes it visible in a reason (``[-a-]{+b+}``,
 invisible characters as ``<U+200B>``): two strings that look identical never make a reason that does not
@@ -37,7 +39,9 @@ _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
 _QUOTE_CHARS = re.compile("[\"'`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u00ab\u00bb"
                           "\u2039\u203a\u300c\u300d]")
-_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
+#: A backslash escape: Markdown's (``\\*``, ``\\_``), and a quote mark escaped inside a quoted item
+#: (``- "set it to \\"strict\\" mode"``: the summariser's quote marks around the person's own).
+_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~\"'])")
 _MD_STRONG = re.compile(r"\*\*|__|~~")
 #: Single emphasis markers in pairs at word edges (``*small*``, ``_small_``), not ``*.py`` or ``snake_case``.
 #: Each branch starts with its marker and looks behind it (``\*(?<![\w*]\*)`` is ``(?<![\w*])\*``), so
@@ -374,7 +378,39 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
         n, rest = lead
         return Match(True, "lead", f"its first {n} words verbatim; the {len(rest):,} characters of pasted output "
                                    "after them summarised")
+    paste = _paste_kept(needle, hay)
+    if paste is not None:
+        return paste
     return Match(False)
+
+
+#: The line of a pasted log that says what went wrong: an exception or error type and its message
+#: (``ValueError: …``, ``_duckdb.ParserException: …``, ``error[E0308]: …``, ``npm ERR! …``).
+_ERROR_LINE = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b[^\n]*:|(?:error|fatal|panic)\b"
+                         r"(?:\[\w+\])?:|npm ERR!)", re.IGNORECASE)
+
+
+def _paste_kept(needle: str, hay: Haystack) -> Match | None:
+    """A message that is pasted machine output with no typed lead (fewer than four words before it):
+    kept when the paragraph typed after the paste is verbatim (the paste summarised, as a lead's is),
+    or, with nothing typed, when the paste's last error line is (the line that says what went wrong
+    stands for the stack frames). None when the message is not such a paste or neither is kept."""
+    lines = [l for l in needle.splitlines() if l.strip()]
+    first = next((i for i, l in enumerate(lines) if _machine_line(l)), None)
+    if first is None or len(" ".join(lines[:first]).split()) >= 4:
+        return None
+    body = "\n".join(lines[first:])
+    if not machine_output(body):
+        return None
+    tail = typed_tail(needle)
+    if tail:
+        if normalize(tail) in hay.norm or normalize(_flat(tail)) in hay.flat:
+            return Match(True, "tail", "the paragraph typed after it verbatim; the pasted output before it summarised")
+        return None
+    errors = [l.strip() for l in lines if _ERROR_LINE.search(l)]
+    if errors and normalize(errors[-1]) in hay.norm:
+        return Match(True, "paste", f"pasted output only; its error line verbatim ({visible(errors[-1], 60)})")
+    return None
 
 
 def visible(text: str, limit: int = 80) -> str:

@@ -1,6 +1,7 @@
 """The offline judge's term sets (``llm.reference._terms``) are what the loop before the shortcut
 gave: every token stemmed, and every part of 3+ characters of a path or identifier, token by token
-in order. The shortcut reads each distinct token once and splits only tokens with a separator."""
+in order. The shortcut reads each distinct token once and splits only tokens with a separator.
+Chinese, Japanese and Korean text, which has no word tokens, adds its pairs of characters."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 
 from hypothesis import given, strategies as st
 
-from pytest_ctxeval.llm.reference import _CONTRACTIONS, _stem, _terms, _terms_cached
+from pytest_ctxeval.llm.reference import _CONTRACTIONS, _stem, _terms, _terms_cached, cjk_terms
 from pytest_ctxeval.reading.extract import significant_tokens
 
 
@@ -23,6 +24,7 @@ def before(text: str) -> frozenset[str]:
         for part in re.split(r"[/._\-()]+", t):
             if len(part) >= 3:
                 out.add(_stem(part))
+    out.update(cjk_terms(text))  # added since: CJK text, which has no word tokens, as character pairs
     return frozenset(out)
 
 
