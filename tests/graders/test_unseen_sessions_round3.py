@@ -1,0 +1,68 @@
+"""Grader classes found on more real Claude Code summaries the project had not seen (round 3: a
+Japanese session exported as a markdown dev log, compacted three times in a row, each summary
+written from a session resumed from the one before), graded with ``ctxeval grade -v`` and read by
+hand. Each test is a hand-built case of the class, in words written for the test: the good summary
+passes, the defective one fails with a reason that names what is wrong."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from graders.judge import is_bare_reply
+from pytest_ctxeval.grading.judging import Judge
+from pytest_ctxeval.grading.registry import cases_from_transcript
+from pytest_ctxeval.llm import make_llm
+from pytest_ctxeval.transcript.jsonl import read_transcript
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: transcript_builder
+from transcript_builder import Builder, summary_text
+
+REQUEST = "Make the log viewer's filter buttons the same width and add a tooltip to the entry counter"
+
+
+def _drift(registry, tmp_path: Path, opening: str, request: str, keeps: bool):
+    """A transcript that opens with ``opening`` (what a transcript that starts mid-work opens with),
+    then asks ``request``, compacted three times; each summary's request and next step keep the
+    request (``keeps``) or turn to an unrelated task."""
+    b = Builder("2.1.1")
+    b.typed(opening)
+    b.reply(text="Glad it works.")
+    for n in range(3):
+        b.typed(request if n == 0 else f"also check the counter tooltip wording, round {n}")
+        b.reply(text=f"Done, round {n}.")
+        b.boundary("auto", 150_000)
+        ask = request if keeps else "Migrate the billing service to the new payments API"
+        b.summary(summary_text("2.1.1", ask))
+    path = tmp_path / "session.jsonl"
+    b.write(path)
+    cases = cases_from_transcript(read_transcript(path))
+    last = cases[-1]
+    last.judge = Judge(make_llm("offline"))
+    (verdict,) = registry.run(last, [registry.get("drift")])
+    return verdict
+
+
+@pytest.mark.parametrize("opening", ["OK, that worked.", "continue", "はい。", "OKでした。"])
+def test_drift_holds_generations_to_the_first_request_not_an_opening_acknowledgement(registry, tmp_path, opening):
+    """A real Japanese session's exported log starts mid-work with "that was OK" (the work before it is
+    in another file). Drift took that acknowledgement as the first request: a generation that kept
+    the whole request and quoted the latest one held a third of the "original intent" and drifted,
+    offline (2/5). The first request is the first message that asks for something."""
+    good = _drift(registry, tmp_path, opening, REQUEST, keeps=True)
+    assert good.status == "pass", good.reasons
+    bad = _drift(registry, tmp_path, opening, REQUEST, keeps=False)
+    assert bad.status == "fail", bad.reasons
+    assert "generation 1" in bad.reasons[0], bad.reasons
+
+
+def test_a_message_that_asks_for_something_is_not_a_bare_reply():
+    """The other side: a reply word that opens a request, a short request, or one that names a file
+    or a number is the person's intent, and stays the first request."""
+    for text in ("ok thanks", "yes, please do", "continue", "OKでした。", "はい。", "ありがとうございます", "Danke!", "да"):
+        assert is_bare_reply(text), text
+    for text in ("ok, now delete the old parser", "fix it", "yesterday the build broke", "ok fix v2",
+                 "好，把这个函数删掉", "okapi tests are slow", "Weitermachen bitte mit dem Parser", REQUEST):
+        assert not is_bare_reply(text), text
