@@ -66,3 +66,37 @@ def test_a_message_that_asks_for_something_is_not_a_bare_reply():
     for text in ("ok, now delete the old parser", "fix it", "yesterday the build broke", "ok fix v2",
                  "好，把这个函数删掉", "okapi tests are slow", "Weitermachen bitte mit dem Parser", REQUEST):
         assert not is_bare_reply(text), text
+
+
+# --- pending tasks: where a pass found each task ----------------------------------------------------
+
+def _pending_case(kit, pending: str, current: str):
+    msgs = [kit.user("drop the legacy export checkbox and always trim the marked segments"),
+            *kit.todo(("Remove the trim checkbox from the export dialog", "in_progress"),
+                      ("Make load_export_settings always return trim=True", "pending")),
+            kit.say("Removing the checkbox first.")]
+    base = {k: "x" for k in kit.SECTION_KINDS}
+    base.update(pending=pending, current=current)
+    return kit.case(msgs, kit.summary(base))
+
+
+def test_a_pass_says_which_open_tasks_only_sections_8_9_tell(grade, kit):
+    """A real summary listed two of three open todos in section 7 and told the one in progress only in
+    section 8 ("Removing the checkbox from the dialog ... still need to ..."); the pass said "all 3 open
+    tasks in section 7", and with section 7 emptied it said the same. A pass names where it found them."""
+    good = _pending_case(kit, "- Make `load_export_settings` always return trim=True",
+                         "Removing the trim checkbox from the export dialog: the widget is gone, its saved setting is next.")
+    verdict = grade("pending_tasks", good)
+    assert verdict.status == "pass", verdict.reasons
+    assert "1 in section 7" in verdict.reasons[0] and "1 told only in sections 8-9" in verdict.reasons[0], verdict.reasons
+    assert "Remove the trim checkbox" in verdict.reasons[0]
+    # both in section 7: the plain reason
+    both = _pending_case(kit, "- Remove the trim checkbox from the export dialog\n"
+                              "- Make `load_export_settings` always return trim=True", "Editing the dialog.")
+    verdict = grade("pending_tasks", both)
+    assert verdict.status == "pass" and "told only" not in verdict.reasons[0], verdict.reasons
+    # in neither: a failure that names the lost task
+    bad = _pending_case(kit, "- Make `load_export_settings` always return trim=True", "Editing the dialog styles.")
+    verdict = grade("pending_tasks", bad)
+    assert verdict.status == "fail", verdict.reasons
+    assert "Remove the trim checkbox from the export dialog" in verdict.reasons[0], verdict.reasons
