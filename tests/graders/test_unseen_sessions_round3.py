@@ -100,3 +100,46 @@ def test_a_pass_says_which_open_tasks_only_sections_8_9_tell(grade, kit):
     verdict = grade("pending_tasks", bad)
     assert verdict.status == "fail", verdict.reasons
     assert "Remove the trim checkbox from the export dialog" in verdict.reasons[0], verdict.reasons
+
+
+# --- next_step_quote: quote marks inside a fenced code block are code ------------------------------
+
+GUIDE = "now write a second guide, for the desktop pages this time, in the same style"
+
+
+def _guide_case(kit, next_step: str):
+    msgs = [kit.user("write a guide for the mobile layout"), kit.say("Written."), kit.user(GUIDE),
+            *kit.tool("Write", {"file_path": "docs/DESKTOP_GUIDE.md", "content": "x"}, "File created"),
+            kit.say("The desktop guide is written.")]
+    return kit.case(msgs, _s(kit, current=f'The user\'s exact request: "{GUIDE}"', next=next_step))
+
+
+def _s(kit, **bodies: str) -> str:
+    base = {k: "x" for k in kit.SECTION_KINDS}
+    base.update(bodies)
+    return kit.summary(base)
+
+
+COMMIT = 'Commit the new guide:\n   ```bash\n   git add docs && git commit -m "docs: add the desktop guide"\n   ```'
+
+
+def test_a_commit_message_in_a_fenced_command_is_not_a_misquote(grade, kit):
+    """A real Korean 2.0.x session's section 9 proposed ``git commit -m "docs: …"`` in a fenced bash
+    block and quoted nothing else; the grader read the commit message as a quote of the conversation
+    and failed the step for "quoting" words nobody said. It fails (the step quotes nothing), with that
+    reason, and names where section 8 quotes the request."""
+    verdict = grade("next_step_quote", _guide_case(kit, COMMIT + "\n   This follows the request for a desktop guide."))
+    assert verdict.status == "fail"
+    assert "quotes nothing" in verdict.reasons[0] and "docs: add the desktop guide" not in verdict.reasons[0], verdict.reasons
+    assert "section 8 quotes it" in verdict.reasons[0], verdict.reasons
+
+
+def test_a_fenced_command_beside_a_quote_of_the_request_passes_on_the_quote(grade, kit):
+    good = grade("next_step_quote", _guide_case(kit, COMMIT + f'\n   As asked: "{GUIDE}"'))
+    assert good.status == "pass" and GUIDE[:40] in good.reasons[0], good.reasons
+    # the person's words in quote marks inside a fence are still a quote of them
+    fenced = grade("next_step_quote", _guide_case(kit, f'Commit the guide.\n   ```\n   User: "{GUIDE}"\n   ```'))
+    assert fenced.status == "pass" and GUIDE[:40] in fenced.reasons[0], fenced.reasons
+    # and a misquote outside the fence is still one
+    bad = grade("next_step_quote", _guide_case(kit, COMMIT + '\n   As asked: "now write a second guide for the tablet pages"'))
+    assert bad.status == "fail" and "tablet" in bad.reasons[0], bad.reasons
