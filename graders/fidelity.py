@@ -40,7 +40,7 @@ from pytest_ctxeval.reading.quoting import (
     message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
     CODE_SPAN as _CODE_SPAN,
     flat_lines as _flat_lines, long_message_gap as _long_message_gap, quote_in as _quote_in,
-    quotes as _quotes, tokens_in as _tokens_in, whole_context as _whole,
+    quotes as _quotes, fenced_blocks as _fenced_blocks, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
@@ -321,6 +321,9 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     code = [c for c in _code_quotes(body, spoken + older, min_len) if not any(c in q for q in quotes)]
     code = [c for c in code if _quote_in(c, spoken, min_len) or len(normalize(c)) >= min_len]
     quotes += code
+    # Quote marks inside a fenced code block are code (a proposed `git commit -m "…"`): they quote
+    # the conversation only when what they hold is in it.
+    quotes += [q for block in _fenced_blocks(body) for q in _quotes(block) if _quote_in(q, recent, min_len)]
     good = [q for q in quotes if _quote_in(q, recent, min_len)]
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
@@ -558,8 +561,15 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     missing = [i for i in items if not _task_present(i, open_region) and (done(i) or not _task_told(i, told))]
     reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if done(i) else "")
                + f": \"{_short(i)}\"" for i in missing]
-    return Verdict.from_fraction(len(items) - len(missing), len(items), reasons,
-                                 f"all {len(items)} open tasks in {where}", missing=missing)
+    # A pass names where each task was found: one told only in sections 8-9 is not "in section 7".
+    later_only = [i for i in items if i not in missing and not _task_present(i, open_region)
+                  and not _task_told(i, open_head)]
+    found = f"all {len(items)} open tasks in {where}"
+    if later_only:
+        found = (f"all {len(items)} open tasks kept: {len(items) - len(later_only)} in {where}, "
+                 f"{len(later_only)} told only in sections 8-9 (as work in progress): "
+                 + "; ".join(f"\"{_short(i, 60)}\"" for i in later_only[:3]))
+    return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found, missing=missing)
 
 
 def _task_present(subject: str, text: str) -> bool:

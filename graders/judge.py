@@ -21,6 +21,7 @@ With the offline backend the judge is a labelled heuristic (term overlap), deter
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from statistics import mean
@@ -228,15 +229,42 @@ def _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded) -> Verdic
     return Verdict("pass", score, [summary, *reasons], evidence)
 
 
+#: Words a bare reply opens with: an acknowledgement, a yes, thanks or "go on" (English and the
+#: languages real sessions were seen in). A transcript that starts mid-work, or resumed, often opens
+#: with one ("OK, that worked", "continue"), which asks for nothing.
+_REPLY_WORDS = re.compile(
+    r"(?:ok(?:ay)?|yes|yeah|yep|sure|thanks?|thank you|great|perfect|nice|cool|fine|good|lgtm|done|continue|go on"
+    r"|proceed|s[ií]|vale|gracias|ja|danke|gut|weiter|oui|merci|sim|obrigad[oa]|да|спасибо|хорошо|ок|продолжай"
+    r")(?![a-zA-Z\u00c0-\u024f\u0400-\u04ff])|(?:はい|ええ|うん|了解|ありがとう|あざす|続けて|好的|好|谢谢|嗯|继续|네|예|감사|계속)", re.IGNORECASE)
+_NAMED = re.compile(r"\d|[/_.#@`]\w|[a-z][A-Z]")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def is_bare_reply(text: str) -> bool:
+    """A message that only acknowledges or says go on ("ok thanks", "yes, please do", "OKでした。",
+    "continue"): it opens with a reply word, is short (three words; in CJK text, five characters after
+    the reply word) and names nothing (no digit, path or identifier). It asks for nothing, so it is
+    no one's intent."""
+    bare = re.sub(r"[^\w\s]", " ", text).strip()
+    if not bare or not _REPLY_WORDS.match(bare) or _NAMED.search(text):
+        return False
+    if _CJK.search(bare):  # no spaces: what follows the reply word is short ("でした", "ございます")
+        return len(bare[_REPLY_WORDS.match(bare).end():].replace(" ", "")) <= 5  # type: ignore[union-attr]
+    return len(bare.split()) <= 3
+
+
 def _intent(case: CompactionCase) -> str:
     """The intent a generation is held to: ``expect.intent``, else the first request and the latest
-    request *as of that generation* (a request made after it cannot be in its summary)."""
+    request *as of that generation* (a request made after it cannot be in its summary). The first
+    request is the first message that asks for something: bare replies before it (``is_bare_reply``,
+    as a transcript that starts mid-work opens) are skipped."""
     if case.expect.intent:
         return case.expect.intent
     people = case.person_messages()
     if not people:
         return ""
-    parts = [f"First request: {_as_typed(people[0].text)}"]
+    first = next((p for p in people if not is_bare_reply(p.text)), people[0])
+    parts = [f"First request: {_as_typed(first.text)}"]
     if len(people) > 1:
         parts.append(f"Latest request: {_as_typed(people[-1].text)}")
     return "\n".join(parts)

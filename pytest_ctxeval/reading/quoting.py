@@ -24,7 +24,7 @@ from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, resu
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize
 
-__all__ = ["code_quotes", "unmarked_quote", "CODE_SPAN", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+__all__ = ["code_quotes", "unmarked_quote", "CODE_SPAN", "FENCE", "fenced_blocks", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
            "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
 
 
@@ -187,6 +187,14 @@ GO_AHEAD_WORDS = 4
 #: An inline code span (`` `…` ``): Markdown's other way to set words apart. It is a quote when it
 #: holds what the person said (:func:`code_quotes`), and code (a path, a name, a line read) otherwise.
 CODE_SPAN = re.compile(r"(?<!`)`([^`\n]{2,})`(?!`)")
+#: A fenced code block (```` ```bash … ``` ````, ``~~~``): its quote marks are code too (a commit message in a
+#: proposed ``git commit -m "…"``), unless what they quote is the person's (:func:`fenced_blocks`).
+FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+
+
+def fenced_blocks(text: str) -> list[str]:
+    """The contents of the fenced code blocks of ``text`` (without their fence lines)."""
+    return [m.group(2) for m in FENCE.finditer(text)] if "```" in text or "~~~" in text else []
 #: Section 9 holding this many words of a request in a row, without quote marks, repeats it word for
 #: word (:func:`unmarked_quote`): longer than a phrase a summary would say in its own words.
 UNMARKED_WORDS = 8
@@ -256,11 +264,14 @@ _ATTRIBUTED = re.compile(r"^[^\"“”:\n]{1,40}:\s*(?:\"[^\"]+\"|“[^”]+”)
 
 
 def quotes(text: str) -> list[str]:
-    """The quoted strings of ``text``; quote marks inside a code span are code (``ssh host
-    "<command>"``), not a quote (a code span itself is read by :func:`code_quotes`). A block quote
+    """The quoted strings of ``text``; quote marks inside a code span or a fenced code block are code
+    (``ssh host "<command>"``, ``git commit -m "…"``), not a quote (a code span itself is read by
+    :func:`code_quotes`, a block's own quotes by :func:`fenced_blocks`' reader). A block quote
     that attributes a quoted string (``> User: "fix it"``) quotes that string, not its label: the
     string is read by the quote-mark patterns."""
     code = [m.span() for m in CODE_SPAN.finditer(text)] if "`" in text else []
+    if "```" in text or "~~~" in text:
+        code += [m.span(2) for m in FENCE.finditer(text)]
     out = []
     for pattern in QUOTES:
         out += [normalize_ws(m.group(1)) for m in pattern.finditer(text)
