@@ -213,12 +213,10 @@ def load_expectations(path: str | Path) -> Expectations:
     from ..core.yaml_safe import BadYAML, load_yaml
     from ..scenario.schema import node_lines, validation_message
 
+    from ..core.userfiles import read_user_text
+
     try:
-        data, node = load_yaml(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{p}: not UTF-8") from None
+        data, node = load_yaml(read_user_text(p, "expectations file", "pass the YAML file (expect.yaml) in it"))
     except BadYAML as exc:
         raise UsageError(f"{p}{':' + str(exc.line) if exc.line else ''}: {exc.message}") from None
     if data is None:

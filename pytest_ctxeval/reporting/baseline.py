@@ -154,15 +154,18 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
                              "results or baseline file (limits.MAX_JSON_BYTES)")
         if p.exists() and not p.is_file():
             raise UsageError(f"{p}: not a regular file (a results or baseline JSON file is read whole)")
-        doc = loads_strict(p.read_text(encoding="utf-8"))
+        raw = p.read_bytes()
+        doc = loads_strict(raw.decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{p}: no such file (a baseline is written by pytest --ctxeval --ctxeval-save-baseline "
                          "PATH; results by ctxeval run --json PATH or pytest --ctxeval --ctxeval-report PATH.json)"
                          ) from None
     except OSError as exc:
         raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{p}: not UTF-8") from None
+    except UnicodeDecodeError as exc:
+        from ..core.userfiles import not_utf8
+
+        raise UsageError(not_utf8(p, raw, exc)) from None
     except BadDocument as exc:
         where = exc.where[len("line "):] if exc.where.startswith("line ") else ""
         raise UsageError(f"{p}:{where}: {exc.message}" if where else f"{p}: {exc}") from None

@@ -1,0 +1,109 @@
+"""Findings of the second fresh-user review: files a user names that ctxeval cannot read, scenario
+folders on the pytest command line, scenarios that never ran, and what the reports leave unsaid.
+Each test failed before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_ctxeval.cli import main
+
+from test_grade_folder import _session
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILTIN_COMPACT = (ROOT / "pytest_ctxeval" / "prompts" / "compact.j2").read_text(encoding="utf-8")
+IDLE_GAP = ROOT / "scenarios" / "idle_gap.yaml"
+
+
+def _latin1_prompt(folder: Path) -> Path:
+    """The built-in prompt plus one accented line, saved as Latin-1 (as some Windows editors do)."""
+    p = folder / "latin1.j2"
+    p.write_bytes((BUILTIN_COMPACT + "\nRésumé carefully.\n").encode("latin-1"))
+    return p
+
+
+def _bad_line(p: Path) -> int:
+    return p.read_bytes().split(b"\xe9")[0].count(b"\n") + 1
+
+
+# -- F24: a file the user names that is not UTF-8, or a folder, is one error, never a traceback -----
+
+
+@pytest.mark.parametrize("argv", [
+    ["prompt", "show", "--prompt", "{p}"],
+    ["run", str(IDLE_GAP), "--prompt", "{p}"],
+    ["run", str(IDLE_GAP), "--session-memory-prompt", "{p}"],
+    ["compare-real", "{session}", "--prompt", "{p}"],
+], ids=["prompt-show", "run-prompt", "run-session-memory-prompt", "compare-real"])
+def test_a_latin1_prompt_is_an_error_naming_file_line_and_fix(tmp_path, capsys, argv):
+    p = _latin1_prompt(tmp_path)
+    session = _session(tmp_path / "s.jsonl", second="now add tests")
+    code = main([a.replace("{p}", str(p)).replace("{session}", str(session)) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{p}:{_bad_line(p)}: not UTF-8 (invalid continuation byte at byte " in err
+    assert "save the file as UTF-8" in err and "Traceback" not in err
+
+
+def test_an_include_that_is_not_utf8_is_named_with_the_prompt_that_includes_it(tmp_path, capsys):
+    (tmp_path / "mine.j2").write_bytes("Résumé\n".encode("latin-1"))
+    prompt = tmp_path / "compact.j2"
+    prompt.write_text('{% include "mine.j2" %}\n{{ custom_instructions }}\n', encoding="utf-8")
+    assert main(["prompt", "show", "--prompt", str(prompt)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'mine.j2'}:1: not UTF-8" in err and f"(included by {prompt})" in err
+
+
+def test_a_folder_given_as_the_prompt_says_to_pass_the_file_in_it(tmp_path, capsys):
+    assert main(["prompt", "show", "--prompt", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"compaction prompt {tmp_path}: is a folder; pass the template file in it, e.g. " in err
+    assert "no such file" not in err
+
+
+def test_pytest_with_a_latin1_prompt_is_a_usage_error_not_an_internal_error(pytester: pytest.Pytester, tmp_path):
+    p = _latin1_prompt(tmp_path)
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios" / "idle_gap.yaml").write_text(IDLE_GAP.read_text())
+    for option in ("--ctxeval-prompt", "--ctxeval-compare-prompt"):
+        result = pytester.runpytest("--ctxeval", option, str(p), "-p", "no:cacheprovider")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+        out = result.stdout.str() + result.stderr.str()
+        assert "INTERNALERROR" not in out and f"{p}:{_bad_line(p)}: not UTF-8" in out
+
+
+def test_expectations_and_baselines_that_are_not_utf8_name_the_line(tmp_path, capsys):
+    session = _session(tmp_path / "s.jsonl", second="now add tests")
+    expect = tmp_path / "e.yaml"
+    expect.write_bytes("files: []\nintent: \"R\xe9sum\xe9\"\n".encode("latin-1"))
+    assert main(["grade", str(session), "--expect", str(expect)]) == 2
+    assert f"{expect}:2: not UTF-8 (invalid continuation byte at byte " in capsys.readouterr().err
+    assert main(["grade", str(session), "--expect", str(tmp_path)]) == 2
+    assert f"expectations file {tmp_path}: is a folder" in capsys.readouterr().err
+    base = tmp_path / "b.json"
+    base.write_bytes(b'{\n"format": "x\xff"}\n')
+    assert main(["diff", str(base), str(base)]) == 2
+    assert f"{base}:2: not UTF-8" in capsys.readouterr().err
+
+
+def test_grade_output_of_a_file_that_is_not_utf8_names_it(tmp_path, capsys):
+    out = tmp_path / "summary.md"
+    out.write_bytes(b"1. Primary Request\n\xff\xfe\n")
+    assert main(["grade-output", str(out), "--scenario", str(IDLE_GAP)]) == 2
+    assert f"output {out}:2: not UTF-8" in capsys.readouterr().err
+
+
+def test_a_rubric_that_is_not_utf8_is_a_grader_error_naming_it(tmp_path):
+    from pytest_ctxeval.errors import GraderError
+    from pytest_ctxeval.grading.judging import Judge
+
+    (tmp_path / "intent.j2").write_bytes("R\xe9sum\xe9 {{ fence }}".encode("latin-1"))
+
+    class _Offline:
+        backend, model = "offline", "m"
+
+    judge = Judge(_Offline(), rubrics=tmp_path)  # type: ignore[arg-type]
+    with pytest.raises(GraderError, match=r"rubric .*intent\.j2:1: not UTF-8"):
+        judge.render("intent")
