@@ -23,7 +23,9 @@ the anthropic SDK.
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,6 +106,17 @@ def _scenario_paths(config: pytest.Config) -> list[Path]:
         return [p.resolve() for p in configured]
     default = config.rootpath / "scenarios"
     return [default.resolve() if default.is_dir() else builtin_scenarios_dir()]
+
+
+_TURNS_KEY = re.compile(rb"^turns[ \t]*:", re.M)
+
+
+def _looks_like_scenario(path: Path) -> bool:
+    """A YAML file with a top-level ``turns:`` key (the one field every scenario has)."""
+    try:
+        return _TURNS_KEY.search(path.read_bytes()) is not None
+    except OSError:
+        return False
 
 
 class CtxEvalSession:
@@ -189,8 +202,22 @@ class CtxEvalSession:
         if path.suffix not in (".yaml", ".yml"):
             return False
         path = path.resolve()
-        return any(path == p or p in path.parents for p in self.scenario_paths) or any(
-            Path(a).resolve() == path for a in self.config.args)
+        if any(path == p or p in path.parents for p in self.scenario_paths) or any(
+                Path(a).resolve() == path for a in self.config.args):
+            return True
+        # A folder named on the command line is searched as `ctxeval run FOLDER` searches it, for
+        # the YAML files that are scenarios (a top-level `turns:`), so a mkdocs.yml or a CI workflow
+        # under it is passed over. The project folder itself (`pytest --ctxeval .`) is not: there
+        # the configured scenarios folder decides, as it does with no argument.
+        return any(d in path.parents for d in self._argument_folders) and _looks_like_scenario(path)
+
+    @functools.cached_property
+    def _argument_folders(self) -> tuple[Path, ...]:
+        if self.config.args_source != pytest.Config.ArgsSource.ARGS:
+            return ()
+        root = self.config.rootpath.resolve()
+        folders = (Path(a.split("::")[0]).resolve() for a in self.config.args)
+        return tuple(d for d in folders if d.is_dir() and d != root and d not in root.parents)
 
     @pytest.hookimpl
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

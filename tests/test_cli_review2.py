@@ -107,3 +107,23 @@ def test_a_rubric_that_is_not_utf8_is_a_grader_error_naming_it(tmp_path):
     judge = Judge(_Offline(), rubrics=tmp_path)  # type: ignore[arg-type]
     with pytest.raises(GraderError, match=r"rubric .*intent\.j2:1: not UTF-8"):
         judge.render("intent")
+
+
+# -- F7: a folder on the pytest command line is searched for scenarios, as `ctxeval run` does ------
+
+
+def test_pytest_collects_the_scenarios_of_a_folder_given_on_the_command_line(pytester: pytest.Pytester):
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios" / "configured.yaml").write_text(IDLE_GAP.read_text())
+    mine = pytester.path / "mine" / "deeper"
+    mine.mkdir(parents=True)
+    (mine / "idle_gap.yaml").write_text(IDLE_GAP.read_text())
+    (mine / "mkdocs.yml").write_text("site_name: not a scenario\nnav: []\n")
+    given = pytester.runpytest("--ctxeval", "mine", "--co", "-q", "-p", "no:cacheprovider")
+    listed = given.stdout.str()
+    assert "mine/deeper/idle_gap.yaml::verbatim_user_messages" in listed
+    assert "mkdocs.yml" not in listed and "configured.yaml" not in listed
+    # With no argument (and with the project folder itself) the configured folder decides, as before.
+    for args in ((), (".",)):
+        listed = pytester.runpytest("--ctxeval", *args, "--co", "-q", "-p", "no:cacheprovider").stdout.str()
+        assert "scenarios/configured.yaml::verbatim_user_messages" in listed and "mine/" not in listed
