@@ -207,7 +207,7 @@ class CtxEvalSession:
             return True
         # A folder named on the command line is searched as `ctxeval run FOLDER` searches it, for
         # the YAML files that are scenarios (a top-level `turns:`), so a mkdocs.yml or a CI workflow
-        # under it is passed over. The project folder itself (`pytest --ctxeval .`) is not: there
+        # under it is passed over. The folder pytest runs in (`pytest --ctxeval .`) is not: there
         # the configured scenarios folder decides, as it does with no argument.
         return any(d in path.parents for d in self._argument_folders) and _looks_like_scenario(path)
 
@@ -215,9 +215,9 @@ class CtxEvalSession:
     def _argument_folders(self) -> tuple[Path, ...]:
         if self.config.args_source != pytest.Config.ArgsSource.ARGS:
             return ()
-        root = self.config.rootpath.resolve()
+        here = self.config.invocation_params.dir.resolve()
         folders = (Path(a.split("::")[0]).resolve() for a in self.config.args)
-        return tuple(d for d in folders if d.is_dir() and d != root and d not in root.parents)
+        return tuple(d for d in folders if d.is_dir() and d != here and d not in here.parents)
 
     @pytest.hookimpl
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

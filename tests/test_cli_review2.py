@@ -127,3 +127,38 @@ def test_pytest_collects_the_scenarios_of_a_folder_given_on_the_command_line(pyt
     for args in ((), (".",)):
         listed = pytester.runpytest("--ctxeval", *args, "--co", "-q", "-p", "no:cacheprovider").stdout.str()
         assert "scenarios/configured.yaml::verbatim_user_messages" in listed and "mine/" not in listed
+
+
+def test_a_folder_outside_the_working_folder_is_searched_too(pytester: pytest.Pytester, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "idle_gap.yaml").write_text(IDLE_GAP.read_text())
+    listed = pytester.runpytest("--ctxeval", str(elsewhere), "--co", "-q", "-p", "no:cacheprovider").stdout.str()
+    assert "idle_gap.yaml::verbatim_user_messages" in listed
+
+
+# -- F26 and F8: a compaction of nothing is found by lint; a scenario that never ran is one error --
+
+COMPACT_FIRST = 'name: compact_first\nturns:\n  - compact: true\n  - user: "hi"\n'
+TEMPLATE_ERROR = 'name: undefined\nturns:\n  - user: "hello"\n  - assistant: "hi {{ undefined_var }}"\n'
+
+
+def test_lint_reports_a_compact_step_with_nothing_before_it(tmp_path, capsys):
+    p = tmp_path / "e2.yaml"
+    p.write_text(COMPACT_FIRST)
+    assert main(["lint", str(p)]) == 1
+    out = capsys.readouterr().out
+    assert f"{p}:3:" in out and "compact: nothing to compact yet (the conversation is empty)" in out
+    fine = tmp_path / "fine.yaml"
+    fine.write_text('name: fine\nturns:\n  - user: "hi"\n  - assistant: "hello"\n  - compact: true\n')
+    assert main(["lint", str(fine)]) == 0
+
+
+def test_run_counts_a_scenario_that_never_ran_as_one_failure_not_one_per_grader(tmp_path, capsys):
+    for name, text in (("first.yaml", COMPACT_FIRST), ("undefined.yaml", TEMPLATE_ERROR)):
+        (tmp_path / name).write_text(text)
+    assert main(["run", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("compact_first ", "undefined "))]
+    assert len(rows) == 2 and all(r[-4:-1] == ["0", "1", "0"] for r in rows), out
+    assert "first.yaml:3: compact: nothing to compact yet" in out and "undefined.yaml:4:" in out
