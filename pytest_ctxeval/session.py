@@ -435,8 +435,7 @@ class CtxEvalSession:
         model = next((s.get("model") for s in meta if s.get("model")), None) or self.options.model
         judge = next((s.get("judge") for s in meta if s.get("judge")), None)
         doc = results_document([], usage=merge_usage(usages), backend=self.options.backend, model=model,
-                               prompt={"path": _prompt_label(self.config, prompts.compact_path),
-                                       "fingerprint": prompts.fingerprint, "text": prompts.render_compact()},
+                               prompt=prompts.record(_prompt_label(self.config, prompts.compact_path)),
                                judge=judge,
                                compactor=getattr(self.compactor_of(variant), "name", None))
         if self.compared:  # the compactors' own model calls, for the compactors table
@@ -468,7 +467,7 @@ class CtxEvalSession:
 
         # Only the reference engine sends this prompt; other compactors write their own.
         engine = getattr(self.compactor_of(MAIN), "name", "claude_code") == "claude_code"
-        note = coverage_note(doc["prompt"]["text"], self.baseline) if engine else None
+        note = coverage_note(doc["prompt"]["text"], self.baseline, prompt=doc["prompt"]) if engine else None
         if note is not None:
             doc["prompt_coverage"] = note
         if self.baseline is not None:

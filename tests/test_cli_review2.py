@@ -162,3 +162,49 @@ def test_run_counts_a_scenario_that_never_ran_as_one_failure_not_one_per_grader(
     rows = [line.split() for line in out.splitlines() if line.startswith(("compact_first ", "undefined "))]
     assert len(rows) == 2 and all(r[-4:-1] == ["0", "1", "0"] for r in rows), out
     assert "first.yaml:3: compact: nothing to compact yet" in out and "undefined.yaml:4:" in out
+
+
+# -- F34: a prompt that drops the /compact instructions is told apart and reported ---------------
+
+
+def _without_instructions(folder: Path) -> Path:
+    import re
+
+    text = re.sub(r"\{% if custom_instructions %\}.*?\{% endif %\}\n?", "", BUILTIN_COMPACT, flags=re.S)
+    assert text != BUILTIN_COMPACT
+    p = folder / "compact.j2"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_a_prompt_that_drops_the_compact_instructions_has_its_own_fingerprint(tmp_path):
+    from pytest_ctxeval.engine.prompt import PromptSet
+
+    builtin, dropped = PromptSet(), PromptSet(_without_instructions(tmp_path))
+    # The same text (but for a blank line) without instructions...
+    assert builtin.render_compact().split() == dropped.render_compact().split()
+    assert builtin.passes_instructions and not dropped.passes_instructions
+    assert builtin.fingerprint != dropped.fingerprint  # ...but not the same prompt
+    assert dropped.record("p")["instructions"] == "not passed" and "instructions" not in builtin.record("p")
+
+
+def test_run_says_the_prompt_no_longer_passes_compact_instructions(tmp_path, capsys):
+    p = _without_instructions(tmp_path)
+    assert main(["run", str(IDLE_GAP), "--graders", "nine_sections", "--prompt", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "prompt-change coverage: 1 changed sentence against the built-in prompt" in out
+    assert "NOT SEEN OFFLINE custom_instructions is not used: /compact instructions no longer reach the model" in out
+    assert "advice: " in out
+    assert main(["run", str(IDLE_GAP), "--graders", "nine_sections"]) == 0
+    assert "prompt-change coverage" not in capsys.readouterr().out
+
+
+def test_the_note_against_a_baseline_that_also_dropped_them_is_silent():
+    from pytest_ctxeval.engine.prompt import PromptSet
+    from pytest_ctxeval.reporting.prompt_coverage import coverage_note
+
+    text = PromptSet().render_compact()
+    dropped = {"instructions": "not passed"}
+    assert coverage_note(text, {"prompt": {"text": text, **dropped}}, prompt=dropped) is None
+    note = coverage_note(text, {"prompt": {"text": text}}, prompt=dropped)
+    assert note is not None and [c["line"] for c in note["lines"]] == [0] and not note["lines"][0]["seen"]

@@ -106,7 +106,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"judge: {evaluator.judge_label}")
     from ..reporting.prompt_coverage import coverage_note, format_coverage
 
-    note = (coverage_note(prompts.render_compact())  # other compactors write their own prompts
+    note = (coverage_note(prompts.render_compact(), prompt=prompts.record(str(prompts.compact_path)))
+            # other compactors write their own prompts
             if getattr(compactor, "name", "claude_code") == "claude_code" else None)
     if note is not None:
         print()
@@ -114,8 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json_out:
         model = next((o.run.requests[0]["model"] for o in outcomes if o.run and o.run.requests), options.model)
         doc = results_document(outcomes, usage=usage, backend=options.backend, model=model,
-                               prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint,
-                                       "text": prompts.render_compact()},
+                               prompt=prompts.record(str(prompts.compact_path)),
                                judge=evaluator.judge_label,
                                compactor=compactor.name if compactor is not None else None)
         if note is not None:

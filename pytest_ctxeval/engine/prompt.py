@@ -25,7 +25,10 @@ _COMPILED = MemoryBytecodeCache()
 #: The session-memory template (read as a string, not through the loader), compiled, by source.
 _FROM_STRING: dict[str, CodeType] = {}
 
-__all__ = ["BUILTIN_PROMPTS", "PromptSet"]
+__all__ = ["BUILTIN_PROMPTS", "PromptSet", "NOT_PASSED"]
+
+#: ``prompt.instructions`` of a results document whose prompt drops the ``/compact`` instructions.
+NOT_PASSED = "not passed"
 
 BUILTIN_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 
@@ -136,9 +139,27 @@ class PromptSet:
                             notes=notes or "", template=self.session_memory_template())
 
     @property
+    def passes_instructions(self) -> bool:
+        """Whether the compaction prompt passes ``/compact <instructions>`` (and PreCompact hook
+        output) on to the model: a prompt without ``{{ custom_instructions }}`` drops them, and
+        renders the same as one that passes them when there are none."""
+        probe = "ctxeval-probe-of-custom-instructions"
+        return probe in self.render_compact(probe)
+
+    @property
     def fingerprint(self) -> str:
-        """A short hash of the rendered compaction prompt (to tell prompt versions apart)."""
-        return hashlib.sha256(self.render_compact().encode()).hexdigest()[:12]
+        """A short hash of the rendered compaction prompt (to tell prompt versions apart); a
+        prompt that drops the ``/compact`` instructions hashes apart from one that passes them."""
+        text = self.render_compact() + ("" if self.passes_instructions else "\n[custom instructions not passed]")
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def record(self, path: str) -> dict[str, str]:
+        """The ``prompt`` object of a results document: path, fingerprint, rendered text, and
+        ``instructions: "not passed"`` when the prompt drops the ``/compact`` instructions."""
+        out = {"path": path, "fingerprint": self.fingerprint, "text": self.render_compact()}
+        if not self.passes_instructions:
+            out["instructions"] = NOT_PASSED
+        return out
 
 
 def section_list(prompt: str) -> str:
