@@ -208,3 +208,87 @@ def test_the_note_against_a_baseline_that_also_dropped_them_is_silent():
     assert coverage_note(text, {"prompt": {"text": text, **dropped}}, prompt=dropped) is None
     note = coverage_note(text, {"prompt": {"text": text}}, prompt=dropped)
     assert note is not None and [c["line"] for c in note["lines"]] == [0] and not note["lines"][0]["seen"]
+
+
+# -- F4, F17, F19, F20: what folder mode shows, writes and counts --------------------------------
+
+
+def _many_edits(path: Path, files: int) -> Path:
+    """A session that edits ``files`` files and a summary that names only src/parse.py."""
+    from session_kit import Session
+    from test_grade_folder import GOOD
+
+    s = Session()
+    s.user("fix the parser in src/parse.py")
+    for i in range(files):
+        name = f"src/mod{i}.py" if i else "src/parse.py"
+        s.assistant(text="Editing.", tools=[(f"toolu_{i}", "Edit", {"file_path": name, "old_string": "a",
+                                                                     "new_string": "b"})])
+        s.result(f"toolu_{i}", f"The file {name} has been updated.")
+    s.user("now add tests")
+    s.assistant(text="Working on it.")
+    s.compact(GOOD.replace("{second}", "now add tests"))
+    s.user("thanks")
+    s.assistant(text="ok")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return s.write(path)
+
+
+def test_folder_mode_says_how_many_reasons_it_did_not_show(tmp_path, capsys):
+    _many_edits(tmp_path / "p" / "a.jsonl", files=6)
+    _session(tmp_path / "p" / "b.jsonl", second="now add tests")
+    assert main(["grade", str(tmp_path / "p"), "--graders", "files_preserved"]) == 1
+    out = capsys.readouterr().out
+    assert "src/mod3.py was changed" in out and "src/mod4.py was changed" not in out
+    assert "      … and 2 more (-v lists them all; --json/--md/--html hold them)" in out
+    assert main(["grade", str(tmp_path / "p"), "--graders", "files_preserved", "-v"]) == 1
+    out = capsys.readouterr().out
+    assert "src/mod5.py was changed" in out and "more (-v" not in out
+
+
+def test_folder_reports_name_the_offline_judge_a_heuristic(tmp_path, capsys):
+    _session(tmp_path / "p" / "a.jsonl", second="now add tests")
+    _session(tmp_path / "p" / "b.jsonl", second="and docs")
+    md, page = tmp_path / "g.md", tmp_path / "g.html"
+    assert main(["grade", str(tmp_path / "p"), "--md", str(md), "--html", str(page)]) == 0
+    said = "offline heuristic judge"
+    assert f"judge: {said}" in capsys.readouterr().out
+    assert said in md.read_text() and said in page.read_text()
+    # No llm grader selected: no judge line.
+    assert main(["grade", str(tmp_path / "p"), "--graders", "tool_pairing"]) == 0
+    assert "judge:" not in capsys.readouterr().out
+
+
+def test_folder_mode_leaves_subagent_transcripts_out_and_counts_them(tmp_path, capsys):
+    project = tmp_path / "projects" / "-Users-me-app"
+    _session(project / "abc.jsonl", second="now add tests")
+    sub = project / "abc" / "subagents"
+    _session(sub / "agent-acompact-f4.jsonl", second="x").write_text(
+        "\n".join(line for line in (project / "abc.jsonl").read_text().splitlines()
+                  if "compact_boundary" not in line and "isCompactSummary" not in line) + "\n")
+    # A subagent that compacted on its own is a session to grade.
+    _session(sub / "agent-a28.jsonl", second="and docs")
+    assert main(["grade", str(tmp_path / "projects")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("2 session files: 2 graded")
+    assert "1 subagent transcript (subagents/agent-*.jsonl) not graded as sessions" in out
+    assert "agent-acompact-f4" not in out
+    # Named on its own, a subagent transcript is graded (it is skipped for having no compaction).
+    assert main(["grade", str(sub / "agent-acompact-f4.jsonl"), str(project / "abc.jsonl")]) == 0
+    assert "agent-acompact-f4.jsonl: no compaction" in capsys.readouterr().out
+
+
+def test_folder_reports_get_the_permissions_of_every_other_report(tmp_path, capsys):
+    import os
+    import stat
+
+    _session(tmp_path / "p" / "a.jsonl", second="now add tests")
+    _session(tmp_path / "p" / "b.jsonl", second="and docs")
+    old = os.umask(0o022)
+    try:
+        outs = [tmp_path / "o" / name for name in ("g.json", "g.md", "g.html")]
+        assert main(["grade", str(tmp_path / "p"), "--json", str(outs[0]), "--md", str(outs[1]),
+                     "--html", str(outs[2])]) == 0
+    finally:
+        os.umask(old)
+    assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in outs] == ["0o644"] * 3
