@@ -292,3 +292,42 @@ def test_folder_reports_get_the_permissions_of_every_other_report(tmp_path, caps
     finally:
         os.umask(old)
     assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in outs] == ["0o644"] * 3
+
+
+# -- F18: report and diff say what a folder report is; F25: the built-in library is never silent --
+
+
+def test_report_and_diff_name_a_folder_report_and_what_they_take(tmp_path, capsys):
+    from pytest_ctxeval.grading.folders import DOC_FORMAT
+
+    _session(tmp_path / "p" / "a.jsonl", second="now add tests")
+    _session(tmp_path / "p" / "b.jsonl", second="and docs")
+    g = tmp_path / "g.json"
+    assert main(["grade", str(tmp_path / "p"), "--json", str(g)]) == 0
+    capsys.readouterr()
+    for argv in (["diff", str(g), str(g)], ["report", str(g), "-o", str(tmp_path / "r.html")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{g}: a report of ctxeval grade on folders (format {DOC_FORMAT!r}), not the results of a run" in err
+        assert "ctxeval grade FOLDER --md OUT.md --html OUT.html" in err
+
+
+def test_cli_says_when_it_falls_back_to_the_built_in_library(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint"]) == 0
+    err = capsys.readouterr().err
+    assert "ctxeval: no ./scenarios folder here: using the built-in library (" in err
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "idle_gap.yaml").write_text(IDLE_GAP.read_text())
+    assert main(["lint"]) == 0
+    assert "built-in library" not in capsys.readouterr().err
+
+
+def test_pytest_says_when_it_ran_the_built_in_library(pytester: pytest.Pytester):
+    result = pytester.runpytest("--ctxeval", "-k", "idle_gap and nine_sections", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["ctxeval: no scenarios/ folder in * and no ctxeval_scenarios set: ran the built-in "
+                                 "library (*); add scenarios/ or set ctxeval_scenarios to run your own"])
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios" / "idle_gap.yaml").write_text(IDLE_GAP.read_text())
+    result = pytester.runpytest("--ctxeval", "-k", "idle_gap and nine_sections", "-p", "no:cacheprovider")
+    assert "built-in library" not in result.stdout.str() and result.ret == 0
