@@ -497,6 +497,13 @@ class CtxEvalSession:
                                         yellow=True)
         if not self.rows:
             return
+        if (not config.getini("ctxeval_scenarios") and self.scenario_paths == [builtin_scenarios_dir()]
+                and config.args_source != pytest.Config.ArgsSource.ARGS
+                and not (config.rootpath / "scenarios").is_dir()):
+            terminalreporter.write_line(
+                f"ctxeval: no scenarios/ folder in {config.rootpath} and no ctxeval_scenarios set: ran the built-in "
+                f"library ({self.scenario_paths[0]}); add scenarios/ or set ctxeval_scenarios to run your own",
+                yellow=True)
         rows = [self.rows[k] for k in sorted(self.rows)]
         tr = terminalreporter
         doc = self.document

@@ -19,7 +19,7 @@ from ..scenario.schema import Expectations
 from ..reporting.table import ScenarioRow, format_table
 from ..core.terminal import safe_text
 
-__all__ = ['EXIT_OK', 'EXIT_FAIL', 'EXIT_USAGE', 'Parser', 'grader_names', 'grader_args', 'registry_of', 'print_outcomes', 'exit_code', 'Progress', 'write_raw', 'check_writable', 'ClosedPipeSafe', 'load_expectations']
+__all__ = ['EXIT_OK', 'EXIT_FAIL', 'EXIT_USAGE', 'Parser', 'grader_names', 'grader_args', 'registry_of', 'print_outcomes', 'exit_code', 'Progress', 'write_raw', 'check_writable', 'ClosedPipeSafe', 'load_expectations', 'default_scenarios']
 
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -232,3 +232,19 @@ def load_expectations(path: str | Path) -> Expectations:
         message = validation_message(p, data, node_lines(node), exc, prefix=prefix)
         raise UsageError(message.replace("see the scenario schema in docs/scenarios.md",
                                          "allowed: " + ", ".join(Expectations.model_fields))) from None
+
+
+def default_scenarios(paths: list[Any]) -> list[Any]:
+    """``paths`` as given, else ``./scenarios``, else the built-in library: said on stderr, so a
+    job started in the wrong folder does not pass on the library without a word."""
+    if paths:
+        return paths
+    if Path("scenarios").is_dir():
+        return [Path("scenarios")]
+    from ..options import builtin_scenarios_dir
+    from ..scenario.schema import find_scenarios
+
+    library = builtin_scenarios_dir()
+    print(f"ctxeval: no ./scenarios folder here: using the built-in library ({len(find_scenarios([library]))} "
+          f"scenarios in {library}); name your scenario files or folders to run your own", file=sys.stderr)
+    return [library]

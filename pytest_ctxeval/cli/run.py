@@ -11,11 +11,11 @@ from typing import Any
 
 from ..errors import CtxEvalError, ProviderError, UsageError
 from ..evaluation import Outcome, merge_usage, usage_lines
-from ..options import RunOptions, add_run_options, builtin_scenarios_dir
+from ..options import RunOptions, add_run_options
 from ..results import results_document, write_results
 from ..runner import check_unique_names, fresh_folder
 from ..scenario.schema import find_scenarios, load_scenario
-from .common import EXIT_USAGE, Progress, check_writable, exit_code, grader_args, print_outcomes, registry_of
+from .common import EXIT_USAGE, Progress, default_scenarios, check_writable, exit_code, grader_args, print_outcomes, registry_of
 
 __all__ = ['add_run_command', 'cmd_run']
 
@@ -42,7 +42,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options.check_key()
     registry, specs = registry_of(args)
     prompts = options.prompts()
-    paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
+    paths = default_scenarios(args.paths)
     files = find_scenarios(paths)
     if not files:
         raise UsageError(f"no scenario files (*.yaml, *.yml) under {', '.join(map(str, paths))}")

@@ -141,6 +141,10 @@ def write_baseline(path: str | os.PathLike[str], results: dict[str, Any]) -> Pat
     return p
 
 
+#: The format of ``ctxeval grade FOLDER --json`` (:data:`pytest_ctxeval.grading.folders.DOC_FORMAT`).
+_FOLDER_FORMAT = "pytest-ctxeval/grade-folder"
+
+
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A results or baseline JSON file (a :class:`UsageError` naming the file otherwise)."""
     from ..core.documents import BadDocument, check_baseline, check_results, loads_strict
@@ -169,6 +173,11 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     except BadDocument as exc:
         where = exc.where[len("line "):] if exc.where.startswith("line ") else ""
         raise UsageError(f"{p}:{where}: {exc.message}" if where else f"{p}: {exc}") from None
+    if isinstance(doc, dict) and doc.get("format") == _FOLDER_FORMAT:
+        raise UsageError(f"{p}: a report of ctxeval grade on folders (format {_FOLDER_FORMAT!r}), not the results of "
+                         "a run: ctxeval diff and report take ctxeval run --json, pytest --ctxeval --ctxeval-report "
+                         "PATH.json, ctxeval grade ONE.jsonl --json or a baseline; for the folder report's pages, "
+                         "run ctxeval grade FOLDER --md OUT.md --html OUT.html")
     if not isinstance(doc, dict) or doc.get("format") not in (RESULTS_FORMAT, BASELINE_FORMAT):
         raise UsageError(f"{p}: not a ctxeval results or baseline file (expected format {RESULTS_FORMAT!r} "
                          f"or {BASELINE_FORMAT!r})")
