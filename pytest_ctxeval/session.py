@@ -714,8 +714,10 @@ class GraderItem(pytest.Item):
             raise _GraderFailed(verdict, strict=True)
         if verdict.status in ("n/a", "ungraded"):
             label = "n/a" if verdict.status == "n/a" else "UNGRADED"
-            # Report the skip at the scenario file, not at this line of the plugin.
-            raise pytest.skip.Exception(safe_text(f"{label}: {'; '.join(verdict.reasons)}"), _use_item_location=True)
+            # Report the skip at the scenario file, not at this line of the plugin; -rs shows the
+            # file and the reason only, so the reason names the grader.
+            raise pytest.skip.Exception(safe_text(f"{self.spec.name}: {label}: {'; '.join(verdict.reasons)}"),
+                                        _use_item_location=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         if isinstance(excinfo.value, _GraderFailed):

@@ -331,3 +331,14 @@ def test_pytest_says_when_it_ran_the_built_in_library(pytester: pytest.Pytester)
     (pytester.path / "scenarios" / "idle_gap.yaml").write_text(IDLE_GAP.read_text())
     result = pytester.runpytest("--ctxeval", "-k", "idle_gap and nine_sections", "-p", "no:cacheprovider")
     assert "built-in library" not in result.stdout.str() and result.ret == 0
+
+
+# -- F32: -rs names the grader of each n/a and ungraded verdict --------------------------------
+
+
+def test_skip_lines_name_the_grader(pytester: pytest.Pytester):
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios" / "idle_gap.yaml").write_text(IDLE_GAP.read_text())
+    result = pytester.runpytest("--ctxeval", "-rs", "-k", "failed_approaches_preserved", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] scenarios/idle_gap.yaml:1: failed_approaches_preserved: n/a: "
+                                 "expect.failed_approaches is empty"])
