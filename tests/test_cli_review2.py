@@ -342,3 +342,25 @@ def test_skip_lines_name_the_grader(pytester: pytest.Pytester):
     result = pytester.runpytest("--ctxeval", "-rs", "-k", "failed_approaches_preserved", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["SKIPPED [[]1[]] scenarios/idle_gap.yaml:1: failed_approaches_preserved: n/a: "
                                  "expect.failed_approaches is empty"])
+
+
+# -- F21: the docs' example grader is n/a where the session never set its rule -----------------
+
+EXAMPLE = ROOT / "examples" / "own-project"
+
+
+def test_the_example_grader_passes_fails_and_is_na_where_the_rule_was_never_set(tmp_path, capsys):
+    import json
+
+    def verdict(scenario: Path, *prompt: str) -> dict:
+        out = tmp_path / "r.json"
+        main(["run", str(scenario), "--graders-dir", str(EXAMPLE / "graders"), "--graders", "cdn_rule_kept",
+              "--json", str(out), *prompt])
+        return json.loads(out.read_text())["scenarios"][0]["graders"]["cdn_rule_kept"]
+
+    kept = verdict(EXAMPLE / "scenarios" / "cache_ttl.yaml")
+    assert kept["status"] == "pass" and "the cdn/ rule survived" in kept["reasons"][0]
+    lost = verdict(EXAMPLE / "scenarios" / "cache_ttl.yaml", "--prompt", str(ROOT / "tests" / "fixtures" / "weak_prompt.j2"))
+    assert lost["status"] == "fail" and "no longer says to keep out of cdn/" in lost["reasons"][0]
+    never = verdict(IDLE_GAP)  # a scenario that never mentions cdn/
+    assert never["status"] == "n/a" and "never set the cdn/ rule" in never["reasons"][0]
