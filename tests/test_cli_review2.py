@@ -364,3 +364,36 @@ def test_the_example_grader_passes_fails_and_is_na_where_the_rule_was_never_set(
     assert lost["status"] == "fail" and "no longer says to keep out of cdn/" in lost["reasons"][0]
     never = verdict(IDLE_GAP)  # a scenario that never mentions cdn/
     assert never["status"] == "n/a" and "never set the cdn/ rule" in never["reasons"][0]
+
+
+# -- F28: the small points --------------------------------------------------------------------
+
+
+def test_grade_expect_lists_every_schema_error_with_its_line(tmp_path, capsys):
+    session = _session(tmp_path / "s.jsonl", second="now add tests")
+    expect = tmp_path / "e.yaml"
+    expect.write_text("probes:\n  - {question: q}\nfiles: 3\nintnt: x\n")
+    assert main(["grade", str(session), "--expect", str(expect)]) == 2
+    err = capsys.readouterr().err
+    assert "more)" not in err
+    for said in (f"{expect}:2: probes[0].kind: required field is missing", f"{expect}:3: files:",
+                 f"{expect}:4: intnt: unknown field (did you mean 'intent'?"):
+        assert said in err
+
+
+def test_an_unknown_option_gets_the_usage_of_its_verb(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["grade", "--bogus", "x.jsonl"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: ctxeval grade ") and "ctxeval grade: error: unrecognized arguments: --bogus" in err
+    with pytest.raises(SystemExit):
+        main(["prompt", "show", "--bogus"])
+    assert "ctxeval prompt show: error: unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_an_empty_session_file_is_called_empty(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    assert main(["grade", str(empty)]) == 2
+    assert f"{empty}: the file is empty (no records at all)" in capsys.readouterr().err

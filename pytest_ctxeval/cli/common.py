@@ -211,7 +211,7 @@ def load_expectations(path: str | Path) -> Expectations:
     error names the file, the line and the field (with a did-you-mean for a misspelt key)."""
     p = Path(path)
     from ..core.yaml_safe import BadYAML, load_yaml
-    from ..scenario.schema import node_lines, validation_message
+    from ..scenario.schema import node_lines, validation_messages
 
     from ..core.userfiles import read_user_text
 
@@ -228,10 +228,11 @@ def load_expectations(path: str | Path) -> Expectations:
         raise UsageError(f"{p}: expected a mapping with keys such as intent, files, errors, pending, superseded, probes")
     try:
         return Expectations.model_validate(data)
-    except ValidationError as exc:
-        message = validation_message(p, data, node_lines(node), exc, prefix=prefix)
-        raise UsageError(message.replace("see the scenario schema in docs/scenarios.md",
-                                         "allowed: " + ", ".join(Expectations.model_fields))) from None
+    except ValidationError as exc:  # every error, one a line: there is no other command that lists them
+        messages = validation_messages(p, data, node_lines(node), exc, prefix=prefix)
+        allowed = "allowed: " + ", ".join(Expectations.model_fields)
+        raise UsageError("\n  ".join(m.replace("see the scenario schema in docs/scenarios.md", allowed)
+                                      for m in messages)) from None
 
 
 def default_scenarios(paths: list[Any]) -> list[Any]:
