@@ -188,6 +188,9 @@ class CtxEvalSession:
                                    staged=not self.is_worker)
         self._evaluations: dict[tuple[str, Path], Any] = {}
         self._wanted: list[Path] = []       # the scenario files of the selected items, in order
+        #: The first selected item of each scenario file: it carries the error of a scenario that
+        #: could not run (the same in every xdist worker: each collects and selects alike).
+        self._first: dict[Path, str] = {}
         # scenarios loaded ahead of their run (at collection, or before a concurrent run), each used once
         self._loaded: dict[Path, Any] = {}
         self._failed: dict[tuple[str, Path], BaseException] = {}
@@ -240,6 +243,9 @@ class CtxEvalSession:
                                       items: list[pytest.Item]) -> None:
         """Remember which scenarios the selected items grade (after -k, -m and deselection)."""
         self._wanted = list(dict.fromkeys(item.path for item in items if isinstance(item, GraderItem)))
+        for item in items:
+            if isinstance(item, GraderItem):
+                self._first.setdefault(item.path, item.name)
 
     def outcome(self, path: Path, variant: str = MAIN) -> Outcome:
         """The graded run of one scenario under one prompt, computed once per process."""
@@ -691,6 +697,8 @@ class GraderItem(pytest.Item):
         state = outcome.expectation(self.spec.name)
         row.counts = {s: int(state == s or (s == "pass" and state == "ok"))
                       for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass", "error")}
+        if self._not_run_by(session, outcome) is not None:  # counted once, by the item that carries the error
+            row.counts = dict.fromkeys(row.counts, 0)
         self.user_properties.append((_PROPERTY, json.dumps(row.as_dict())))
         self.user_properties.append(("ctxeval_verdict", json.dumps(verdict.as_dict())))
         self.user_properties.extend(session.payloads(self))
@@ -706,8 +714,20 @@ class GraderItem(pytest.Item):
                 raise verdict.exc
             raise GraderError("; ".join(verdict.reasons))
 
+    def _not_run_by(self, session: CtxEvalSession, outcome: Outcome) -> str | None:
+        """For a scenario that could not run (its error is in every grader's verdict), the item
+        that reports that error when it is not this one: the scenario's first selected item."""
+        first = session._first.get(self.path, self.name)
+        return first if outcome.error is not None and outcome.skipped is None and first != self.name else None
+
     def runtest(self) -> None:
         verdict = self._graded()
+        session: CtxEvalSession = self.config.stash[SESSION]
+        first = self._not_run_by(session, session.outcome(self.path))
+        if first is not None:  # one failure for a scenario that never ran, not one per grader
+            raise pytest.skip.Exception(safe_text(f"{self.spec.name}: not run: the scenario could not run; "
+                                                  f"its error is reported by {self.path.name}::{first}"),
+                                        _use_item_location=True)
         if verdict.status == "fail":
             raise _GraderFailed(verdict)
         if verdict.status == "ungraded" and self.config.getoption("ctxeval_strict"):
@@ -722,6 +742,11 @@ class GraderItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         if isinstance(excinfo.value, _GraderFailed):
             v = excinfo.value.verdict
+            session: CtxEvalSession = self.config.stash[SESSION]
+            error = session.outcomes.get((MAIN, self.path))
+            if error is not None and error.error is not None and error.skipped is None:
+                return safe_text(f"{self.path.name} could not run, so no grader could grade it (the results count "
+                                 f"every grader failed; the other items are skipped):\n  - {error.error}")
             lines = [f"{self.spec.name} failed on {self.path.name} (score {v.score:.2f}):" if not excinfo.value.strict
                      else f"{self.spec.name} is UNGRADED on {self.path.name} (a judge could not decide), a failure "
                           "under --ctxeval-strict:"]

@@ -397,3 +397,26 @@ def test_an_empty_session_file_is_called_empty(tmp_path, capsys):
     empty.write_text("\n\n")
     assert main(["grade", str(empty)]) == 2
     assert f"{empty}: the file is empty (no records at all)" in capsys.readouterr().err
+
+
+# -- F8: pytest reports a scenario that never ran once, not once per grader ---------------------
+
+
+def test_pytest_fails_a_scenario_that_never_ran_once(pytester: pytest.Pytester):
+    import json
+
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios" / "undefined.yaml").write_text(TEMPLATE_ERROR)
+    (pytester.path / "scenarios" / "idle_gap.yaml").write_text(IDLE_GAP.read_text())
+    for extra in ((), ("-n", "2")):
+        result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-rs", "--ctxeval-report", "r.json", *extra)
+        outcomes = result.parseoutcomes()
+        assert outcomes["failed"] == 1, result.stdout.str()
+        out = result.stdout.str()
+        assert "undefined.yaml could not run, so no grader could grade it" in out
+        assert "undefined.yaml:4: turns[1].assistant: template error: 'undefined_var' is undefined" in out
+        assert "probes: not run: the scenario could not run; its error is reported by undefined.yaml::" in out
+        # The results still hold the error under every grader, as ctxeval run writes them.
+        doc = json.loads((pytester.path / "r.json").read_text())
+        broken = next(s for s in doc["scenarios"] if s["name"] == "undefined")
+        assert {v["status"] for v in broken["graders"].values()} == {"fail"}
