@@ -420,3 +420,11 @@ def test_pytest_fails_a_scenario_that_never_ran_once(pytester: pytest.Pytester):
         doc = json.loads((pytester.path / "r.json").read_text())
         broken = next(s for s in doc["scenarios"] if s["name"] == "undefined")
         assert {v["status"] for v in broken["graders"].values()} == {"fail"}
+
+
+def test_a_graders_dir_without_a_grader_module_is_said(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main(["run", str(IDLE_GAP), "--graders", "nine_sections", "--graders-dir", str(tmp_path / "empty")]) == 0
+    assert f"--graders-dir {tmp_path / 'empty'} holds no grader module" in capsys.readouterr().err
+    assert main(["run", str(IDLE_GAP), "--graders", "cdn_rule_kept", "--graders-dir", str(EXAMPLE / "graders")]) == 0
+    assert "holds no grader module" not in capsys.readouterr().err

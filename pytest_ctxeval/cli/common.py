@@ -55,6 +55,10 @@ def grader_args(p: argparse.ArgumentParser) -> None:
 def registry_of(args: argparse.Namespace) -> tuple[GraderRegistry, list[Any]]:
     """The graders (built-in and ``--graders-dir``) and the specs ``--graders`` selects."""
     registry = load_graders([Path(d) for d in (args.graders_dir or [])])
+    for d in args.graders_dir or []:
+        if not any(not f.name.startswith("_") for f in Path(d).glob("*.py")):
+            print(f"ctxeval: note: --graders-dir {d} holds no grader module (a *.py file with @grader functions); "
+                  "only the built-in graders are loaded from it", file=sys.stderr)
     return registry, registry.select(args.graders)
 
 
