@@ -428,3 +428,12 @@ def test_a_graders_dir_without_a_grader_module_is_said(tmp_path, capsys):
     assert f"--graders-dir {tmp_path / 'empty'} holds no grader module" in capsys.readouterr().err
     assert main(["run", str(IDLE_GAP), "--graders", "cdn_rule_kept", "--graders-dir", str(EXAMPLE / "graders")]) == 0
     assert "holds no grader module" not in capsys.readouterr().err
+
+
+def test_a_price_table_that_is_not_utf8_or_a_folder_is_named(tmp_path, capsys):
+    prices = tmp_path / "prices.yaml"
+    prices.write_bytes("claude-x:\n  input: 3  # \xe9\n  output: 15\n".encode("latin-1"))
+    assert main(["run", str(IDLE_GAP), "--graders", "nine_sections", "--prices", str(prices)]) == 2
+    assert f"price table {prices}:2: not UTF-8 (invalid continuation byte at byte " in capsys.readouterr().err
+    assert main(["run", str(IDLE_GAP), "--graders", "nine_sections", "--prices", str(tmp_path)]) == 2
+    assert f"price table {tmp_path}: is a folder" in capsys.readouterr().err
