@@ -437,3 +437,13 @@ def test_a_price_table_that_is_not_utf8_or_a_folder_is_named(tmp_path, capsys):
     assert f"price table {prices}:2: not UTF-8 (invalid continuation byte at byte " in capsys.readouterr().err
     assert main(["run", str(IDLE_GAP), "--graders", "nine_sections", "--prices", str(tmp_path)]) == 2
     assert f"price table {tmp_path}: is a folder" in capsys.readouterr().err
+
+
+def test_folder_mode_names_the_graders_that_never_applied(tmp_path, capsys):
+    _session(tmp_path / "p" / "a.jsonl", second="now add tests")
+    _session(tmp_path / "p" / "b.jsonl", second="and docs")
+    assert main(["grade", str(tmp_path / "p"), "--graders", "probes,nine_sections"]) == 0
+    out = capsys.readouterr().out
+    assert "  n/a on every compaction: probes (most need an expect: file" in out
+    assert main(["grade", str(tmp_path / "p"), "--graders", "nine_sections"]) == 0
+    assert "n/a on every compaction" not in capsys.readouterr().out

@@ -37,6 +37,11 @@ def _grader_rows(doc: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _never_applied(doc: dict[str, Any]) -> list[str]:
+    """The graders that were n/a on every graded compaction (when there was one)."""
+    return [g for g, c in doc["graders"].items() if c["n/a"] and not any(c[s] for s in STATUSES if s != "n/a")]
+
+
 def _version_rows(doc: dict[str, Any]) -> list[list[str]]:
     rows = []
     for v, c in doc["versions"].items():
@@ -90,6 +95,10 @@ def text_lines(doc: dict[str, Any], *, verbose: bool = False) -> list[str]:
     out = [_totals(doc)] + ([f"judge: {doc['judge']}"] if doc.get("judge") else [])
     out += ["", "By grader (verdicts over all compactions):"]
     out += ["  " + line for line in _table(_GRADER_HEAD, _grader_rows(doc))]
+    idle = _never_applied(doc)
+    if idle:
+        out.append(f"  n/a on every compaction: {', '.join(idle)} (most need an expect: file, ctxeval grade FILE "
+                   "--expect expect.yaml, or a scenario run; ctxeval grade FILE -v says why for each)")
     out += ["", "By Claude Code version (the version that wrote each compaction):"]
     out += ["  " + line for line in _table(_VERSION_HEAD, _version_rows(doc))]
     if doc["failures"]:
