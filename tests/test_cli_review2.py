@@ -148,7 +148,7 @@ def test_lint_reports_a_compact_step_with_nothing_before_it(tmp_path, capsys):
     p.write_text(COMPACT_FIRST)
     assert main(["lint", str(p)]) == 1
     out = capsys.readouterr().out
-    assert f"{p}:3:" in out and "compact: nothing to compact yet (the conversation is empty)" in out
+    assert f"{p}:3: turns[0].compact: nothing to compact yet (the conversation is empty)" in out
     fine = tmp_path / "fine.yaml"
     fine.write_text('name: fine\nturns:\n  - user: "hi"\n  - assistant: "hello"\n  - compact: true\n')
     assert main(["lint", str(fine)]) == 0
