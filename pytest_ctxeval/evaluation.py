@@ -76,6 +76,9 @@ class Outcome:
     @property
     def counts(self) -> dict[str, int]:
         out = {s: 0 for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass", "error")}
+        if self.error is not None and self.skipped is None:
+            out["error"] = 1  # a scenario that never ran is one error, not a failure of every grader
+            return out
         for name in self.graders:
             state = self.expectation(name)
             out["pass" if state == "ok" else state] += 1

@@ -79,7 +79,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "PATH.md (a short Markdown summary for a CI job summary or a pull-request comment)")
     parser.addini("ctxeval_scenarios", type="paths", default=[],
                   help="scenario files or folders collected under --ctxeval (default: scenarios/, else the "
-                       "built-in library)")
+                       "built-in library, which the summary then says); scenario files in a folder named on "
+                       "the command line are collected too")
     parser.addini("ctxeval_graders", type="paths", default=[], help="folders of your own graders")
     parser.addini("ctxeval_backend", default="offline",
                   help="model backend: offline (default), anthropic, record or replay")

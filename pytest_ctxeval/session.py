@@ -23,7 +23,9 @@ the anthropic SDK.
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,6 +108,17 @@ def _scenario_paths(config: pytest.Config) -> list[Path]:
     return [default.resolve() if default.is_dir() else builtin_scenarios_dir()]
 
 
+_TURNS_KEY = re.compile(rb"^turns[ \t]*:", re.M)
+
+
+def _looks_like_scenario(path: Path) -> bool:
+    """A YAML file with a top-level ``turns:`` key (the one field every scenario has)."""
+    try:
+        return _TURNS_KEY.search(path.read_bytes()) is not None
+    except OSError:
+        return False
+
+
 class CtxEvalSession:
     """Per-run state, registered as a plugin only under ``--ctxeval``."""
 
@@ -175,6 +188,9 @@ class CtxEvalSession:
                                    staged=not self.is_worker)
         self._evaluations: dict[tuple[str, Path], Any] = {}
         self._wanted: list[Path] = []       # the scenario files of the selected items, in order
+        #: The first selected item of each scenario file: it carries the error of a scenario that
+        #: could not run (the same in every xdist worker: each collects and selects alike).
+        self._first: dict[Path, str] = {}
         # scenarios loaded ahead of their run (at collection, or before a concurrent run), each used once
         self._loaded: dict[Path, Any] = {}
         self._failed: dict[tuple[str, Path], BaseException] = {}
@@ -189,8 +205,22 @@ class CtxEvalSession:
         if path.suffix not in (".yaml", ".yml"):
             return False
         path = path.resolve()
-        return any(path == p or p in path.parents for p in self.scenario_paths) or any(
-            Path(a).resolve() == path for a in self.config.args)
+        if any(path == p or p in path.parents for p in self.scenario_paths) or any(
+                Path(a).resolve() == path for a in self.config.args):
+            return True
+        # A folder named on the command line is searched as `ctxeval run FOLDER` searches it, for
+        # the YAML files that are scenarios (a top-level `turns:`), so a mkdocs.yml or a CI workflow
+        # under it is passed over. The folder pytest runs in (`pytest --ctxeval .`) is not: there
+        # the configured scenarios folder decides, as it does with no argument.
+        return any(d in path.parents for d in self._argument_folders) and _looks_like_scenario(path)
+
+    @functools.cached_property
+    def _argument_folders(self) -> tuple[Path, ...]:
+        if self.config.args_source != pytest.Config.ArgsSource.ARGS:
+            return ()
+        here = self.config.invocation_params.dir.resolve()
+        folders = (Path(a.split("::")[0]).resolve() for a in self.config.args)
+        return tuple(d for d in folders if d.is_dir() and d != here and d not in here.parents)
 
     @pytest.hookimpl
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -213,6 +243,9 @@ class CtxEvalSession:
                                       items: list[pytest.Item]) -> None:
         """Remember which scenarios the selected items grade (after -k, -m and deselection)."""
         self._wanted = list(dict.fromkeys(item.path for item in items if isinstance(item, GraderItem)))
+        for item in items:
+            if isinstance(item, GraderItem):
+                self._first.setdefault(item.path, item.name)
 
     def outcome(self, path: Path, variant: str = MAIN) -> Outcome:
         """The graded run of one scenario under one prompt, computed once per process."""
@@ -408,8 +441,7 @@ class CtxEvalSession:
         model = next((s.get("model") for s in meta if s.get("model")), None) or self.options.model
         judge = next((s.get("judge") for s in meta if s.get("judge")), None)
         doc = results_document([], usage=merge_usage(usages), backend=self.options.backend, model=model,
-                               prompt={"path": _prompt_label(self.config, prompts.compact_path),
-                                       "fingerprint": prompts.fingerprint, "text": prompts.render_compact()},
+                               prompt=prompts.record(_prompt_label(self.config, prompts.compact_path)),
                                judge=judge,
                                compactor=getattr(self.compactor_of(variant), "name", None))
         if self.compared:  # the compactors' own model calls, for the compactors table
@@ -441,7 +473,7 @@ class CtxEvalSession:
 
         # Only the reference engine sends this prompt; other compactors write their own.
         engine = getattr(self.compactor_of(MAIN), "name", "claude_code") == "claude_code"
-        note = coverage_note(doc["prompt"]["text"], self.baseline) if engine else None
+        note = coverage_note(doc["prompt"]["text"], self.baseline, prompt=doc["prompt"]) if engine else None
         if note is not None:
             doc["prompt_coverage"] = note
         if self.baseline is not None:
@@ -471,6 +503,13 @@ class CtxEvalSession:
                                         yellow=True)
         if not self.rows:
             return
+        if (not config.getini("ctxeval_scenarios") and self.scenario_paths == [builtin_scenarios_dir()]
+                and config.args_source != pytest.Config.ArgsSource.ARGS
+                and not (config.rootpath / "scenarios").is_dir()):
+            terminalreporter.write_line(
+                f"ctxeval: no scenarios/ folder in {config.rootpath} and no ctxeval_scenarios set: ran the built-in "
+                f"library ({self.scenario_paths[0]}); add scenarios/ or set ctxeval_scenarios to run your own",
+                yellow=True)
         rows = [self.rows[k] for k in sorted(self.rows)]
         tr = terminalreporter
         doc = self.document
@@ -658,6 +697,8 @@ class GraderItem(pytest.Item):
         state = outcome.expectation(self.spec.name)
         row.counts = {s: int(state == s or (s == "pass" and state == "ok"))
                       for s in ("pass", "fail", "n/a", "ungraded", "xfail", "xpass", "error")}
+        if self._not_run_by(session, outcome) is not None:  # counted once, by the item that carries the error
+            row.counts = dict.fromkeys(row.counts, 0)
         self.user_properties.append((_PROPERTY, json.dumps(row.as_dict())))
         self.user_properties.append(("ctxeval_verdict", json.dumps(verdict.as_dict())))
         self.user_properties.extend(session.payloads(self))
@@ -673,20 +714,39 @@ class GraderItem(pytest.Item):
                 raise verdict.exc
             raise GraderError("; ".join(verdict.reasons))
 
+    def _not_run_by(self, session: CtxEvalSession, outcome: Outcome) -> str | None:
+        """For a scenario that could not run (its error is in every grader's verdict), the item
+        that reports that error when it is not this one: the scenario's first selected item."""
+        first = session._first.get(self.path, self.name)
+        return first if outcome.error is not None and outcome.skipped is None and first != self.name else None
+
     def runtest(self) -> None:
         verdict = self._graded()
+        session: CtxEvalSession = self.config.stash[SESSION]
+        first = self._not_run_by(session, session.outcome(self.path))
+        if first is not None:  # one failure for a scenario that never ran, not one per grader
+            raise pytest.skip.Exception(safe_text(f"{self.spec.name}: not run: the scenario could not run; "
+                                                  f"its error is reported by {self.path.name}::{first}"),
+                                        _use_item_location=True)
         if verdict.status == "fail":
             raise _GraderFailed(verdict)
         if verdict.status == "ungraded" and self.config.getoption("ctxeval_strict"):
             raise _GraderFailed(verdict, strict=True)
         if verdict.status in ("n/a", "ungraded"):
             label = "n/a" if verdict.status == "n/a" else "UNGRADED"
-            # Report the skip at the scenario file, not at this line of the plugin.
-            raise pytest.skip.Exception(safe_text(f"{label}: {'; '.join(verdict.reasons)}"), _use_item_location=True)
+            # Report the skip at the scenario file, not at this line of the plugin; -rs shows the
+            # file and the reason only, so the reason names the grader.
+            raise pytest.skip.Exception(safe_text(f"{self.spec.name}: {label}: {'; '.join(verdict.reasons)}"),
+                                        _use_item_location=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         if isinstance(excinfo.value, _GraderFailed):
             v = excinfo.value.verdict
+            session: CtxEvalSession = self.config.stash[SESSION]
+            error = session.outcomes.get((MAIN, self.path))
+            if error is not None and error.error is not None and error.skipped is None:
+                return safe_text(f"{self.path.name} could not run, so no grader could grade it (the results count "
+                                 f"every grader failed; the other items are skipped):\n  - {error.error}")
             lines = [f"{self.spec.name} failed on {self.path.name} (score {v.score:.2f}):" if not excinfo.value.strict
                      else f"{self.spec.name} is UNGRADED on {self.path.name} (a judge could not decide), a failure "
                           "under --ctxeval-strict:"]

@@ -78,10 +78,22 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
     return getattr(importlib.import_module(f".{module}", __name__), function)
 
 
+def _verb_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the verb (and sub-verb, ``prompt show``) that ``args`` ran."""
+    while True:
+        verbs = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(args, verbs.dest, None) if verbs is not None and verbs.dest != argparse.SUPPRESS else None
+        if verbs is None or chosen not in verbs.choices:
+            return parser
+        parser = verbs.choices[chosen]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ctxeval`` with ``argv`` (default: the command line); return the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # refused by the verb's own parser: its usage, not the top-level one, goes with the error
+        _verb_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     for old, new in renamed_conflicts(args):  # both spellings: refused, never the last one silently winning
         print(f"ctxeval: error: {conflict_message(old, new)}", file=sys.stderr)
         return EXIT_USAGE

@@ -19,7 +19,7 @@ from ..scenario.schema import Expectations
 from ..reporting.table import ScenarioRow, format_table
 from ..core.terminal import safe_text
 
-__all__ = ['EXIT_OK', 'EXIT_FAIL', 'EXIT_USAGE', 'Parser', 'grader_names', 'grader_args', 'registry_of', 'print_outcomes', 'exit_code', 'Progress', 'write_raw', 'check_writable', 'ClosedPipeSafe', 'load_expectations']
+__all__ = ['EXIT_OK', 'EXIT_FAIL', 'EXIT_USAGE', 'Parser', 'grader_names', 'grader_args', 'registry_of', 'print_outcomes', 'exit_code', 'Progress', 'write_raw', 'check_writable', 'ClosedPipeSafe', 'load_expectations', 'default_scenarios']
 
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -55,6 +55,10 @@ def grader_args(p: argparse.ArgumentParser) -> None:
 def registry_of(args: argparse.Namespace) -> tuple[GraderRegistry, list[Any]]:
     """The graders (built-in and ``--graders-dir``) and the specs ``--graders`` selects."""
     registry = load_graders([Path(d) for d in (args.graders_dir or [])])
+    for d in args.graders_dir or []:
+        if not any(not f.name.startswith("_") for f in Path(d).glob("*.py")):
+            print(f"ctxeval: note: --graders-dir {d} holds no grader module (a *.py file with @grader functions); "
+                  "only the built-in graders are loaded from it", file=sys.stderr)
     return registry, registry.select(args.graders)
 
 
@@ -211,14 +215,12 @@ def load_expectations(path: str | Path) -> Expectations:
     error names the file, the line and the field (with a did-you-mean for a misspelt key)."""
     p = Path(path)
     from ..core.yaml_safe import BadYAML, load_yaml
-    from ..scenario.schema import node_lines, validation_message
+    from ..scenario.schema import node_lines, validation_messages
+
+    from ..core.userfiles import read_user_text
 
     try:
-        data, node = load_yaml(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{p}: not UTF-8") from None
+        data, node = load_yaml(read_user_text(p, "expectations file", "pass the YAML file (expect.yaml) in it"))
     except BadYAML as exc:
         raise UsageError(f"{p}{':' + str(exc.line) if exc.line else ''}: {exc.message}") from None
     if data is None:
@@ -230,7 +232,24 @@ def load_expectations(path: str | Path) -> Expectations:
         raise UsageError(f"{p}: expected a mapping with keys such as intent, files, errors, pending, superseded, probes")
     try:
         return Expectations.model_validate(data)
-    except ValidationError as exc:
-        message = validation_message(p, data, node_lines(node), exc, prefix=prefix)
-        raise UsageError(message.replace("see the scenario schema in docs/scenarios.md",
-                                         "allowed: " + ", ".join(Expectations.model_fields))) from None
+    except ValidationError as exc:  # every error, one a line: there is no other command that lists them
+        messages = validation_messages(p, data, node_lines(node), exc, prefix=prefix)
+        allowed = "allowed: " + ", ".join(Expectations.model_fields)
+        raise UsageError("\n  ".join(m.replace("see the scenario schema in docs/scenarios.md", allowed)
+                                      for m in messages)) from None
+
+
+def default_scenarios(paths: list[Any]) -> list[Any]:
+    """``paths`` as given, else ``./scenarios``, else the built-in library: said on stderr, so a
+    job started in the wrong folder does not pass on the library without a word."""
+    if paths:
+        return paths
+    if Path("scenarios").is_dir():
+        return [Path("scenarios")]
+    from ..options import builtin_scenarios_dir
+    from ..scenario.schema import find_scenarios
+
+    library = builtin_scenarios_dir()
+    print(f"ctxeval: no ./scenarios folder here: using the built-in library ({len(find_scenarios([library]))} "
+          f"scenarios in {library}); name your scenario files or folders to run your own", file=sys.stderr)
+    return [library]

@@ -12,11 +12,11 @@ from typing import Any
 from ..core.renamed import add_renamed_option
 from ..errors import UsageError
 from ..evaluation import usage_lines
-from ..options import RunOptions, add_run_options, builtin_scenarios_dir
+from ..options import RunOptions, add_run_options
 from ..results import write_results
 from ..runner import check_unique_names
 from ..scenario.schema import find_scenarios, load_scenario
-from .common import EXIT_FAIL, EXIT_OK, Progress, check_writable, grader_args, registry_of
+from .common import EXIT_FAIL, EXIT_OK, Progress, default_scenarios, check_writable, grader_args, registry_of
 
 __all__ = ['add_compare_command', 'cmd_compare']
 
@@ -69,7 +69,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for spec in specs:
         options.make_compactor(spec)  # every spec checked before any run
     registry, graders = registry_of(args)
-    paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
+    paths = default_scenarios(args.paths)
     files = find_scenarios(paths)
     if not files:
         raise UsageError(f"no scenario files (*.yaml, *.yml) under {', '.join(map(str, paths))}")

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from ..grading.folders import exit_status, find_sessions, folder_document, grade_paths, nothing_graded
+from ..grading.folders import exit_status, find_sessions, folder_document, grade_paths, judge_label, nothing_graded
 from ..reporting.folder_report import (
     check_report_path, render_folder_html, render_folder_markdown, text_lines, write_text,
 )
@@ -44,11 +44,14 @@ def run_grade_folder(args: argparse.Namespace) -> int:
         raise UsageError(f"--expect describes one session: give a single .jsonl file with it ({given})")
     for value, flag in ((args.json_out, "--json"), (args.md_out, "--md"), (args.html_out, "--html")):
         check_report_path(value, flag)
-    files = find_sessions(args.transcript)
+    subagents: list[Path] = []
+    files = find_sessions(args.transcript, subagents)
     if not files:
         raise UsageError(f"{', '.join(args.transcript)}: no .jsonl session file in "
                          f"{'this folder' if len(args.transcript) == 1 else 'these folders'} or below (Claude Code "
-                         "keeps them in ~/.claude/projects/<project>/<session>.jsonl)")
+                         "keeps them in ~/.claude/projects/<project>/<session>.jsonl)"
+                         + (f"; {len(subagents)} subagent transcript{'s' if len(subagents) != 1 else ''} "
+                            "(subagents/agent-*.jsonl) left out: name one to grade it" if subagents else ""))
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
     from ..grading.registry import load_graders
@@ -62,6 +65,9 @@ def run_grade_folder(args: argparse.Namespace) -> int:
                                progress=sys.stderr.isatty()))
     doc = folder_document(results, paths=list(args.transcript), graders=graders, workers=workers,
                           seconds=time.perf_counter() - start)
+    doc["summary"]["subagents"] = len(subagents)
+    if judge_label() is not None:  # the reports say which judge scored the llm graders (offline: a heuristic)
+        doc["judge"] = judge_label()
     for line in text_lines(doc, verbose=args.verbose):
         print(line)
     if any(r.usage for r in results):

@@ -44,10 +44,9 @@ def _read_output(path: Path) -> tuple[str, list[dict[str, Any]] | None]:
     """``(summary text, messages or None)`` of a saved output."""
     from ..errors import UsageError
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read the output ({getattr(exc, 'strerror', None) or exc})") from None
+    from ..core.userfiles import read_user_text
+
+    text = read_user_text(path, "output", "pass the saved summary (.txt/.md) or messages (.json) in it")
     if not text.strip():
         raise UsageError(f"{path}: the output is empty")
     if path.suffix.lower() != ".json":

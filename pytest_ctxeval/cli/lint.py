@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..grading.registry import load_graders
-from ..options import builtin_scenarios_dir
 from ..scenario.schema import find_scenarios
-from .common import EXIT_FAIL, EXIT_OK
+from .common import EXIT_FAIL, EXIT_OK, default_scenarios
 
 __all__ = ['add_lint_command', 'cmd_lint']
 
@@ -37,7 +36,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..scenario.lint import lint_paths
 
     registry = load_graders([Path(d) for d in (args.graders_dir or [])])
-    paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
+    paths = default_scenarios(args.paths)
     problems = lint_paths(paths, graders=registry.names)
     for problem in problems:
         print(problem)

@@ -11,11 +11,11 @@ from typing import Any
 
 from ..errors import CtxEvalError, ProviderError, UsageError
 from ..evaluation import Outcome, merge_usage, usage_lines
-from ..options import RunOptions, add_run_options, builtin_scenarios_dir
+from ..options import RunOptions, add_run_options
 from ..results import results_document, write_results
 from ..runner import check_unique_names, fresh_folder
 from ..scenario.schema import find_scenarios, load_scenario
-from .common import EXIT_USAGE, Progress, check_writable, exit_code, grader_args, print_outcomes, registry_of
+from .common import EXIT_USAGE, Progress, default_scenarios, check_writable, exit_code, grader_args, print_outcomes, registry_of
 
 __all__ = ['add_run_command', 'cmd_run']
 
@@ -42,7 +42,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options.check_key()
     registry, specs = registry_of(args)
     prompts = options.prompts()
-    paths = args.paths or [Path("scenarios") if Path("scenarios").is_dir() else builtin_scenarios_dir()]
+    paths = default_scenarios(args.paths)
     files = find_scenarios(paths)
     if not files:
         raise UsageError(f"no scenario files (*.yaml, *.yml) under {', '.join(map(str, paths))}")
@@ -106,7 +106,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"judge: {evaluator.judge_label}")
     from ..reporting.prompt_coverage import coverage_note, format_coverage
 
-    note = (coverage_note(prompts.render_compact())  # other compactors write their own prompts
+    note = (coverage_note(prompts.render_compact(), prompt=prompts.record(str(prompts.compact_path)))
+            # other compactors write their own prompts
             if getattr(compactor, "name", "claude_code") == "claude_code" else None)
     if note is not None:
         print()
@@ -114,8 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json_out:
         model = next((o.run.requests[0]["model"] for o in outcomes if o.run and o.run.requests), options.model)
         doc = results_document(outcomes, usage=usage, backend=options.backend, model=model,
-                               prompt={"path": str(prompts.compact_path), "fingerprint": prompts.fingerprint,
-                                       "text": prompts.render_compact()},
+                               prompt=prompts.record(str(prompts.compact_path)),
                                judge=evaluator.judge_label,
                                compactor=compactor.name if compactor is not None else None)
         if note is not None:

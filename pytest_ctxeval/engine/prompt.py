@@ -17,6 +17,7 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from ..core.bytecode import MemoryBytecodeCache, from_source
+from ..core.userfiles import not_utf8, read_user_text
 from ..errors import UsageError
 
 #: Every run makes a PromptSet: its templates are compiled once per process and source text.
@@ -24,7 +25,10 @@ _COMPILED = MemoryBytecodeCache()
 #: The session-memory template (read as a string, not through the loader), compiled, by source.
 _FROM_STRING: dict[str, CodeType] = {}
 
-__all__ = ["BUILTIN_PROMPTS", "PromptSet"]
+__all__ = ["BUILTIN_PROMPTS", "PromptSet", "NOT_PASSED"]
+
+#: ``prompt.instructions`` of a results document whose prompt drops the ``/compact`` instructions.
+NOT_PASSED = "not passed"
 
 BUILTIN_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 
@@ -40,8 +44,10 @@ class PromptSet:
     def __init__(self, compact_template: str | Path | None = None,
                  session_memory_template: str | Path | None = None):
         self.compact_path = Path(compact_template) if compact_template else BUILTIN_PROMPTS / "compact.j2"
-        if not self.compact_path.is_file():
-            raise UsageError(f"compaction prompt {self.compact_path}: no such file")
+        # Read once before jinja2 does: a folder, an unreadable file or a Latin-1 save is one error
+        # naming the file, the line and how to fix it (jinja2 would raise a bare UnicodeDecodeError).
+        read_user_text(self.compact_path, "compaction prompt",
+                       f"pass the template file in it, e.g. {self.compact_path / 'compact.j2'}")
         search = [str(self.compact_path.parent), str(BUILTIN_PROMPTS)]
         self.env = SandboxedEnvironment(
             loader=jinja2.FileSystemLoader(search), undefined=jinja2.StrictUndefined,
@@ -51,9 +57,9 @@ class PromptSet:
         self._partial = self._load("partial_compact.j2", BUILTIN_PROMPTS / "partial_compact.j2")
         self.sm_template_path = Path(session_memory_template) if session_memory_template else \
             BUILTIN_PROMPTS / "session_memory_template.j2"
-        if not self.sm_template_path.is_file():
-            raise UsageError(f"session-memory template {self.sm_template_path}: no such file")
-        self._sm_template = self._load_path(self.sm_template_path)
+        sm_text = read_user_text(self.sm_template_path, "session-memory template",
+                                 f"pass the template file in it, e.g. {self.sm_template_path / 'session_memory_template.j2'}")
+        self._sm_template = self._load_path(self.sm_template_path, sm_text)
         self._sm_update = self._load("session_memory_update.j2", BUILTIN_PROMPTS / "session_memory_update.j2")
         self.system_compact = (BUILTIN_PROMPTS / "system_compact.j2").read_text(encoding="utf-8").strip()
         # Rendered once now, with and without instructions: a template error (an undefined name) is
@@ -68,13 +74,30 @@ class PromptSet:
         except jinja2.TemplateSyntaxError as exc:
             where = exc.filename or str(path)
             raise UsageError(f"{where}:{exc.lineno}: template error: {exc.message}") from None
+        except UnicodeDecodeError as exc:
+            raise self._not_utf8(exc, path) from None
         except jinja2.TemplateNotFound as exc:
             raise UsageError(f"{path}: includes {exc.name!r}, which is neither next to it nor a "
                              f"built-in prompt ({', '.join(sorted(p.name for p in BUILTIN_PROMPTS.glob('*.j2')))})") from None
 
-    def _load_path(self, path: Path) -> jinja2.Template:
+    def _not_utf8(self, exc: UnicodeDecodeError, path: Path) -> UsageError:
+        """The error for a template (``path`` or a file it includes) that is not UTF-8."""
+        raw = exc.object if isinstance(exc.object, bytes) else b""
+        for folder in (path.parent, self.compact_path.parent):
+            try:
+                found = next((f for f in sorted(folder.iterdir()) if f.is_file() and f.stat().st_size == len(raw)
+                              and f.read_bytes() == raw), None)
+            except OSError:
+                found = None
+            if found is not None:
+                return UsageError(f"{not_utf8(found, raw, exc)} (included by {path})" if found != path
+                                  else not_utf8(found, raw, exc))
+        return UsageError(f"{path}: a template it includes is not UTF-8 ({exc.reason} at byte {exc.start}); "
+                          "save the file as UTF-8")
+
+    def _load_path(self, path: Path, text: str) -> jinja2.Template:
         try:
-            return from_source(self.env, path.read_text(encoding="utf-8"), _FROM_STRING, 64)
+            return from_source(self.env, text, _FROM_STRING, 64)
         except jinja2.TemplateSyntaxError as exc:
             raise UsageError(f"{path}:{exc.lineno}: template error: {exc.message}") from None
 
@@ -84,6 +107,8 @@ class PromptSet:
         except jinja2.TemplateError as exc:
             lineno = getattr(exc, "lineno", None) or _template_line(exc, tpl)
             raise UsageError(f"{path}{':' + str(lineno) if lineno else ''}: template error: {exc}") from None
+        except UnicodeDecodeError as exc:  # an {% include %} read at render time
+            raise self._not_utf8(exc, path) from None
         except Exception as exc:  # noqa: BLE001 - the template's own expression failed (1/0, a bad index...)
             lineno = _template_line(exc, tpl)
             raise UsageError(f"{path}{':' + str(lineno) if lineno else ''}: template error: "
@@ -114,9 +139,27 @@ class PromptSet:
                             notes=notes or "", template=self.session_memory_template())
 
     @property
+    def passes_instructions(self) -> bool:
+        """Whether the compaction prompt passes ``/compact <instructions>`` (and PreCompact hook
+        output) on to the model: a prompt without ``{{ custom_instructions }}`` drops them, and
+        renders the same as one that passes them when there are none."""
+        probe = "ctxeval-probe-of-custom-instructions"
+        return probe in self.render_compact(probe)
+
+    @property
     def fingerprint(self) -> str:
-        """A short hash of the rendered compaction prompt (to tell prompt versions apart)."""
-        return hashlib.sha256(self.render_compact().encode()).hexdigest()[:12]
+        """A short hash of the rendered compaction prompt (to tell prompt versions apart); a
+        prompt that drops the ``/compact`` instructions hashes apart from one that passes them."""
+        text = self.render_compact() + ("" if self.passes_instructions else "\n[custom instructions not passed]")
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def record(self, path: str) -> dict[str, str]:
+        """The ``prompt`` object of a results document: path, fingerprint, rendered text, and
+        ``instructions: "not passed"`` when the prompt drops the ``/compact`` instructions."""
+        out = {"path": path, "fingerprint": self.fingerprint, "text": self.render_compact()}
+        if not self.passes_instructions:
+            out["instructions"] = NOT_PASSED
+        return out
 
 
 def section_list(prompt: str) -> str:

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 
 from ..errors import CtxEvalError, TranscriptError, UsageError
 
-__all__ = ["SessionResult", "find_sessions", "grade_session", "grade_paths", "folder_document", "is_folder_mode",
+__all__ = ["SessionResult", "find_sessions", "grade_session", "judge_label", "grade_paths", "folder_document", "is_folder_mode",
            "nothing_graded", "STATUSES"]
 
 #: Verdict statuses in table order.
@@ -70,10 +70,14 @@ def is_folder_mode(paths: list[str]) -> bool:
     return len(paths) > 1 or Path(paths[0]).is_dir()
 
 
-def find_sessions(paths: Iterable[str]) -> list[Path]:
+def find_sessions(paths: Iterable[str], subagents: list[Path] | None = None) -> list[Path]:
     """The session files under ``paths``: each file named, and every ``*.jsonl`` below each folder
     (recursively, sorted, symlinked folders not followed). A path that does not exist is a usage
-    error naming it."""
+    error naming it.
+
+    Below a folder, the transcripts of subagents and of Claude Code's own compaction calls (the
+    2.1 layout's ``<session>/subagents/agent-*.jsonl``) are not sessions of their own: they are
+    left out (and added to ``subagents`` when given), unless one holds a compaction of its own."""
     out: dict[Path, None] = {}
     for raw in paths:
         p = Path(raw).expanduser()
@@ -81,14 +85,32 @@ def find_sessions(paths: Iterable[str]) -> list[Path]:
             for root, dirs, files in os.walk(p):
                 dirs.sort()
                 for name in sorted(files):
-                    if name.endswith(".jsonl"):
-                        out.setdefault(Path(root) / name)
+                    if not name.endswith(".jsonl"):
+                        continue
+                    f = Path(root) / name
+                    if _is_subagent_file(f):
+                        if subagents is not None:
+                            subagents.append(f)
+                        continue
+                    out.setdefault(f)
         elif p.exists() or p.is_symlink():
             out.setdefault(p)
         else:
             raise UsageError(f"{raw}: no such file or folder (give session .jsonl files or folders holding them, "
                              "e.g. ~/.claude/projects)")
     return list(out)
+
+
+def _is_subagent_file(f: Path) -> bool:
+    """A subagent's (or a compaction call's) transcript in a ``subagents`` folder, with no
+    compaction of its own to grade."""
+    if f.parent.name != "subagents" or not f.name.startswith("agent-"):
+        return False
+    try:
+        with f.open("rb") as fh:
+            return not any(b'"compact_boundary"' in line for line in fh)
+    except OSError:
+        return False  # graded, so the reader reports why it cannot be read
 
 
 # ---------------------------------------------------------------------------------------------
@@ -105,6 +127,13 @@ def _setup(grader_names: list[str] | None, graders_dirs: list[str], options: Any
     specs = registry.select(grader_names)
     judge = options.make_judge() if options is not None and any(s.kind == "llm" for s in specs) else None
     _WORKER.update(registry=registry, specs=specs, judge=judge)
+
+
+def judge_label() -> str | None:
+    """How reports name the judge of the llm graders this process set up (the offline one says it
+    is a heuristic); None when no llm grader is selected."""
+    judge = _WORKER.get("judge")
+    return judge.label if judge is not None else None
 
 
 def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> SessionResult:

@@ -184,6 +184,18 @@ class Judge:
                               f"{', '.join(self.env.loader.searchpath)})") from None  # type: ignore[union-attr]
         except jinja2.TemplateError as exc:
             raise GraderError(f"rubric {rubric}.j2: {exc}") from None
+        except UnicodeDecodeError as exc:  # a rubric (or a template it includes) saved as Latin-1 or UTF-16
+            raise GraderError(self._not_utf8(rubric, exc)) from None
+
+    def _not_utf8(self, rubric: str, exc: UnicodeDecodeError) -> str:
+        from ..core.userfiles import not_utf8
+
+        raw = exc.object if isinstance(exc.object, bytes) else b""
+        for folder in self.env.loader.searchpath:  # type: ignore[union-attr]
+            for f in sorted(Path(folder).glob("*.j2")):
+                if f.is_file() and f.stat().st_size == len(raw) and f.read_bytes() == raw:
+                    return f"rubric {not_utf8(f, raw, exc)}"
+        return f"rubric {rubric}.j2 (or a template it includes): not UTF-8 ({exc.reason}); save it as UTF-8"
 
     #: Ask the probes of one context, and the drift generations of one run, in ONE judgement
     #: each (:mod:`pytest_ctxeval.judge_items`): the context is sent once, the reply is one short

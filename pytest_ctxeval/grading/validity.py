@@ -86,7 +86,12 @@ def load_labels(path: str | Path) -> list[Labelled]:
 
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        doc = yaml.safe_load(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        from ..core.userfiles import not_utf8
+
+        raise CtxEvalError(not_utf8(path, raw, exc)) from None
     except (OSError, yaml.YAMLError) as exc:
         raise CtxEvalError(f"{path}: cannot read the labels ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != "pytest-ctxeval/validity-labels":

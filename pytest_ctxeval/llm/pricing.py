@@ -69,9 +69,11 @@ def cost_of(model: str, usage: Mapping[str, Any]) -> float:
 
 
 def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
+    from ..core.userfiles import read_user_text
+
     p = Path(path)
+    text = read_user_text(p, "price table", "pass the YAML or JSON file in it")  # a folder, not UTF-8: named
     try:
-        text = p.read_text(encoding="utf-8")
         data = json.loads(text) if p.suffix == ".json" else load_yaml(text)[0]
     except (OSError, ValueError, RecursionError) as exc:  # BadYAML is a ValueError naming the line
         raise UsageError(f"{p}: cannot read the price table ({exc})") from None

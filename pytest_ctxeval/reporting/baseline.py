@@ -141,6 +141,10 @@ def write_baseline(path: str | os.PathLike[str], results: dict[str, Any]) -> Pat
     return p
 
 
+#: The format of ``ctxeval grade FOLDER --json`` (:data:`pytest_ctxeval.grading.folders.DOC_FORMAT`).
+_FOLDER_FORMAT = "pytest-ctxeval/grade-folder"
+
+
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A results or baseline JSON file (a :class:`UsageError` naming the file otherwise)."""
     from ..core.documents import BadDocument, check_baseline, check_results, loads_strict
@@ -154,18 +158,26 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
                              "results or baseline file (limits.MAX_JSON_BYTES)")
         if p.exists() and not p.is_file():
             raise UsageError(f"{p}: not a regular file (a results or baseline JSON file is read whole)")
-        doc = loads_strict(p.read_text(encoding="utf-8"))
+        raw = p.read_bytes()
+        doc = loads_strict(raw.decode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"{p}: no such file (a baseline is written by pytest --ctxeval --ctxeval-save-baseline "
                          "PATH; results by ctxeval run --json PATH or pytest --ctxeval --ctxeval-report PATH.json)"
                          ) from None
     except OSError as exc:
         raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{p}: not UTF-8") from None
+    except UnicodeDecodeError as exc:
+        from ..core.userfiles import not_utf8
+
+        raise UsageError(not_utf8(p, raw, exc)) from None
     except BadDocument as exc:
         where = exc.where[len("line "):] if exc.where.startswith("line ") else ""
         raise UsageError(f"{p}:{where}: {exc.message}" if where else f"{p}: {exc}") from None
+    if isinstance(doc, dict) and doc.get("format") == _FOLDER_FORMAT:
+        raise UsageError(f"{p}: a report of ctxeval grade on folders (format {_FOLDER_FORMAT!r}), not the results of "
+                         "a run: ctxeval diff and report take ctxeval run --json, pytest --ctxeval --ctxeval-report "
+                         "PATH.json, ctxeval grade ONE.jsonl --json or a baseline; for the folder report's pages, "
+                         "run ctxeval grade FOLDER --md OUT.md --html OUT.html")
     if not isinstance(doc, dict) or doc.get("format") not in (RESULTS_FORMAT, BASELINE_FORMAT):
         raise UsageError(f"{p}: not a ctxeval results or baseline file (expected format {RESULTS_FORMAT!r} "
                          f"or {BASELINE_FORMAT!r})")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,11 @@ def _grader_rows(doc: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _never_applied(doc: dict[str, Any]) -> list[str]:
+    """The graders that were n/a on every graded compaction (when there was one)."""
+    return [g for g, c in doc["graders"].items() if c["n/a"] and not any(c[s] for s in STATUSES if s != "n/a")]
+
+
 def _version_rows(doc: dict[str, Any]) -> list[list[str]]:
     rows = []
     for v, c in doc["versions"].items():
@@ -61,7 +65,9 @@ def _totals(doc: dict[str, Any]) -> str:
             f"{_lines(s['inherited'], 'inherited compaction')} not graded; "
             + (f"{_lines(s['incomplete'], 'compaction')} with no summary not graded (listed below); "
                if s.get("incomplete") else "")
-            + (f"{_lines(s['problems'])} skipped or moved (listed below); " if s.get("problems") else "") +
+            + (f"{_lines(s['problems'])} skipped or moved (listed below); " if s.get("problems") else "")
+            + (f"{_lines(s['subagents'], 'subagent transcript')} (subagents/agent-*.jsonl) not graded as "
+               "sessions; " if s.get("subagents") else "") +
             f"{s['bytes'] / 1e6:.1f} MB in {s['seconds']:.1f} s on {_lines(s['workers'], 'worker')}{rate}")
 
 
@@ -80,10 +86,19 @@ def _where(item: dict[str, Any]) -> str:
     return f"{item['path']}:{item['line']}" if item.get("line") else item["path"]
 
 
+#: The reasons of a failure the terminal shows without -v.
+_MAX_REASONS = 3
+
+
 def text_lines(doc: dict[str, Any], *, verbose: bool = False) -> list[str]:
     """The report for the terminal."""
-    out = [_totals(doc), "", "By grader (verdicts over all compactions):"]
+    out = [_totals(doc)] + ([f"judge: {doc['judge']}"] if doc.get("judge") else [])
+    out += ["", "By grader (verdicts over all compactions):"]
     out += ["  " + line for line in _table(_GRADER_HEAD, _grader_rows(doc))]
+    idle = _never_applied(doc)
+    if idle:
+        out.append(f"  n/a on every compaction: {', '.join(idle)} (most need an expect: file, ctxeval grade FILE "
+                   "--expect expect.yaml, or a scenario run; ctxeval grade FILE -v says why for each)")
     out += ["", "By Claude Code version (the version that wrote each compaction):"]
     out += ["  " + line for line in _table(_VERSION_HEAD, _version_rows(doc))]
     if doc["failures"]:
@@ -91,7 +106,11 @@ def text_lines(doc: dict[str, Any], *, verbose: bool = False) -> list[str]:
         for f in doc["failures"]:
             out.append(f"  {_clean(_where(f))} (compaction {f['index']}, {f['version'] or 'unknown version'}) "
                        f"{f['status'].upper()} {f['grader']}")
-            out += [f"      {_clean(r)}" for r in f["reasons"][: None if verbose else 3]]
+            shown = f["reasons"] if verbose else f["reasons"][:_MAX_REASONS]
+            out += [f"      {_clean(r)}" for r in shown]
+            if len(shown) < len(f["reasons"]):
+                out.append(f"      … and {len(f['reasons']) - len(shown)} more (-v lists them all; "
+                           "--json/--md/--html hold them)")
     for key, title in (("errors", "Could not be read"), ("problems", _PROBLEMS_TITLE),
                        ("skipped", "Skipped (no compaction of their own to grade)"),
                        ("inherited", "Inherited compactions (copied from a parent session, not graded)"),
@@ -114,7 +133,10 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 def render_folder_markdown(doc: dict[str, Any]) -> str:
     """The report as Markdown (escaped: no HTML, links, tables or mentions can come from a transcript)."""
-    out = ["# ctxeval grade: real sessions", "", md(_totals(doc), 1000), "", "## By grader", ""]
+    out = ["# ctxeval grade: real sessions", "", md(_totals(doc), 1000), ""]
+    if doc.get("judge"):
+        out += [f"judge of the llm graders: {md(doc['judge'], 400)}", ""]
+    out += ["## By grader", ""]
     out += _md_table(_GRADER_HEAD, _grader_rows(doc))
     out += ["", "## By Claude Code version", ""] + _md_table(_VERSION_HEAD, _version_rows(doc))
     out += ["", f"## Failures ({len(doc['failures'])})", ""]
@@ -147,6 +169,7 @@ def render_folder_html(doc: dict[str, Any]) -> str:
              "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">",
              f"<title>ctxeval grade</title><style>{_CSS}</style></head><body>",
              "<h1>ctxeval grade: real sessions</h1>", f"<p>{e(_totals(doc))}</p>",
+             f"<p>judge of the llm graders: {e(doc['judge'])}</p>" if doc.get("judge") else "",
              "<h2>By grader</h2>", _html_table(_GRADER_HEAD, _grader_rows(doc)),
              "<h2>By Claude Code version</h2>", _html_table(_VERSION_HEAD, _version_rows(doc)),
              f"<h2>Failures ({len(doc['failures'])})</h2><ul>"]
@@ -180,18 +203,14 @@ def check_report_path(path: str | None, flag: str) -> None:
 
 def write_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` through a temporary file created exclusively beside ``path``, then rename it
-    over ``path`` (a reader never sees half a file; a planted ``.tmp`` name is never followed)."""
+    over ``path`` (a reader never sees half a file; a planted ``.tmp`` name is never followed). The
+    file gets the permissions every other report gets (an existing file's, else 0666 less the
+    umask), not the 0600 of a temporary file."""
+    from ..core.outputs import write_text_safely
+
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
     except OSError as exc:
         raise UsageError(f"{p}: cannot write ({exc.strerror or exc})") from None
-    return p
+    return write_text_safely(p, text, what="the report")

@@ -170,27 +170,46 @@ def format_coverage(cov: Coverage | dict[str, Any], *, width: int = 100) -> list
     return out
 
 
-def coverage_note(text: str | None, baseline: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def coverage_note(text: str | None, baseline: dict[str, Any] | None = None, *,
+                  prompt: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The note for a run whose rendered compaction prompt is ``text``: against the baseline's
     prompt when the baseline records one and it differs, else against the built-in prompt; None
     when the prompt is the one it is compared with (or unknown). A change of whitespace alone is no
-    change, unless the offline model reads the two prompts differently: then the note says so."""
+    change, unless the offline model reads the two prompts differently: then the note says so.
+    ``prompt`` is the run's ``prompt`` record: one that no longer passes the ``/compact``
+    instructions (``instructions: "not passed"``) gets a line saying so, though it renders the same
+    without instructions."""
+    from ..engine.prompt import NOT_PASSED
+
     if not text:
         return None
+    dropped = (prompt or {}).get("instructions") == NOT_PASSED
     other = (baseline or {}).get("prompt") or {}
-    if other.get("text") and not _same(other["text"], text):
+    if other.get("text"):
         name = other.get("name") or str(other.get("path") or "").rsplit("/", 1)[-1] or "?"
-        return _note(text, other["text"], f"the baseline's prompt ({name})")
+        dropped = dropped and other.get("instructions") != NOT_PASSED
+        if not _same(other["text"], text):
+            return _note(text, other["text"], f"the baseline's prompt ({name})", dropped)
+        if dropped:
+            return _note(text, text, f"the baseline's prompt ({name})", dropped)
     from ..engine.prompt import PromptSet
 
     builtin = PromptSet().render_compact()
-    if _same(builtin, text):
+    if _same(builtin, text) and not dropped:
         return None
-    return _note(text, builtin, "the built-in prompt")
+    return _note(text, builtin, "the built-in prompt", dropped)
 
 
-def _note(text: str, other: str, against: str) -> dict[str, Any]:
+#: The line of the note for a prompt that drops the ``/compact`` instructions.
+DROPPED_INSTRUCTIONS = "custom_instructions is not used: /compact instructions no longer reach the model"
+
+
+def _note(text: str, other: str, against: str, dropped: bool = False) -> dict[str, Any]:
     cov = prompt_coverage(text, other, against=against)
+    if dropped:
+        cov.lines.append(CoverageLine("-", 0, DROPPED_INSTRUCTIONS, [
+            f"nor PreCompact hook output; {NOT_SEEN}: the offline model writes the same summary with or "
+            "without them"]))
     if not cov.lines and _reading_key(other) != _reading_key(text):  # read differently: say so
         cov.lines.append(CoverageLine("+", 0, "(only whitespace or case changed)", [
             "the offline model reads the two prompts differently: " + _reading_diff(other, text)]))

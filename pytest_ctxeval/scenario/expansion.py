@@ -294,6 +294,17 @@ def _check_in_flight(scenario: Scenario, steps: list[Step]) -> None:
                                 f"by a 'compact:' step (its results arrive after the compaction); got {got}")
 
 
+def _check_compact_first(steps: list[Step]) -> None:
+    """A ``compact:`` step with no turn before it has nothing to summarise: the run would stop there
+    ("nothing to compact: the context is empty") and every grader would fail for it."""
+    for step in steps:
+        if isinstance(step, (UserStep, AssistantStep, RecordedCompactionStep)):
+            return
+        if isinstance(step, CompactStep):
+            raise ScenarioError(f"{step.where}: compact: nothing to compact yet (the conversation is empty); "
+                                "put the turns it should summarise before it")
+
+
 def _check_api_shape(steps: list[Step]) -> None:
     """What the Messages API would reject, refused at load time with the step's line: a
     conversation that opens with the assistant, a user turn with no content, a tool id used twice."""
@@ -324,5 +335,6 @@ def expand(scenario: Scenario) -> ExpandedScenario:
     ex = _Expander(scenario)
     ex.turns(scenario.turns, ("turns",), {})
     _check_in_flight(scenario, ex.steps)
+    _check_compact_first(ex.steps)
     _check_api_shape(ex.steps)
     return ExpandedScenario(scenario, ex.steps, ex.chars)

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from pydantic import ValidationError
 
 from ..errors import CtxEvalError, ScenarioError, UsageError
-from .expansion import AssistantStep, UserStep, _check_in_flight, _Expander
+from .expansion import AssistantStep, CompactStep, UserStep, _check_compact_first, _check_in_flight, _Expander
 from .schema import (
     MAX_FILE_BYTES, BadYAML, Scenario, _KNOWN_FIELDS, _data_path, _describe_error, _node_lines, find_scenarios,
     format_path,
@@ -356,6 +356,11 @@ def _lint(p: Path, graders: Iterable[str] | None) -> list[LintProblem]:
         out.add((), msg[len(where):].split(": ", 1)[-1] if msg.startswith(where) else msg,
                 line=int(m.group(1)) if (m := re.match(rf"{re.escape(str(p))}:(\d+):", msg)) else None)
         return out.problems
+    try:
+        _check_compact_first(ex.steps)
+    except ScenarioError as exc:  # the message the run gives, at the step's own field and line
+        loc = next(loc for step, loc in zip(ex.steps, ex.locs) if isinstance(step, CompactStep))
+        out.add(loc + ("compact",), str(exc).split(": compact: ", 1)[-1])
     _check_steps(scenario, ex.steps, ex.locs, out)
     _check_expect(scenario, ex.steps, out)
     return out.problems

@@ -541,14 +541,23 @@ def validation_message(p: Path, data: Any, lines: dict[tuple[Any, ...], int], ex
     """``file:line: field: what is wrong (did you mean ...)`` for the first error of ``exc``
     (``data`` validated, found at ``prefix`` of the file's YAML), with ``(+N more: <more>)``."""
     errors = exc.errors()
-    first = errors[0]
-    dpath = _data_path(data, tuple(first["loc"]), missing=first["type"] == "missing")
+    extra = f" (+{len(errors) - 1} more{': ' + more if more else ''})" if len(errors) > 1 else ""
+    return _one_error(p, data, lines, errors[0], prefix) + extra
+
+
+def validation_messages(p: Path, data: Any, lines: dict[tuple[Any, ...], int], exc: ValidationError, *,
+                        prefix: tuple[Any, ...] = ()) -> list[str]:
+    """:func:`validation_message` for every error of ``exc``, in the order pydantic reports them."""
+    return [_one_error(p, data, lines, e, prefix) for e in exc.errors()]
+
+
+def _one_error(p: Path, data: Any, lines: dict[tuple[Any, ...], int], error: Any, prefix: tuple[Any, ...]) -> str:
+    dpath = _data_path(data, tuple(error["loc"]), missing=error["type"] == "missing")
     probe = prefix + dpath
     while probe and probe not in lines:
         probe = probe[:-1]
     at = lines.get(probe)
-    extra = f" (+{len(errors) - 1} more{': ' + more if more else ''})" if len(errors) > 1 else ""
-    return f"{p}{':' + str(at) if at else ''}: {format_path(dpath)}: {_describe_error(first)}{extra}"
+    return f"{p}{':' + str(at) if at else ''}: {format_path(dpath)}: {_describe_error(error)}"
 
 
 def load_scenario(path: str | Path) -> Scenario:

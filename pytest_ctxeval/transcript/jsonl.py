@@ -145,6 +145,15 @@ class _Node:
         self.prev = prev              # the newest main-line message record before it in the file
 
 
+def _blank(p: Path) -> bool:
+    """Whether the file holds nothing but whitespace (read when no record was found: a small file)."""
+    try:
+        with p.open("rb") as fh:
+            return not fh.read(1 << 16).strip() and not fh.read(1)
+    except OSError:
+        return False
+
+
 def _iter_lines(path: Path, max_bytes: int | None = None) -> Iterator[tuple[int, int, bytes | None]]:
     """``(line number, byte offset, raw line)``, streamed; ``raw`` is None for a line longer than
     ``max_bytes`` (default :data:`~pytest_ctxeval.core.limits.MAX_LINE_BYTES`), which is skipped in
@@ -305,6 +314,9 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
         # sidechain.
         order = [uid for uid, n in nodes.items() if n.keep]
         main_is_sidechain = bool(order)
+    if not order and not problems and _blank(p):
+        raise TranscriptError(f"{p}: the file is empty (no records at all); is this the session file you meant?",
+                              not_a_session="an empty file")
     if not order:
         raise TranscriptError(f"{p}: no user or assistant records "
                               f"({len(problems)} bad lines); is this a Claude Code session file?",
