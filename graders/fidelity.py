@@ -46,7 +46,9 @@ from pytest_ctxeval.reading.quoting import (
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section
-from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference
+from pytest_ctxeval.reading.verbatim import (
+    Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference, typed_after_paste,
+)
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -204,9 +206,12 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                        "message")
         frags = message_fragments(p.text)
         reason += _long_message_gap(p.text, hay)
+        if len(frags) == 1 and (lost_tail := typed_after_paste(p.text, hay)):
+            reason += (f"; its lead is kept and the pasted output summarised, but what the person typed after the "
+                       f"paste is not there: \"{_short(lost_tail, 100)}\"")
         near = _closest(p.text, section.body if section else region) if len(frags) == 1 else None
         if near:
-            reason += (f"; closest item ({percent_alike(near[1])} similar): \"{_short(near[0])}\"; differences: "
+            reason += (f"; closest item ({percent_alike(near[1], p.text, near[0])} similar): \"{_short(near[0])}\"; differences: "
                        f"{show_difference(normalize_ws(p.text), near[0])}")
         reasons.append(reason)
     notes = sorted({m.how for m in kept.values() if m.how not in ("exact",)})
@@ -312,7 +317,10 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     # is part of it: it cannot make a misquoted outer quote verbatim.
     found = _quotes(body)
     quotes = [q for q in found if not any(q != o and q in o for o in found)]
-    min_len = 20  # a quote must be at least this long, or a whole message/reply
+    # A quote shows the task when it holds at least MIN_QUOTE_CHARS of the recent conversation, or a
+    # whole message the person typed (a short request is the task itself); a short scrap ("same
+    # limits") or a filler reply ("On it.") does not, and the reason says so (it is verbatim).
+    min_len = MIN_QUOTE_CHARS
     # The person's own messages: an inline code span quotes them when it holds their words (a code
     # span of anything else is code), and so does a long run of their words without any marks.
     spoken = [normalize(_flat_lines(p.text)) for p in run]
@@ -321,7 +329,7 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     code = [c for c in _code_quotes(body, spoken + older, min_len) if not any(c in q for q in quotes)]
     code = [c for c in code if _quote_in(c, spoken, min_len) or len(normalize(c)) >= min_len]
     quotes += code
-    good = [q for q in quotes if _quote_in(q, recent, min_len)]
+    good = [q for q in quotes if _quote_in(q, recent, min_len, whole=spoken)]
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
     loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)]
@@ -332,6 +340,14 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     if unmarked:
         return Verdict.passed_(f"section 9 repeats the most recent request word for word, without quote marks: "
                                f"\"{_short(unmarked)}\"", quote=unmarked)
+    scraps = [q for q in quotes if _quote_in(q, recent, 0)]
+    if scraps and not any(_quote_in(q, older, min_len) for q in quotes):
+        q = scraps[0]
+        size = len(normalize_ws(q))
+        return Verdict.failed(f"section 9 (line {section.line}) quotes only \"{_short(q)}\" ({size} characters) of the "
+                              f"most recent conversation: verbatim, but too little to show the task (a quote counts "
+                              f"from {min_len} characters, or as a whole message the person typed); the last "
+                              f"request: \"{_short(last.text)}\"", quotes=quotes, expected=last.text)
     stale = [q for q in quotes if _quote_in(q, older, min_len)]
     if stale:
         return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
@@ -356,10 +372,16 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                               f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
                               expected=last.text)
     near = closest_line(quotes[0], "\n".join([p.text for p in run] + after))
-    shown = f"; closest ({percent_alike(near[1])} similar), differences: {show_difference(quotes[0], near[0])}" if near else ""
+    shown = (f"; closest ({percent_alike(near[1], quotes[0], near[0])} similar), differences: "
+             f"{show_difference(quotes[0], near[0])}") if near else ""
     return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(quotes[0])}\", which is not verbatim "
                           f"in the most recent conversation (last request: \"{_short(last.text)}\"){shown}",
                           quotes=quotes, expected=last.text)
+
+
+#: next_step_quote: a quote of the recent conversation shows the task from this many characters on
+#: (or as a whole message the person typed).
+MIN_QUOTE_CHARS = 20
 
 
 def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str) -> str:
