@@ -14,7 +14,8 @@ A summariser that keeps a message "verbatim" still changes characters that carry
 * case, runs of whitespace, and line breaks flattened into `` / `` or ``; ``; a media marker
   (``[Image #2]``, ``[Pasted text #1 +40 lines]``) kept or dropped;
 * a typo the person made, fixed (``pythin`` -> ``python``): at most one word in 15, each one edit
-  from the original, same first letter, letters only (``sync``/``async``, ``1.0.5``/``1.0.6`` differ).
+  from the original, same first letter, letters only (``sync``/``async``, ``1.0.5``/``1.0.6`` differ),
+  never a word's other form (``merge``/``merged``, ``test``/``tests``).
 
 And a message that is a typed lead followed by pasted machine output (a stack trace, a console log, code)
 counts as kept when the lead is verbatim and the paste is what was left out.
@@ -206,7 +207,18 @@ def _near(a: str, b: str) -> bool:
         return False
     if (a in _NEGATIONS or b in _NEGATIONS) and sorted(a) != sorted(b):
         return False   # want -> won't (quote marks gone: "wont") turns the meaning; dotn -> dont does not
+    if _inflection(a, b) or _inflection(b, a):
+        return False   # merge -> merged, test -> tests: another form of the word, not its spelling
     return _edits(a, b) <= 1
+
+
+def _inflection(short: str, long: str) -> bool:
+    """``long`` is ``short`` with a plural ``s`` or a past ``d`` added (``test``/``tests``,
+    ``merge``/``merged``): a word's other form, which changes what was said. Not a dropped double
+    letter (``proces``/``process``) nor a dropped last letter (``creat``/``create``)."""
+    if len(long) != len(short) + 1 or not long.startswith(short):
+        return False
+    return (long[-1] == "s" and short[-1] != "s") or (long[-1] == "d" and short[-1] == "e")
 
 
 #: Words that negate, as :func:`normalize` leaves them (apostrophes removed): one letter from a word

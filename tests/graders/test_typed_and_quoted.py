@@ -210,3 +210,27 @@ def test_a_cut_past_the_first_300_characters_is_never_100_percent_similar(grade,
     verdict = grade("verbatim_user_messages", kit.case([kit.user(message)], _s(kit, user_messages=f'- "{cut}"')))
     assert verdict.status == "fail" and "similar" in verdict.reasons[0]
     assert "100% similar" not in verdict.reasons[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# F6: a word's other form is not a typo fixed
+
+
+@pytest.mark.parametrize("typed, summarised", [
+    ("please do not merge the feature branch into main yet", "please do not merged the feature branch into main yet"),
+    ("add the regression test for the parser before the release", "add the regression tests for the parser before the release"),
+])
+def test_a_words_other_form_is_not_a_typo_fixed(grade, kit, typed, summarised):
+    messages = [kit.user(typed)]
+    verdict = grade("verbatim_user_messages", kit.case(messages, _s(kit, user_messages=f'- "{summarised}"')))
+    assert verdict.status == "fail" and "differences" in verdict.reasons[0]
+    assert grade("verbatim_user_messages", kit.case(messages, _s(kit, user_messages=f'- "{typed}"'))).status == "pass"
+
+
+@pytest.mark.parametrize("typed, fixed", [
+    ("please creat the parser module and wire it into the cli", "please create the parser module and wire it into the cli"),
+    ("the proces hangs after the first request, look at the worker", "the process hangs after the first request, look at the worker"),
+])
+def test_a_dropped_letter_is_still_a_typo_fixed(grade, kit, typed, fixed):
+    verdict = grade("verbatim_user_messages", kit.case([kit.user(typed)], _s(kit, user_messages=f'- "{fixed}"')))
+    assert verdict.status == "pass" and "typo fixed" in verdict.reasons[0]
