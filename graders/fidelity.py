@@ -366,7 +366,7 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                      if len(c.split()) >= 4 and closest_line(c, said, 0.6) is not None]
         quotes = near_code[:1]
     if not quotes:
-        elsewhere = _quoted_elsewhere(case, recent, min_len, last.text)
+        elsewhere = _quoted_elsewhere(case, recent, min_len, last.text, spoken)
         return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
                               "it to quote the most recent conversation verbatim (the last request, or what was said "
                               f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
@@ -384,7 +384,7 @@ def next_step_quote(case: CompactionCase) -> Verdict:
 MIN_QUOTE_CHARS = 20
 
 
-def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str) -> str:
+def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str, spoken: list[str]) -> str:
     """A note for a section 9 without a quote: another section of the summary that does quote the
     most recent conversation (section 8 often does), which section 9 could have carried. The note
     says "quotes it" only of the last request; a quote of what came after it (a task title in a tool's
@@ -393,7 +393,7 @@ def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, las
         other = case.sections.get(kind)
         if other is None:
             continue
-        hits = [q for q in _quotes(other.body) if _quote_in(q, recent, min_len)]
+        hits = [q for q in _quotes(other.body) if _quote_in(q, recent, min_len, whole=spoken)]
         if hits:
             lines = case.summary.split("\n")
             start = hits[0][:25]

@@ -338,14 +338,13 @@ def typed_tail(text: str) -> str:
     line that read as typed (:func:`_typed_line`), read back from the end, whether or not a blank
     line sets them apart ("<log>\\nfix it, but do NOT touch the migrations"); "" when there is none.
     A sign-off after them ("thanks!") is passed over; a log's own last lines ("Analyzed 0 sessions.",
-    "webpack compiled with 2 warnings", "npm ERR! …", git's "Aborting") are the log's. Lines after the
-    log that are short and not addressed to the agent but together make a paragraph of prose (a
-    sentence wrapped over lines) count as typed too."""
-    lines = [l for l in text.strip().splitlines() if l.strip()]
-    last = max((i for i, l in enumerate(lines) if machine_line(l)), default=None)
+    "webpack compiled with 2 warnings", "npm ERR! …", git's "Aborting") are the log's. A paragraph of
+    prose set apart from the log by a blank line (a sentence wrapped over short lines) is typed too."""
+    raw = text.strip().splitlines()
+    last = max((i for i, l in enumerate(raw) if l.strip() and machine_line(l)), default=None)
     if last is None:
         return ""   # no log before: not a tail after one
-    after = lines[last + 1:]
+    after = [l for l in raw[last + 1:] if l.strip()]
     while after and _SIGN_OFF.match(after[-1]):
         after.pop()
     typed: list[str] = []
@@ -353,10 +352,20 @@ def typed_tail(text: str) -> str:
         if not _typed_line(line):
             break
         typed.insert(0, line)
-    if not typed and after:   # a paragraph wrapped over short lines
-        words = " ".join(after).split()
-        if len(words) >= TYPED_TAIL_WORDS and sum(w.strip(".,;:!?()'\"").isalpha() for w in words) >= 0.7 * len(words):
-            typed = after
+    if not typed and after:
+        # the last paragraph after a blank line, when it is prose as a whole (its lines may be short)
+        paragraph: list[str] = []
+        for line in reversed(raw[last + 1:]):
+            if not line.strip():
+                if paragraph:
+                    break
+                continue
+            paragraph.insert(0, line)
+        words = " ".join(paragraph).split()
+        blank_before = any(not l.strip() for l in raw[last + 1:raw.index(paragraph[0], last + 1)])
+        if blank_before and len(words) >= TYPED_TAIL_WORDS and \
+                sum(w.strip(".,;:!?()'\"").isalpha() for w in words) >= 0.7 * len(words):
+            typed = [l for l in paragraph if not _SIGN_OFF.match(l)]
     return "\n".join(l.strip() for l in typed).strip()
 
 
