@@ -48,13 +48,22 @@ def prose_share(text: str) -> float:
             continue
         if fenced or _DOCUMENT_LINE.search(line):
             continue
-        words = stripped.split()   # a "word" of over 40 letters is a hash or a blob, not a word
-        if sum(w.strip(".,;:!?()'\"").isalpha() and len(w) <= 40 for w in words) < 0.6 * len(words):
+        if not _prose_words(stripped):
             continue
         if len(stripped) < _LONG_LINE and machine_line(line):
             continue
         prose += len(stripped)
     return prose / total if total else 0.0
+
+
+def _prose_words(line: str) -> bool:
+    """Most of the line's words are words of letters (a "word" of over 40 ASCII letters is a hash or
+    a blob), or most of its characters are letters of a script written without spaces (Chinese,
+    Japanese: a typed sentence is one run of them)."""
+    words = line.split()
+    if sum(w.strip(".,;:!?()'\"").isalpha() and len(w) <= 40 for w in words) >= 0.6 * len(words):
+        return True
+    return sum(ch.isalpha() and not ch.isascii() for ch in line) >= 0.6 * len(line)
 
 
 def mostly_prose(text: str) -> bool:
@@ -64,5 +73,7 @@ def mostly_prose(text: str) -> bool:
     True
     >>> mostly_prose("it fails:\\n" + "\\n".join(f"  at f{i} (app.js:{i}:7)" for i in range(80)))
     False
+    >>> mostly_prose("请把导出功能加到报表页面，不要写到共享目录。" * 100)
+    True
     """
     return prose_share(text) >= TYPED_PROSE_SHARE

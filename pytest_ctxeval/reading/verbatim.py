@@ -57,10 +57,17 @@ _SPACE_BEFORE_PUNCT = re.compile(r" ([?!.,;:)])")
 #: A Markdown code fence line with its language tag (`` ```python ``, ``~~~``): formatting around
 #: code, which a summary may keep as an inline code span or leave out; the code inside is compared.
 _FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[ \t]*[\w+#.-]*[ \t]*$", re.MULTILINE)
+#: ... and a fence flattened onto one line with the block (`` ```python client.get(url)``` ``): its
+#: tag is formatting when it names a language (``ls`` in `` ```ls -la``` `` is code).
+_INLINE_FENCE = re.compile(
+    r"(?:`{3,}|~{3,})(?:python|py|javascript|js|typescript|ts|tsx|jsx|bash|sh|shell|zsh|console|json|jsonc|yaml|yml|"
+    r"toml|ini|sql|go|golang|rust|rs|java|kotlin|kt|c|cpp|csharp|cs|ruby|rb|php|html|css|scss|xml|diff|text|txt|"
+    r"plaintext|markdown|md|swift|elixir|ex|dockerfile|makefile|graphql|lua|scala|powershell|ps1|vue|svelte)(?=\s)",
+    re.IGNORECASE)
 #: Claude Code's ``@path`` file mention: the ``@`` before a path (``@src/app/main.py``, ``@README.md``)
 #: is the tool's syntax, not the person's words; a summary may name the path without it. Not an
 #: e-mail address (a word character before the ``@``).
-_AT_MENTION = re.compile(r"(?<![\w@])@(?=[\w~-][\w~./-]*[/.]\w)")
+_AT_MENTION = re.compile(r"(?<![\w@])@(?=[\w~.-][\w~.-]*(?:/|\.\w))")
 #: How a summariser flattens the line breaks of a multi-line message.
 _LINE_SEPARATORS = re.compile(r"\s*(?:\n|(?<=\s)[/|;•·]\s)\s*")
 
@@ -155,7 +162,9 @@ _normalize_cached = lru_cache(maxsize=8192)(_normalize)
 def strip_fences(text: str) -> str:
     """``text`` without its Markdown code fence lines (`` ```python ``, `` ``` ``): read before line
     breaks are flattened, as a fence is one only at the start of a line."""
-    return _FENCE.sub(" ", text) if "```" in text or "~~~" in text else text
+    if "```" not in text and "~~~" not in text:
+        return text
+    return _INLINE_FENCE.sub(" ", _FENCE.sub(" ", text))
 
 
 def _flat(text: str) -> str:

@@ -103,6 +103,16 @@ def test_long_prose_the_person_typed_is_kept_in_full(grade, kit):
         assert grade(name, kit.case(messages, full)).status == "pass", name
 
 
+def test_long_prose_in_a_script_without_spaces_is_the_persons_too(grade, kit):
+    typed = "".join(f"第{i}条：导出必须保持列的顺序，并且正确处理报表第{i}种布局。" for i in range(1, 60)) + \
+        "重要：绝对不要把导出文件写到共享目录。" + "".join(f"细节{i}：超过{i}百行时分页查询。" for i in range(1, 40))
+    assert len(typed) > 2_000 and message_fragments(typed) == [typed]
+    ends = _s(kit, user_messages=f'- "{typed[:320]} […] {typed[-320:]}"')
+    assert grade("last_request_intact", kit.case([kit.user(typed)], ends)).status == "fail"
+    full = _s(kit, user_messages=f'- "{typed}"')
+    assert grade("last_request_intact", kit.case([kit.user(typed)], full)).status == "pass"
+
+
 def test_a_long_paste_is_kept_by_its_head_and_tail_and_says_so(grade, kit):
     assert len(DOC) > 2_000 and not mostly_prose(DOC) and len(message_fragments(DOC)) == 2
     head, tail = message_fragments(DOC)
@@ -126,6 +136,7 @@ FENCED = "swap the call in the client for this:\n```python\nclient.get(url, time
 @pytest.mark.parametrize("set_as", [
     "swap the call in the client for this: `client.get(url, timeout=5)` and keep retries at 3",
     "swap the call in the client for this: client.get(url, timeout=5) and keep retries at 3",
+    "swap the call in the client for this: ```python client.get(url, timeout=5)``` and keep retries at 3",
 ])
 def test_a_fenced_block_kept_as_inline_code_is_verbatim(grade, kit, set_as):
     messages = [kit.user(FENCED)]
@@ -145,9 +156,12 @@ def test_a_fenced_block_kept_as_a_fenced_block_in_section_9_is_quoted(grade, kit
     assert verdict.status == "pass", verdict.reasons
 
 
-@pytest.mark.parametrize("named", ["src/app/main.py", "`src/app/main.py`", "@src/app/main.py"])
-def test_a_file_mention_without_its_at_sign_is_verbatim(grade, kit, named):
-    messages = [kit.user("look at @src/app/main.py and fix the crash on startup")]
+@pytest.mark.parametrize("typed, named", [
+    ("@src/app/main.py", "src/app/main.py"), ("@src/app/main.py", "`src/app/main.py`"),
+    ("@src/app/main.py", "@src/app/main.py"), ("@./src/app/main.py", "./src/app/main.py"),
+])
+def test_a_file_mention_without_its_at_sign_is_verbatim(grade, kit, typed, named):
+    messages = [kit.user(f"look at {typed} and fix the crash on startup")]
     kept = _s(kit, user_messages=f'- "look at {named} and fix the crash on startup"')
     assert grade("verbatim_user_messages", kit.case(messages, kept)).status == "pass"
     other = _s(kit, user_messages='- "look at src/app/cli.py and fix the crash on startup"')
