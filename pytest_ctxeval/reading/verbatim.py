@@ -323,20 +323,28 @@ TYPED_TAIL_WORDS = 8
 #: speaks in the first person. A tool's own hints ("Run `npm fund` for details", "Try 'ls --help'")
 #: carry a command or flag and are not read as typed (:data:`_TOOL_HINT`).
 _ADDRESSED = re.compile(
-    r"\?\s*$|^\W*(?:but|and|also|so|then|please|pls|plz|now|just|only|still|instead|don'?t|do not|never|not|"
-    r"why|how|what|can|could|would|will|should|let'?s|fix|make|keep|remove|revert|undo|stop|add|change|update|"
+    r"\?\s*$|^\W*(?:but|and|also|so|then|please|pls|plz|now|just|only|still|instead|don'?t|do not|never|"
+    r"why|how|what|(?:can|could|would|will|should) (?:you|we|i)|let'?s|fix|make|keep|remove|revert|undo|stop|add|change|update|"
     r"use|try|run|check|look|help|continue|go|do|leave|ignore|skip)\b|\b(?:i|i'm|im|i've|ive|me|my|we|us|our)\b",
     re.IGNORECASE)
-_TOOL_HINT = re.compile(r"`|--?\w|^\s*[\w./-]+:\s|'[^'\s]+[^']*'")
+_TOOL_HINT = re.compile(r"`|(?<!\S)--?\w|^\s*[\w./-]+:\s|(?<!\w)'[^'\s][^']*'(?!\w)")
+#: What tools say to whoever runs them, in prose: a prompt (``[y/N]``, "Are you sure …?", "Did you
+#: mean …?") or advice ("Try again later", "for more details", "to learn more", "To ignore, …").
+_TOOL_SAYS = re.compile(r"\[[yn]/[yn]\]|\((?:yes/no|y/n)\b|\bdid you mean\b|^\W*(?:are you sure|do you want to)\b|"
+                        r"\btry again\b|\bfor (?:more )?(?:details|information|info)\b|\bto learn more\b|^\W*to ignore\b",
+                        re.IGNORECASE)
 _SIGN_OFF = re.compile(r"^\W*(?:thanks?(?: you)?|thx|ty|tia|cheers|please|pls|cc\b.*)\W*$", re.IGNORECASE)
+
+
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 
 
 def _typed_line(line: str) -> bool:
     """A line after a pasted log that reads as typed by the person (see :data:`TYPED_TAIL_WORDS`)."""
     words = line.split()
-    if not words or machine_line(line):
+    if not words or machine_line(line) or _TOOL_SAYS.search(line):
         return False
-    letters = sum(w.strip(".,;:!?()'\"").isalpha() for w in words)
+    letters = sum(bool(_WORD.fullmatch(w.strip(".,;:!?()'\""))) for w in words)
     if len(words) >= TYPED_TAIL_WORDS:
         return letters >= 0.7 * len(words)
     return letters >= 0.6 * len(words) and bool(_ADDRESSED.search(line)) and not _TOOL_HINT.search(line)

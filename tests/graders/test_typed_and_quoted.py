@@ -39,6 +39,7 @@ LOG = "\n".join(f"2026-03-04 02:1{i}:00 ERROR sync[{i}] upstream timed out after
 @pytest.mark.parametrize("typed", [
     "look into it, but do NOT change the retry policy and leave the cron schedule as it is",
     "don't touch prod",
+    "don't touch the read-only replica, it's live",
     "but not on the main branch",
     "why does it only happen at night?",
     "fix it",
@@ -60,7 +61,8 @@ def test_words_typed_right_after_a_pasted_log_are_the_persons(grade, kit, typed,
 
 @pytest.mark.parametrize("own_end", [
     "Analyzed 0 sessions.", "webpack compiled with 2 warnings", "Process finished with exit code 1",
-    "Run `npm audit fix` for details", "Understand this error", "thanks!",
+    "Run `npm audit fix` for details", "Understand this error", "thanks!", "Do you want to continue? [Y/n]",
+    "Search for the keywords to learn more about each warning.", "Try again later.", "Not Found",
 ])
 def test_a_logs_own_last_line_is_still_the_paste(grade, kit, own_end):
     message = f"{LEAD}\n{LOG}\n{own_end}"
