@@ -39,7 +39,8 @@ from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
     CODE_SPAN as _CODE_SPAN,
-    flat_lines as _flat_lines, long_message_gap as _long_message_gap, quote_in as _quote_in,
+    flat_lines as _flat_lines, long_message_gap as _long_message_gap, long_prose_note as _long_prose_note,
+    quote_in as _quote_in,
     quotes as _quotes, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
@@ -205,7 +206,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             reason += (f"; it is verbatim in {copy}, but section 6 is where the prompt asks for every user "
                        "message")
         frags = message_fragments(p.text)
-        reason += _long_message_gap(p.text, hay)
+        reason += _long_message_gap(p.text, hay) + _long_prose_note(p.text)
         if len(frags) == 1 and (lost_tail := typed_after_paste(p.text, hay)):
             reason += (f"; its lead is kept and the pasted output summarised, but what the person typed after the "
                        f"paste is not there: \"{_short(lost_tail, 100)}\"")

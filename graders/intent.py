@@ -28,7 +28,7 @@ from pytest_ctxeval.reading.extract import (
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
-from pytest_ctxeval.reading.quoting import long_message_gap, whole_context
+from pytest_ctxeval.reading.quoting import long_message_gap, long_prose_note, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.reading.verbatim import closest_line, find, percent_alike, show_difference, typed_after_paste
 
@@ -163,7 +163,8 @@ def last_request_intact(case: CompactionCase) -> Verdict:
             reason += (f"; closest line ({percent_alike(near[1], last.text, near[0])} similar), differences: "
                        f"{show_difference(normalize_ws(last.text), near[0])}")
         score = 0.0
-    return Verdict.failed(reason, score=round(score, 4), expected=last.text, missing_parts=missing)
+    return Verdict.failed(reason + long_prose_note(last.text), score=round(score, 4), expected=last.text,
+                          missing_parts=missing)
 
 
 # ---------------------------------------------------------------------------------------------

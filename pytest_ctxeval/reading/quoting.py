@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable
 
-from .extract import LONG_MESSAGE_KEEP, message_fragments, significant_tokens
+from .extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize, strip_fences
 
-__all__ = ["code_quotes", "unmarked_quote", "CODE_SPAN", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+__all__ = ["code_quotes", "unmarked_quote", "CODE_SPAN", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "long_prose_note", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
            "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
 
 
@@ -71,6 +71,17 @@ def long_message_gap(text: str, hay: Haystack) -> str:
             said.append(f"none of its {which} {LONG_MESSAGE_KEEP} are")
     return (f"; the long-message policy asks for its first and last {LONG_MESSAGE_KEEP} characters verbatim: "
             + "; ".join(said))
+
+
+def long_prose_note(text: str) -> str:
+    """For a message over :data:`LONG_MESSAGE_CHARS` that is the person's own prose (kept in full, not
+    by its head and tail): a note a failure's reason adds; else ""."""
+    norm = normalize_ws(text)
+    if len(norm) <= LONG_MESSAGE_CHARS or len(message_fragments(text)) != 1:
+        return ""
+    return (f"; it is {len(norm):,} characters of the person's own prose, which must be kept in full (only a long "
+            "paste, a log, code or a document, may be kept by its first and last "
+            f"{LONG_MESSAGE_KEEP} characters)")
 
 
 def _verbatim_extent(fragment: str, hay: Haystack, *, from_start: bool) -> int:

@@ -99,7 +99,7 @@ def test_long_prose_the_person_typed_is_kept_in_full(grade, kit):
     ends = _s(kit, user_messages=f'- "{SPEC[:320]} [...] {SPEC[-320:]}"')
     for name in ("verbatim_user_messages", "last_request_intact"):
         verdict = grade(name, kit.case(messages, ends))
-        assert verdict.status == "fail", name
+        assert verdict.status == "fail" and "own prose, which must be kept in full" in verdict.reasons[0], name
     full = _s(kit, user_messages=f'- "{SPEC}"')
     for name in ("verbatim_user_messages", "last_request_intact"):
         assert grade(name, kit.case(messages, full)).status == "pass", name
