@@ -1,7 +1,7 @@
 """Fidelity graders: what the summary must still say after compaction.
 
 * ``verbatim_user_messages``: every person-typed message of the session so far is in section 6,
-  verbatim after whitespace normalisation (long messages: head and tail, see
+  verbatim after whitespace normalisation (long, mostly pasted messages: head and tail, see
   :data:`pytest_ctxeval.reading.extract.LONG_MESSAGE_CHARS`).
 * ``next_step_quote``: section 9, when it proposes a step, quotes the most recent conversation
   verbatim (no drift); a quote of an older message does not count.
@@ -296,7 +296,8 @@ def _only_inside_others(people: list, kept: dict[int, Match], hay: Haystack) -> 
 
 @grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), compactors=("claude_code",))
 def next_step_quote(case: CompactionCase) -> Verdict:
-    """Section 9 quotes the most recent conversation verbatim when it proposes a step."""
+    """Section 9 quotes the most recent conversation verbatim when it proposes a step: at least
+    :data:`MIN_QUOTE_CHARS` characters of it, or a whole message the person typed."""
     section = case.sections.get("next")
     if section is None:
         return _section_missing(case, "next", 9, "the next step and its quote")
