@@ -23,14 +23,15 @@ import re
 from functools import lru_cache
 
 from pytest_ctxeval.reading.extract import (
-    LONG_MESSAGE_KEEP, contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
+    LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import long_message_gap, long_prose_note, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
-from pytest_ctxeval.reading.verbatim import closest_line, find, percent_alike, show_difference, typed_after_paste
+from pytest_ctxeval.reading.pasted import prose_kept
+from pytest_ctxeval.reading.verbatim import Match, closest_line, find, percent_alike, show_difference, typed_after_paste
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -117,6 +118,8 @@ def last_request_intact(case: CompactionCase) -> Verdict:
     fragments = message_fragments(last.text)
     label = f"the most recent request (user message {len(people)} of {len(people)})"
     found = find(last.text, hay)
+    if not found and len(fragments[0]) > LONG_MESSAGE_CHARS and prose_kept(last.text, hay):
+        found = Match(True, "prose", "the pasted lines in its prose summarised")
     if not found and len(fragments) == 2 and all(find(f, hay) for f in fragments):
         # A long message that is mostly pasted (a log, code, a document; not the person's prose)
         # may be kept by its two ends: said as such, never as "verbatim".

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from .verbatim import machine_line
+from .verbatim import Haystack, find, machine_line
 
-__all__ = ["TYPED_PROSE_SHARE", "prose_share", "mostly_prose"]
+__all__ = ["TYPED_PROSE_SHARE", "prose_share", "mostly_prose", "prose_kept"]
 
 #: A long message is the person's prose when at least this share of its characters are in lines of
 #: prose. The real corpus's long messages (pasted logs and builds 0.1-0.37, a pasted assistant's
@@ -32,28 +32,38 @@ _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _LONG_LINE = 200
 
 
-def prose_share(text: str) -> float:
-    """The share of ``text``'s characters (non-blank lines, stripped) in lines of prose: mostly words
-    of letters, not machine output or code (:func:`pytest_ctxeval.reading.verbatim.machine_line`, for a
+def _prose_lines(text: str) -> list[tuple[str, bool]]:
+    """Each non-blank line of ``text``, stripped, and whether it is a line of prose: mostly words of
+    letters, not machine output or code (:func:`pytest_ctxeval.reading.verbatim.machine_line`, for a
     line under 200 characters), not a document's structure, not inside a code fence."""
-    prose = total = 0
+    out = []
     fenced = False
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped:
             continue
-        total += len(stripped)
         if _FENCE.match(line):
             fenced = not fenced
+            out.append((stripped, False))
             continue
-        if fenced or _DOCUMENT_LINE.search(line):
-            continue
-        if not _prose_words(stripped):
-            continue
-        if len(stripped) < _LONG_LINE and machine_line(line):
-            continue
-        prose += len(stripped)
-    return prose / total if total else 0.0
+        prose = not fenced and not _DOCUMENT_LINE.search(line) and _prose_words(stripped) and \
+            not (len(stripped) < _LONG_LINE and machine_line(line))
+        out.append((stripped, prose))
+    return out
+
+
+def prose_share(text: str) -> float:
+    """The share of ``text``'s characters (non-blank lines, stripped) in lines of prose."""
+    lines = _prose_lines(text)
+    total = sum(len(line) for line, _ in lines)
+    return sum(len(line) for line, prose in lines if prose) / total if total else 0.0
+
+
+def prose_kept(text: str, hay: Haystack) -> bool:
+    """A message of prose with some pasted lines in it (a log or snippet inside a long request) is
+    kept when every line of its prose is verbatim in ``hay``: the pasted lines may be summarised."""
+    lines = _prose_lines(text)
+    return any(not prose for _, prose in lines) and all(find(line, hay) for line, prose in lines if prose)
 
 
 def _prose_words(line: str) -> bool:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from .extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
+from .pasted import prose_kept
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize, strip_fences
 
@@ -46,6 +47,8 @@ def message_kept(text: str, hay: Haystack, rare: Callable[[str], bool] | None = 
     frags = message_fragments(text)
     if len(frags) == 2 and all(find(f, hay, rare) for f in frags):
         return Match(True, "head and tail", f"long paste: its first and last {LONG_MESSAGE_KEEP} characters only")
+    if len(frags[0]) > LONG_MESSAGE_CHARS and prose_kept(text, hay):
+        return Match(True, "prose", "long prose kept, the pasted lines in it summarised")
     return Match(False)
 
 
@@ -168,7 +171,8 @@ def covered(a: str, b: str) -> float:
 
 
 HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "
-        "output summarised", "head and tail": "long paste, head and tail only kept", "elsewhere": "command arguments stated outside section 6"}
+        "output summarised", "head and tail": "long paste, head and tail only kept",
+        "prose": "long prose kept, the pasted lines in it summarised", "elsewhere": "command arguments stated outside section 6"}
 
 NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)

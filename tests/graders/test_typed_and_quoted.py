@@ -105,6 +105,21 @@ def test_long_prose_the_person_typed_is_kept_in_full(grade, kit):
         assert grade(name, kit.case(messages, full)).status == "pass", name
 
 
+def test_a_log_inside_long_prose_may_be_summarised_but_not_the_prose(grade, kit):
+    log = "\n".join(f"2026-03-04 02:1{i}:00 ERROR export[{i}] disk quota exceeded on /mnt/shared" for i in range(5))
+    first, rest = SPEC.split(" IMPORTANT:", 1)
+    typed = f"{first}\nthe last run logged:\n{log}\nIMPORTANT:{rest}"
+    assert len(typed) > 2_000 and mostly_prose(typed) and message_fragments(typed) == [" ".join(typed.split())]
+    messages = [kit.user(typed)]
+    summarised = _s(kit, user_messages=f'- "{first} the last run logged: [5 quota errors] IMPORTANT:{rest}"')
+    for name in ("verbatim_user_messages", "last_request_intact"):
+        verdict = grade(name, kit.case(messages, summarised))
+        assert verdict.status == "pass" and "summarised" in verdict.reasons[0], (name, verdict.reasons)
+    cut = summarised.replace(" IMPORTANT: never write the export files to the shared mount under /mnt/shared,", "")
+    for name in ("verbatim_user_messages", "last_request_intact"):
+        assert grade(name, kit.case(messages, cut)).status == "fail", name
+
+
 def test_long_prose_in_a_script_without_spaces_is_the_persons_too(grade, kit):
     typed = "".join(f"第{i}条：导出必须保持列的顺序，并且正确处理报表第{i}种布局。" for i in range(1, 60)) + \
         "重要：绝对不要把导出文件写到共享目录。" + "".join(f"细节{i}：超过{i}百行时分页查询。" for i in range(1, 40))
