@@ -1,7 +1,7 @@
 """Fidelity graders: what the summary must still say after compaction.
 
 * ``verbatim_user_messages``: every person-typed message of the session so far is in section 6,
-  verbatim after whitespace normalisation (long messages: head and tail, see
+  verbatim after whitespace normalisation (long, mostly pasted messages: head and tail, see
   :data:`pytest_ctxeval.reading.extract.LONG_MESSAGE_CHARS`).
 * ``next_step_quote``: section 9, when it proposes a step, quotes the most recent conversation
   verbatim (no drift); a quote of an older message does not count.
@@ -39,14 +39,17 @@ from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
     CODE_SPAN as _CODE_SPAN,
-    flat_lines as _flat_lines, long_message_gap as _long_message_gap, quote_in as _quote_in,
+    flat_lines as _flat_lines, long_message_gap as _long_message_gap, long_prose_note as _long_prose_note,
+    quote_in as _quote_in,
     quotes as _quotes, fenced_blocks as _fenced_blocks, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section
-from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference
+from pytest_ctxeval.reading.verbatim import (
+    Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference, typed_after_paste,
+)
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
 TOKEN_OVERLAP = 0.8
@@ -203,10 +206,13 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             reason += (f"; it is verbatim in {copy}, but section 6 is where the prompt asks for every user "
                        "message")
         frags = message_fragments(p.text)
-        reason += _long_message_gap(p.text, hay)
+        reason += _long_message_gap(p.text, hay) + _long_prose_note(p.text)
+        if len(frags) == 1 and (lost_tail := typed_after_paste(p.text, hay)):
+            reason += (f"; its lead is kept and the pasted output summarised, but what the person typed after the "
+                       f"paste is not there: \"{_short(lost_tail, 100)}\"")
         near = _closest(p.text, section.body if section else region) if len(frags) == 1 else None
         if near:
-            reason += (f"; closest item ({percent_alike(near[1])} similar): \"{_short(near[0])}\"; differences: "
+            reason += (f"; closest item ({percent_alike(near[1], p.text, near[0])} similar): \"{_short(near[0])}\"; differences: "
                        f"{show_difference(normalize_ws(p.text), near[0])}")
         reasons.append(reason)
     notes = sorted({m.how for m in kept.values() if m.how not in ("exact",)})
@@ -290,7 +296,8 @@ def _only_inside_others(people: list, kept: dict[int, Match], hay: Haystack) -> 
 
 @grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), compactors=("claude_code",))
 def next_step_quote(case: CompactionCase) -> Verdict:
-    """Section 9 quotes the most recent conversation verbatim when it proposes a step."""
+    """Section 9 quotes the most recent conversation verbatim when it proposes a step: at least
+    :data:`MIN_QUOTE_CHARS` characters of it, or a whole message the person typed."""
     section = case.sections.get("next")
     if section is None:
         return _section_missing(case, "next", 9, "the next step and its quote")
@@ -312,7 +319,10 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     # is part of it: it cannot make a misquoted outer quote verbatim.
     found = _quotes(body)
     quotes = [q for q in found if not any(q != o and q in o for o in found)]
-    min_len = 20  # a quote must be at least this long, or a whole message/reply
+    # A quote shows the task when it holds at least MIN_QUOTE_CHARS of the recent conversation, or a
+    # whole message the person typed (a short request is the task itself); a short scrap ("same
+    # limits") or a filler reply ("On it.") does not, and the reason says so (it is verbatim).
+    min_len = MIN_QUOTE_CHARS
     # The person's own messages: an inline code span quotes them when it holds their words (a code
     # span of anything else is code), and so does a long run of their words without any marks.
     spoken = [normalize(_flat_lines(p.text)) for p in run]
@@ -323,8 +333,8 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     quotes += code
     # Quote marks inside a fenced code block are code (a proposed `git commit -m "…"`): they quote
     # the conversation only when what they hold is in it.
-    quotes += [q for block in _fenced_blocks(body) for q in _quotes(block) if _quote_in(q, recent, min_len)]
-    good = [q for q in quotes if _quote_in(q, recent, min_len)]
+    quotes += [q for block in _fenced_blocks(body) for q in _quotes(block) if _quote_in(q, recent, min_len, whole=spoken)]
+    good = [q for q in quotes if _quote_in(q, recent, min_len, whole=spoken)]
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
     loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)]
@@ -335,6 +345,14 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     if unmarked:
         return Verdict.passed_(f"section 9 repeats the most recent request word for word, without quote marks: "
                                f"\"{_short(unmarked)}\"", quote=unmarked)
+    scraps = [q for q in quotes if _quote_in(q, recent, 0)]
+    if scraps and not any(_quote_in(q, older, min_len) for q in quotes):
+        q = scraps[0]
+        size = len(normalize_ws(q))
+        return Verdict.failed(f"section 9 (line {section.line}) quotes only \"{_short(q)}\" ({size} characters) of the "
+                              f"most recent conversation: verbatim, but too little to show the task (a quote counts "
+                              f"from {min_len} characters, or as a whole message the person typed); the last "
+                              f"request: \"{_short(last.text)}\"", quotes=quotes, expected=last.text)
     stale = [q for q in quotes if _quote_in(q, older, min_len)]
     if stale:
         return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
@@ -353,19 +371,25 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                      if len(c.split()) >= 4 and closest_line(c, said, 0.6) is not None]
         quotes = near_code[:1]
     if not quotes:
-        elsewhere = _quoted_elsewhere(case, recent, min_len, last.text)
+        elsewhere = _quoted_elsewhere(case, recent, min_len, last.text, spoken)
         return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
                               "it to quote the most recent conversation verbatim (the last request, or what was said "
                               f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
                               expected=last.text)
     near = closest_line(quotes[0], "\n".join([p.text for p in run] + after))
-    shown = f"; closest ({percent_alike(near[1])} similar), differences: {show_difference(quotes[0], near[0])}" if near else ""
+    shown = (f"; closest ({percent_alike(near[1], quotes[0], near[0])} similar), differences: "
+             f"{show_difference(quotes[0], near[0])}") if near else ""
     return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(quotes[0])}\", which is not verbatim "
                           f"in the most recent conversation (last request: \"{_short(last.text)}\"){shown}",
                           quotes=quotes, expected=last.text)
 
 
-def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str) -> str:
+#: next_step_quote: a quote of the recent conversation shows the task from this many characters on
+#: (or as a whole message the person typed).
+MIN_QUOTE_CHARS = 20
+
+
+def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str, spoken: list[str]) -> str:
     """A note for a section 9 without a quote: another section of the summary that does quote the
     most recent conversation (section 8 often does), which section 9 could have carried. The note
     says "quotes it" only of the last request; a quote of what came after it (a task title in a tool's
@@ -374,7 +398,7 @@ def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, las
         other = case.sections.get(kind)
         if other is None:
             continue
-        hits = [q for q in _quotes(other.body) if _quote_in(q, recent, min_len)]
+        hits = [q for q in _quotes(other.body) if _quote_in(q, recent, min_len, whole=spoken)]
         if hits:
             lines = case.summary.split("\n")
             start = hits[0][:25]

@@ -23,14 +23,15 @@ import re
 from functools import lru_cache
 
 from pytest_ctxeval.reading.extract import (
-    contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
+    LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
-from pytest_ctxeval.reading.quoting import long_message_gap, whole_context
+from pytest_ctxeval.reading.quoting import long_message_gap, long_prose_note, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
-from pytest_ctxeval.reading.verbatim import Match, closest_line, find, percent_alike, show_difference
+from pytest_ctxeval.reading.pasted import prose_kept
+from pytest_ctxeval.reading.verbatim import Match, closest_line, find, percent_alike, show_difference, typed_after_paste
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -117,15 +118,31 @@ def last_request_intact(case: CompactionCase) -> Verdict:
     fragments = message_fragments(last.text)
     label = f"the most recent request (user message {len(people)} of {len(people)})"
     found = find(last.text, hay)
+    if not found and len(fragments[0]) > LONG_MESSAGE_CHARS and prose_kept(last.text, hay):
+        found = Match(True, "prose", "the pasted lines in its prose summarised")
     if not found and len(fragments) == 2 and all(find(f, hay) for f in fragments):
-        found = Match(True, "head and tail")
+        # A long message that is mostly pasted (a log, code, a document; not the person's prose)
+        # may be kept by its two ends: said as such, never as "verbatim".
+        return Verdict.passed_(f"{label} is a long paste ({len(normalize_ws(last.text)):,} characters, mostly pasted "
+                               f"output or document) kept by its head and tail only: its first and last "
+                               f"{LONG_MESSAGE_KEEP} characters are verbatim in {_where_found(case, fragments)}, the "
+                               f"middle may be summarised: \"{_short(last.text)}\"")
     if found:
         note = f" ({found.note})" if found.note else ""
-        return Verdict.passed_(f"{label} is verbatim in {_where_found(case, fragments)}{note}: \"{_short(last.text)}\"")
+        where_found = _where_found(case, [last.text] if len(fragments) == 1 else fragments)
+        if found.how == "lead":   # the paste is summarised: what is verbatim is what the person typed
+            return Verdict.passed_(f"{label} has what the person typed verbatim in {where_found}, its pasted output "
+                                   f"summarised{note}: \"{_short(last.text)}\"")
+        return Verdict.passed_(f"{label} is verbatim in {where_found}{note}: \"{_short(last.text)}\"")
     where = _context_name(case)
     if len(fragments) == 2:
         return Verdict.failed(f"{label} is not in full in {where}{long_message_gap(last.text, hay)}: "
                               f"\"{_short(last.text)}\"", expected=last.text)
+    lost_tail = typed_after_paste(last.text, hay)
+    if lost_tail:
+        return Verdict.failed(f"{label} is not in full in {where}: its lead is kept and the pasted output "
+                              f"summarised, but what the person typed after the paste is not there: "
+                              f"\"{_short(lost_tail, 120)}\"", score=0.0, expected=last.text, missing_parts=[lost_tail])
     parts = _parts(last.text)
     missing = [p for p in parts if not find(p, hay)]
     kept = len(parts) - len(missing)
@@ -146,10 +163,11 @@ def last_request_intact(case: CompactionCase) -> Verdict:
         reason = f"{label} is not verbatim in {where}: \"{_short(last.text, 120)}\""
         near = closest_line(last.text, _context(case))
         if near:
-            reason += (f"; closest line ({percent_alike(near[1])} similar), differences: "
+            reason += (f"; closest line ({percent_alike(near[1], last.text, near[0])} similar), differences: "
                        f"{show_difference(normalize_ws(last.text), near[0])}")
         score = 0.0
-    return Verdict.failed(reason, score=round(score, 4), expected=last.text, missing_parts=missing)
+    return Verdict.failed(reason + long_prose_note(last.text), score=round(score, 4), expected=last.text,
+                          missing_parts=missing)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -261,8 +261,9 @@ def test_message_fragments_long_message_head_and_tail():
 
 
 def test_message_fragments_length_measured_after_normalising():
-    text = "word " * 420  # 2100 chars raw, 2099 normalised
+    text = "e.py:1 " * 300  # 2100 chars raw, 2099 normalised (pasted: the person's prose is kept whole)
     assert len(message_fragments(text)) == 2
+    assert len(message_fragments("word " * 420)) == 1
     spaced = "a  " * 700  # 2100 raw, 1399 after collapsing whitespace
     assert message_fragments(spaced) == [("a " * 700).strip()]
 

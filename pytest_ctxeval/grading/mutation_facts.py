@@ -239,7 +239,7 @@ def _still_quotes_reply(case: Any, body: str) -> bool:
     if not people:
         return False
     after = [normalize(flat_lines(t)) for t in said_after(case.history[people[-1].index + 1:])]
-    return any(quote_in(q, after, 20) for q in quotes(body))
+    return any(quote_in(q, after, 20, whole=[]) for q in quotes(body))
 
 
 @mutation("truncate_latest_request", targets=("last_request_intact", "verbatim_user_messages"))

@@ -23,6 +23,7 @@ from ..core.messages import (
 from .session_facts import (
     claude_storage, error_kind, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
 )
+from .pasted import mostly_prose
 from .summary import normalize_ws
 
 __all__ = [
@@ -37,9 +38,11 @@ EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 _SEARCH_TOOLS = ("Grep", "Glob", "LS")
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
-#: Verbatim policy for very long person-typed messages (pasted logs, specs): a message longer than
-#: ``LONG_MESSAGE_CHARS`` counts as kept when its first and last ``LONG_MESSAGE_KEEP`` characters
-#: both appear verbatim (the summariser may elide the middle with a marker such as ``[…]``).
+#: Verbatim policy for very long person-typed messages that are mostly pasted (logs, code, a pasted
+#: document): a message longer than ``LONG_MESSAGE_CHARS`` counts as kept when its first and last
+#: ``LONG_MESSAGE_KEEP`` characters both appear verbatim (the summariser may elide the middle with a
+#: marker such as ``[…]``). A long message of the person's own prose (:func:`.pasted.mostly_prose`:
+#: a detailed request, a spec) must be kept in full.
 LONG_MESSAGE_CHARS = 2_000
 LONG_MESSAGE_KEEP = 300
 
@@ -239,9 +242,9 @@ def open_todos(messages: Iterable[Any]) -> list[str]:
 
 def message_fragments(text: str) -> list[str]:
     """What must appear verbatim for ``text`` to count as kept: the whole message, or for a long
-    one its head and tail (see :data:`LONG_MESSAGE_CHARS`). Whitespace-normalised."""
+    one that is mostly pasted its head and tail (see :data:`LONG_MESSAGE_CHARS`). Whitespace-normalised."""
     norm = normalize_ws(text)
-    if len(norm) <= LONG_MESSAGE_CHARS:
+    if len(norm) <= LONG_MESSAGE_CHARS or mostly_prose(text):
         return [norm]
     return [norm[:LONG_MESSAGE_KEEP].strip(), norm[-LONG_MESSAGE_KEEP:].strip()]
 

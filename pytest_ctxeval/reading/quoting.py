@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable
 
-from .extract import LONG_MESSAGE_KEEP, message_fragments, significant_tokens
+from .extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
+from .pasted import prose_kept
 from .summary import normalize_ws
-from .verbatim import Haystack, Match, find, normalize
+from .verbatim import Haystack, Match, find, normalize, strip_fences
 
-__all__ = ["code_quotes", "unmarked_quote", "CODE_SPAN", "FENCE", "fenced_blocks", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+__all__ = ["code_quotes", "unmarked_quote", "CODE_SPAN", "FENCE", "fenced_blocks", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "long_prose_note", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
            "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
 
 
@@ -45,7 +46,9 @@ def message_kept(text: str, hay: Haystack, rare: Callable[[str], bool] | None = 
         return found
     frags = message_fragments(text)
     if len(frags) == 2 and all(find(f, hay, rare) for f in frags):
-        return Match(True, "head and tail", f"long message: its first and last {LONG_MESSAGE_KEEP} characters")
+        return Match(True, "head and tail", f"long paste: its first and last {LONG_MESSAGE_KEEP} characters only")
+    if len(frags[0]) > LONG_MESSAGE_CHARS and prose_kept(text, hay):
+        return Match(True, "prose", "long prose kept, the pasted lines in it summarised")
     return Match(False)
 
 
@@ -71,6 +74,17 @@ def long_message_gap(text: str, hay: Haystack) -> str:
             said.append(f"none of its {which} {LONG_MESSAGE_KEEP} are")
     return (f"; the long-message policy asks for its first and last {LONG_MESSAGE_KEEP} characters verbatim: "
             + "; ".join(said))
+
+
+def long_prose_note(text: str) -> str:
+    """For a message over :data:`LONG_MESSAGE_CHARS` that is the person's own prose (kept in full, not
+    by its head and tail): a note a failure's reason adds; else ""."""
+    norm = normalize_ws(text)
+    if len(norm) <= LONG_MESSAGE_CHARS or len(message_fragments(text)) != 1:
+        return ""
+    return (f"; it is {len(norm):,} characters of the person's own prose, which must be kept in full (only a long "
+            "paste, a log, code or a document, may be kept by its first and last "
+            f"{LONG_MESSAGE_KEEP} characters)")
 
 
 def _verbatim_extent(fragment: str, hay: Haystack, *, from_start: bool) -> int:
@@ -157,7 +171,8 @@ def covered(a: str, b: str) -> float:
 
 
 HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead": "typed lead kept, pasted "
-        "output summarised", "head and tail": "long, head and tail kept", "elsewhere": "command arguments stated outside section 6",
+        "output summarised", "head and tail": "long paste, head and tail only kept",
+       "prose": "long prose kept, the pasted lines in it summarised", "elsewhere": "command arguments stated outside section 6",
        "tail": "typed paragraph kept, pasted output before it summarised",
        "paste": "pasted output only, its error line kept"}
 
@@ -285,24 +300,27 @@ TRAIL = re.compile(r"[\s.,;:!?]+$")
 
 
 def flat_lines(text: str) -> str:
-    return re.sub(r"\s*\n\s*(?:[-*•]\s+|\d+[.)]\s+)?", " ", text)
+    """``text`` on one line: line breaks, the list markers after them and code fence lines as one space."""
+    return re.sub(r"\s*\n\s*(?:[-*•]\s+|\d+[.)]\s+)?", " ", strip_fences(text))
 
 
-def quote_in(quote: str, texts: list[str], min_len: int) -> bool:
-    """Every part of ``quote`` (split at elisions) is at least ``min_len`` long, or a whole text,
-    and appears in one of ``texts`` (compared after pytest_ctxeval.reading.verbatim.normalize)."""
+def quote_in(quote: str, texts: list[str], min_len: int, whole: list[str] | None = None) -> bool:
+    """Every part of ``quote`` (split at elisions) appears in one of ``texts`` (compared after
+    pytest_ctxeval.reading.verbatim.normalize) and is at least ``min_len`` long, or the whole of one
+    of ``whole`` (default ``texts``; next_step_quote passes the person's messages: a short request is
+    the task itself, a short reply such as "On it." shows none)."""
     parts = [TRAIL.sub("", normalize(flat_lines(p))) for p in ELISION.split(quote) if p and normalize(p)]
     parts = [p for p in parts if p]
     if not parts:
         return False
-    whole: set[str] | None = None  # the texts as whole quotes: read only for a short part
+    wholes: set[str] | None = None  # the texts as whole quotes: read only for a short part
     for part in parts:
         if not any(part in t for t in texts):
             return False
         if len(part) < min_len:
-            if whole is None:
-                whole = {TRAIL.sub("", t) for t in texts}
-            if part not in whole:
+            if wholes is None:
+                wholes = {TRAIL.sub("", t) for t in (texts if whole is None else whole)}
+            if part not in wholes:
                 return False
     return True
 

@@ -7,12 +7,16 @@ A summariser that keeps a message "verbatim" still changes characters that carry
 * typography (:func:`typography`): ``…`` for ``...``, arrows (``→`` for ``->``, ``←``, ``⇒``, ``↔``),
   ``≤``/``≥``/``≠``, a dash between words or spaces (``-``, ``--``, ``–``, ``—``: the same
   punctuation; ``1–5`` is ``1-5``), full-width ASCII (``，`` for ``,``), Unicode spaces;
-* Markdown escapes (``\\*``, ``\\_``), a quote mark escaped inside a quoted item (``\\"``), and invisible Unicode: NFC vs NFD, zero-width characters,
+* a code fence and its language tag (`` ```python `` … `` ``` ``; the code inside is compared), the
+  ``@`` of a Claude Code file mention (``@src/app.py`` -> ``src/app.py``);
+* Markdown escapes (``\\*``, ``\\_``), a quote mark escaped inside a quoted item (``\\"``), and invisible
+  Unicode: NFC vs NFD, zero-width characters,
   bidirectional overrides, soft hyphens; a space before ``?``/``!``;
 * case, runs of whitespace, and line breaks flattened into `` / `` or ``; ``; a media marker
   (``[Image #2]``, ``[Pasted text #1 +40 lines]``) kept or dropped;
 * a typo the person made, fixed (``pythin`` -> ``python``): at most one word in 15, each one edit
-  from the original, same first letter, letters only (``sync``/``async``, ``1.0.5``/``1.0.6`` differ).
+  from the original, same first letter, letters only (``sync``/``async``, ``1.0.5``/``1.0.6`` differ),
+  never a word's other form (``merge``/``merged``, ``test``/``tests``).
 
 And a message that is a typed lead followed by pasted machine output (a stack trace, a console log, code)
 counts as kept when the lead is verbatim and the paste is what was left out; pasted output followed by a
@@ -33,7 +37,8 @@ from functools import cached_property, lru_cache
 from dataclasses import dataclass
 from collections.abc import Callable
 
-__all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words"]
+__all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words",
+           "strip_fences", "typed_tail", "typed_after_paste", "machine_line"]
 
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
@@ -54,6 +59,20 @@ _MD_URL = re.compile(r"<((?:https?|ftp)://[^\s<>]+)>|\[((?:https?|ftp)://[^\s\]]
 _MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n]{0,200})?(?: \+\d+ lines)?\]")
 #: A space before ``?!.,;:)`` (a summariser's "slow ?" for "slow?"), once whitespace is collapsed.
 _SPACE_BEFORE_PUNCT = re.compile(r" ([?!.,;:)])")
+#: A Markdown code fence line with its language tag (`` ```python ``, ``~~~``): formatting around
+#: code, which a summary may keep as an inline code span or leave out; the code inside is compared.
+_FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[ \t]*[\w+#.-]*[ \t]*$", re.MULTILINE)
+#: ... and a fence flattened onto one line with the block (`` ```python client.get(url)``` ``): its
+#: tag is formatting when it names a language (``ls`` in `` ```ls -la``` `` is code).
+_INLINE_FENCE = re.compile(
+    r"(?:`{3,}|~{3,})(?:python|py|javascript|js|typescript|ts|tsx|jsx|bash|sh|shell|zsh|console|json|jsonc|yaml|yml|"
+    r"toml|ini|sql|go|golang|rust|rs|java|kotlin|kt|c|cpp|csharp|cs|ruby|rb|php|html|css|scss|xml|diff|text|txt|"
+    r"plaintext|markdown|md|swift|elixir|ex|dockerfile|makefile|graphql|lua|scala|powershell|ps1|vue|svelte)(?=\s)",
+    re.IGNORECASE)
+#: Claude Code's ``@path`` file mention: the ``@`` before a path (``@src/app/main.py``, ``@README.md``)
+#: is the tool's syntax, not the person's words; a summary may name the path without it. Not an
+#: e-mail address (a word character before the ``@``).
+_AT_MENTION = re.compile(r"(?<![\w@])@(?=[\w~.-][\w~.-]*(?:/|\.\w))")
 #: How a summariser flattens the line breaks of a multi-line message.
 _LINE_SEPARATORS = re.compile(r"\s*(?:\n|(?<=\s)[/|;•·]\s)\s*")
 
@@ -123,6 +142,9 @@ def _normalize(text: str) -> str:
     text = text.replace("\u00a0", " ").replace("\u2028", "\n").replace("\u2029", "\n")
     text = typography(text)
     # Each pass only where its pattern can match (what it would change is then nothing).
+    text = strip_fences(text)
+    if "@" in text:
+        text = _AT_MENTION.sub("", text)
     if "[" in text:
         text = _MEDIA.sub(" ", text)
     if "\\" in text:
@@ -142,9 +164,17 @@ def _normalize(text: str) -> str:
 _normalize_cached = lru_cache(maxsize=8192)(_normalize)
 
 
+def strip_fences(text: str) -> str:
+    """``text`` without its Markdown code fence lines (`` ```python ``, `` ``` ``): read before line
+    breaks are flattened, as a fence is one only at the start of a line."""
+    if "```" not in text and "~~~" not in text:
+        return text
+    return _INLINE_FENCE.sub(" ", _FENCE.sub(" ", text))
+
+
 def _flat(text: str) -> str:
     """Line breaks and the separators a summariser puts in their place, all as one space."""
-    return _LINE_SEPARATORS.sub(" ", text)
+    return _LINE_SEPARATORS.sub(" ", strip_fences(text))
 
 
 def words(text: str) -> list[str]:
@@ -191,7 +221,18 @@ def _near(a: str, b: str) -> bool:
         return False
     if (a in _NEGATIONS or b in _NEGATIONS) and sorted(a) != sorted(b):
         return False   # want -> won't (quote marks gone: "wont") turns the meaning; dotn -> dont does not
+    if _inflection(a, b) or _inflection(b, a):
+        return False   # merge -> merged, test -> tests: another form of the word, not its spelling
     return _edits(a, b) <= 1
+
+
+def _inflection(short: str, long: str) -> bool:
+    """``long`` is ``short`` with a plural ``s`` or a past ``d`` added (``test``/``tests``,
+    ``merge``/``merged``): a word's other form, which changes what was said. Not a dropped double
+    letter (``proces``/``process``) nor a dropped last letter (``creat``/``create``)."""
+    if len(long) != len(short) + 1 or not long.startswith(short):
+        return False
+    return (long[-1] == "s" and short[-1] != "s") or (long[-1] == "d" and short[-1] == "e")
 
 
 #: Words that negate, as :func:`normalize` leaves them (apostrophes removed): one letter from a word
@@ -247,9 +288,10 @@ def machine_output(text: str) -> bool:
     return machine / len(lines) >= 0.6 and len(text) >= 80
 
 
-def _lead_kept(needle: str, norm_hay: str) -> tuple[int, str] | None:
-    """When the start of ``needle`` is verbatim in the haystack and the rest is pasted machine output:
-    the length of the kept lead (in words) and the rest; else None."""
+def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[int, str] | None:
+    """When the start of ``needle`` is verbatim in the haystack and the rest is pasted machine output
+    (and, ``with_tail``, what the person typed after it is in the haystack too): the length of the
+    kept lead (in words) and the rest; else None."""
     parts = needle.split()
     if len(parts) < 4:
         return None
@@ -270,44 +312,104 @@ def _lead_kept(needle: str, norm_hay: str) -> tuple[int, str] | None:
         return None
     # What the person typed after the paste (a paragraph of prose after its last machine line) is
     # theirs too: "… <87 KB of console output> Also, do NOT use Chakra any more: remove it".
-    tail = typed_tail(rest)
+    tail = typed_tail(rest) if with_tail else ""
     if tail and normalize(tail) not in norm_hay and normalize(_flat(tail)) not in norm_hay:
         return None
     return lo, rest
 
 
-#: A paragraph typed after a pasted log counts as the person's own words from this many words on
-#: (a log's own last line, "webpack compiled with 2 warnings", is shorter).
+#: A line (or the lines) typed after a pasted log count as the person's own words from this many words
+#: on, most of them words of letters (a log's own last line, "webpack compiled with 2 warnings", is
+#: shorter); a shorter line counts when it is addressed to the agent (:data:`_ADDRESSED`).
 TYPED_TAIL_WORDS = 8
+
+#: A short line that reads as the person's, not a tool's: a question; or it starts with a negation,
+#: a conjunction, "please" or an imperative ("don't touch prod", "but not on main", "fix it"); or it
+#: speaks in the first person. A tool's own hints ("Run `npm fund` for details", "Try 'ls --help'")
+#: carry a command or flag and are not read as typed (:data:`_TOOL_HINT`).
+_ADDRESSED = re.compile(
+    r"\?\s*$|^\W*(?:but|and|also|so|then|please|pls|plz|now|just|only|still|instead|don'?t|do not|never|"
+    r"why|how|what|(?:can|could|would|will|should) (?:you|we|i)|let'?s|fix|make|keep|remove|revert|undo|stop|add|change|update|"
+    r"use|try|run|check|look|help|continue|go|do|leave|ignore|skip)\b|\b(?:i|i'm|im|i've|ive|me|my|we|us|our)\b",
+    re.IGNORECASE)
+_TOOL_HINT = re.compile(r"`|(?<!\S)--?\w|^\s*[\w./-]+:\s|(?<!\w)'[^'\s][^']*'(?!\w)")
+#: What tools say to whoever runs them, in prose: a prompt (``[y/N]``, "Are you sure …?", "Did you
+#: mean …?") or advice ("Try again later", "for more details", "to learn more", "To ignore, …").
+_TOOL_SAYS = re.compile(r"\[[yn]/[yn]\]|\((?:yes/no|y/n)\b|\bdid you mean\b|^\W*(?:are you sure|do you want to)\b|"
+                        r"\btry again\b|\bfor (?:more )?(?:details|information|info)\b|\bto learn more\b|^\W*to ignore\b",
+                        re.IGNORECASE)
+_SIGN_OFF = re.compile(r"^\W*(?:thanks?(?: you)?|thx|ty|tia|cheers|please|pls|cc\b.*)\W*$", re.IGNORECASE)
+
+
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
+
+
+def _typed_line(line: str) -> bool:
+    """A line after a pasted log that reads as typed by the person (see :data:`TYPED_TAIL_WORDS`)."""
+    words = line.split()
+    if not words or machine_line(line) or _TOOL_SAYS.search(line):
+        return False
+    letters = sum(bool(_WORD.fullmatch(w.strip(".,;:!?()'\""))) for w in words)
+    if len(words) >= TYPED_TAIL_WORDS:
+        return letters >= 0.7 * len(words)
+    return letters >= 0.6 * len(words) and bool(_ADDRESSED.search(line)) and not _TOOL_HINT.search(line)
 
 
 def typed_tail(text: str) -> str:
-    """The prose the person typed after a pasted log: the last paragraph (lines between blank lines)
-    after the log's last machine or code line, with no machine line in it, at least
-    :data:`TYPED_TAIL_WORDS` words, most of them words of letters ("" when there is none). A short
-    sign-off after it ("thanks!") is passed over; a log's own last paragraph ("npm ERR! …", git's
-    "Please commit your changes … Aborting" under its error line) is the log's."""
-    paragraphs = [p for p in re.split(r"\n[ \t]*\n", text.strip()) if p.strip()]
-    for para in reversed(paragraphs):
-        lines = [l for l in para.splitlines() if l.strip()]
-        if any(_machine_line(l) for l in lines):
-            return ""
-        words = " ".join(lines).split()
-        if len(words) < TYPED_TAIL_WORDS:
-            continue   # a sign-off ("thanks!") after the instruction
-        if sum(w.strip(".,;:!?()'\"").isalpha() for w in words) < 0.7 * len(words) or para is paragraphs[0]:
-            return ""
-        return "\n".join(lines).strip()
-    return ""
+    """The words the person typed after a pasted log: the lines after the log's last machine or code
+    line that read as typed (:func:`_typed_line`), read back from the end, whether or not a blank
+    line sets them apart ("<log>\\nfix it, but do NOT touch the migrations"); "" when there is none.
+    A sign-off after them ("thanks!") is passed over; a log's own last lines ("Analyzed 0 sessions.",
+    "webpack compiled with 2 warnings", "npm ERR! …", git's "Aborting") are the log's. A paragraph of
+    prose set apart from the log by a blank line (a sentence wrapped over short lines) is typed too."""
+    raw = text.strip().splitlines()
+    last = max((i for i, l in enumerate(raw) if l.strip() and machine_line(l)), default=None)
+    if last is None:
+        return ""   # no log before: not a tail after one
+    after = [l for l in raw[last + 1:] if l.strip()]
+    while after and _SIGN_OFF.match(after[-1]):
+        after.pop()
+    typed: list[str] = []
+    for line in reversed(after):
+        if not _typed_line(line):
+            break
+        typed.insert(0, line)
+    if not typed and after:
+        # the last paragraph after a blank line, when it is prose as a whole (its lines may be short)
+        paragraph: list[str] = []
+        for line in reversed(raw[last + 1:]):
+            if not line.strip():
+                if paragraph:
+                    break
+                continue
+            paragraph.insert(0, line)
+        words = " ".join(paragraph).split()
+        blank_before = any(not l.strip() for l in raw[last + 1:raw.index(paragraph[0], last + 1)])
+        if blank_before and len(words) >= TYPED_TAIL_WORDS and \
+                sum(w.strip(".,;:!?()'\"").isalpha() for w in words) >= 0.7 * len(words):
+            typed = [l for l in paragraph if not _SIGN_OFF.match(l)]
+    return "\n".join(l.strip() for l in typed).strip()
+
+
+def typed_after_paste(needle: str, haystack: str | Haystack) -> str:
+    """What the person typed after a pasted log in ``needle`` (:func:`typed_tail`) when the haystack
+    keeps the message's lead but not those words (for a reason to name what was lost); else ""."""
+    hay = haystack if isinstance(haystack, Haystack) else Haystack(haystack)
+    lead = _lead_kept(needle, hay.flat, with_tail=False)
+    tail = typed_tail(lead[1]) if lead is not None else ""
+    return "" if not tail or normalize(_flat(tail)) in hay.flat else tail
 
 
 #: Lines tools end their output with that read like prose: npm's ``npm ERR!`` block, git's hints
-#: and "Aborting", rustc's "For more information about this error", brew's "Warning: …".
+#: and "Aborting", rustc's "For more information about this error", brew's "Warning: …", and the
+#: "Understand this error" Chrome's console adds to a copied message.
 _TOOL_PROSE = re.compile(r"^\s*(?:(?:npm|yarn|pnpm)\s+(?:ERR!|WARN|error|warn)|hint:|Aborting\b|For more information\b|"
+                         r"Understand this (?:error|warning)\b|"
                          r"(?:warning|error|note|help|fatal|caused by)\b[^\n]{0,40}:)", re.IGNORECASE)
 
 
-def _machine_line(line: str) -> bool:
+def machine_line(line: str) -> bool:
+    """A line of pasted machine output or code (log prefix, stack frame, tool prose, code)."""
     return bool(_MACHINE_LINE.search(line) or _CODE_LINE.search(line) or _TOOL_PROSE.search(line)
                 or (len(line) > 40 and " " not in line.strip()) or line.startswith("\t"))
 
@@ -461,14 +563,31 @@ def show_difference(expected: str, found: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def percent_alike(ratio: float) -> str:
+def percent_alike(ratio: float, expected: str | None = None, found: str | None = None) -> str:
     """A similarity ratio as a reason shows it, rounded down: "100%" only for texts that are alike in
     every character, never next to a difference the verdict failed on (0.996 is "99%").
 
+    With the two texts: the ratio of the whole texts (the closest-line search compares their first
+    300 characters only, which a cut in the middle of a long message does not reach), and never
+    "100%" for texts that differ beyond whitespace.
+
     >>> percent_alike(0.996), percent_alike(1.0), percent_alike(0.5)
     ('99%', '100%', '50%')
+    >>> percent_alike(1.0, "keep " + "a" * 400 + " order", "keep " + "a" * 400 + " [...]")
+    '98%'
     """
+    if expected is not None and found is not None:
+        a, b = " ".join(expected.split()), " ".join(found.split())
+        if a != b:
+            if len(a) > 300 or len(b) > 300:
+                ratio = difflib.SequenceMatcher(None, a[:_WHOLE_RATIO_CHARS], b[:_WHOLE_RATIO_CHARS],
+                                                autojunk=False).ratio()
+            ratio = min(ratio, 0.99)
     return f"{int(ratio * 100 + 1e-9)}%"
+
+
+#: The most characters of each text :func:`percent_alike` compares whole (a reason's number, read once).
+_WHOLE_RATIO_CHARS = 5_000
 
 
 def closest_line(needle: str, text: str, at_least: float = 0.5) -> tuple[str, float] | None:
