@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 import re
+from typing import Any
 
 from pytest_ctxeval.reading.extract import (
     FailingResult, edited_files, failing_results, file_mentioned, latest_requests, person_messages,
@@ -205,6 +206,9 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         elif section is not None and not _is_short(p.text) and (copy := _found_at(case, p.text)):
             reason += (f"; it is verbatim in {copy}, but section 6 is where the prompt asks for every user "
                        "message")
+        if (earlier := _compactions_before(case.history, p.index)) is not None:
+            reason += (f"; typed before compaction {earlier}, so this summary had it only from the previous "
+                       "summary and did not carry it forward")
         frags = message_fragments(p.text)
         reason += _long_message_gap(p.text, hay) + _long_prose_note(p.text)
         if len(frags) == 1 and (lost_tail := typed_after_paste(p.text, hay)):
@@ -229,6 +233,15 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         ok += note
         reasons = [reasons[0] + note, *reasons[1:]] if reasons else reasons
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
+
+
+def _compactions_before(history: list[Any], index: int) -> int | None:
+    """The number of the first earlier compaction after message ``index`` of ``history`` (by the
+    summaries the history holds), None when no compaction came after it: a message a chained summary
+    could read only in the previous summary ("typed before compaction 1")."""
+    summaries = [i for i, m in enumerate(history) if getattr(m, "is_compact_summary", False)]
+    later = [n for n, i in enumerate(summaries, start=1) if i > index]
+    return later[0] if later else None
 
 
 #: A message this short ("1", "ok", "go ahead") is found only as words of its own: "1" is not kept
