@@ -240,6 +240,10 @@ def _commands(command: str) -> list[str] | None:
     return [c for c in out if c.strip()]
 
 
+#: The programs :func:`shell_file_ops` follows.
+_FOLLOWED = re.compile(r"(?<![\w.-])(?:git|mv)(?![\w.-])")
+
+
 def shell_file_ops(command: str) -> list[tuple[str, list[str]]]:
     """What a shell command does to files, as ``(op, args)`` in order: ``move [src, dst]``,
     ``revert [index|head, specs...]``, ``unstage [_, specs...]``, ``stage [_, specs...]``,
@@ -253,6 +257,8 @@ def shell_file_ops(command: str) -> list[tuple[str, list[str]]]:
     [('revert', ['head', 'web'])]
     """
     out: list[tuple[str, list[str]]] = []
+    if not _FOLLOWED.search(command or ""):
+        return out   # most commands: no git, no mv (a long heredoc is not read character by character)
     cwd = ""
     segments = _commands(command or "")
     if segments is None:
