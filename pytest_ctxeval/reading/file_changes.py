@@ -155,6 +155,12 @@ class FileLedger:
         return list(dict.fromkeys(out))
 
     def _move(self, src: str, dst: str) -> None:
+        if _BACKUP.search(src):
+            return   # a backup put back ("mv a.py.bak a.py"): what it holds is not known here; a.py is as it was
+        if _BACKUP.search(dst):   # set aside as a backup: no file of the project's, like one removed
+            for p in [p for p in self.order if _names(src, p, whole=True)]:
+                self._drop(p)
+            return
         moved = [p for p in self.order if _names(src, p, whole=True) or _names(src, p)]
         for p in moved:
             st, origin = self.state[p], self.moved_from.get(p, p)
@@ -239,6 +245,9 @@ def _commands(command: str) -> list[str] | None:
     out.append("".join(cur))
     return [c for c in out if c.strip()]
 
+
+#: A backup copy's name (``a.py.bak``, ``a.py.orig``, ``a.py~``).
+_BACKUP = re.compile(r"(?:\.(?:bak|orig|old|backup|save|swp)|~)$", re.IGNORECASE)
 
 #: The programs :func:`shell_file_ops` follows.
 _FOLLOWED = re.compile(r"(?<![\w.-])(?:git|mv)(?![\w.-])")

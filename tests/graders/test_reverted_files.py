@@ -125,3 +125,13 @@ def test_shell_file_ops(command, ops):
 def test_an_unclosed_quote_keeps_every_change(kit):
     case = _case(kit, [_edit(kit), _bash(kit, "git commit -am \"half"), _bash(kit, "git checkout -- src/app/utils.py")])
     assert edited_files(case.history) == [DATES, UTILS]
+
+
+def test_a_backup_copy_is_not_a_project_change(kit):
+    # set aside as a backup: the .bak is no file the summary must name
+    assert edited_files(_case(kit, [_bash(kit, "mv src/app/config.json src/app/config.json.bak")]).history) == [DATES]
+    # an edited file set aside is gone from the project like one removed
+    assert edited_files(_case(kit, [_edit(kit), _bash(kit, "mv src/app/utils.py src/app/utils.py.orig")]).history) == [DATES]
+    # put back from a backup: the file's content is not known, an edit of it stays a change
+    case = _case(kit, [_edit(kit), _bash(kit, "mv src/app/utils.py.bak src/app/utils.py")])
+    assert edited_files(case.history) == [DATES, UTILS]
