@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from pytest_ctxeval.reading.extract import (
-    FailingResult, edited_files, failing_results, file_mentioned, latest_requests, person_messages,
+    FailingResult, failing_results, file_ledger, file_mentioned, latest_requests, person_messages,
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
@@ -426,12 +426,15 @@ def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, las
 def files_preserved(case: CompactionCase) -> Verdict:
     """Every file edited or written in the session so far (and expect.files) is named in section 3.
 
-    A rejected or failed edit changed nothing, and Claude Code's own storage (plan files, memory) is
-    not a project file (pytest_ctxeval.reading.session_facts). A file named in another part of the summary
-    was not dropped."""
+    A file moved counts at its new place. A rejected or failed edit changed nothing, an edit undone or
+    reverted with git (``git checkout --``, ``git restore``, ``git stash``, ``git reset --hard``) is no
+    change (pytest_ctxeval.reading.file_changes), and Claude Code's own storage (plan files, memory) is
+    not a project file (pytest_ctxeval.reading.session_facts). A file named in another part of the
+    summary was not dropped."""
     # The artifact trail of the whole session, not only of this span: a second summary that drops
     # the files changed before the first compaction has lost them.
-    changed = list(case.shared_view("edited_files", lambda: edited_files(case.history), case.history))
+    ledger = case.shared_view("file_ledger", lambda: file_ledger(case.history), case.history)
+    changed, moved = ledger.changed(), ledger.moved_from
     files = list(dict.fromkeys(changed + case.reached(case.expect.files)))
     if not files:
         return Verdict.not_applicable("no project file was changed (rejected or failed edits and Claude Code's own "
@@ -444,11 +447,17 @@ def files_preserved(case: CompactionCase) -> Verdict:
     whole = _whole(case).text
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
-    reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where} nor anywhere "
+    reasons = [f"{f} was {_how_changed(f, changed, moved)} but is not named in {where} nor anywhere "
                "else in the summary" + _unnamed_note(f, whole, files) for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
+
+
+def _how_changed(path: str, changed: list[str], moved: dict[str, str]) -> str:
+    if path not in changed:
+        return "expected"
+    return f"moved here from {moved[path]}" if path in moved else "changed"
 
 
 def _unnamed_note(path: str, text: str, files: list[str]) -> str:

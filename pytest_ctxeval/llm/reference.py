@@ -737,8 +737,19 @@ _QUESTION_WORDS = {"what", "which", "why", "how", "who", "when", "where", "did",
 _CONTINUATION = {"next", "remain", "left", "todo", "pending", "continue", "now", "after"}
 
 
+#: Courtesy and acknowledgement ("this is good. commit it", "thanks, now run the tests"): how the
+#: person said it, not what they asked for; a summary that leaves them out lost nothing.
+_COURTESY = frozenset({"good", "great", "nice", "perfect", "thank", "thanks", "please", "okay", "cool", "awesome",
+                       "excellent", "lgtm", "wonderful", "amazing", "yeah", "yes", "sure", "alright"})
+
+
+@functools.lru_cache(maxsize=1)
+def _courtesy_terms() -> frozenset[str]:
+    return frozenset(_stem(w) for w in _COURTESY)
+
+
 def _coverage(needle: str, haystack_tokens: frozenset[str]) -> float:
-    tokens = _terms(needle) - _QUESTION_WORDS
+    tokens = _terms(needle) - _QUESTION_WORDS - _courtesy_terms()
     if not tokens:
         return 1.0
     return len(tokens & haystack_tokens) / len(tokens)
@@ -791,7 +802,8 @@ def _terms_lost(source: str, target: str, text: str, have: Any) -> list[str]:
     this generation: 'byte', 'ids'"), not bare words that read as things the summary lost."""
     from ..reading.extract import significant_tokens
 
-    terms = [t for t in dict.fromkeys(significant_tokens(text)) if _stem(t) not in have][:8]
+    terms = [t for t in dict.fromkeys(significant_tokens(text)) if _stem(t) not in have
+             and _stem(t) not in _courtesy_terms()][:8]
     return [f"terms of {source} not in {target}: " + ", ".join(repr(t) for t in terms)] if terms else []
 
 
@@ -825,7 +837,8 @@ def _judge_items(found: list[tuple[str, str]]) -> str:
             have = _terms(parts.get("primary request and next step", ""))
             why = "offline heuristic: this generation holds {:.0%} of the original intent's terms"
         cov = _coverage(want, have)
-        lost = [t for t in dict.fromkeys(significant_tokens(want)) if _stem(t) not in have][:8]
+        lost = [t for t in dict.fromkeys(significant_tokens(want)) if _stem(t) not in have
+                and _stem(t) not in _courtesy_terms()][:8]
         out.append({"score": max(0, min(5, round(cov * 5))), "reasons": [why.format(cov)], "lost": lost})
     return _json.dumps({"items": out})
 

@@ -23,11 +23,12 @@ from ..core.messages import (
 from .session_facts import (
     claude_storage, error_kind, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
 )
+from .file_changes import FileLedger
 from .pasted import mostly_prose
 from .summary import normalize_ws
 
 __all__ = [
-    "EDIT_TOOLS", "PersonMessage", "FailingResult", "person_messages", "edited_files",
+    "EDIT_TOOLS", "PersonMessage", "FailingResult", "person_messages", "edited_files", "file_ledger",
     "touched_files", "failing_results", "key_error_line", "open_todos", "latest_todos",
     "LONG_MESSAGE_CHARS", "LONG_MESSAGE_KEEP", "message_fragments", "contains_text", "file_mentioned", "same_name",
     "significant_tokens", "memory_rules", "failed_attempts", "latest_requests",
@@ -88,21 +89,36 @@ def _tool_path(block: ToolUseBlock) -> str | None:
 
 
 def edited_files(messages: Iterable[Any]) -> list[str]:
-    """Project files changed by Edit/MultiEdit/Write/NotebookEdit calls, first-seen order, no repeats.
-    A call whose result failed (rejected by the person, refused by the tool) changed nothing, and
-    Claude Code's own storage (plan files, memory under ``~/.claude``) is not the project's."""
+    """Project files changed by Edit/MultiEdit/Write/NotebookEdit calls and still changed at the end,
+    first-seen order, no repeats (:mod:`pytest_ctxeval.reading.file_changes`: an edit undone or
+    reverted with git is no change, a moved file is changed at its new place). A call whose result
+    failed (rejected by the person, refused by the tool) changed nothing, and Claude Code's own
+    storage (plan files, memory under ``~/.claude``) is not the project's."""
+    return file_ledger(messages).changed()
+
+
+def file_ledger(messages: Iterable[Any]) -> FileLedger:
+    """The :class:`~pytest_ctxeval.reading.file_changes.FileLedger` of a session's edits and shell
+    commands (:func:`edited_files` is its list; ``moved_from`` says where a moved file came from)."""
     messages = list(messages)
     failed = failed_call_ids(messages)
-    seen: dict[str, None] = {}
+    results = {r.tool_use_id: r for m in messages for r in tool_results(m)}
+    ledger = FileLedger()
     for message in messages:
         for block in tool_uses(message):
-            if block.name in EDIT_TOOLS and block.id not in failed and (path := _tool_path(block)) \
-                    and not claude_storage(path):
-                seen.setdefault(path)   # first-seen order; a file written again after its removal is back
-            elif block.name == "Bash" and block.id not in failed and seen:
-                for path in removed_paths(str(block.input.get("command", "")), list(seen)):
-                    seen.pop(path, None)
-    return list(seen)
+            if block.id in failed:
+                continue
+            if block.name in EDIT_TOOLS and (path := _tool_path(block)) and not claude_storage(path):
+                res = results.get(block.id)
+                ledger.edit(path, block.name, block.input, result_text(res) if res is not None else "")
+            elif block.name == "Bash":
+                command = str(block.input.get("command", ""))
+                for path in removed_paths(command, ledger.changed()):
+                    ledger.remove(path)   # a file written again after its removal is back
+                ledger.shell(command)
+    for path in [p for p in ledger.changed() if claude_storage(p)]:
+        ledger.remove(path)   # moved out to scratch space
+    return ledger
 
 
 _REMOVE = re.compile(r"(?:^|[;&|]\s*|\s)(?:git\s+rm|rm|unlink|del|Remove-Item)\s+((?:-\S+\s+)*)([^;&|\n]+)")

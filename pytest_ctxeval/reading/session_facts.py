@@ -640,13 +640,41 @@ def error_kept(key_line: str, text: str, command: str, region: str, *, read_all:
         # Distinctive words of the output only: names (a digit, a dot, a slash, an underscore, camelCase)
         # or long words; "error" or "test" alone would tie any item about the same tool to this error.
         words = {w.lower() for w in re.findall(r"[A-Za-z_][\w./-]{3,}", key_line + "\n" + "\n".join(
-            text.splitlines()[:10])) if re.search(r"[\d./_]|[a-z][A-Z]", w) or len(w) >= 7} - _GENERIC - {name}
+            text.splitlines()[:10])) if re.search(r"[\d./_]|[a-z][A-Z]", w) or len(w) >= 7} - _GENERIC - _MESSAGE_WORDS - {name}
         words |= {w.rstrip("/").rsplit("/", 1)[-1] for w in words if "/" in w} - {""}  # a path by its file name
+        subject = _subject_words(key_line, command) - {name}
         for item in _ITEM.split(region):
             item_low = item.lower()
-            if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", item_low) and any(w in item_low for w in words):
+            if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", item_low) and (
+                    any(w in item_low for w in words) or any(_whole_word(w).search(item_low) for w in subject)):
                 return True, f"the failing {' '.join(signature)} and its output"
     return False, ""
+
+
+#: Words any error message may say: not what tells one error from another ("retry" in "TypeError:
+#: retry is not a function" does; "function" does not).
+_MESSAGE_WORDS = frozenset("""
+about above after again against also argument arguments assert assertion attribute because been before being
+call callable called calling cannot column command could defined does doesn't done during each else empty
+equal equals error errors exception exist exists expected fail failed failing failure false file found from
+function given have having instance into invalid item items line missing module must need needs none
+null number object occurred only other passed property read reading received required result return returned
+should some string such than that their them then there these they this those type undefined unexpected
+unknown value values were what when where which while will with within without would wrong your
+table field method class variable name import path directory option index keyword token scope package symbol
+member identifier
+""".split())
+
+
+def _subject_words(key_line: str, command: str) -> set[str]:
+    """The plain words of an error's message that name what it is about (``retry`` in ``TypeError:
+    retry is not a function``, ``sessions`` in ``no such table: sessions``): four letters or more,
+    not a word any error message says (:data:`_MESSAGE_WORDS`) nor one of the command's own words
+    (``orders`` in ``npm test -- orders``: the command names it already)."""
+    message = re.sub(r"^\s*[\w.]*(?:Error|Exception)\b:?", "", key_line)   # the exception type: its own rule
+    said = {w.lower() for w in re.findall(r"[A-Za-z_][\w-]*", command)}
+    return {w for w in (m.lower() for m in re.findall(r"(?<![\w.-])[A-Za-z][a-z]{3,}(?![\w.-])", message))
+            if w not in _MESSAGE_WORDS and w not in _GENERIC and w not in said}
 
 
 _ID_TOKEN = re.compile(r"[\w.-]*\d[\w.-]*")

@@ -498,7 +498,7 @@ def _paste_kept(needle: str, hay: Haystack) -> Match | None:
     or, with nothing typed, when the paste's last error line is (the line that says what went wrong
     stands for the stack frames). None when the message is not such a paste or neither is kept."""
     lines = [l for l in needle.splitlines() if l.strip()]
-    first = next((i for i, l in enumerate(lines) if _machine_line(l)), None)
+    first = next((i for i, l in enumerate(lines) if machine_line(l)), None)
     if first is None or len(" ".join(lines[:first]).split()) >= 4:
         return None
     body = "\n".join(lines[first:])

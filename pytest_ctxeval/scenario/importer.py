@@ -333,18 +333,41 @@ def _model_of(messages: list[Any]) -> str | None:
     return models.most_common(1)[0][0] if models else None
 
 
-def _expectations(span: list[Any]) -> dict[str, Any]:
-    errors = list(dict.fromkeys(f.key_line for f in failing_results(span) if f.key_line))
-    people = person_messages(span)
+def _expectations(span: list[Any], *, whole_line: bool = False) -> dict[str, Any]:
+    """What the session before the cut says a summary must keep. For a whole line kept with its
+    compactions (``whole_line``) nothing is pre-filled but what is left to the user: an expectation
+    applies to every compaction once reached, so an error, file, todo or request of the whole line
+    would be asked of compactions it does not belong to (an early error resolved at once, of every
+    later summary; the last request, of a summary written before it). The graders read those facts
+    off each compaction's own span, as ``ctxeval grade`` does on the transcript."""
     out: dict[str, Any] = {}
-    if people:
-        out["intent"] = people[-1].text
-    out["files"] = edited_files(span)
-    out["errors"] = errors
-    out["pending"] = open_todos(span)
+    if not whole_line:
+        people = person_messages(span)
+        if people and (intent := _request_part(people[-1].text)):
+            out["intent"] = intent
+        out["files"] = edited_files(span)
+        out["errors"] = list(dict.fromkeys(f.key_line for f in failing_results(span) if f.key_line))
+        out["pending"] = open_todos(span)
     out["superseded"] = []
     out["probes"] = []
     return out
+
+
+#: An acknowledgement that opens a request ("this is good.", "thanks!", "ok, ", "looks great -"):
+#: how the person answered the last turn, not what they ask for.
+_ACK = re.compile(
+    r"^\s*(?:(?:(?:this|that|it|all)(?:'s|\s+is|\s+looks|\s+seems)?|looks|sounds|seems)\s+)?(?:(?:very|really|so|all)\s+)?"
+    r"(?:good|great|nice|perfect|fine|awesome|excellent|cool|lgtm|thanks?(?:\s+you)?|ok(?:ay)?|yes|yeah|sure|alright)"
+    r"\s*(?:[.!,;:]+|\s-+|\s*\n)\s*", re.IGNORECASE)
+
+
+def _request_part(text: str) -> str:
+    """A typed message without the acknowledgements it opens with: the request it makes
+    (``this is good. commit this`` → ``commit this``); the message whole when it is nothing else."""
+    rest = text
+    while (m := _ACK.match(rest)) and rest[m.end():].strip():
+        rest = rest[m.end():]
+    return rest   # as typed from the request on
 
 
 def _subagent_files(path: Path) -> list[Path]:
@@ -504,7 +527,11 @@ def import_transcript(
     }
     if first_at:
         doc["start"] = first_at
-    doc["expect"] = _expectations(span)
+    doc["expect"] = _expectations(span, whole_line=used_mode == "all")
+    if used_mode == "all" and compactions:
+        notes.append("expect: files, errors, todos and intent are not pre-filled for a whole line: the graders "
+                     "read them off each compaction's own span, as ctxeval grade does (a line added to expect "
+                     "applies to every compaction once reached)")
     doc["turns"] = turns
     if sidechains:
         doc["sidechains"] = sidechains
@@ -593,12 +620,19 @@ def scenario_yaml(result: ImportResult) -> str:
     parts = ["\n".join(head) + "\n"]
     top = {k: doc[k] for k in ("name", "description", "templates", "provenance", "context_window", "start") if k in doc}
     parts.append(_dump(top))
-    parts.append(
-        "# expect: pre-filled from the session where it can be derived: files edited, the key line of\n"
-        "# each failing tool result, the todos still open at the cut, and the last person-typed request\n"
-        "# (intent). Left for you: 'superseded' (intents the user dropped, which the summary must not\n"
-        "# revive) and 'probes' (questions a good summary answers: kind recall|artifact|continuation|\n"
-        "# decision, question, answer). Remove what should not be required.\n")
+    if result.mode == "all":
+        parts.append(
+            "# expect: not pre-filled for a whole line. The graders read the files, errors, open todos and\n"
+            "# requests off each compaction's own span, as ctxeval grade does; a line added here applies to\n"
+            "# every compaction once the session has reached it. Left for you: 'superseded' and 'probes'.\n")
+    else:
+        parts.append(
+            "# expect: pre-filled from the session where it can be derived: files edited, the key line of\n"
+            "# each failing tool result, the todos still open at the cut, and the last person-typed request\n"
+            "# (intent, without the acknowledgement it opens with). Left for you: 'superseded' (intents the\n"
+            "# user dropped, which the summary must not revive) and 'probes' (questions a good summary\n"
+            "# answers: kind recall|artifact|continuation|decision, question, answer). Remove what should\n"
+            "# not be required.\n")
     parts.append(_dump({"expect": doc["expect"]}))
     parts.append(_dump({"turns": doc["turns"]}))
     if doc.get("sidechains"):

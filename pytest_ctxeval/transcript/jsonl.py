@@ -154,6 +154,10 @@ def _blank(p: Path) -> bool:
         return False
 
 
+#: The UTF-8 byte-order mark (U+FEFF) some Windows tools write at the start of a file.
+_BOM = b"\xef\xbb\xbf"
+
+
 def _iter_lines(path: Path, max_bytes: int | None = None) -> Iterator[tuple[int, int, bytes | None]]:
     """``(line number, byte offset, raw line)``, streamed; ``raw`` is None for a line longer than
     ``max_bytes`` (default :data:`~pytest_ctxeval.core.limits.MAX_LINE_BYTES`), which is skipped in
@@ -221,6 +225,10 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
                            "(limits.MAX_LINE_BYTES); line skipped")
                 continue
             digest.update(raw)
+            if raw.startswith(_BOM):
+                # a byte-order mark (a file saved by PowerShell's Out-File or a Windows editor; or files
+                # joined): not part of the record. Read past it here and in the second pass.
+                raw, offset = raw[len(_BOM):], offset + len(_BOM)
             if not raw.strip():
                 continue
             try:
