@@ -24,7 +24,7 @@ __all__ = [
     "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span", "wrapper_tags", "WrapperTags",
     "notes_section",
     "PromptEntry", "section_entries", "prompt_titles", "plain_spaces", "other_section_lists",
-    "unread_lists",
+    "unread_lists", "plain_emphasis",
 ]
 
 #: Section kinds in canonical order, with the canonical title.
@@ -610,6 +610,30 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None,
         sec.body = _dedent(body).strip()
         parsed.sections.append(sec)
     return parsed
+
+
+#: Emphasis written with underscores around words: ``__Ruff UP038__``, ``_api.go_``.
+_UNDERSCORE_EMPHASIS = re.compile(r"(?<![\w\\])(__?)(?=[^\s_])([^\n]+?)(?<=[^\s_])\1(?![\w])")
+
+
+def plain_emphasis(text: str) -> str:
+    """``text`` with emphasis written with underscores unwrapped, as Markdown renders it: the
+    words of ``__Ruff UP038__`` are ``Ruff UP038`` (``UP038__`` is no code), ``_api.go_`` names
+    ``api.go``. A lone identifier between underscores is code, not emphasis (``__init__``,
+    ``__init__.py``, ``snake_case``), and a span with an underscore inside is left whole.
+
+    >>> plain_emphasis("- __Ruff UP038__: fixed in __init__.py and _api.go_")
+    '- Ruff UP038: fixed in __init__.py and api.go'
+    """
+    if "_" not in text:
+        return text
+
+    def unwrap(m: re.Match[str]) -> str:
+        inner = m.group(2)
+        if re.fullmatch(r"\w+", inner) or (m.group(1) == "_" and "_" in inner):
+            return m.group(0)
+        return inner
+    return _UNDERSCORE_EMPHASIS.sub(unwrap, text)
 
 
 def _dedent(body: str) -> str:

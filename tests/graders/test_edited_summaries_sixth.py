@@ -1,0 +1,54 @@
+"""Classes a sixth reviewer found by editing real corpus summaries (harmless edits that failed, and
+defects that passed), each shown on the good and the bad side.
+
+* Emphasis written with underscores (``__Ruff UP038__``, ``__api.go__``) is read as Markdown renders
+  it: the code and the file are named (``UP038__`` was no code).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ctxeval.reading.summary import plain_emphasis
+
+
+def _s(kit, **bodies: str) -> str:
+    base = {k: "x" for k in kit.SECTION_KINDS}
+    base.update(bodies)
+    return kit.summary(base)
+
+
+LINT = "src/pkg/analyzer.py:135:16: UP038 Use `X | Y` in `isinstance` call instead of `(X, Y)`"
+
+
+def _lint_session(kit):
+    return [kit.user("make ruff pass"),
+            *kit.tool("Bash", {"command": "ruff check src"}, f"{LINT}\nFound 1 error.", is_error=True)]
+
+
+@pytest.mark.parametrize("item", [
+    "- __Ruff UP038__: `isinstance(x, (A, B))` -> `isinstance(x, A | B)`",
+    "- _Ruff UP038 in analyzer.py_: use `A | B` in isinstance",
+])
+def test_underscore_emphasis_names_the_error(grade, kit, item):
+    case = kit.case(_lint_session(kit), _s(kit, errors=item))
+    assert grade("errors_preserved", case).status == "pass"
+
+
+def test_underscore_emphasis_is_no_excuse_for_another_code(grade, kit):
+    case = kit.case(_lint_session(kit), _s(kit, errors="- __Ruff UP037__: quoted annotation removed"))
+    verdict = grade("errors_preserved", case)
+    assert verdict.status == "fail" and "UP038" in verdict.reasons[0]
+
+
+def test_underscore_emphasis_names_the_file(grade, kit):
+    messages = [kit.user("add the flag"),
+                *kit.tool("Edit", {"file_path": "/repo/internal/commands/api.go", "old_string": "a", "new_string": "b"})]
+    assert grade("files_preserved", kit.case(messages, _s(kit, files="- __api.go__: added the --raw flag"))).status == "pass"
+    verdict = grade("files_preserved", kit.case(messages, _s(kit, files="- __apis.go__: added the --raw flag")))
+    assert verdict.status == "fail" and "api.go" in verdict.reasons[0]
+
+
+def test_identifiers_between_underscores_stay_code():
+    assert plain_emphasis("fixed __init__.py, __main__ and my_var_name") == "fixed __init__.py, __main__ and my_var_name"
+    assert plain_emphasis("__Upload 500 error__ and _api.go_") == "Upload 500 error and api.go"
