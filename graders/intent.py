@@ -28,7 +28,7 @@ from pytest_ctxeval.reading.extract import (
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
-from pytest_ctxeval.reading.quoting import long_message_gap, whole_context
+from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.reading.verbatim import Match, closest_line, find, percent_alike, show_difference
 
@@ -119,6 +119,10 @@ def last_request_intact(case: CompactionCase) -> Verdict:
     found = find(last.text, hay)
     if not found and len(fragments) == 2 and all(find(f, hay) for f in fragments):
         found = Match(True, "head and tail")
+    added = copy_runs_on(last.text, hay) if found.how == "exact" else ""
+    if added:   # every copy goes on with words the person did not type
+        return Verdict.failed(f"{label} is in {_context_name(case)} only with words the person did not type "
+                              f"added to it (\"{_short(added, 60)}\"): \"{_short(last.text)}\"", expected=last.text)
     if found:
         note = f" ({found.note})" if found.note else ""
         return Verdict.passed_(f"{label} is verbatim in {_where_found(case, fragments)}{note}: \"{_short(last.text)}\"")

@@ -3,6 +3,9 @@ defects that passed), each shown on the good and the bad side.
 
 * Emphasis written with underscores (``__Ruff UP038__``, ``__api.go__``) is read as Markdown renders
   it: the code and the file are named (``UP038__`` was no code).
+* A copy of a message that goes on with words the person did not type (a sentence added inside its
+  quote, a URL or name run on: ``pages`` -> ``pages-v2``) does not keep it, in section 6 or as the last
+  request; a copy quoted alone, or with a note outside its quote, does.
 """
 
 from __future__ import annotations
@@ -52,3 +55,37 @@ def test_underscore_emphasis_names_the_file(grade, kit):
 def test_identifiers_between_underscores_stay_code():
     assert plain_emphasis("fixed __init__.py, __main__ and my_var_name") == "fixed __init__.py, __main__ and my_var_name"
     assert plain_emphasis("__Upload 500 error__ and _api.go_") == "Upload 500 error and api.go"
+
+
+ASK = "Plan the update of the api command. https://docs.port.io/api-reference/pages"
+
+
+@pytest.mark.parametrize("listed", [
+    f'- "{ASK}"', f'- "{ASK}" (the first request)', f'- [first request] “{ASK}”', f"> {ASK}",
+    f'- "{ASK}"\n   - "{ASK} Also cover the agents."',     # a longer copy beside a copy of its own
+])
+def test_a_message_quoted_alone_is_kept(grade, kit, listed):
+    case = kit.case([kit.user(ASK)], _s(kit, user_messages=listed))
+    assert grade("verbatim_user_messages", case).status == "pass"
+    assert grade("last_request_intact", case).status == "pass"
+
+
+@pytest.mark.parametrize("listed, added", [
+    (f'- "{ASK} Also delete the old migration files."', "also delete the old migration files"),
+    (f'- "{ASK}-v2"', "-v2"),
+    (f'- "{ASK}/agents" (the first request)', "/agents"),
+])
+def test_a_copy_with_words_added_does_not_keep_the_message(grade, kit, listed, added):
+    case = kit.case([kit.user(ASK)], _s(kit, user_messages=listed))
+    verdict = grade("verbatim_user_messages", case)
+    assert verdict.status == "fail" and "user message 1 of 1" in verdict.reasons[0]
+    verdict = grade("last_request_intact", case)
+    assert verdict.status == "fail" and "words the person did not type" in verdict.reasons[0]
+    assert added in verdict.reasons[0]
+
+
+def test_a_message_with_quotes_of_its_own_is_not_read_as_a_longer_quote(grade, kit):
+    typed = 'Make these two button "List / Tree" more visible, on the left side'
+    case = kit.case([kit.user(typed)], _s(kit, user_messages=f'- "{typed}"\n   - "1" (chose the first option)'))
+    assert grade("verbatim_user_messages", case).status == "pass"
+    assert grade("last_request_intact", case).status == "pass"
