@@ -30,6 +30,7 @@ import re
 
 from pytest_ctxeval.reading.extract import (
     FailingResult, edited_files, failing_results, file_mentioned, latest_requests, person_messages,
+    said_unchanged_removed,
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
@@ -398,11 +399,15 @@ def files_preserved(case: CompactionCase) -> Verdict:
         return _section_missing(case, "files", 3, f"the {len(files)} changed files (latest first)",
                                 list(reversed(files)))
     where = _where(case, "files", 3)
-    region, whole = plain_emphasis(region), plain_emphasis(_whole(case).text)  # ``__api.go__`` names api.go
+    # ``__api.go__`` names api.go; "`api.go` (read-only reference)" does not tell it as changed
+    said = plain_emphasis(_whole(case).text)
+    region, whole = said_unchanged_removed(plain_emphasis(region)), said_unchanged_removed(said)
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
     reasons = [f"{f} was {'changed' if f in changed else 'expected'} but is not named in {where} nor anywhere "
-               "else in the summary" + _unnamed_note(f, whole, files) for f in missing]
+               "else in the summary" + (" as changed (it is named only as not changed: read-only, unmodified, "
+                                        "untouched)" if file_mentioned(f, said, files) else _unnamed_note(f, whole, files))
+               for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)

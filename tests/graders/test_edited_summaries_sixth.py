@@ -6,12 +6,16 @@ defects that passed), each shown on the good and the bad side.
 * A copy of a message that goes on with words the person did not type (a sentence added inside its
   quote, a URL or name run on: ``pages`` -> ``pages-v2``) does not keep it, in section 6 or as the last
   request; a copy quoted alone, or with a note outside its quote, does.
+* A changed file is not named by a longer name (``hello_world.pyi``, ``app.tsx`` for ``app.ts``) nor
+  by the same path under another folder's name (``mylib/x.py`` for ``lib/x.py``), and not by a mention
+  that calls it unchanged ("(read-only reference)", "READ, not modified", "left untouched").
 """
 
 from __future__ import annotations
 
 import pytest
 
+from pytest_ctxeval.reading.extract import file_mentioned, said_unchanged_removed
 from pytest_ctxeval.reading.summary import plain_emphasis
 
 
@@ -89,3 +93,51 @@ def test_a_message_with_quotes_of_its_own_is_not_read_as_a_longer_quote(grade, k
     case = kit.case([kit.user(typed)], _s(kit, user_messages=f'- "{typed}"\n   - "1" (chose the first option)'))
     assert grade("verbatim_user_messages", case).status == "pass"
     assert grade("last_request_intact", case).status == "pass"
+
+
+def _edit(kit, path: str) -> list:
+    return [kit.user("go"), *kit.tool("Edit", {"file_path": path, "old_string": "a", "new_string": "b"})]
+
+
+@pytest.mark.parametrize("path, told", [
+    ("/workspace/hello_world.py", "- Created `/workspace/hello_world.py` with a print."),
+    ("/workspace/hello_world.py", "- /workspace/hello_world.py:3 prints the greeting"),
+    ("/repo/web/src/app.ts", "- `src/app.ts` (modified), beside `src/app.tsx`"),
+    ("/repo/src/lib/x.py", "- /home/me/repo/src/lib/x.py: added the helper"),
+])
+def test_a_path_written_whole_names_the_file(grade, kit, path, told):
+    assert file_mentioned(path, told)
+    assert grade("files_preserved", kit.case(_edit(kit, path), _s(kit, files=told))).status == "pass"
+
+
+@pytest.mark.parametrize("path, told", [
+    ("/workspace/hello_world.py", "- Created `/workspace/hello_world.pyi` with a print."),
+    ("/repo/web/src/app.ts", "- `web/src/app.tsx`: added the route"),
+    ("/repo/src/lib/x.py", "- `src/mylib/x.py`: added the helper"),
+])
+def test_a_longer_name_or_another_folder_does_not_name_the_file(grade, kit, path, told):
+    assert not file_mentioned(path, told)
+    verdict = grade("files_preserved", kit.case(_edit(kit, path), _s(kit, files=told)))
+    assert verdict.status == "fail" and path in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("told", [
+    "- **`internal/commands/api.go`** (read-only reference)",
+    "- `internal/commands/api.go` (READ, not modified)",
+    "- No changes to `internal/commands/api.go` (left untouched).",
+])
+def test_a_changed_file_named_only_as_unchanged_is_not_told(grade, kit, told):
+    case = kit.case(_edit(kit, "/repo/internal/commands/api.go"), _s(kit, files=told))
+    verdict = grade("files_preserved", case)
+    assert verdict.status == "fail" and "named only as not changed" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("told", [
+    "- `internal/commands/api.go` (modified; `internal/api/requests.go` read-only reference)",
+    "- `internal/commands/api.go`: added --raw\n- `internal/api/requests.go` (read-only reference)",
+    "- `internal/commands/api.go`: the helpers kept unchanged, a new --raw flag added",
+])
+def test_a_changed_file_beside_an_unchanged_one_is_told(grade, kit, told):
+    case = kit.case(_edit(kit, "/repo/internal/commands/api.go"), _s(kit, files=told))
+    assert grade("files_preserved", case).status == "pass"
+    assert "internal/commands/api.go" in said_unchanged_removed(told)
