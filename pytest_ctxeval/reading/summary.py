@@ -339,7 +339,8 @@ def _format_by_search(raw: str) -> str:
 #: line end.
 _EMPHASIS = r"(?:\*{1,3}|_{1,3})?"
 _HEADER = re.compile(
-    rf"^[ \t]{{0,3}}(?:#{{1,6}}[ \t]*(?:[^\x00-\x7f\w\s]{{1,3}}[ \t]*)?)?{_EMPHASIS}[ \t]*(?P<num>\d{{1,2}})[.)][ \t]+{_EMPHASIS}"
+    rf"^[ \t]{{0,3}}(?:#{{1,6}}[ \t]*(?:[^\x00-\x7f\w\s]{{1,3}}[ \t]*)?)?{_EMPHASIS}[ \t]*(?:(?:[Ss]ection|SECTION)[ \t]+)?"
+    rf"(?P<num>\d{{1,2}})(?:[.)]|(?<=[Nn] \d):|(?<=[Nn] \d\d):)[ \t]+{_EMPHASIS}"
     rf"(?P<title>[^\n:*_]{{3,60}}?(?:[ \t]*[(\[][^\n)\]]{{0,80}}[)\]])?)[ \t]*{_EMPHASIS}[ \t]*"
     rf"(?::{_EMPHASIS}[ \t]*(?P<rest>.*?))?[ \t\r]*$",
     re.MULTILINE,
@@ -587,6 +588,8 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None,
         key = _title_key(title)
         strong_kind = (titles or {}).get(key) or _strong_kind(key)
         kind = strong_kind or ((kind_of or section_kind)(title) if len(key.split()) <= 5 else None)
+        if kind is None and _by_place(m):
+            kind = SECTION_KINDS[int(m.group("num")) - 1]
         if kind is None:
             continue
         line = offset + part[: m.start()].count("\n") + 1
@@ -634,6 +637,16 @@ def plain_emphasis(text: str) -> str:
             return m.group(0)
         return inner
     return _UNDERSCORE_EMPHASIS.sub(unwrap, text)
+
+
+def _by_place(m: re.Match[str]) -> bool:
+    """A header whose title is written in another script (``6. 모든 사용자 메시지:``, as a summary
+    in the person's language titles its sections) names the section of its number, 1 to 9, when it
+    stands as a header: a Markdown heading, or a title ending in a colon with nothing after it."""
+    title, num = m.group("title"), int(m.group("num"))
+    if not 1 <= num <= len(SECTION_KINDS) or re.search(r"[A-Za-z]", title) or not re.search(r"[^\W\d_]", title):
+        return False
+    return m.group(0).lstrip().startswith("#") or (":" in m.group(0) and not (m.group("rest") or "").strip())
 
 
 def _dedent(body: str) -> str:

@@ -9,6 +9,10 @@ defects that passed), each shown on the good and the bad side.
 * A changed file is not named by a longer name (``hello_world.pyi``, ``app.tsx`` for ``app.ts``) nor
   by the same path under another folder's name (``mylib/x.py`` for ``lib/x.py``), and not by a mention
   that calls it unchanged ("(read-only reference)", "READ, not modified", "left untouched").
+* A section whose body says nothing (a lone "-", "...", "[to be filled in]", "TBD") is empty; "None."
+  and "N/A" say there is nothing of the kind.
+* Section headers written ``Section 6: All user messages``, or titled in the person's language
+  (``6. 모든 사용자 메시지:``, a heading or a title ending in a colon) are the sections of their numbers.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_ctxeval.reading.extract import file_mentioned, said_unchanged_removed
-from pytest_ctxeval.reading.summary import plain_emphasis
+from pytest_ctxeval.reading.summary import parse_summary, plain_emphasis
 
 
 def _s(kit, **bodies: str) -> str:
@@ -141,3 +145,49 @@ def test_a_changed_file_beside_an_unchanged_one_is_told(grade, kit, told):
     case = kit.case(_edit(kit, "/repo/internal/commands/api.go"), _s(kit, files=told))
     assert grade("files_preserved", case).status == "pass"
     assert "internal/commands/api.go" in said_unchanged_removed(told)
+
+
+@pytest.mark.parametrize("body", ["-", "...", "[to be filled in]", "TBD", "<…>"])
+def test_a_section_that_says_nothing_is_empty(grade, kit, body):
+    verdict = grade("nine_sections", kit.case([kit.user("go")], _s(kit, problem=body)))
+    assert verdict.status == "fail" and "'Problem Solving'" in verdict.reasons[0]
+    assert "says nothing" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("body", ["None.", "N/A", "- None: nothing failed", "TODO: add the retry test"])
+def test_a_section_saying_there_is_none_is_not_empty(grade, kit, body):
+    assert grade("nine_sections", kit.case([kit.user("go")], _s(kit, problem=body))).status == "pass"
+
+
+KO = {"request": "주요 요청 및 의도", "concepts": "핵심 기술 개념", "files": "파일 및 코드 섹션", "errors": "오류 및 수정",
+      "problem": "문제 해결", "user_messages": "모든 사용자 메시지", "pending": "대기 중인 작업", "current": "현재 작업",
+      "next": "다음 단계"}
+
+
+@pytest.mark.parametrize("style", ["colon", "md", "section"])
+def test_headers_in_another_script_or_with_the_word_section_are_headers(grade, kit, style):
+    text = _s(kit, user_messages='- "요청을 처리해 줘"', files="- `src/app.py`: added main()")
+    for n, kind in enumerate(kit.SECTION_KINDS, start=1):
+        title = kit.SECTION_TITLES[kind]
+        new = {"colon": f"{n}. {KO[kind]}:", "md": f"## {n}. {KO[kind]}", "section": f"Section {n}: {title}"}[style]
+        text = text.replace(f"{n}. {title}:", new)
+    assert parse_summary(text).kinds == list(kit.SECTION_KINDS)
+    case = kit.case(_edit(kit, "/repo/src/app.py")[1:] + [kit.user("요청을 처리해 줘")], text)
+    for name in ("nine_sections", "verbatim_user_messages", "files_preserved"):
+        assert grade(name, case).status == "pass", name
+
+
+def test_a_numbered_item_in_another_script_is_not_a_header():
+    text = "1. Primary Request and Intent:\n   x\n6. All user messages:\n   8. 항목: 내용\n   - \"a\"\n8. Current Work:\n   y"
+    parsed = parse_summary(text)
+    assert [s.kind for s in parsed.sections] == ["request", "user_messages", "current"]
+    assert parsed.get("current").line == 6
+
+
+def test_a_section_moved_or_dropped_in_another_script_still_fails(grade, kit):
+    text = _s(kit)
+    for n, kind in enumerate(kit.SECTION_KINDS, start=1):
+        text = text.replace(f"{n}. {kit.SECTION_TITLES[kind]}:", f"{n}. {KO[kind]}:")
+    dropped = text.replace("5. 문제 해결:\n   x\n\n", "")
+    verdict = grade("nine_sections", kit.case([kit.user("go")], dropped))
+    assert verdict.status == "fail" and "Problem Solving" in verdict.reasons[0]
