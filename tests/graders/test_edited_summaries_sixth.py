@@ -13,6 +13,9 @@ defects that passed), each shown on the good and the bad side.
   and "N/A" say there is nothing of the kind.
 * Section headers written ``Section 6: All user messages``, or titled in the person's language
   (``6. 모든 사용자 메시지:``, a heading or a title ending in a colon) are the sections of their numbers.
+* A task stamped "(merged in #87)", "— closed", "— landed in main", "(removed from scope)", "— no
+  longer planned" is not open; the same words inside the task's own sentence ("closed connections",
+  "once the PR is merged") are no stamp.
 """
 
 from __future__ import annotations
@@ -191,3 +194,25 @@ def test_a_section_moved_or_dropped_in_another_script_still_fails(grade, kit):
     dropped = text.replace("5. 문제 해결:\n   x\n\n", "")
     verdict = grade("nine_sections", kit.case([kit.user("go")], dropped))
     assert verdict.status == "fail" and "Problem Solving" in verdict.reasons[0]
+
+
+TASKS = [("Design the block.json manifest schema", "completed"),
+         ("Author all 15 block.json manifests under registry/", "pending")]
+
+
+@pytest.mark.parametrize("stamp", [" (merged in #87)", " — closed", " — landed in main", " (removed from scope)",
+                                   " — no longer planned", ": out of scope"])
+def test_a_task_stamped_merged_or_closed_is_not_open(grade, kit, stamp):
+    item = f"- Task #7: Author all 15 block.json manifests under registry/{stamp}"
+    verdict = grade("pending_tasks", kit.case([kit.user("go"), *kit.todo(*TASKS)], _s(kit, pending=item)))
+    assert verdict.status == "fail" and "marked as done" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("item", [
+    "- Task #7: Author all 15 block.json manifests under registry/ (merge once PR #86 is merged)",
+    "- Task #7: Author all 15 block.json manifests under registry/: closed enums validated by the schema",
+    "- Task #7: Author all 15 block.json manifests under registry/ (the PR #85 merged; rebase first)",
+])
+def test_stamp_words_in_the_task_sentence_leave_it_open(grade, kit, item):
+    verdict = grade("pending_tasks", kit.case([kit.user("go"), *kit.todo(*TASKS)], _s(kit, pending=item)))
+    assert verdict.status == "pass", verdict.reasons
