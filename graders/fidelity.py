@@ -31,6 +31,7 @@ from typing import Any
 
 from pytest_ctxeval.reading.extract import (
     FailingResult, failing_results, file_ledger, file_mentioned, latest_requests, person_messages,
+    said_unchanged_removed,
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
@@ -47,7 +48,7 @@ from pytest_ctxeval.reading.quoting import (
 )
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
-from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section
+from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section, plain_emphasis
 from pytest_ctxeval.reading.verbatim import (
     Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference, typed_after_paste,
 )
@@ -444,11 +445,15 @@ def files_preserved(case: CompactionCase) -> Verdict:
         return _section_missing(case, "files", 3, f"the {len(files)} changed files (latest first)",
                                 list(reversed(files)))
     where = _where(case, "files", 3)
-    whole = _whole(case).text
+    # ``__api.go__`` names api.go; "`api.go` (read-only reference)" does not tell it as changed
+    said = plain_emphasis(_whole(case).text)
+    region, whole = said_unchanged_removed(plain_emphasis(region)), said_unchanged_removed(said)
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
     reasons = [f"{f} was {_how_changed(f, changed, moved)} but is not named in {where} nor anywhere "
-               "else in the summary" + _unnamed_note(f, whole, files) for f in missing]
+               "else in the summary" + (" as changed (it is named only as not changed: read-only, unmodified, "
+                                        "untouched)" if file_mentioned(f, said, files) else _unnamed_note(f, whole, files))
+               for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
@@ -505,8 +510,10 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines", list(wanted))
     where = _where(case, "errors", 4)
     # Where else an error is told: the problem-solving and current-work sections (by its identifying
-    # tokens only in an item that speaks of an error: not by any mention of a name it holds).
-    others = case.sections.body("problem", "current")
+    # tokens only in an item that speaks of an error: not by any mention of a name it holds). Words in
+    # underscore emphasis are read as rendered (``__Ruff UP038__`` names UP038).
+    region = plain_emphasis(region)
+    others = plain_emphasis(case.sections.body("problem", "current"))
     wider = region + "\n" + others
     missing, how, elsewhere = [], [], 0
     for key, (_, res) in wanted.items():

@@ -28,7 +28,7 @@ from pytest_ctxeval.reading.extract import (
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
-from pytest_ctxeval.reading.quoting import long_message_gap, long_prose_note, whole_context
+from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, long_prose_note, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.reading.pasted import prose_kept
 from pytest_ctxeval.reading.verbatim import Match, closest_line, find, percent_alike, show_difference, typed_after_paste
@@ -127,6 +127,10 @@ def last_request_intact(case: CompactionCase) -> Verdict:
                                f"output or document) kept by its head and tail only: its first and last "
                                f"{LONG_MESSAGE_KEEP} characters are verbatim in {_where_found(case, fragments)}, the "
                                f"middle may be summarised: \"{_short(last.text)}\"")
+    added = copy_runs_on(last.text, hay) if found.how == "exact" else ""
+    if added:   # every copy goes on with words the person did not type
+        return Verdict.failed(f"{label} is in {_context_name(case)} only with words the person did not type "
+                              f"added to it (\"{_short(added, 60)}\"): \"{_short(last.text)}\"", expected=last.text)
     if found:
         note = f" ({found.note})" if found.note else ""
         where_found = _where_found(case, [last.text] if len(fragments) == 1 else fragments)

@@ -67,14 +67,27 @@ def nine_sections(case: CompactionCase) -> Verdict:
             reasons.append(f"out of order: '{a.title}' (line {a.line}) comes after '{b.title}' (line {b.line})")
     for kind in SECTION_KINDS:
         sec = present.get(kind)
-        if sec is not None and not sec.body.strip():
-            reasons.append(f"section '{sec.title}' (line {sec.line}) is empty")
+        if sec is not None and _says_nothing(sec.body):
+            what = "is empty" if not sec.body.strip() else f"says nothing (only \"{sec.body.strip()[:40]}\")"
+            reasons.append(f"section '{sec.title}' (line {sec.line}) {what}")
     # Each missing, misplaced or empty section costs one ninth.
     problems = len(missing) + (len(reasons) - (1 if missing else 0))
     score = max(0.0, (len(SECTION_KINDS) - problems) / len(SECTION_KINDS))
     if reasons:
         return Verdict.failed(*reasons, score=round(score, 4), found=order, missing=missing)
     return Verdict.passed_("all nine sections present, in order, none empty", found=order)
+
+
+#: A body that is only a placeholder: "TBD", "[to be filled in]", "TODO", "<...>".
+_PLACEHOLDER = re.compile(r"^[\W_]*(?:tbd|tba|todo|to ?do|placeholder|lorem ipsum\b.*|fill (?:this |me )?in|"
+                          r"to be (?:filled(?: in)?|added|written|completed|determined|done))[\W_]*$", re.IGNORECASE | re.DOTALL)
+
+
+def _says_nothing(body: str) -> bool:
+    """An empty body, one of list markers and punctuation only ("-", "...", "*"), or a placeholder
+    ("TBD", "[to be filled in]"). "None." and "N/A" say something: there is nothing of the kind."""
+    text = body.strip()
+    return not re.search(r"[^\W_]", text) or _PLACEHOLDER.match(text) is not None
 
 
 @grader("analysis_stripped", kind="rule", compactors=("claude_code",))

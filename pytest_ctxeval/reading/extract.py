@@ -31,7 +31,7 @@ __all__ = [
     "EDIT_TOOLS", "PersonMessage", "FailingResult", "person_messages", "edited_files", "file_ledger",
     "touched_files", "failing_results", "key_error_line", "open_todos", "latest_todos",
     "LONG_MESSAGE_CHARS", "LONG_MESSAGE_KEEP", "message_fragments", "contains_text", "file_mentioned", "same_name",
-    "significant_tokens", "memory_rules", "failed_attempts", "latest_requests",
+    "significant_tokens", "memory_rules", "failed_attempts", "latest_requests", "said_unchanged_removed",
 ]
 
 #: Tools whose calls change files (their ``file_path`` / ``notebook_path`` is an artifact).
@@ -357,6 +357,41 @@ def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
         and _file_mentioned(path, _MD_ESCAPED.sub(r"\1", text), all_paths))
 
 
+#: Words that say a file named just before them was not changed ("(read-only reference)",
+#: "READ, not modified", "left untouched", "no changes to"), and words that say it was.
+_UNCHANGED = re.compile(r"\bread[- ]only\b|\b(?:not|never|wasn't|was not) (?:been )?(?:modified|changed|edited|touched)\b|"
+                        r"\bunchanged\b|\buntouched\b|\bno (?:changes?|edits?) (?:to|in|made)\b|\breference only\b|"
+                        r"\bonly read\b", re.IGNORECASE)
+_CHANGED = re.compile(r"\b(?:modif|chang|edit|add|creat|updat|fix|writ|wrote|rewr|renam|refactor|replac|remov|delet|"
+                      r"implement|extract|revert|restor|moved?\b)\w*", re.IGNORECASE)
+#: Where a file is named in a line: a code span or a path-like word (``api.go``, ``src/x/``).
+_NAMED = re.compile(r"`[^`\n]+`|(?<![\w/.-])[\w.-]*[\w-]\.[A-Za-z]\w{0,9}\b|(?<![\w/.-])[\w.-]+/[\w./-]*")
+
+
+def said_unchanged_removed(text: str) -> str:
+    """``text`` without what it says of a file that was not changed: in each line, from a file's name
+    to the next name, the words said of it when they call it unchanged ("(read-only reference)",
+    "READ, not modified", "left untouched") and say no change. A changed file named only so is not
+    told as changed; its name beside other words ("`api.go` (modified; `x.go` read-only)") still is.
+
+    >>> said_unchanged_removed("- `api.go` (read-only reference); `cli.go`: added --raw")
+    '- `cli.go`: added --raw'
+    """
+    if not _UNCHANGED.search(text):
+        return text
+    out = []
+    for line in text.split("\n"):
+        if not _UNCHANGED.search(line):
+            out.append(line)
+            continue
+        names = [m.start() for m in _NAMED.finditer(line)]
+        cuts = sorted(set([0] + names + [len(line)]))
+        parts = [line[a:b] for a, b in zip(cuts, cuts[1:])]
+        kept = [p for p in parts if not (_UNCHANGED.search(p) and not _CHANGED.search(_UNCHANGED.sub(" ", p)))]
+        out.append("".join(kept) if len(kept) < len(parts) else line)
+    return "\n".join(out)
+
+
 def _file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
     """Whether ``text`` names ``path``: the full path, a suffix of two or more components, or the
     bare file name. The bare name counts when no other path in ``all_paths`` shares it, or when it
@@ -367,13 +402,13 @@ def _file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool
     of it from the marker on (``REDACTED.md``): the summary went through the same redaction."""
     norm = path.replace("\\", "/").rstrip("/")
     text = text.replace("\\", "/")
-    if norm in text:
+    if _path_in(norm, text):
         return True
     parts = [p for p in norm.split("/") if p]
     if not parts:
         return False
     for k in range(len(parts) - 1, 1, -1):
-        if "/".join(parts[-k:]) in text:
+        if _path_in("/".join(parts[-k:]), text):
             return True
     base = parts[-1]
     marker = _last_marker(base)
@@ -463,10 +498,20 @@ def _last_marker(name: str) -> int | None:
 
 def _named_by_path(path: str, text: str) -> bool:
     norm = path.replace("\\", "/").rstrip("/")
-    if norm in text:
+    if _path_in(norm, text):
         return True
     parts = [p for p in norm.split("/") if p]
-    return any("/".join(parts[-k:]) in text for k in range(len(parts) - 1, 1, -1))
+    return any(_path_in("/".join(parts[-k:]), text) for k in range(len(parts) - 1, 1, -1))
+
+
+def _path_in(path: str, text: str) -> bool:
+    """``path`` (or a suffix of it) written whole in ``text``: not the start of a longer name
+    (``hello_world.pyi``, ``app.tsx`` for ``app.ts``) nor the end of another folder's name
+    (``mylib/x.py`` for ``lib/x.py``); a longer path ending in it names it."""
+    if path not in text:   # a plain substring scan first
+        return False
+    lead = "" if path.startswith("/") else r"(?<![\w.-])"
+    return re.search(rf"{lead}{re.escape(path)}(?![\w-]|\.\w)", text) is not None
 
 
 def same_name(path: str, all_paths: Iterable[str]) -> list[str]:

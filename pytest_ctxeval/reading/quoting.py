@@ -25,7 +25,7 @@ from .pasted import prose_kept
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize, strip_fences
 
-__all__ = ["code_quotes", "unmarked_quote", "CODE_SPAN", "FENCE", "fenced_blocks", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "long_prose_note", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
+__all__ = ["copy_runs_on", "code_quotes", "unmarked_quote", "CODE_SPAN", "FENCE", "fenced_blocks", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "long_prose_note", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
            "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
 
 
@@ -42,14 +42,61 @@ def message_kept(text: str, hay: Haystack, rare: Callable[[str], bool] | None = 
     """A person's message is kept when it is verbatim (see pytest_ctxeval.reading.verbatim), or, for a long
     one, its head and tail are. ``rare``: which of its words may be typos (:func:`verbatim.find`)."""
     found = find(text, hay, rare)
-    if found:
+    if found and not (found.how == "exact" and copy_runs_on(text, hay)):
         return found
+    if found:
+        return Match(False)
     frags = message_fragments(text)
     if len(frags) == 2 and all(find(f, hay, rare) for f in frags):
         return Match(True, "head and tail", f"long paste: its first and last {LONG_MESSAGE_KEEP} characters only")
     if len(frags[0]) > LONG_MESSAGE_CHARS and prose_kept(text, hay):
         return Match(True, "prose", "long prose kept, the pasted lines in it summarised")
     return Match(False)
+
+
+#: A quote that holds a message and at least this many words more is a copy with words added.
+ADDED_WORDS = 2
+_WORD_GOES_ON = re.compile(r"^(?:\w|[-/.]\w)")
+
+
+def copy_runs_on(text: str, hay: Haystack) -> str:
+    """What every copy of ``text`` in ``hay`` adds, when no copy is the message alone: a copy that
+    runs on into a longer word or path (``…/api-reference/pages-v2`` for ``…/pages``), or a quote
+    that holds the message and words the person did not type (``"fix the login bug. Also drop the
+    old tables."``). "" when one copy is the message itself (quoted alone, or unquoted between word
+    edges) or the message is not there word for word. A quote whose marks cannot be paired (the
+    message has quotes of its own) is not read as one.
+
+    >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug. Also drop the old tables."'))
+    'also drop the old tables.'
+    >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug" (first request)'))
+    ''
+    """
+    norm = normalize(text)
+    if len(norm.split(" ")) < 2 or norm not in hay.norm:
+        return ""
+    copies, added = 0, ""
+    start = hay.norm.find(norm)
+    while start >= 0:
+        end = start + len(norm)
+        before, after = hay.norm[start - 1: start], hay.norm[end: end + 2]
+        if re.match(r"\w", before) or _WORD_GOES_ON.match(after):
+            added = added or hay.norm[end: end + 40].split(" ")[0]
+        else:
+            copies += 1
+        start = hay.norm.find(norm, start + 1)
+    if copies == 0:
+        return added
+    # marks on two lines are the ends of two quotes, not one quote
+    for q in (m.group(1) for p in QUOTES for m in p.finditer(hay.text) if "\n" not in m.group(1)):
+        qn = normalize(q)
+        if norm not in qn:
+            continue
+        rest = qn.replace(norm, " ", 1)
+        if len(re.findall(r"[^\W_]{2,}", rest)) >= ADDED_WORDS:
+            copies -= qn.count(norm)
+            added = added or re.sub(r"^[^\w]+", "", normalize_ws(rest))
+    return added if copies <= 0 else ""
 
 
 def long_message_gap(text: str, hay: Haystack) -> str:

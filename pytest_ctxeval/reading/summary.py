@@ -24,7 +24,7 @@ __all__ = [
     "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span", "wrapper_tags", "WrapperTags",
     "notes_section",
     "PromptEntry", "section_entries", "prompt_titles", "plain_spaces", "other_section_lists",
-    "unread_lists",
+    "unread_lists", "plain_emphasis",
 ]
 
 #: Section kinds in canonical order, with the canonical title.
@@ -339,7 +339,8 @@ def _format_by_search(raw: str) -> str:
 #: line end.
 _EMPHASIS = r"(?:\*{1,3}|_{1,3})?"
 _HEADER = re.compile(
-    rf"^[ \t]{{0,3}}(?:#{{1,6}}[ \t]*(?:[^\x00-\x7f\w\s]{{1,3}}[ \t]*)?)?{_EMPHASIS}[ \t]*(?P<num>\d{{1,2}})[.)][ \t]+{_EMPHASIS}"
+    rf"^[ \t]{{0,3}}(?:#{{1,6}}[ \t]*(?:[^\x00-\x7f\w\s]{{1,3}}[ \t]*)?)?{_EMPHASIS}[ \t]*(?:(?:[Ss]ection|SECTION)[ \t]+)?"
+    rf"(?P<num>\d{{1,2}})(?:[.)]|(?<=[Nn] \d):|(?<=[Nn] \d\d):)[ \t]+{_EMPHASIS}"
     rf"(?P<title>[^\n:*_]{{3,60}}?(?:[ \t]*[(\[][^\n)\]]{{0,80}}[)\]])?)[ \t]*{_EMPHASIS}[ \t]*"
     rf"(?::{_EMPHASIS}[ \t]*(?P<rest>.*?))?[ \t\r]*$",
     re.MULTILINE,
@@ -587,6 +588,8 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None,
         key = _title_key(title)
         strong_kind = (titles or {}).get(key) or _strong_kind(key)
         kind = strong_kind or ((kind_of or section_kind)(title) if len(key.split()) <= 5 else None)
+        if kind is None and _by_place(m):
+            kind = SECTION_KINDS[int(m.group("num")) - 1]
         if kind is None:
             continue
         line = offset + part[: m.start()].count("\n") + 1
@@ -610,6 +613,40 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None,
         sec.body = _dedent(body).strip()
         parsed.sections.append(sec)
     return parsed
+
+
+#: Emphasis written with underscores around words: ``__Ruff UP038__``, ``_api.go_``.
+_UNDERSCORE_EMPHASIS = re.compile(r"(?<![\w\\])(__?)(?=[^\s_])([^\n]+?)(?<=[^\s_])\1(?![\w])")
+
+
+def plain_emphasis(text: str) -> str:
+    """``text`` with emphasis written with underscores unwrapped, as Markdown renders it: the
+    words of ``__Ruff UP038__`` are ``Ruff UP038`` (``UP038__`` is no code), ``_api.go_`` names
+    ``api.go``. A lone identifier between underscores is code, not emphasis (``__init__``,
+    ``__init__.py``, ``snake_case``), and a span with an underscore inside is left whole.
+
+    >>> plain_emphasis("- __Ruff UP038__: fixed in __init__.py and _api.go_")
+    '- Ruff UP038: fixed in __init__.py and api.go'
+    """
+    if "_" not in text:
+        return text
+
+    def unwrap(m: re.Match[str]) -> str:
+        inner = m.group(2)
+        if re.fullmatch(r"\w+", inner) or (m.group(1) == "_" and "_" in inner):
+            return m.group(0)
+        return inner
+    return _UNDERSCORE_EMPHASIS.sub(unwrap, text)
+
+
+def _by_place(m: re.Match[str]) -> bool:
+    """A header whose title is written in another script (``6. 모든 사용자 메시지:``, as a summary
+    in the person's language titles its sections) names the section of its number, 1 to 9, when it
+    stands as a header: a Markdown heading, or a title ending in a colon with nothing after it."""
+    title, num = m.group("title"), int(m.group("num"))
+    if not 1 <= num <= len(SECTION_KINDS) or re.search(r"[A-Za-z]", title) or not re.search(r"[^\W\d_]", title):
+        return False
+    return m.group(0).lstrip().startswith("#") or (":" in m.group(0) and not (m.group("rest") or "").strip())
 
 
 def _dedent(body: str) -> str:

@@ -31,12 +31,17 @@ TASK_OVERLAP = 0.6
 
 _DONE_WORDS = (r"done|completed?|finished|cancell?ed|canceled|skipped|dropped|abandoned|descoped|obsolete|"
                r"shipped|resolved|superseded|no longer needed|not needed|wontfix|won't do")
+#: Done words only as a stamp set apart and ending its clause ("(merged in #87)", "— closed",
+#: "(removed from scope)"): in a sentence they are often words of the task ("closed connections").
+_STAMP_WORDS = r"merged|closed|landed|out of scope|removed from scope|no longer planned|not planned|withdrawn"
 #: The done words that hold a negation of their own ("no longer needed"): not a "not yet".
-_SELF_NEGATED = re.compile(r"no longer needed|not needed|won't do", re.IGNORECASE)
+_SELF_NEGATED = re.compile(r"no longer needed|not needed|won't do|no longer planned|not planned", re.IGNORECASE)
 #: A status stamp: a done word set apart (bracketed, after a dash, colon or comma, at the item's start
 #: or end), "already implemented", "has been completed", or in capitals ("DONE", "COMPLETED").
 _MARK = re.compile(
     rf"[(\[]\s*(?:already\s+|now\s+)?(?:{_DONE_WORDS})(?![\w-])|"
+    rf"(?:[(\[]|(?:^|[—–:;,→]|\s-|->))\s*(?:already\s+|now\s+)?(?:{_STAMP_WORDS})"
+    r"(?=\s*(?:$|[)\].,;:!—–✅✓✔])|\s+(?:in|into|to|by|via|as|per|on|with|upstream)\b)|"
     # after a separator, a participle only: ": Complete the migration" is an instruction
     rf"(?:^|[—–:;,→]|\s-|->)\s*(?:already\s+|now\s+|all\s+)?(?:{_DONE_WORDS.replace('completed?', 'completed')})(?![\w-])|"
     rf"\b(?:{_DONE_WORDS})\s*[)\].!✅✓✔]*\s*$|"
