@@ -389,6 +389,10 @@ class Reading:
     #: Lines with a length limit on a part of the summary (one item, a quote, "why each edit
     #: matters"): not the summary's length, and not modelled offline.
     part_limits: list[int] = field(default_factory=list)
+    #: Lines that ask to reword the user's requests in section 1 (said in section 1's entry or
+    #: outside the section list). Section 6's own wording ("briefly paraphrased", the verbatim ask
+    #: removed) is about section 6: a model keeps section 1's requests and constraints as they were.
+    requests_reworded: list[int] = field(default_factory=list)
 
     def __contains__(self, name: str) -> bool:
         if name not in _BY_NAME:
@@ -607,6 +611,8 @@ def read_prompt(prompt: str) -> Reading:
                         name = (m.group(1) or m.group(2) or "").lower()
                         reading.language = _LANGUAGE_NAMES.get(name, name)
             elif inst.opposes(s):
+                if inst.name == "user_messages_verbatim" and s.section in (None, "request"):
+                    reading.requests_reworded.append(s.line)
                 if scoped:
                     in_section.setdefault(inst.name, (set(), set(), set()))[1].add(s.line)
                     if _names_subject(inst.name, s):
