@@ -100,7 +100,7 @@ def _label(s: Any, reading: Any) -> list[str]:
                         f"this line is {NOT_SEEN} (a real model may follow it; {flag('backend anthropic')})")
         elif base in reading.partial:
             tag += (f" — asked for in part only (line {', '.join(map(str, reading.partial[base]))}): read as not "
-                    "asking; what a real model keeps of it is not modelled")
+                    f"asking; which part a real model keeps is {NOT_SEEN} ({flag('backend anthropic')})")
         elif s.line in reading.overridden.get(base, []):
             tag += " (overridden: its section asks the opposite, and is followed offline)"
         elif opposed:

@@ -71,3 +71,69 @@ def test_section_6_alone_does_not_reword_section_1() -> None:
     for name, sentence in SECTION6_ONLY.items():
         r = read_prompt(edited([(S6, sentence)]))
         assert "user_messages_verbatim" not in r and not r.requests_reworded, name
+
+
+# -- F13: an ask limited in its own sentence, or discouraged after it, is not the ask ----------------
+
+#: Section 6 reworded; kind: "opposite" (read, asks the opposite) or "partial" (asked in part: not seen offline).
+LIMITED = {
+    "discouraged": ("List ALL user messages that are not tool results. Quoting them verbatim is discouraged.", "opposite"),
+    "should_be_avoided": ("List ALL user messages that are not tool results; verbatim copies should be avoided.",
+                          "opposite"),
+    "not_recommended": ("List ALL user messages; exact quotes are not recommended.", "opposite"),
+    "older_than_the_last_three": ("List ALL user messages that are not tool results, verbatim, one per item, but drop "
+                                  "any message older than the last three.", "partial"),
+    "the_last_5": ("Quote the last 5 user messages verbatim, one per item.", "partial"),
+    "translated": ("List ALL user messages that are not tool results, verbatim, one per item, translated into "
+                   "English.", "partial"),
+    "typos_fixed": ("List ALL user messages verbatim, one per item, with typos fixed.", "partial"),
+    "except_acks": ("List ALL user messages that are not tool results, verbatim, one per item, except short "
+                    "acknowledgements.", "partial"),
+    "unless_long": ("Quote each user message verbatim unless it runs over a paragraph.", "partial"),
+    "only_when_short": ("List ALL user messages that are not tool results, verbatim only when they are short.",
+                        "partial"),
+    "if_short": ("List the user messages verbatim if they are short, one per item.", "partial"),
+}
+
+#: The same ask in other words: still asked, and read.
+STILL_ASKED = [
+    "List ALL user messages other than tool results, verbatim, one per item.",
+    "Quote every user message verbatim, one per item, even when they are long.",
+    "List ALL user messages that are not tool results, word for word, one per item, in the order they were sent.",
+    "List ALL user messages except tool results, verbatim, one per item.",
+]
+
+
+@pytest.mark.parametrize("name", sorted(LIMITED))
+def test_a_limited_or_discouraged_verbatim_ask_is_not_read_as_the_ask(name: str) -> None:
+    from pytest_ctxeval.reporting.prompt_coverage import coverage_note
+
+    sentence, kind = LIMITED[name]
+    text = edited([(S6, sentence)])
+    r = read_prompt(text)
+    assert "user_messages_verbatim" not in r, name
+    assert ("user_messages_verbatim" in r.partial) == (kind == "partial"), (name, r.partial, r.opposed)
+    note = coverage_note(text)
+    assert note is not None
+    line = next(l for l in note["lines"] if l["sign"] == "+" and "user messages verbatim" in "; ".join(l["mapped"]))
+    if kind == "partial":  # the offline model cannot keep "part": the line is not seen, with the advice
+        assert not line["seen"] and "asked for in part only" in line["mapped"][0], line
+    else:
+        assert line["seen"] and "asks the opposite" in line["mapped"][0], line
+
+
+@pytest.mark.parametrize("sentence", STILL_ASKED)
+def test_the_same_ask_in_other_words_is_still_read(sentence: str) -> None:
+    r = read_prompt(edited([(S6, sentence)]))
+    assert "user_messages_verbatim" in r and not r.partial, (sentence, r.partial, r.opposed)
+
+
+@pytest.mark.parametrize("name", ["discouraged", "except_acks", "translated"])
+def test_a_limited_ask_regresses_verbatim_offline(name: str, builtin_run: dict[str, Any], tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    prompt = tmp_path / "compact.j2"
+    prompt.write_text(edited([(S6, LIMITED[name][0])]), encoding="utf-8")
+    doc = run_offline(tmp_path, name, ["auth_refactor"], GRADERS, prompt, capsys)
+    base = {**builtin_run, "scenarios": [s for s in builtin_run["scenarios"] if s["name"] == "auth_refactor"]}
+    cmp = diff_runs(base, doc)
+    assert {c.grader for c in cmp.regressions} == {"verbatim_user_messages"}, format_run_diff(cmp)
