@@ -118,6 +118,19 @@ class Instruction:
             return True
         return False
 
+    def limited(self, sentence: Sentence) -> str:
+        """How the sentence that asks limits its own ask (an exception, a condition, a scope, a
+        transformation), or ``""``: "verbatim, except short acknowledgements", "verbatim only when
+        they are short", "drop any message older than the last three", "translated into English".
+        The ask then covers part of the subject only, or changes its words: not what the
+        instruction asks (read as asked in part)."""
+        if self.name in ("length_limit", "language"):
+            return ""
+        for m in _LIMITS.finditer(sentence.text):
+            if not _negated(sentence.text, m.start()):
+                return next(k for k, v in m.groupdict().items() if v)
+        return ""
+
     def opposes(self, sentence: Sentence) -> bool:
         """Whether the sentence is about the subject and asks for the opposite (or negates the ask)."""
         if not (self.about(sentence) or self._subject.search(sentence.text)):  # "no code": still about code
@@ -127,6 +140,22 @@ class Instruction:
             not _negated(sentence.text, m.start(), m.end()) and self.targets(sentence.text, m)
             for m in self._opposite.finditer(sentence.text)))
 
+
+_NUMBER = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|few|several|couple of)"
+#: What limits an ask in its own sentence (see :meth:`Instruction.limited`), by kind.
+_LIMITS = re.compile(
+    r"(?P<an_exception>\b(?:except(?:ing)?(?: for)?|excluding|other than|apart from|aside from|save for|unless|"
+    r"with the exception of)\b(?!\s+(?:the\s+)?(?:tool|system|command)\b))|"
+    r"(?P<a_condition>\bonly (?:when|if|where|while|for|those|the ones|short|long|messages|the messages)\b|"
+    r"(?<!\beven )\b(?:when|if|while|as long as|provided(?: that)?|whenever) (?:they|it|each|the message|a message|the messages)"
+    r"(?:'re| are| is| were| was| fits?| has| have)\b)|"
+    r"(?P<a_scope>\b(?:older|newer|earlier|later|longer|shorter) than\b|"
+    r"\b(?:the |only )?(?:last|first|latest|most recent|earliest|oldest|newest) " + _NUMBER + r"\b|"
+    r"\b(?:up to|at most|no more than) " + _NUMBER + r" (?:user )?(?:messages|items|requests|errors|quotes)\b)|"
+    r"(?P<a_transformation>\btranslat\w*|\bin (?:english|french|german|spanish|japanese|chinese|another language)\b|"
+    r"\bwith (?:the )?(?:typos|spelling|grammar|mistakes) (?:fixed|corrected)\b|\b(?:typos|spelling|grammar) "
+    r"(?:fixed|corrected)\b|\bcorrect(?:ed|ing)? (?:the |their |any )?(?:typos|spelling|grammar)\b|"
+    r"\bcleaned[- ]up\b|\bnormali[sz]ed\b|\bin (?:the )?third person\b|\bin reported speech\b)")
 
 #: After an opposite term: a verb that makes the term the subject of a reason ("Paraphrasing loses
 #: the user's intent", "summaries drop detail").
@@ -147,11 +176,17 @@ _ONLY_MANNER = re.compile(r"(?:(?:briefly|concisely|shortly|loosely|instead|here
 #: A negation before a term: a negator up to three words before it, or up to two words after an
 #: "or" that follows one ("no need to quote them or say how they were fixed").
 _NEGATED_BEFORE = re.compile(rf"\b{_NEGATOR}\b(?:\s+[\w'-]+){{0,3}}(?:\s+(?:or|nor)(?:\s+[\w'-]+){{0,2}})?\s*$")
+#: A discouragement after a term, anywhere in its clause: "quoting them verbatim is discouraged",
+#: "verbatim copies should be avoided", "exact quotes are not recommended".
+_DISCOURAGED = (r"^[^.;:,()]*?\b(?:(?:is|are|be)\s+(?:(?:strongly|generally|usually)\s+)?(?:discouraged|unwanted|undesirable|"
+                r"frowned upon|(?:to be )?avoided|a bad idea|not (?:recommended|advised|advisable|wanted|desired|"
+                r"preferred|helpful|useful|a good idea|welcome))|(?:isn't|aren't)\s+(?:recommended|advised|wanted|"
+                r"desired|preferred|helpful|useful)|should (?:be avoided|not be used)|(?:is|are) to be avoided)\b")
 #: A negation after a term: "exact wording is not needed", "verbatim is optional".
 #: Up to four words may come between ("verbatim quoting of them is not required").
 _NEGATED_AFTER = re.compile(r"^(?:\s+[\w'-]+){0,4}?\s*(?:(?:is|are)\s+(?:not|n't)\s+(?:needed|necessary|required|important|"
                             r"essential)|(?:isn't|aren't)\s+(?:needed|necessary|required|important|essential)|"
-                            r"(?:is|are)\s+(?:optional|unnecessary))\b")
+                            r"(?:is|are)\s+(?:optional|unnecessary))\b|" + _DISCOURAGED)
 
 
 #: A negation farther before a term, in the same sentence, with no "but" between: "it is not
@@ -389,6 +424,10 @@ class Reading:
     #: Lines with a length limit on a part of the summary (one item, a quote, "why each edit
     #: matters"): not the summary's length, and not modelled offline.
     part_limits: list[int] = field(default_factory=list)
+    #: Lines that ask to reword the user's requests in section 1 (said in section 1's entry or
+    #: outside the section list). Section 6's own wording ("briefly paraphrased", the verbatim ask
+    #: removed) is about section 6: a model keeps section 1's requests and constraints as they were.
+    requests_reworded: list[int] = field(default_factory=list)
 
     def __contains__(self, name: str) -> bool:
         if name not in _BY_NAME:
@@ -580,7 +619,7 @@ def read_prompt(prompt: str) -> Reading:
             # Said in the instruction's own section; for one no section owns (code, identifiers,
             # facts, memory rules), said in any section's entry rather than in general.
             scoped = s.section == inst.section if inst.section is not None else s.section is not None
-            if inst.asks(s) and inst.name not in ("length_limit", "language") and inst.against(s):
+            if inst.asks(s) and inst.name not in ("length_limit", "language") and (inst.against(s) or inst.limited(s)):
                 # one sentence asks for part and against the rest ("every task you were ever asked
                 # to do, including the cancelled ones"): not what the instruction asks
                 reading.partial.setdefault(inst.name, []).append(s.line)
@@ -607,6 +646,8 @@ def read_prompt(prompt: str) -> Reading:
                         name = (m.group(1) or m.group(2) or "").lower()
                         reading.language = _LANGUAGE_NAMES.get(name, name)
             elif inst.opposes(s):
+                if inst.name == "user_messages_verbatim" and s.section in (None, "request"):
+                    reading.requests_reworded.append(s.line)
                 if scoped:
                     in_section.setdefault(inst.name, (set(), set(), set()))[1].add(s.line)
                     if _names_subject(inst.name, s):

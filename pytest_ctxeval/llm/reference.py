@@ -54,7 +54,7 @@ from .peer_formats import (
 )
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
-from .rewording import cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
+from .rewording import PARAPHRASE_PREFIX, cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
 
 __all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "reads_instructions", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
@@ -193,6 +193,11 @@ class _Carry:
     failed: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     tool_facts: list[str] = field(default_factory=list)   # relied.TOOL_FACTS_HEADER's items
+    #: The requests section 1 quoted (the first, then the later ones), read back when section 6
+    #: paraphrased them: a section-6-only rewording does not reach section 1 (see ``requests``).
+    requests: list[str] = field(default_factory=list)
+    #: The most recent request as section 9 quoted it (in full, where section 1 clips it).
+    next_quote: str = ""
     #: Set when an earlier summary was another compactor's (its user messages are quoted in its goal
     #: section, and the context may also keep them as messages: count each once).
     dedupe: bool = False
@@ -228,6 +233,7 @@ def _read_carry(texts: list[str], instruction: str = "") -> _Carry:
             continue
         if (s := parsed.get("request")) is not None:
             carry.rules += _sublist(s.body, RULES_HEADER)
+            carry.requests += _quoted_requests(s.body)
         if (s := parsed.get("problem")) is not None:
             carry.failed += _sublist(s.body, FAILED_HEADER)
             carry.findings += _sublist(s.body, FINDINGS_HEADER)
@@ -240,7 +246,27 @@ def _read_carry(texts: list[str], instruction: str = "") -> _Carry:
             carry.errors += [i.strip() for i in _items(s.body)]
         if (s := parsed.get("pending")) is not None:
             carry.pending = [i.strip() for i in _items(s.body)]
+        if (s := parsed.get("next")) is not None:
+            quoted = re.search(re.escape(_NEXT_QUOTED) + r'"(.*?)"[ \t]*(?:\n|$)', s.body, re.DOTALL)
+            carry.next_quote = normalize_ws(quoted.group(1)) if quoted else carry.next_quote
     return carry
+
+
+_FIRST_REQUEST = "The user's first request: "
+_LATER_REQUESTS = "Later requests and corrections, oldest first:"
+_NEXT_QUOTED = "Continue with the most recent request, quoted verbatim: "
+_LATEST_MESSAGE = "The user's latest message, to keep in mind (not a new task): "
+
+
+def _quoted_requests(body: str) -> list[str]:
+    """The requests a reference section 1 quoted (none when it paraphrased them)."""
+    first = body.split("\n" + RULES_HEADER)[0].split("\n" + _LATER_REQUESTS)[0].strip()
+    if not first.startswith(_FIRST_REQUEST + '"'):
+        return []
+    later = _sublist(body, _LATER_REQUESTS)
+    if not all(t.startswith('"') for t in later):
+        return []
+    return [_unquote(normalize_ws(first[len(_FIRST_REQUEST):]))] + [_unquote(t) for t in later]
 
 
 def _short_input(block_input: dict[str, Any]) -> str:
@@ -366,6 +392,26 @@ class _Facts:
             return _quote(_clip(text, clip) if clip else text)
         return paraphrase(text)
 
+    @functools.cached_property
+    def requests(self) -> list[str]:
+        """The user's requests section 1 lists: every person message, except that the earlier
+        summaries' ones come from their section 1 when their section 6 paraphrased them (a model
+        carries section 1 forward from section 1)."""
+        carried = self.carry.user_messages
+        if (not self.carry.dedupe and len(self.carry.requests) == len(carried)
+                and any(t.startswith(PARAPHRASE_PREFIX) for t in carried)):
+            full = self.carry.next_quote  # section 1 clipped a long later request; section 9 has it whole
+            return [full if full and t.endswith("…") and normalize_ws(full).startswith(normalize_ws(t[:-1])) else t
+                    for t in self.carry.requests] + self.people
+        return self.all_people
+
+    def requested(self, text: str, clip: int | None = None) -> str:
+        """A request in section 1: quoted (the section asks for the requests in detail) unless the
+        prompt asks to reword the user's requests there or in general (not only in section 6)."""
+        if self.reading is not None and self.reading.requests_reworded:
+            return paraphrase(text)
+        return _quote(_clip(text, clip) if clip else text)
+
     # -- sections ----------------------------------------------------------------------------
     def section(self, kind: str) -> str:
         if kind in OTHER_KINDS:  # another compactor's section (see .formats)
@@ -378,16 +424,16 @@ class _Facts:
                 return "\n".join(["No request from the user in this part of the conversation.", RULES_HEADER,
                                   *[f"- {r}" for r in self.rules]])
             return "No request from the user in this part of the conversation."
-        first = self.all_people[0]
-        lines = [f"The user's first request: {self.said(first)}"]
+        first = self.requests[0]
+        lines = [f"{_FIRST_REQUEST}{self.requested(first)}"]
         if self.rules and self.asks("memory_rules"):
             lines.append(RULES_HEADER)
             lines += [f"- {r}" for r in self.rules]
-        later = self.all_people[1:]
+        later = self.requests[1:]
         if later:
             # Every later message may correct or narrow the request: the prompt asks for all of them.
-            lines.append("Later requests and corrections, oldest first:")
-            lines += [f"- {self.said(t, 300)}" for t in later]
+            lines.append(_LATER_REQUESTS)
+            lines += [f"- {self.requested(t, 300)}" for t in later]
         return "\n".join(lines)
 
     def _s_concepts(self) -> str:
@@ -537,13 +583,13 @@ class _Facts:
             return "None."
         # The latest *request*: a statement of preference after it ("I prefer small commits") is not
         # a task; it is quoted too, as the most recent message (relied.latest_request).
-        at = relied.latest_request(self.all_people)
-        request, later = self.all_people[at], self.all_people[at + 1:]
+        at = relied.latest_request(self.requests)
+        request, later = self.requests[at], self.requests[at + 1:]
         if not self.asks("next_step_quotes"):
             return f"Continue with the most recent request: {gist(request).replace(chr(34), chr(39))}"
-        text = f"Continue with the most recent request, quoted verbatim: {_quote(request)}"
+        text = f"{_NEXT_QUOTED}{_quote(request)}"
         if later:
-            text += f"\nThe user's latest message, to keep in mind (not a new task): {_quote(later[-1])}"
+            text += f"\n{_LATEST_MESSAGE}{_quote(later[-1])}"
         return text
 
     def generic(self) -> str:

@@ -156,20 +156,52 @@ def cut_to(text: str, amount: int, unit: str) -> str:
     return text[:max(1, chars - 1)].rstrip() + "…"
 
 
+#: A code line under a file of section 3 ("  changed `a` to `b`", "  wrote: `...`").
+_SNIPPET = re.compile(r"^\s+(?:changed `|wrote: `)")
+#: What makes two lines the same for a reader short of room: the command in parentheses, numbers.
+_DUP_NOISE = re.compile(r"\([^()]*\)|\d+")
+
+
+def _dup_key(line: str) -> str:
+    return normalize_ws(_DUP_NOISE.sub("", line)).lower()
+
+
 def trim_to_limit(sections: list[tuple[str, list[str]]], amount: int, unit: str) -> list[tuple[str, list[str]]]:
-    """Sections (heading, body lines) cut to ``amount`` ``unit``: the section with the most lines
-    loses its last line first, until the whole fits (each section keeps at least one line, cut
-    short if need be)."""
+    """Sections (heading, body lines) cut to ``amount`` ``unit`` the way a writer short of room cuts:
+    first the code snippets, then lines that repeat another of their section but for a command or
+    a number (five failures of one error are one), then the section with the most lines loses its
+    last line, the files section last and its files only read first (a changed file's name takes a
+    few words), until the whole
+    fits (each section keeps at least one line, cut short if need be). Nothing changes when the
+    sections fit."""
     out = [(h, list(lines)) for h, lines in sections]
 
     def total() -> int:
         return _size("\n".join(h + "\n" + "\n".join(ls) for h, ls in out), unit)
 
+    if total() > amount:
+        out = [(h, [l for l in ls if not _SNIPPET.match(l)] or ls[:1]) for h, ls in out]
+    if total() > amount:
+        deduped = []
+        for h, ls in out:
+            seen: set[str] = set()
+            keep = []
+            for l in ls:
+                if l.lstrip().startswith("- ") and _dup_key(l) in seen:
+                    continue
+                seen.add(_dup_key(l))
+                keep.append(l)
+            deduped.append((h, keep))
+        out = deduped
+    files = {i for i, (h, _) in enumerate(out) if re.search(r"\bfiles?\b", h, re.IGNORECASE)}
     while total() > amount:
-        longest = max(range(len(out)), key=lambda i: (len(out[i][1]), sum(len(l) for l in out[i][1])))
+        longest = max(range(len(out)), key=lambda i: (i not in files or all(len(out[j][1]) <= 1 for j in range(len(out))
+                                                                             if j not in files),
+                                                      len(out[i][1]), sum(len(l) for l in out[i][1])))
         lines = out[longest][1]
         if len(lines) > 1:
-            lines.pop()
+            reads = [n for n, l in enumerate(lines) if l.rstrip().endswith(" — read")] if longest in files else []
+            lines.pop(reads[-1] if reads else -1)  # a file only read goes before one changed
             continue
         i = max(range(len(out)), key=lambda i: len(out[i][1][0]) if out[i][1] else 0)
         line = out[i][1][0] if out[i][1] else ""

@@ -100,7 +100,7 @@ def _label(s: Any, reading: Any) -> list[str]:
                         f"this line is {NOT_SEEN} (a real model may follow it; {flag('backend anthropic')})")
         elif base in reading.partial:
             tag += (f" — asked for in part only (line {', '.join(map(str, reading.partial[base]))}): read as not "
-                    "asking; what a real model keeps of it is not modelled")
+                    f"asking; which part a real model keeps is {NOT_SEEN} ({flag('backend anthropic')})")
         elif s.line in reading.overridden.get(base, []):
             tag += " (overridden: its section asks the opposite, and is followed offline)"
         elif opposed:
@@ -109,7 +109,10 @@ def _label(s: Any, reading: Any) -> list[str]:
         elif base == "length_limit" and (limit := limit_of(s)) is not None:
             tag += f" ({limit})"
         elif base == "language" and reading.language:
-            tag += f" ({reading.language})"
+            # Offline, only the reference's fixed phrases change language; the titles and the rest a
+            # real model would write in it (and what nine_sections or files_preserved see) do not.
+            tag += (f" ({reading.language}) — offline only a few fixed phrases are translated, not the section "
+                    f"titles or the narration: {NOT_SEEN} ({flag('backend anthropic')})")
         out.append(tag)
     return out
 

@@ -127,9 +127,14 @@ def test_try_2_paraphrased_user_messages_fail(builtin_run: dict[str, Any], tmp_p
     code, out = _diff(tmp_path, base, doc, capsys)
     assert code == 1
     assert "verbatim_user_messages  pass 1.00 → fail" in out
-    assert "is not verbatim in section 6" in out and "closest item" in out
+    assert "is not verbatim in section 6" in out
+    reasons = " ".join(r for c in doc["scenarios"][0]["compactions"] for v in c["verdicts"]
+                       if v["grader"] == "verbatim_user_messages" for r in v["reasons"])
+    assert "closest item" in reasons and "it is verbatim in section 1" in reasons
     summary = doc["scenarios"][0]["compactions"][0]["summary"]
     assert "The user asked" in summary  # a rewording, not a copy
+    # section 6's own wording does not reach section 1: the user's requests and constraints stay there
+    assert {c.grader for c in diff_runs(base, doc).regressions} == {"verbatim_user_messages"}
 
 
 OLD_STYLE = """{% include "_no_tools_preamble.j2" %}
