@@ -109,11 +109,19 @@ def test_identifier_list_is_capped_but_counted() -> None:
     assert lost["identifiers"][0]["context"].startswith("field_0")
 
 
-def test_long_person_message_counts_as_kept_by_head_and_tail() -> None:
-    long = "A" * 300 + " middle " + "x " * 1500 + "B" * 300
+def test_long_pasted_message_counts_as_kept_by_head_and_tail() -> None:
+    """The graders' long-message policy: a long message that is mostly pasted output is kept by its
+    head and tail; the person's own long prose only in full."""
+    log = "\n".join(f"2026-01-02 19:20:{i % 60:02d} ERROR worker[{i}] connection refused: db:5432 (retry {i})"
+                    for i in range(60))
+    long = "the worker keeps failing, here is the log:\n" + log
     ctx = [user("u", long)]
     assert lost_facts(ctx, post(long[:300] + " […] " + long[-300:]), ctx).facts["user_messages"] == []
     assert len(lost_facts(ctx, post(long[:300]), ctx).facts["user_messages"]) == 1
+    prose = " ".join(f"Sentence {i} of the spec says the export must keep column {i} in order." for i in range(60))
+    ctx = [user("u", prose)]
+    assert len(lost_facts(ctx, post(prose[:300] + " […] " + prose[-300:]), ctx).facts["user_messages"]) == 1
+    assert lost_facts(ctx, post(prose), ctx).facts["user_messages"] == []
 
 
 def test_identifiers_examples() -> None:
