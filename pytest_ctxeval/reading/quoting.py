@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable
@@ -88,8 +89,7 @@ def copy_runs_on(text: str, hay: Haystack) -> str:
     if copies == 0:
         return added
     # marks on two lines are the ends of two quotes, not one quote
-    for q in (m.group(1) for p in QUOTES for m in p.finditer(hay.text) if "\n" not in m.group(1)):
-        qn = normalize(q)
+    for qn in _one_line_quotes(hay.text):
         if norm not in qn:
             continue
         rest = qn.replace(norm, " ", 1)
@@ -97,6 +97,13 @@ def copy_runs_on(text: str, hay: Haystack) -> str:
             copies -= qn.count(norm)
             added = added or re.sub(r"^[^\w]+", "", normalize_ws(rest))
     return added if copies <= 0 else ""
+
+
+@lru_cache(maxsize=32)
+def _one_line_quotes(text: str) -> tuple[str, ...]:
+    """The quotes of ``text`` that stand on one line, normalised, in :data:`QUOTES` order: read once
+    per text (a summary's context is searched for every message of the session)."""
+    return tuple(normalize(m.group(1)) for p in QUOTES for m in p.finditer(text) if "\n" not in m.group(1))
 
 
 def long_message_gap(text: str, hay: Haystack) -> str:
@@ -235,7 +242,12 @@ NO_STEP_SENTENCE = re.compile(
     r"(?:complete|completed|done|finished)\b[^.]*\b(?:await|wait|unless|until|no )", re.IGNORECASE)
 QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.compile(r"^\s*>\s?(.{2,})$", re.MULTILINE),
            # 'a quote in single quotes', not an apostrophe: starts after a space or ':', at least three words
-           re.compile(r"(?:(?<=[\s:(])|^)'([^'\n]*?\s[^'\n]*?\s[^'\n]{2,}?)'(?=[\s.,;:!?)]|$)", re.MULTILINE),
+           # (written to start at its quote mark, and to read the words between the marks only when the
+           # closing mark, the first one after it, is on one of the next three lines and followed by
+           # what ends a quote: the same matches as "(?:(?<=[\s:(])|^)'(…)'", which tried every split
+           # of a 56,000-character line between two marks, a second a context; test_quote_patterns.py)
+           re.compile(r"'(?<![^\s:(]')(?=[^'\n]*+(?:\n[^'\n]*+){0,2}+'(?:[\s.,;:!?)]|$))"
+                      r"([^'\n]*?\s[^'\n]*?\s[^'\n]{2,}?)'(?=[\s.,;:!?)]|$)", re.MULTILINE),
            re.compile(r"‘([^’]{2,})’"))
 # Elisions split a quote into parts that must each be verbatim. The media markers count as
 # elisions too: the summariser is shown [image] / [document] where the person pasted one
