@@ -27,7 +27,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 import re
-from typing import Any
 
 from pytest_ctxeval.reading.extract import (
     FailingResult, failing_results, file_ledger, file_mentioned, latest_requests, person_messages,
@@ -197,6 +196,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         del kept[n]
     drafts = _drafts(people, case.history)
     missing, reasons = [], []
+    summaries: list[int] | None = None
     for n, p in enumerate(people):
         if n in kept or (n in drafts and drafts[n] in kept):
             continue
@@ -207,7 +207,9 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         elif section is not None and not _is_short(p.text) and (copy := _found_at(case, p.text)):
             reason += (f"; it is verbatim in {copy}, but section 6 is where the prompt asks for every user "
                        "message")
-        if (earlier := _compactions_before(case.history, p.index)) is not None:
+        if summaries is None:   # read once per grading, only when a message is missing
+            summaries = [i for i, m in enumerate(case.history) if getattr(m, "is_compact_summary", False)]
+        if (earlier := _compactions_before(summaries, p.index)) is not None:
             reason += (f"; typed before compaction {earlier}, so this summary had it only from the previous "
                        "summary and did not carry it forward")
         frags = message_fragments(p.text)
@@ -236,13 +238,11 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
 
 
-def _compactions_before(history: list[Any], index: int) -> int | None:
-    """The number of the first earlier compaction after message ``index`` of ``history`` (by the
-    summaries the history holds), None when no compaction came after it: a message a chained summary
-    could read only in the previous summary ("typed before compaction 1")."""
-    summaries = [i for i, m in enumerate(history) if getattr(m, "is_compact_summary", False)]
-    later = [n for n, i in enumerate(summaries, start=1) if i > index]
-    return later[0] if later else None
+def _compactions_before(summaries: list[int], index: int) -> int | None:
+    """The number of the first earlier compaction after message ``index`` (``summaries``: the history
+    indices of the earlier summaries), None when no compaction came after it: a message a chained
+    summary could read only in the previous summary ("typed before compaction 1")."""
+    return next((n for n, i in enumerate(summaries, start=1) if i > index), None)
 
 
 #: A message this short ("1", "ok", "go ahead") is found only as words of its own: "1" is not kept
