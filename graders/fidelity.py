@@ -49,7 +49,8 @@ from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section, plain_emphasis
 from pytest_ctxeval.reading.verbatim import (
-    Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference, typed_after_paste,
+    Haystack, Match, closest_line, haystack, lines_apart, most_alike, normalize, percent_alike, show_difference,
+    typed_after_paste,
 )
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
@@ -217,7 +218,11 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         if len(frags) == 1 and (lost_tail := typed_after_paste(p.text, hay)):
             reason += (f"; its lead is kept and the pasted output summarised, but what the person typed after the "
                        f"paste is not there: \"{_short(lost_tail, 100)}\"")
-        near = _closest(p.text, section.body if section else region) if len(frags) == 1 else None
+        apart = len(frags) == 1 and lines_apart(p.text, hay)
+        if apart:
+            reason += ("; each of its lines is in the section, but apart, inside other items (the copies of other "
+                       "messages), not listed together as this message")
+        near = _closest(p.text, section.body if section else region) if len(frags) == 1 and not apart else None
         if near:
             reason += (f"; closest item ({percent_alike(near[1], p.text, near[0])} similar): \"{_short(near[0])}\"; differences: "
                        f"{show_difference(normalize_ws(p.text), near[0])}")

@@ -156,7 +156,7 @@ def continuation(case: CompactionCase) -> Verdict:
             reasons.append(f"the transcript path {match.group(1)!r} is not this session's transcript "
                            f"{case.transcript_path!r}")
     if need_continue and not CONTINUATION_WORDINGS.search(text):
-        reasons.append(f"no continuation instruction: an {'automatic' if case.trigger == 'auto' else 'manual'} "
+        reasons.append(f"no continuation instruction: {'an automatic' if case.trigger == 'auto' else 'a manual'} "
                        "compaction must tell the model to continue from where it left off without asking or "
                        "recapping (seed 003:269-277)" + (f"; Claude Code {case.version} writes it" if real else ""))
     if reasons:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 __all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words",
-           "strip_fences", "typed_tail", "typed_after_paste", "machine_line"]
+           "strip_fences", "typed_tail", "typed_after_paste", "machine_line", "lines_apart"]
 
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
@@ -424,6 +424,51 @@ def _in_order(parts: list[str], hay: str) -> bool:
     return True
 
 
+#: Between two lines of a message listed as items, the item of one may end with a short note and
+#: the next may open with a short label ("- `cd app` — first run"): at most this many words each.
+_ITEM_NOTE_WORDS = 3
+
+
+def _few_words(text: str) -> bool:
+    return len(re.findall(r"\w+", text)) <= _ITEM_NOTE_WORDS
+
+
+def _lines_as_items(parts: list[str], hay_lines: list[str]) -> bool:
+    """Whether a message's lines (``parts``, normalised) are in ``hay_lines`` (the haystack's
+    non-blank lines, normalised) as a run of their own: each part on the line of the one before it,
+    after it, or at the start of the next line, with no more than a short note between. A message's
+    lines listed as items stand together; its first line in one item and its second in another
+    message's item (after that message's words, or items below) is not the message kept, only its
+    words found."""
+    for start, line in enumerate(hay_lines):
+        if parts[0] not in line:
+            continue
+        row, at = start, line.find(parts[0]) + len(parts[0])
+        for part in parts[1:]:
+            found = hay_lines[row].find(part, at)
+            if found >= 0 and not _few_words(hay_lines[row][at:found]):
+                found = -1
+            if found < 0 and row + 1 < len(hay_lines) and _few_words(hay_lines[row][at:]):
+                row, found = row + 1, hay_lines[row + 1].find(part)
+                if found >= 0 and not _few_words(hay_lines[row][:found]):
+                    found = -1
+            if found < 0:
+                break
+            at = found + len(part)
+        else:
+            return True
+    return False
+
+
+def lines_apart(needle: str, haystack: str | Haystack) -> bool:
+    """Whether ``needle``'s lines are all in ``haystack``, in order, but not together
+    (:func:`_lines_as_items`): each inside other text, such as the copies of other messages. A
+    reason says so instead of showing a closest item."""
+    hay = haystack if isinstance(haystack, Haystack) else Haystack(haystack)
+    lines = [normalize(l) for l in needle.splitlines() if normalize(l)]
+    return len(lines) > 1 and _in_order(lines, hay.norm) and not _lines_as_items(lines, hay.lines)
+
+
 class Haystack:
     """A text to search many needles in, normalised once (each reading when first needed: most
     needles are found in ``norm``, and a grader may read only ``text``)."""
@@ -438,6 +483,11 @@ class Haystack:
     @cached_property
     def flat(self) -> str:
         return normalize(_flat(self.text))
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The text's non-blank lines, each normalised (for a message's lines kept as items)."""
+        return [n for n in (normalize(line) for line in self.text.splitlines()) if n]
 
     @cached_property
     def words(self) -> list[str]:
@@ -470,7 +520,7 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
     if flat in hay.flat:
         return Match(True, "lines", "its line breaks were flattened")
     lines = [normalize(l) for l in needle.splitlines() if normalize(l)]
-    if len(lines) > 1 and _in_order(lines, hay.norm):
+    if len(lines) > 1 and _in_order(lines, hay.norm) and _lines_as_items(lines, hay.lines):
         return Match(True, "lines", "its lines kept in order as separate items")
     fixes = _typo_match(flat.split(" "), hay.words, rare)
     if fixes is not None:

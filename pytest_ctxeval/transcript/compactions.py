@@ -36,9 +36,13 @@ from ..core.messages import CompactBoundary, TextBlock, ToolResultBlock, UserMes
 if TYPE_CHECKING:  # pragma: no cover
     from .jsonl import Transcript
 
-__all__ = ["Compaction", "compactions_of", "insert_queued", "nothing_to_grade", "queued_text", "compact_args_in"]
+__all__ = ["Compaction", "compactions_of", "insert_queued", "nothing_to_grade", "queued_text", "compact_args_in", "micro_note"]
 
-_COMPACT_ARGS = re.compile(r"<command-name>\s*/compact\s*</command-name>[\s\S]*?<command-args>([\s\S]*?)</command-args>")
+#: A ``/compact`` echo record: the command's name (with or without its slash), after the
+#: ``<command-message>`` tag when the record opens with it (the order prompt commands are echoed in),
+#: then its arguments.
+_COMPACT_ARGS = re.compile(r"(?:<command-message>[^<]*</command-message>\s*)?<command-name>\s*/?compact\s*</command-name>"
+                           r"[\s\S]*?<command-args>([\s\S]*?)</command-args>")
 
 
 def compact_args_in(after: list[Any]) -> str | None:
@@ -94,8 +98,13 @@ class Compaction:
 
     @property
     def compact_args(self) -> str | None:
-        """What the person gave a manual ``/compact`` to summarise by (:func:`compact_args_in`)."""
-        return compact_args_in(self.after) if self.trigger == "manual" else None
+        """What the person gave a manual ``/compact`` to summarise by: the command's echo after the
+        summary (:func:`compact_args_in`), else the boundary's ``compactMetadata.userContext``, where
+        newer versions record the instructions (a boundary whose echo record is not in the file)."""
+        if self.trigger != "manual":
+            return None
+        given = self.metadata.get("userContext")
+        return compact_args_in(self.after) or (given.strip() or None if isinstance(given, str) else None)
 
     @property
     def pre_tokens(self) -> int:
@@ -209,11 +218,13 @@ def _why_no_summary(transcript: Transcript, boundary_at: int, stop: int) -> str:
     return f"no summary after the boundary (the next record, line {next_line}, {what})"
 
 
-def nothing_to_grade(compactions: list[Compaction], left: Iterable[int] = ()) -> str | None:
+def nothing_to_grade(compactions: list[Compaction], left: Iterable[int] = (), micro: Iterable[int] = ()) -> str | None:
     """Why none of ``compactions`` can be graded (None when one can): none at all, only inherited
     ones, or only ones with no summary. ``left`` are the lines of compact_boundary records that are
     not on the conversation (:attr:`Transcript.left_boundaries`): then the file has compactions, just
-    none on the conversation. The words ``ctxeval grade`` uses for a file and a folder."""
+    none on the conversation. ``micro`` are the lines of microcompact_boundary records
+    (:attr:`Transcript.microcompactions`), named when they are all the file has. The words
+    ``ctxeval grade`` uses for a file and a folder."""
     if any(c.gradable for c in compactions):
         return None
     if not compactions:
@@ -222,12 +233,24 @@ def nothing_to_grade(compactions: list[Compaction], left: Iterable[int] = ()) ->
             which = ("the compact_boundary on line " + str(lines[0]) if len(lines) == 1 else
                      "the compact_boundary records on lines " + ", ".join(map(str, lines)))
             return f"no compaction on the conversation ({which} {'is' if len(lines) == 1 else 'are'} off it: see the notes)"
-        return "no compaction in this session"
+        return "no compaction in this session" + micro_note(micro)
     own = [c for c in compactions if not c.inherited]
     if not own:
         return "only a compaction inherited from a parent session"
     return ("only a compaction with no summary after its boundary" if len(own) == 1
             else "only compactions with no summary after their boundary")
+
+
+def micro_note(lines: Iterable[int]) -> str:
+    """`` (only microcompaction: …)`` naming the microcompact_boundary ``lines``, or ""."""
+    lines = list(lines)
+    if not lines:
+        return ""
+    which = (f"a microcompact_boundary on line {lines[0]}" if len(lines) == 1 else
+             f"{len(lines)} microcompact_boundary records, lines " + ", ".join(map(str, lines[:5]))
+             + (", ..." if len(lines) > 5 else ""))
+    return (f" (only {which}: Claude Code cleared old tool results there and wrote no summary, so there "
+            "is no summary to grade)")
 
 
 def _preserved(transcript: Transcript, meta: dict[str, Any], boundary_at: int) -> list[Any]:

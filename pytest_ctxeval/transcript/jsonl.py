@@ -99,6 +99,10 @@ class Transcript:
     metadata_records: int = 0
     #: Lines of compact_boundary records not on the conversation (each reported in :attr:`problems`).
     left_boundaries: list[int] = field(default_factory=list)
+    #: Lines of ``microcompact_boundary`` records: Claude Code cleared old tool results there
+    #: (``microcompactMetadata``: trigger, preTokens, tokensSaved) and wrote no summary, so there is
+    #: nothing to grade; they are listed so a file holding only them is not called uncompacted.
+    microcompactions: list[int] = field(default_factory=list)
 
     @property
     def compactions(self) -> list[Compaction]:
@@ -213,6 +217,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
     boundary_has_history: dict[str, bool] = {}
     last_main: str | None = None       # the newest main-line message record so far
     repeats: list[int] = []            # lines of records repeating a uuid read earlier
+    micro: list[int] = []              # lines of microcompact_boundary records
     metadata = 0
     stream = _StreamShape()            # the marks of SDK stream-json output, not a transcript
     try:
@@ -260,6 +265,8 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             if rtype == "summary":
                 title = data.get("summary") if isinstance(data.get("summary"), str) else title
                 continue
+            if rtype == "system" and data.get("subtype") == "microcompact_boundary":
+                micro.append(number)
             uid = data.get("uuid")
             if not isinstance(uid, str):
                 if rtype == "queue-operation":
@@ -338,7 +345,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
                             sha256=digest.hexdigest(),
                             agent_id=next(iter(agent_ids)) if main_is_sidechain and len(agent_ids) == 1 else None,
                             boundary_has_history=boundary_has_history, metadata_records=metadata,
-                            left_boundaries=left_boundaries)
+                            left_boundaries=left_boundaries, microcompactions=micro)
     try:
         with p.open("rb") as fh:
             loader = _Loader(fh, p, problems)

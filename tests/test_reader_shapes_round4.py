@@ -1,0 +1,107 @@
+"""Record shapes of real Claude Code transcripts that public session parsers and viewers handle and
+the shared corpus does not hold (round 4 of reading unseen sessions): a ``microcompact_boundary``
+record (old tool results cleared, ``microcompactMetadata`` with ``tokensSaved``, no summary), a
+manual compaction whose instructions are in ``compactMetadata.userContext``, and a ``/compact`` echo
+that opens with its ``<command-message>`` tag or names the command without its slash. Each file is
+written by the test (``transcript_builder``); the words are the test's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ctxeval.cli import main
+from pytest_ctxeval.grading.registry import cases_from_transcript
+from pytest_ctxeval.transcript import read_transcript
+from pytest_ctxeval.transcript.compactions import nothing_to_grade
+
+from transcript_builder import Builder, bash_result, summary_text
+
+ASK = "make the csv export keep the column order of the table"
+
+
+def _micro(b: Builder, n: int = 1) -> None:
+    for i in range(n):
+        b.add({"type": "system", "subtype": "microcompact_boundary", "content": "Microcompact boundary",
+               "level": "info", "microcompactMetadata": {"trigger": "auto", "preTokens": 90_000 + i,
+                                                          "tokensSaved": 25_000, "compactedToolIds": ["toolu_001"],
+                                                          "clearedAttachmentUUIDs": []}})
+
+
+def _work(b: Builder) -> None:
+    b.typed(ASK)
+    b.tool("Bash", {"command": "pytest tests/test_export.py"}, bash_result("3 passed"), "3 passed")
+    b.reply(text="The export keeps the order now.")
+
+
+def test_a_file_with_only_microcompactions_names_them(tmp_path, capsys):
+    """Real transcripts can hold ``microcompact_boundary`` records (tool results cleared, no
+    summary). A file with only those was reported as holding "no compact_boundary record", as if
+    nothing had been compacted; it names the microcompactions and why there is nothing to grade."""
+    b = Builder("2.1.150")
+    _work(b)
+    _micro(b, 2)
+    b.typed("and the tsv export too")
+    b.reply(text="Done.")
+    path = b.write(tmp_path / "micro.jsonl")
+    t = read_transcript(path)
+    assert len(t.microcompactions) == 2 and t.compactions == []
+    why = nothing_to_grade(t.compactions, t.left_boundaries, t.microcompactions)
+    assert why is not None and "2 microcompact_boundary records, lines" in why and "no summary" in why
+    # the conversation walks through them: the message after them is on it
+    assert any(getattr(m, "content", None) == "and the tsv export too" for m in t.messages)
+    assert main(["grade", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "microcompact_boundary" in err and "no summary to grade" in err
+
+
+def test_a_microcompaction_before_a_compaction_leaves_the_compaction_found(tmp_path):
+    b = Builder("2.1.150")
+    _work(b)
+    _micro(b)
+    b.typed("now add a header row option")
+    b.reply(text="Added.")
+    b.boundary("auto", 170_000)
+    b.summary(summary_text("2.1.150", ASK))
+    t = read_transcript(b.write(tmp_path / "s.jsonl"))
+    assert len(t.compactions) == 1 and t.compactions[0].gradable
+    assert t.microcompactions and nothing_to_grade(t.compactions, t.left_boundaries, t.microcompactions) is None
+    # a file with neither says only that
+    assert nothing_to_grade([], [], []) == "no compaction in this session"
+
+
+def _manual(tmp_path, *, echo: str | None, user_context: str | None):
+    b = Builder("2.1.150")
+    _work(b)
+    meta = {"userContext": user_context} if user_context is not None else None
+    b.boundary("manual", 150_000, metadata=meta)
+    b.summary(summary_text("2.1.150", ASK, auto=False), auto=False)
+    if echo is not None:
+        b.user(echo, advance=0.01)
+    (case,) = cases_from_transcript(read_transcript(b.write(tmp_path / "m.jsonl")))
+    return case
+
+
+@pytest.mark.parametrize("echo", [
+    "<command-name>/compact</command-name>\n<command-message>compact</command-message>\n<command-args>keep the export work</command-args>",
+    "<command-message>compact</command-message>\n<command-name>/compact</command-name>\n<command-args>keep the export work</command-args>",
+    "<command-name>compact</command-name><command-args>keep the export work</command-args>",
+])
+def test_compact_instructions_are_read_from_every_echo_shape(tmp_path, echo):
+    """Parsers of real transcripts read ``/compact`` echoes that open with ``<command-message>`` (the
+    order prompt commands are echoed in, also in the corpus) and ones naming ``compact`` without its
+    slash; only the first shape was read, so the others' instructions were lost."""
+    assert _manual(tmp_path, echo=echo, user_context=None).compact_args == "keep the export work"
+
+
+def test_compact_instructions_in_the_boundary_metadata(tmp_path):
+    """Newer boundaries record the instructions as ``compactMetadata.userContext``; with no echo
+    record in the file they are still the instructions. The echo wins when both are there."""
+    assert _manual(tmp_path, echo=None, user_context="keep the export work").compact_args == "keep the export work"
+    assert _manual(tmp_path, echo=None, user_context="  ").compact_args is None
+    both = _manual(tmp_path, echo="<command-name>/compact</command-name><command-args>the echo</command-args>",
+                   user_context="the metadata")
+    assert both.compact_args == "the echo"
+    # another command's echo is not /compact's
+    other = _manual(tmp_path, echo="<command-message>compactor</command-message>\n<command-name>/compactor</command-name>"
+                                   "<command-args>x</command-args>", user_context=None)
+    assert other.compact_args is None
