@@ -90,6 +90,13 @@ def _says_nothing(body: str) -> bool:
     return not re.search(r"[^\W_]", text) or _PLACEHOLDER.match(text) is not None
 
 
+def _held_to_version(case: CompactionCase) -> bool:
+    """A summary Claude Code wrote: a real transcript's compaction, or a ``--summary`` text that
+    opens with Claude Code's preamble (its case carries the session's version). Either is held to
+    what that version promised (pytest_ctxeval.grading.versions), not to the engine's rules."""
+    return case.origin == "transcript" or (case.origin == "summary-file" and case.version is not None)
+
+
 @grader("analysis_stripped", kind="rule", compactors=("claude_code",))
 def analysis_stripped(case: CompactionCase) -> Verdict:
     """The analysis scratchpad is not in what the model sees, and the summary tags are removed.
@@ -100,7 +107,7 @@ def analysis_stripped(case: CompactionCase) -> Verdict:
     reasons = []
     span = analysis_span(text)
     tags = wrapper_tags(text).summary_tags   # markup only: not "<summary>" quoted or in code in the content
-    if span is not None and case.origin == "transcript" and not tags:
+    if span is not None and _held_to_version(case) and not tags:
         kept = promise("analysis_stripped", case.version)
         if not kept.made:
             return Verdict.not_applicable(f"the summary keeps its Analysis: part, as Claude Code "
@@ -133,7 +140,7 @@ def continuation(case: CompactionCase) -> Verdict:
     before 2.1.x, no continuation instruction after a manual /compact before 2.1.150; every version's
     wording counts ("from where we left it off", "from where we left off", "Resume directly")."""
     text = case.summary_message
-    real = case.origin == "transcript"
+    real = _held_to_version(case)
     want_path = promise("transcript_path", case.version) if real else None
     key = "continuation_auto" if case.trigger == "auto" else "continuation_manual"
     want_continue = promise(key, case.version) if real else None

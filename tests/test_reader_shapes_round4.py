@@ -105,3 +105,53 @@ def test_compact_instructions_in_the_boundary_metadata(tmp_path):
     other = _manual(tmp_path, echo="<command-message>compactor</command-message>\n<command-name>/compactor</command-name>"
                                    "<command-args>x</command-args>", user_context=None)
     assert other.compact_args is None
+
+
+# --- a summary copied from the terminal, graded with --summary ------------------------------------
+
+def _terminal_copy(next_step: str) -> str:
+    body = summary_text("2.0.76", ASK, auto=False).splitlines()
+    first, rest = body[0], body[1:]
+    lines = ["● Compact summary", "  ⎿ " + first] + ["    " + line for line in rest]
+    lines[-1] = "       " + next_step
+    return "\n".join(lines + ["  ⎿  Read src/export.py (120 lines)", "  ⎿  Todo list read (3 items)", ""])
+
+
+def _graded(tmp_path, version: str, text: str):
+    from pytest_ctxeval.grading import load_graders
+
+    b = Builder(version)
+    _work(b)
+    path = b.write(tmp_path / f"{version}.jsonl")
+    (case,) = cases_from_transcript(read_transcript(path), summary_text=text)
+    registry = load_graders()
+    names = ("analysis_stripped", "continuation", "nine_sections", "next_step_quote")
+    return case, {v.grader: v for v in registry.run(case, [g for g in registry if g.name in names])}
+
+
+def test_a_terminal_copy_of_a_summary_is_read_as_the_summary(tmp_path):
+    """A real summary saved from the terminal (``● Compact summary``, a ``⎿`` before the preamble,
+    every line indented, then ``⎿  Read FILE (N lines)`` per re-read attachment) and graded with
+    ``--summary``: the ``⎿`` lines after section 9 were read as its body, and the summary, written by
+    Claude Code 2.0.x, was held to the engine's rules (Analysis: must be stripped, a transcript path
+    must end it): two false failures."""
+    case, verdicts = _graded(tmp_path, "2.0.76", _terminal_copy(f'Keep the column order, as asked: "{ASK}"'))
+    assert "● Compact summary" not in case.summary and "Read src/export.py" not in case.summary
+    assert case.version == "2.0.76"
+    assert verdicts["nine_sections"].status == "pass", verdicts["nine_sections"].reasons
+    assert "Read src/export.py" not in case.sections.get("next").body
+    assert verdicts["analysis_stripped"].status == "n/a" and "2.0.76" in verdicts["analysis_stripped"].reasons[0]
+    assert verdicts["continuation"].status == "n/a", verdicts["continuation"].reasons
+    assert verdicts["next_step_quote"].status == "pass", verdicts["next_step_quote"].reasons
+
+
+def test_a_pasted_summary_is_still_held_to_what_its_version_promised(tmp_path):
+    """The other side: the same copy given for a 2.1.69 session keeps an Analysis: part that 2.1.69
+    strips (fail), a step that quotes nothing still fails, and a text that does not open with Claude
+    Code's preamble (not Claude Code's summary) keeps the engine's rules."""
+    _, verdicts = _graded(tmp_path, "2.1.69", _terminal_copy("Run the export tests."))
+    assert verdicts["analysis_stripped"].status == "fail" and "2.1.69 strips it" in verdicts["analysis_stripped"].reasons[0]
+    assert verdicts["next_step_quote"].status == "fail"
+    own = summary_text("2.0.76", ASK, auto=False).split("\n", 2)[2]   # the sections, without the preamble
+    case, verdicts = _graded(tmp_path, "2.0.76", own)
+    assert case.version is None and verdicts["analysis_stripped"].status == "fail"

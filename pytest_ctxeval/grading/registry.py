@@ -38,6 +38,7 @@ from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plai
 from ..scenario.schema import Expectations
 from ..reading.summary import SECTION_KINDS, SECTION_TITLES, ParsedSummary, normalize_ws, parse_summary, prompt_titles, section_entries
 from ..reading.verbatim import normalize
+from ..reading.terminal_copy import claude_code_summary, from_terminal
 from ..core.tokens import estimate_messages
 
 if TYPE_CHECKING:  # for annotations only: these modules import this one
@@ -598,11 +599,15 @@ def cases_from_transcript(transcript: Transcript, *, expect: Expectations | None
     source = str(transcript.path)
     if summary_text is not None:
         history = [m for m in transcript.messages if not isinstance(m, CompactBoundary)]
+        # A summary copied from Claude Code's terminal loses the terminal's drawing; one that opens
+        # with Claude Code's preamble is Claude Code's, held to what the session's version promised.
+        summary_text = from_terminal(summary_text)
         return [CompactionCase(
             source=source, index=1, kind="transcript", trigger="manual", summary=summary_text,
             summary_message=summary_text, summarized=history, history=history, post_messages=[],
             expect=expect, origin="summary-file", pre_tokens=estimate_messages(history),
-            post_tokens=estimate_messages([UserMessage(uuid="summary", content=summary_text)]))]
+            post_tokens=estimate_messages([UserMessage(uuid="summary", content=summary_text)]),
+            version=transcript.version if claude_code_summary(summary_text) else None)]
     out = []
     for comp in transcript.compactions:
         if not comp.gradable:
