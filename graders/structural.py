@@ -132,6 +132,12 @@ _PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:[ \t]*\n?[ \t]*(\S
                         re.IGNORECASE | re.MULTILINE)
 
 
+def _partial_note(case: CompactionCase) -> str:
+    which = "Summarize from here" if case.partial == "from" else "Summarize up to here"
+    return (f"a partial compaction (/rewind -> \"{which}\"): Claude Code writes its summary without the "
+            "follow-up instruction")
+
+
 @grader("continuation", kind="rule", compactors=("claude_code",))
 def continuation(case: CompactionCase) -> Verdict:
     """The summary message points at the full transcript and (auto) says to continue directly.
@@ -146,6 +152,10 @@ def continuation(case: CompactionCase) -> Verdict:
     want_continue = promise(key, case.version) if real else None
     need_path = want_path.made if want_path is not None else True
     need_continue = want_continue.made if want_continue is not None else case.trigger == "auto"
+    if real and case.partial:
+        # /rewind -> "Summarize from here / up to here": Claude Code writes the summary with the
+        # transcript path but without the follow-up instruction (the person picks the next step).
+        need_continue = False
     if not need_path and not need_continue:
         notes = [f"transcript path: {want_path.reason()}"] if want_path is not None else []
         notes += [f"{case.trigger} continuation instruction: {want_continue.reason()}"] if want_continue is not None else []
@@ -170,8 +180,9 @@ def continuation(case: CompactionCase) -> Verdict:
         return Verdict.failed(*reasons, score=0.5 if len(reasons) == 1 else 0.0)
     what = " and ".join(w for w, need in (("transcript path", need_path), ("continuation instruction", need_continue))
                         if need)
-    skipped = [f"no {w} expected ({p.reason()})" for w, need, p in
-               (("transcript path", need_path, want_path), ("continuation instruction", need_continue, want_continue))
+    skipped = [f"no {w} expected ({_partial_note(case) if w.startswith('continuation') and real and case.partial else p.reason()})"
+               for w, need, p in (("transcript path", need_path, want_path),
+                                  ("continuation instruction", need_continue, want_continue))
                if p is not None and not need]
     return Verdict.passed_(f"{what} present" + ("; " + "; ".join(skipped) if skipped else ""))
 

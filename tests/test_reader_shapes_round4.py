@@ -155,3 +155,89 @@ def test_a_pasted_summary_is_still_held_to_what_its_version_promised(tmp_path):
     own = summary_text("2.0.76", ASK, auto=False).split("\n", 2)[2]   # the sections, without the preamble
     case, verdicts = _graded(tmp_path, "2.0.76", own)
     assert case.version is None and verdicts["analysis_stripped"].status == "fail"
+
+
+# --- partial compactions: /rewind -> "Summarize from here" / "Summarize up to here" ----------------
+
+THEME = "add a dark theme to the settings page"
+TOGGLE = "now make the theme toggle remember the choice across reloads"
+
+
+def _partial(tmp_path, direction: str, *, names: str, quotes: str):
+    """A session of two requests, then a partial compaction as parsers of real transcripts show it:
+    the summary carries ``summarizeMetadata`` (direction, messagesSummarized, userContext), the
+    boundary a ``preservedSegment`` of the kept messages and, as its logical parent, the last kept
+    message ("from") or the last summarised one ("up_to")."""
+    b = Builder("2.1.150")
+    first = b.typed(THEME)
+    b.tool("Edit", {"file_path": "/home/dev/app/src/theme.css", "old_string": "a", "new_string": "b"}, {}, "ok")
+    kept_last = b.reply(text="Dark theme added.")[-1]
+    second = b.typed(TOGGLE)
+    b.tool("Edit", {"file_path": "/home/dev/app/src/toggle.ts", "old_string": "a", "new_string": "b"}, {}, "ok")
+    last = b.reply(text="The toggle stores the choice in localStorage.")[-1]
+    head, tail = (first, kept_last) if direction == "from" else (second, last)
+    b.boundary("manual", 40_000, logical=kept_last,
+               metadata={"messagesSummarized": 3, "preservedSegment": {"headUuid": head, "anchorUuid": head, "tailUuid": tail}})
+    asked = TOGGLE if direction == "from" else THEME
+    text = (summary_text("2.1.150", asked, auto=False).replace("src/parser.py", names)
+            .replace(f'Run the tests, as asked: "{asked}"', quotes)
+            + "\nIf you need specific details from before compaction, read the full transcript at: /home/dev/t.jsonl")
+    b.user(text, advance=0.01, isCompactSummary=True,
+           summarizeMetadata={"messagesSummarized": 3, "direction": direction, "userContext": "keep the toggle details"})
+    b.typed("thanks, now the contrast check")
+    b.reply(text="Checking contrast.")
+    t = read_transcript(b.write(tmp_path / f"partial-{direction}.jsonl"))
+    (comp,) = t.compactions
+    return t, comp
+
+
+def _run(t, names=("next_step_quote", "files_preserved", "continuation", "verbatim_user_messages")):
+    from pytest_ctxeval.grading import load_graders
+
+    (case,) = cases_from_transcript(t)
+    registry = load_graders()
+    return {v.grader: v for v in registry.run(case, [g for g in registry if g.name in names])}
+
+
+def test_summarize_from_here_is_graded_against_the_messages_it_summarised(tmp_path):
+    """A "Summarize from here" compaction summarises the messages after the selected one and keeps
+    the ones before; the boundary continues from the last kept message, so the summarised messages
+    are on a branch the conversation left. The reader graded the summary against the kept messages
+    only: a good next step (quoting the latest request) failed as "not verbatim in the most recent
+    conversation", and a summary that dropped a file the summarised part changed passed."""
+    t, comp = _partial(tmp_path, "from", names="src/toggle.ts", quotes=f'Continue, as asked: "{TOGGLE}"')
+    assert comp.partial == "from" and comp.describe()["partial"] == "from"
+    assert comp.before[0].content == TOGGLE        # the summarised branch
+    assert THEME in [getattr(m, "content", None) for m in comp.history]           # the kept part too
+    assert THEME in [getattr(m, "content", None) for m in comp.preserved]
+    assert comp.compact_args == "keep the toggle details"                          # summarizeMetadata.userContext
+    verdicts = _run(t)
+    for name in ("next_step_quote", "files_preserved", "continuation", "verbatim_user_messages"):
+        assert verdicts[name].status == "pass", (name, verdicts[name].reasons)
+    assert "Summarize from here" in verdicts["continuation"].reasons[0]
+
+
+def test_summarize_from_here_still_fails_what_the_summary_lost(tmp_path):
+    t, _ = _partial(tmp_path, "from", names="src/other.ts", quotes=f'Continue, as asked: "{THEME}"')
+    verdicts = _run(t)
+    assert verdicts["files_preserved"].status == "fail" and "toggle.ts" in verdicts["files_preserved"].reasons[0]
+    assert verdicts["next_step_quote"].status == "fail", verdicts["next_step_quote"].reasons
+    # the transcript path is still written for a partial compaction: its absence fails
+    t, _ = _partial(tmp_path, "from", names="src/toggle.ts", quotes=f'"{TOGGLE}"')
+    no_path = cases_from_transcript(t)[0]
+    no_path.summary = no_path.summary_message = no_path.summary.rsplit("\nIf you need", 1)[0]
+    from pytest_ctxeval.grading import load_graders
+    registry = load_graders()
+    (verdict,) = registry.run(no_path, [g for g in registry if g.name == "continuation"])
+    assert verdict.status == "fail" and "no transcript path" in verdict.reasons[0]
+
+
+def test_summarize_up_to_here_is_graded_against_the_older_part(tmp_path):
+    """The other direction: the summary is of the messages before the selected one; the boundary
+    continues from the last of them, so the conversation the summary covers ends there."""
+    t, comp = _partial(tmp_path, "up_to", names="src/theme.css", quotes=f'Continue, as asked: "{THEME}"')
+    assert comp.partial == "up_to"
+    assert TOGGLE not in [getattr(m, "content", None) for m in comp.before]
+    verdicts = _run(t, ("next_step_quote", "files_preserved", "continuation"))
+    for name, verdict in verdicts.items():
+        assert verdict.status == "pass", (name, verdict.reasons)

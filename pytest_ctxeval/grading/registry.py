@@ -167,6 +167,9 @@ class CompactionCase:
     #: they typed before the summary was written, which section 9 may quote (Claude Code writes the
     #: command's echo after the summary, so it is not in the summarised span).
     compact_args: str | None = None
+    #: A real partial compaction (``/rewind`` -> "Summarize from here" / "up to here"): ``from`` or
+    #: ``up_to`` (the summary's ``summarizeMetadata.direction``); None for a whole compaction.
+    partial: str | None = None
     #: The scenario's planted facts (pytest_ctxeval.scenario.planted.PlantedFact), for facts_survive and stale_values.
     facts: list[PlantedFact] = field(default_factory=list, repr=False)
 
@@ -624,7 +627,8 @@ def cases_from_transcript(transcript: Transcript, *, expect: Expectations | None
             post_messages=comp.post_context, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
             origin="transcript", line=comp.summary_line or comp.boundary_line,
             version=getattr(comp, "version", None) or transcript.version,
-            kept_messages=_kept_by_compaction(comp), compact_args=comp.compact_args))
+            kept_messages=_kept_by_compaction(comp), compact_args=comp.compact_args,
+            partial=getattr(comp, "partial", None)))
     _link(out)
     return out
 

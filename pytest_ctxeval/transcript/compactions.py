@@ -79,6 +79,9 @@ class Compaction:
     inherited: bool = False         # copied in from a parent session: not this session's to grade
     inherited_reason: str = ""
     no_summary: str = ""            # why no summary was found after the boundary ("": it was found)
+    #: A partial compaction (``/rewind`` -> "Summarize from here" / "up to here"): its direction
+    #: (``from`` / ``up_to``, the summary's ``summarizeMetadata``), None for a whole compaction.
+    partial: str | None = None
 
     @property
     def gradable(self) -> bool:
@@ -103,8 +106,15 @@ class Compaction:
         newer versions record the instructions (a boundary whose echo record is not in the file)."""
         if self.trigger != "manual":
             return None
-        given = self.metadata.get("userContext")
+        given = self.metadata.get("userContext") or self.partial_context
         return compact_args_in(self.after) or (given.strip() or None if isinstance(given, str) else None)
+
+    @property
+    def partial_context(self) -> str | None:
+        """What the person typed for a partial compaction (``summarizeMetadata.userContext``)."""
+        return self._partial_meta.get("userContext") if isinstance(self._partial_meta.get("userContext"), str) else None
+
+    _partial_meta: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def pre_tokens(self) -> int:
@@ -129,6 +139,7 @@ class Compaction:
                 "trigger": self.trigger, "pre_tokens": self.pre_tokens, "summarised_messages": len(self.before),
                 "kept_messages": len(self.kept), "preserved_messages": len(self.preserved),
                 "inherited": self.inherited, **({"inherited_reason": self.inherited_reason} if self.inherited else {}),
+                **({"partial": self.partial} if self.partial else {}),
                 **({"no_summary": self.no_summary} if self.no_summary else {})}
 
 
@@ -171,6 +182,11 @@ def compactions_of(transcript: Transcript) -> list[Compaction]:
             next_start = b + 1
         meta = info.get("metadata") or {}
         history = [m for m in messages[:b] if not isinstance(m, CompactBoundary)]
+        summarised = transcript.partial_spans.get(boundary.uuid)
+        if summarised:
+            # "Summarize from here": the summary is of the messages after the kept ones, read from
+            # the branch the conversation left (Transcript.partial_spans); the kept ones are history.
+            history = history + summarised
         preserved = _preserved(transcript, meta, b)
         kept = preserved + _following(messages, (summary_at if summary_at is not None else b) + 1, stop)
         inherited, reason = False, ""
@@ -180,16 +196,19 @@ def compactions_of(transcript: Transcript) -> list[Compaction]:
         elif info.get("session_id") and own_session and info["session_id"] != own_session:
             inherited, reason = True, (f"the compaction belongs to session {info['session_id']}, "
                                        f"not to this file's session {own_session}")
+        pmeta = transcript.partial_info.get(summary.uuid, {}) if summary is not None else {}
         out.append(Compaction(
             index=n + 1, boundary=boundary, summary=summary,
-            before=[m for m in messages[start:b] if not isinstance(m, CompactBoundary)],
+            before=list(summarised) if summarised else [m for m in messages[start:b] if not isinstance(m, CompactBoundary)],
             history=history, after=after,
             boundary_line=transcript.line_of.get(boundary.uuid, 0),
             summary_line=transcript.line_of.get(summary.uuid, 0) if summary else 0,
             version=info.get("version"),
             session_id=info.get("session_id"), metadata=dict(meta),
             kept=kept, preserved=preserved, inherited=inherited, inherited_reason=reason,
-            no_summary="" if summary is not None else _why_no_summary(transcript, b, stop)))
+            no_summary="" if summary is not None else _why_no_summary(transcript, b, stop),
+            partial=pmeta.get("direction") if isinstance(pmeta.get("direction"), str) else None,
+            _partial_meta=dict(pmeta)))
         start = next_start
     return out
 
