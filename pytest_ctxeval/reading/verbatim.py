@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 __all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words",
-           "strip_fences", "typed_tail", "typed_after_paste", "machine_line", "lines_apart"]
+           "strip_fences", "typed_tail", "typed_after_paste", "machine_line", "lines_apart", "word_count"]
 
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
@@ -285,7 +285,9 @@ def machine_output(text: str) -> bool:
         return False
     machine = sum(1 for l in lines if _MACHINE_LINE.search(l) or _CODE_LINE.search(l)
                   or (len(l) > 40 and " " not in l.strip()))
-    return machine / len(lines) >= 0.6 and len(text) >= 80
+    # 80 characters at least, a character of a script without spaces counting double (it holds as
+    # much as two Latin ones: a two-line Chinese console paste is as long as its English one)
+    return machine / len(lines) >= 0.6 and len(text) + len(_CJK.findall(text)) >= 80
 
 
 def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[int, str] | None:
@@ -293,7 +295,7 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
     (and, ``with_tail``, what the person typed after it is in the haystack too): the length of the
     kept lead (in words) and the rest; else None."""
     parts = needle.split()
-    if len(parts) < 4:
+    if word_count(parts) < 4:
         return None
     lo, hi = 0, len(parts)  # the longest verbatim prefix, in words (presence is monotone in length)
     while lo < hi:
@@ -302,12 +304,17 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
             lo = mid
         else:
             hi = mid - 1
-    if lo < 4 or lo == len(parts):
+    if word_count(parts[:lo]) < 4 or lo == len(parts):
         return None
     # The rest starts after the kept words; find it in the original (line structure matters).
     rest = needle
     for p in parts[:lo]:
         rest = rest[rest.find(p) + len(p):]
+    cut_line = needle[:len(needle) - len(rest)].rsplit("\n", 1)[-1] + rest.split("\n", 1)[0]
+    if rest.split("\n", 1)[0].strip() and machine_line(cut_line):
+        # The kept words end inside a line of pasted output ("TypeError: Cannot read properties of
+        # undefined" of "... (reading 'create')"): they are the start of the paste, not a typed lead.
+        return None
     if not machine_output(rest):
         return None
     # What the person typed after the paste (a paragraph of prose after its last machine line) is
@@ -315,7 +322,19 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
     tail = typed_tail(rest) if with_tail else ""
     if tail and normalize(tail) not in norm_hay and normalize(_flat(tail)) not in norm_hay:
         return None
-    return lo, rest
+    return word_count(parts[:lo]), rest
+
+
+#: Han ideographs, kana and hangul syllables: scripts written without spaces between words (hangul
+#: usually has them; a run of it counts the same way).
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def word_count(tokens: list[str]) -> int:
+    """How many words the whitespace-separated ``tokens`` hold: one each, but a token written in a
+    script without spaces (Chinese, Japanese) counts one word per two of its characters, so a
+    typed Chinese sentence is as long as its English one (``右键点击之后日志显示`` is 5 words, not 1)."""
+    return sum(max(1, len(_CJK.findall(t)) // 2) for t in tokens)
 
 
 #: A line (or the lines) typed after a pasted log count as the person's own words from this many words
@@ -350,7 +369,7 @@ def _typed_line(line: str) -> bool:
     if not words or machine_line(line) or _TOOL_SAYS.search(line):
         return False
     letters = sum(bool(_WORD.fullmatch(w.strip(".,;:!?()'\""))) for w in words)
-    if len(words) >= TYPED_TAIL_WORDS:
+    if word_count(words) >= TYPED_TAIL_WORDS:
         return letters >= 0.7 * len(words)
     return letters >= 0.6 * len(words) and bool(_ADDRESSED.search(line)) and not _TOOL_HINT.search(line)
 
@@ -538,8 +557,10 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
 
 #: The line of a pasted log that says what went wrong: an exception or error type and its message
 #: (``ValueError: …``, ``_duckdb.ParserException: …``, ``error[E0308]: …``, ``npm ERR! …``).
-_ERROR_LINE = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b[^\n]*:|(?:error|fatal|panic)\b"
-                         r"(?:\[\w+\])?:|npm ERR!)", re.IGNORECASE)
+#: The type may follow the label a program's own logging put before it (``console.error("保存失败:",
+#: err)`` prints ``保存失败: TypeError: …``).
+_ERROR_LINE = re.compile(r"^\s*(?:[^\n:]{1,40}:\s*)?(?:[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b[^\n]*:|"
+                         r"(?:error|fatal|panic)\b(?:\[\w+\])?:|npm ERR!)", re.IGNORECASE)
 
 
 def _paste_kept(needle: str, hay: Haystack) -> Match | None:
@@ -549,7 +570,7 @@ def _paste_kept(needle: str, hay: Haystack) -> Match | None:
     stands for the stack frames). None when the message is not such a paste or neither is kept."""
     lines = [l for l in needle.splitlines() if l.strip()]
     first = next((i for i, l in enumerate(lines) if machine_line(l)), None)
-    if first is None or len(" ".join(lines[:first]).split()) >= 4:
+    if first is None or word_count(" ".join(lines[:first]).split()) >= 4:
         return None
     body = "\n".join(lines[first:])
     if not machine_output(body):

@@ -71,3 +71,76 @@ def test_a_message_s_lines_in_the_copy_of_another_message_are_not_it():
     hay = "- cd ~/a then please also update the readme and npm run build\n- npm run build"
     assert not find("cd ~/a\nnpm run build", hay)
     assert find("cd ~/a\nnpm run build", "- cd ~/a / npm run build")
+
+
+# --- a Chinese 1.0.x session copied from the terminal: leads in a script without spaces ------------
+
+LEAD = "点击导出按钮以后，控制台显示 正在导出..."
+LOG = "exporter.js:41 收到 12 行数据\nexporter.js:58 导出结束，可是下载的文件是空的"
+
+
+def _console_case(kit, listed: str, message: str = f"{LEAD}\n{LOG}"):
+    msgs = [kit.user("给表格加一个导出按钮"), kit.say("已添加。"), kit.user(message), kit.say("正在检查。")]
+    return kit.case(msgs, _s(kit, user_messages=f'- "给表格加一个导出按钮"\n{listed}'))
+
+
+def test_a_chinese_lead_before_a_console_paste_is_a_lead(grade, kit):
+    """A real 1.0.x summary listed "右键，点击翻译当前网页之后，console 日志显示...页面并没有显示为翻译后的页面"
+    for a message whose middle was two pasted console lines (``content.js:80 …``). The typed lead
+    was never a lead: its words were counted by spaces (a Chinese sentence is one "word", and a lead
+    needs four), and the paste was too short in characters (80, counted as Latin ones)."""
+    good = '- "点击导出按钮以后，控制台显示...可是下载的文件是空的" [console output elided]'
+    verdict = grade("verbatim_user_messages", _console_case(kit, good))
+    assert verdict.status == "pass", verdict.reasons
+    # the lead itself cut is still a loss
+    bad = '- "点击导出按钮以后...可是下载的文件是空的"'
+    verdict = grade("verbatim_user_messages", _console_case(kit, bad))
+    assert verdict.status == "fail" and "message 2 of 2" in verdict.reasons[0], verdict.reasons
+
+
+def test_the_start_of_a_pasted_error_line_is_not_a_typed_lead(grade, kit):
+    """The same summary cut a pasted console error inside its error line ("添加单词到词库失败: TypeError:
+    Cannot read properties of undefined..." for "... (reading 'create')" and two stack frames): the
+    first seven words were taken for a typed lead and the rest of the line for the paste, so the
+    cut error passed. The error line is the paste; its start is not a lead."""
+    error = ("保存失败: TypeError: Cannot read properties of null (reading 'rows')\n"
+             "    at saveTable (table.js:88:17)\n    at async table.js:40:5")
+    cut = '- "保存失败: TypeError: Cannot read properties of null..." [save error]'
+    verdict = grade("verbatim_user_messages", _console_case(kit, cut, error))
+    assert verdict.status == "fail" and "message 2 of 2" in verdict.reasons[0], verdict.reasons
+    # its error line kept whole (the stack frames summarised) keeps it
+    whole = "- \"保存失败: TypeError: Cannot read properties of null (reading 'rows')\" (+ stack frames)"
+    assert grade("verbatim_user_messages", _console_case(kit, whole, error)).status == "pass"
+
+
+def test_word_count_reads_scripts_without_spaces():
+    from pytest_ctxeval.reading.verbatim import word_count
+
+    assert word_count("fix the parser now".split()) == 4
+    assert word_count(["点击导出按钮以后"]) == 4
+    assert word_count(["ok", "好"]) == 2
+
+
+# --- files_preserved: several files in one shorthand word ------------------------------------------
+
+def _files_case(kit, files_body: str):
+    msgs = [kit.user("build the settings popup"),
+            *kit.tool("Write", {"file_path": "/home/dev/ext/popup.html", "content": "x"}),
+            *kit.tool("Write", {"file_path": "/home/dev/ext/popup.css", "content": "x"}),
+            *kit.tool("Write", {"file_path": "/home/dev/ext/popup.js", "content": "x"}),
+            *kit.tool("Edit", {"file_path": "/home/dev/ext/src/api/main.go", "old_string": "a", "new_string": "b"}),
+            *kit.tool("Edit", {"file_path": "/home/dev/ext/src/cli/main.go", "old_string": "a", "new_string": "b"}),
+            kit.say("The popup is built.")]
+    return kit.case(msgs, _s(kit, files=files_body))
+
+
+def test_files_named_in_shorthand_are_named(grade, kit):
+    """A real section 3 named "popup.html/css/js: Settings page": popup.css and popup.js were
+    reported as not named. A stem with several extensions, and a shell's braces, name each file."""
+    for body in ("- popup.html/css/js: the settings page\n- src/{api,cli}/main.go: flags",
+                 "- popup.{html,css,js}\n- src/api/main.go, src/cli/main.go"):
+        verdict = grade("files_preserved", _files_case(kit, body))
+        assert verdict.status == "pass", (body, verdict.reasons)
+    bad = grade("files_preserved", _files_case(kit, "- popup.html/css: the settings page\n- src/{api,web}/main.go"))
+    assert bad.status == "fail"
+    assert any("popup.js" in r for r in bad.reasons) and any("src/cli/main.go" in r for r in bad.reasons), bad.reasons
