@@ -330,6 +330,14 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
+def _lettered(token: str) -> bool:
+    """A word of letters (punctuation around it aside); in a script without spaces, a run of letters
+    and the punctuation between them (``导出结束，可是文件是空的`` is one token of a sentence)."""
+    if _CJK.search(token):
+        return re.fullmatch(r"[^\W\d_]+", re.sub(r"[\W_]+", "", token)) is not None
+    return _WORD.fullmatch(token.strip(".,;:!?()'\"")) is not None
+
+
 def word_count(tokens: list[str]) -> int:
     """How many words the whitespace-separated ``tokens`` hold: one each, but a token written in a
     script without spaces (Chinese, Japanese) counts one word per two of its characters, so a
@@ -368,7 +376,7 @@ def _typed_line(line: str) -> bool:
     words = line.split()
     if not words or machine_line(line) or _TOOL_SAYS.search(line):
         return False
-    letters = sum(bool(_WORD.fullmatch(w.strip(".,;:!?()'\""))) for w in words)
+    letters = sum(_lettered(w) for w in words)
     if word_count(words) >= TYPED_TAIL_WORDS:
         return letters >= 0.7 * len(words)
     return letters >= 0.6 * len(words) and bool(_ADDRESSED.search(line)) and not _TOOL_HINT.search(line)

@@ -144,3 +144,15 @@ def test_files_named_in_shorthand_are_named(grade, kit):
     bad = grade("files_preserved", _files_case(kit, "- popup.html/css: the settings page\n- src/{api,web}/main.go"))
     assert bad.status == "fail"
     assert any("popup.js" in r for r in bad.reasons) and any("src/cli/main.go" in r for r in bad.reasons), bad.reasons
+
+
+def test_a_chinese_line_typed_after_a_log_is_the_person_s():
+    """The other half of the same class: a Chinese sentence typed after a pasted log is prose (it is
+    one "word" when words are counted by spaces, and its commas made it not a word of letters), so
+    a summary must keep it, as it must an English one."""
+    from pytest_ctxeval.reading.verbatim import find, typed_tail
+
+    message = "导出以后控制台是这样的\nexporter.js:41 收到 12 行数据\nexporter.js:58 导出结束\n可是下载的文件是空的，请帮我看看为什么会这样"
+    assert typed_tail(message) == "可是下载的文件是空的，请帮我看看为什么会这样"
+    assert find(message, '- "导出以后控制台是这样的 [log] 可是下载的文件是空的，请帮我看看为什么会这样"')
+    assert not find(message, '- "导出以后控制台是这样的 [log]"')
