@@ -203,6 +203,9 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             continue
         missing.append(p.text)
         reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
+        if n in drafts:
+            reason += (f"; it is an interrupted draft of message {drafts[n] + 1}, which would stand for it, but that "
+                       "message is not kept either")
         if n in inside:
             reason += f"; its text is there only inside message {inside[n] + 1}'s copy, not as a message of its own"
         elif section is not None and not _is_short(p.text) and (copy := _found_at(case, p.text)):

@@ -156,3 +156,17 @@ def test_a_chinese_line_typed_after_a_log_is_the_person_s():
     assert typed_tail(message) == "可是下载的文件是空的，请帮我看看为什么会这样"
     assert find(message, '- "导出以后控制台是这样的 [log] 可是下载的文件是空的，请帮我看看为什么会这样"')
     assert not find(message, '- "导出以后控制台是这样的 [log]"')
+
+
+def test_a_lost_draft_s_reason_names_its_resend(grade, kit):
+    """The Chinese session's first request was interrupted and sent again revised; the summary cut
+    the resend, and the draft was reported as a second loss with no word of why it mattered. Its
+    reason says it is the draft of the (also lost) resend."""
+    draft, resend = "write the release notes for the export fix", "write the release notes for the export fix and the import fix"
+    msgs = [kit.user(draft), kit.say("Writing"), kit.user("[Request interrupted by user]"), kit.user(resend),
+            kit.say("Done.")]
+    verdict = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages='- "write the release notes..."')))
+    assert verdict.status == "fail"
+    assert "interrupted draft of message 2" in verdict.reasons[0], verdict.reasons
+    kept = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages=f'- "{resend}"')))
+    assert kept.status == "pass", kept.reasons
