@@ -82,6 +82,7 @@ class Compaction:
     #: A partial compaction (``/rewind`` -> "Summarize from here" / "up to here"): its direction
     #: (``from`` / ``up_to``, the summary's ``summarizeMetadata``), None for a whole compaction.
     partial: str | None = None
+    partial_meta: dict[str, Any] = field(default_factory=dict, repr=False)   # summarizeMetadata as written
 
     @property
     def gradable(self) -> bool:
@@ -112,9 +113,8 @@ class Compaction:
     @property
     def partial_context(self) -> str | None:
         """What the person typed for a partial compaction (``summarizeMetadata.userContext``)."""
-        return self._partial_meta.get("userContext") if isinstance(self._partial_meta.get("userContext"), str) else None
-
-    _partial_meta: dict[str, Any] = field(default_factory=dict, repr=False)
+        given = self.partial_meta.get("userContext")
+        return given if isinstance(given, str) else None
 
     @property
     def pre_tokens(self) -> int:
@@ -208,7 +208,7 @@ def compactions_of(transcript: Transcript) -> list[Compaction]:
             kept=kept, preserved=preserved, inherited=inherited, inherited_reason=reason,
             no_summary="" if summary is not None else _why_no_summary(transcript, b, stop),
             partial=pmeta.get("direction") if isinstance(pmeta.get("direction"), str) else None,
-            _partial_meta=dict(pmeta)))
+            partial_meta=dict(pmeta)))
         start = next_start
     return out
 
