@@ -16,8 +16,8 @@ def _s(kit, **bodies: str) -> str:
     return kit.summary(base)
 
 
-GO = "cd ~/work/orchard-report\nnpm start"
-RERUN = "cd ~/work/orchard-report\n  npm run build"
+GO = "cd ~/code/orchard-report\nnpm start"
+RERUN = "cd ~/code/orchard-report\n  npm run build"
 
 
 def _shell_case(kit, listed: str):
@@ -32,7 +32,7 @@ def test_a_message_whose_lines_are_only_in_other_messages_items_is_lost(grade, k
     (message 2), and left out message 3, "cd …/solution" then "streamlit run app.py" on two lines.
     "Lines kept in order as separate items" found its first line in item 1 and its second in item 3
     (other messages' copies, with other messages between), and passed it: a lost message."""
-    lost = ("- `cd ~/work/orchard-report` + `npm start` - first run\n"
+    lost = ("- `cd ~/code/orchard-report` + `npm start` - first run\n"
             "- `npm run build` - build command\n"
             '- "the chart legend overlaps the footer, move it to the right"')
     verdict = grade("verbatim_user_messages", _shell_case(kit, lost))
@@ -44,11 +44,11 @@ def test_a_message_whose_lines_are_only_in_other_messages_items_is_lost(grade, k
 def test_a_message_s_lines_listed_together_are_kept(grade, kit):
     """The other side: the message's lines as consecutive items, on one line joined by ``+`` or
     ``/``, or as a sub-list under a label, keep it."""
-    for rerun in ("- `cd ~/work/orchard-report`\n- `npm run build`",
-                  "- `cd ~/work/orchard-report` + `npm run build` - rebuild",
-                  "- cd ~/work/orchard-report / npm run build",
-                  "- rebuild, two lines:\n  - cd ~/work/orchard-report\n  - npm run build"):
-        listed = ("- `cd ~/work/orchard-report` + `npm start` - first run\n- `npm run build`\n"
+    for rerun in ("- `cd ~/code/orchard-report`\n- `npm run build`",
+                  "- `cd ~/code/orchard-report` + `npm run build` - rebuild",
+                  "- cd ~/code/orchard-report / npm run build",
+                  "- rebuild, two lines:\n  - cd ~/code/orchard-report\n  - npm run build"):
+        listed = ("- `cd ~/code/orchard-report` + `npm start` - first run\n- `npm run build`\n"
                   '- "the chart legend overlaps the footer, move it to the right"\n' + rerun)
         verdict = grade("verbatim_user_messages", _shell_case(kit, listed))
         assert verdict.status == "pass", (rerun, verdict.reasons)
