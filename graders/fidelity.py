@@ -49,7 +49,8 @@ from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section, plain_emphasis
 from pytest_ctxeval.reading.verbatim import (
-    Haystack, Match, closest_line, haystack, most_alike, normalize, percent_alike, show_difference, typed_after_paste,
+    Haystack, Match, closest_line, haystack, lines_apart, most_alike, normalize, percent_alike, show_difference,
+    typed_after_paste,
 )
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
@@ -202,6 +203,9 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             continue
         missing.append(p.text)
         reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
+        if n in drafts:
+            reason += (f"; it is an interrupted draft of message {drafts[n] + 1}, which would stand for it, but that "
+                       "message is not kept either")
         if n in inside:
             reason += f"; its text is there only inside message {inside[n] + 1}'s copy, not as a message of its own"
         elif section is not None and not _is_short(p.text) and (copy := _found_at(case, p.text)):
@@ -217,7 +221,11 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         if len(frags) == 1 and (lost_tail := typed_after_paste(p.text, hay)):
             reason += (f"; its lead is kept and the pasted output summarised, but what the person typed after the "
                        f"paste is not there: \"{_short(lost_tail, 100)}\"")
-        near = _closest(p.text, section.body if section else region) if len(frags) == 1 else None
+        apart = len(frags) == 1 and lines_apart(p.text, hay)
+        if apart:
+            reason += ("; each of its lines is in the section, but apart, inside other items (the copies of other "
+                       "messages), not listed together as this message")
+        near = _closest(p.text, section.body if section else region) if len(frags) == 1 and not apart else None
         if near:
             reason += (f"; closest item ({percent_alike(near[1], p.text, near[0])} similar): \"{_short(near[0])}\"; differences: "
                        f"{show_difference(normalize_ws(p.text), near[0])}")

@@ -90,6 +90,13 @@ def _says_nothing(body: str) -> bool:
     return not re.search(r"[^\W_]", text) or _PLACEHOLDER.match(text) is not None
 
 
+def _held_to_version(case: CompactionCase) -> bool:
+    """A summary Claude Code wrote: a real transcript's compaction, or a ``--summary`` text that
+    opens with Claude Code's preamble (its case carries the session's version). Either is held to
+    what that version promised (pytest_ctxeval.grading.versions), not to the engine's rules."""
+    return case.origin == "transcript" or (case.origin == "summary-file" and case.version is not None)
+
+
 @grader("analysis_stripped", kind="rule", compactors=("claude_code",))
 def analysis_stripped(case: CompactionCase) -> Verdict:
     """The analysis scratchpad is not in what the model sees, and the summary tags are removed.
@@ -100,7 +107,7 @@ def analysis_stripped(case: CompactionCase) -> Verdict:
     reasons = []
     span = analysis_span(text)
     tags = wrapper_tags(text).summary_tags   # markup only: not "<summary>" quoted or in code in the content
-    if span is not None and case.origin == "transcript" and not tags:
+    if span is not None and _held_to_version(case) and not tags:
         kept = promise("analysis_stripped", case.version)
         if not kept.made:
             return Verdict.not_applicable(f"the summary keeps its Analysis: part, as Claude Code "
@@ -125,6 +132,12 @@ _PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:[ \t]*\n?[ \t]*(\S
                         re.IGNORECASE | re.MULTILINE)
 
 
+def _partial_note(case: CompactionCase) -> str:
+    which = "Summarize from here" if case.partial == "from" else "Summarize up to here"
+    return (f"a partial compaction (/rewind -> \"{which}\"): Claude Code writes its summary without the "
+            "follow-up instruction")
+
+
 @grader("continuation", kind="rule", compactors=("claude_code",))
 def continuation(case: CompactionCase) -> Verdict:
     """The summary message points at the full transcript and (auto) says to continue directly.
@@ -133,12 +146,16 @@ def continuation(case: CompactionCase) -> Verdict:
     before 2.1.x, no continuation instruction after a manual /compact before 2.1.150; every version's
     wording counts ("from where we left it off", "from where we left off", "Resume directly")."""
     text = case.summary_message
-    real = case.origin == "transcript"
+    real = _held_to_version(case)
     want_path = promise("transcript_path", case.version) if real else None
     key = "continuation_auto" if case.trigger == "auto" else "continuation_manual"
     want_continue = promise(key, case.version) if real else None
     need_path = want_path.made if want_path is not None else True
     need_continue = want_continue.made if want_continue is not None else case.trigger == "auto"
+    if real and case.partial:
+        # /rewind -> "Summarize from here / up to here": Claude Code writes the summary with the
+        # transcript path but without the follow-up instruction (the person picks the next step).
+        need_continue = False
     if not need_path and not need_continue:
         notes = [f"transcript path: {want_path.reason()}"] if want_path is not None else []
         notes += [f"{case.trigger} continuation instruction: {want_continue.reason()}"] if want_continue is not None else []
@@ -156,15 +173,16 @@ def continuation(case: CompactionCase) -> Verdict:
             reasons.append(f"the transcript path {match.group(1)!r} is not this session's transcript "
                            f"{case.transcript_path!r}")
     if need_continue and not CONTINUATION_WORDINGS.search(text):
-        reasons.append(f"no continuation instruction: an {'automatic' if case.trigger == 'auto' else 'manual'} "
+        reasons.append(f"no continuation instruction: {'an automatic' if case.trigger == 'auto' else 'a manual'} "
                        "compaction must tell the model to continue from where it left off without asking or "
                        "recapping (seed 003:269-277)" + (f"; Claude Code {case.version} writes it" if real else ""))
     if reasons:
         return Verdict.failed(*reasons, score=0.5 if len(reasons) == 1 else 0.0)
     what = " and ".join(w for w, need in (("transcript path", need_path), ("continuation instruction", need_continue))
                         if need)
-    skipped = [f"no {w} expected ({p.reason()})" for w, need, p in
-               (("transcript path", need_path, want_path), ("continuation instruction", need_continue, want_continue))
+    skipped = [f"no {w} expected ({_partial_note(case) if w.startswith('continuation') and real and case.partial else p.reason()})"
+               for w, need, p in (("transcript path", need_path, want_path),
+                                  ("continuation instruction", need_continue, want_continue))
                if p is not None and not need]
     return Verdict.passed_(f"{what} present" + ("; " + "; ".join(skipped) if skipped else ""))
 

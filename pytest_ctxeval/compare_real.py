@@ -435,7 +435,7 @@ def compare_real(
     # compared are exactly those cases_from_transcript makes cases of, in the same order.
     comps = [c for c in transcript.compactions if c.gradable]
     if not comps:
-        why = nothing_to_grade(transcript.compactions, transcript.left_boundaries) or "no compaction"
+        why = nothing_to_grade(transcript.compactions, transcript.left_boundaries, transcript.microcompactions) or "no compaction"
         hint = ("compare the parent session's file" if "inherited" in why else
                 "compare the complete file once the session has written its summary" if "no summary" in why else
                 "" if transcript.left_boundaries else "no compact_boundary record")

@@ -204,7 +204,7 @@ def evaluate_transcript(transcript: Transcript, registry: GraderRegistry, specs:
         outcome.notes += [c.not_graded for c in transcript.compactions if not c.inherited and c.no_summary]
         if not cases:
             # Nothing of this session to grade: every grader n/a with the reason, not a failed verdict.
-            outcome.skipped = (nothing_to_grade(transcript.compactions, transcript.left_boundaries)
+            outcome.skipped = (nothing_to_grade(transcript.compactions, transcript.left_boundaries, transcript.microcompactions)
                                or "no compaction to grade")
     return outcome
 

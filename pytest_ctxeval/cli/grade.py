@@ -15,7 +15,7 @@ from ..evaluation import usage_lines
 from ..grading.folders import is_folder_mode
 from ..options import RunOptions, add_model_options
 from ..results import results_document, write_results
-from ..transcript.compactions import nothing_to_grade
+from ..transcript.compactions import micro_note, nothing_to_grade
 from ..transcript.jsonl import read_transcript
 from .common import check_writable, exit_code, grader_args, load_expectations, print_outcomes, registry_of
 from .grade_folder import add_folder_options, run_grade_folder
@@ -103,7 +103,7 @@ def _check_something_to_grade(path: str, transcript: Any) -> None:
     """A file with no compaction of its own that has a summary is a usage error (exit 2), as a file
     with no compaction at all: nothing was graded, so no verdict passed or failed. Folder mode lists
     such a file as skipped, in the same words."""
-    why = nothing_to_grade(transcript.compactions, transcript.left_boundaries)
+    why = nothing_to_grade(transcript.compactions, transcript.left_boundaries, transcript.microcompactions)
     if why is None:
         return
     for problem in transcript.problems:  # the lines skipped on the way, as a graded file shows them
@@ -111,7 +111,8 @@ def _check_something_to_grade(path: str, transcript: Any) -> None:
     if not transcript.compactions and transcript.left_boundaries:
         raise UsageError(f"{path}: {why}; nothing to grade: pass --summary FILE to grade a summary of it")
     if not transcript.compactions:
-        raise UsageError(f"{path}: no compaction in this transcript (no compact_boundary record); "
+        raise UsageError(f"{path}: no compaction in this transcript (no compact_boundary record)"
+                         f"{micro_note(transcript.microcompactions)}; "
                          "pass --summary FILE to grade a summary of it")
     if why.startswith("only a compaction inherited"):
         first = transcript.compactions[0]

@@ -160,7 +160,7 @@ def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
     result.problems = [str(pr) for pr in transcript.problems]
     result.problem_lines = [pr.line for pr in transcript.problems]
     comps = transcript.compactions
-    why = nothing_to_grade(comps, transcript.left_boundaries)
+    why = nothing_to_grade(comps, transcript.left_boundaries, transcript.microcompactions)
     if why is not None:
         result.status = "skipped"
         result.reason = why

@@ -38,6 +38,7 @@ from ..core.messages import AssistantMessage, CompactBoundary, UserMessage, plai
 from ..scenario.schema import Expectations
 from ..reading.summary import SECTION_KINDS, SECTION_TITLES, ParsedSummary, normalize_ws, parse_summary, prompt_titles, section_entries
 from ..reading.verbatim import normalize
+from ..reading.terminal_copy import claude_code_summary, from_terminal
 from ..core.tokens import estimate_messages
 
 if TYPE_CHECKING:  # for annotations only: these modules import this one
@@ -166,6 +167,9 @@ class CompactionCase:
     #: they typed before the summary was written, which section 9 may quote (Claude Code writes the
     #: command's echo after the summary, so it is not in the summarised span).
     compact_args: str | None = None
+    #: A real partial compaction (``/rewind`` -> "Summarize from here" / "up to here"): ``from`` or
+    #: ``up_to`` (the summary's ``summarizeMetadata.direction``); None for a whole compaction.
+    partial: str | None = None
     #: The scenario's planted facts (pytest_ctxeval.scenario.planted.PlantedFact), for facts_survive and stale_values.
     facts: list[PlantedFact] = field(default_factory=list, repr=False)
 
@@ -598,11 +602,15 @@ def cases_from_transcript(transcript: Transcript, *, expect: Expectations | None
     source = str(transcript.path)
     if summary_text is not None:
         history = [m for m in transcript.messages if not isinstance(m, CompactBoundary)]
+        # A summary copied from Claude Code's terminal loses the terminal's drawing; one that opens
+        # with Claude Code's preamble is Claude Code's, held to what the session's version promised.
+        summary_text = from_terminal(summary_text)
         return [CompactionCase(
             source=source, index=1, kind="transcript", trigger="manual", summary=summary_text,
             summary_message=summary_text, summarized=history, history=history, post_messages=[],
             expect=expect, origin="summary-file", pre_tokens=estimate_messages(history),
-            post_tokens=estimate_messages([UserMessage(uuid="summary", content=summary_text)]))]
+            post_tokens=estimate_messages([UserMessage(uuid="summary", content=summary_text)]),
+            version=transcript.version if claude_code_summary(summary_text) else None)]
     out = []
     for comp in transcript.compactions:
         if not comp.gradable:
@@ -619,7 +627,8 @@ def cases_from_transcript(transcript: Transcript, *, expect: Expectations | None
             post_messages=comp.post_context, expect=expect, pre_tokens=comp.boundary.pre_tokens, post_tokens=post,
             origin="transcript", line=comp.summary_line or comp.boundary_line,
             version=getattr(comp, "version", None) or transcript.version,
-            kept_messages=_kept_by_compaction(comp), compact_args=comp.compact_args))
+            kept_messages=_kept_by_compaction(comp), compact_args=comp.compact_args,
+            partial=getattr(comp, "partial", None)))
     _link(out)
     return out
 

@@ -23,6 +23,7 @@ from ..core.messages import (
 from .session_facts import (
     claude_storage, error_kind, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
 )
+from .file_shorthand import expand_file_shorthand
 from .file_changes import FileLedger
 from .pasted import mostly_prose
 from .summary import normalize_ws
@@ -351,10 +352,13 @@ _MD_ESCAPED = re.compile(r"\\([_*`\[\]#~])")
 
 def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
     """:func:`_file_mentioned`; a file name written with Markdown escapes (``hello\\_world.py``)
-    names the file too (a backslash is otherwise read as a Windows path separator)."""
+    names the file too (a backslash is otherwise read as a Windows path separator), and so does a
+    shorthand word for several files (``popup.html/css/js``, ``src/{api,cli}/main.go``:
+    :mod:`pytest_ctxeval.reading.file_shorthand`)."""
     return _file_mentioned(path, text, all_paths) or (
         "\\" in text and _MD_ESCAPED.search(text) is not None
-        and _file_mentioned(path, _MD_ESCAPED.sub(r"\1", text), all_paths))
+        and _file_mentioned(path, _MD_ESCAPED.sub(r"\1", text), all_paths)) or (
+        (spelled := expand_file_shorthand(text)) is not text and _file_mentioned(path, spelled, all_paths))
 
 
 #: Words that say a file named just before them was not changed ("(read-only reference)",

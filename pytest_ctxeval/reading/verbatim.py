@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 __all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words",
-           "strip_fences", "typed_tail", "typed_after_paste", "machine_line"]
+           "strip_fences", "typed_tail", "typed_after_paste", "machine_line", "lines_apart", "word_count"]
 
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
@@ -285,7 +285,9 @@ def machine_output(text: str) -> bool:
         return False
     machine = sum(1 for l in lines if _MACHINE_LINE.search(l) or _CODE_LINE.search(l)
                   or (len(l) > 40 and " " not in l.strip()))
-    return machine / len(lines) >= 0.6 and len(text) >= 80
+    # 80 characters at least, a character of a script without spaces counting double (it holds as
+    # much as two Latin ones: a two-line Chinese console paste is as long as its English one)
+    return machine / len(lines) >= 0.6 and len(text) + len(_CJK.findall(text)) >= 80
 
 
 def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[int, str] | None:
@@ -293,7 +295,7 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
     (and, ``with_tail``, what the person typed after it is in the haystack too): the length of the
     kept lead (in words) and the rest; else None."""
     parts = needle.split()
-    if len(parts) < 4:
+    if word_count(parts) < 4:
         return None
     lo, hi = 0, len(parts)  # the longest verbatim prefix, in words (presence is monotone in length)
     while lo < hi:
@@ -302,12 +304,17 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
             lo = mid
         else:
             hi = mid - 1
-    if lo < 4 or lo == len(parts):
+    if word_count(parts[:lo]) < 4 or lo == len(parts):
         return None
     # The rest starts after the kept words; find it in the original (line structure matters).
     rest = needle
     for p in parts[:lo]:
         rest = rest[rest.find(p) + len(p):]
+    cut_line = needle[:len(needle) - len(rest)].rsplit("\n", 1)[-1] + rest.split("\n", 1)[0]
+    if rest.split("\n", 1)[0].strip() and machine_line(cut_line):
+        # The kept words end inside a line of pasted output ("TypeError: Cannot read properties of
+        # undefined" of "... (reading 'create')"): they are the start of the paste, not a typed lead.
+        return None
     if not machine_output(rest):
         return None
     # What the person typed after the paste (a paragraph of prose after its last machine line) is
@@ -315,7 +322,27 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
     tail = typed_tail(rest) if with_tail else ""
     if tail and normalize(tail) not in norm_hay and normalize(_flat(tail)) not in norm_hay:
         return None
-    return lo, rest
+    return word_count(parts[:lo]), rest
+
+
+#: Han ideographs, kana and hangul syllables: scripts written without spaces between words (hangul
+#: usually has them; a run of it counts the same way).
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def _lettered(token: str) -> bool:
+    """A word of letters (punctuation around it aside); in a script without spaces, a run of letters
+    and the punctuation between them (``导出结束，可是文件是空的`` is one token of a sentence)."""
+    if _CJK.search(token):
+        return re.fullmatch(r"[^\W\d_]+", re.sub(r"[\W_]+", "", token)) is not None
+    return _WORD.fullmatch(token.strip(".,;:!?()'\"")) is not None
+
+
+def word_count(tokens: list[str]) -> int:
+    """How many words the whitespace-separated ``tokens`` hold: one each, but a token written in a
+    script without spaces (Chinese, Japanese) counts one word per two of its characters, so a
+    typed Chinese sentence is as long as its English one (``右键点击之后日志显示`` is 5 words, not 1)."""
+    return sum(max(1, len(_CJK.findall(t)) // 2) for t in tokens)
 
 
 #: A line (or the lines) typed after a pasted log count as the person's own words from this many words
@@ -349,8 +376,8 @@ def _typed_line(line: str) -> bool:
     words = line.split()
     if not words or machine_line(line) or _TOOL_SAYS.search(line):
         return False
-    letters = sum(bool(_WORD.fullmatch(w.strip(".,;:!?()'\""))) for w in words)
-    if len(words) >= TYPED_TAIL_WORDS:
+    letters = sum(_lettered(w) for w in words)
+    if word_count(words) >= TYPED_TAIL_WORDS:
         return letters >= 0.7 * len(words)
     return letters >= 0.6 * len(words) and bool(_ADDRESSED.search(line)) and not _TOOL_HINT.search(line)
 
@@ -424,6 +451,51 @@ def _in_order(parts: list[str], hay: str) -> bool:
     return True
 
 
+#: Between two lines of a message listed as items, the item of one may end with a short note and
+#: the next may open with a short label ("- `cd app` — first run"): at most this many words each.
+_ITEM_NOTE_WORDS = 3
+
+
+def _few_words(text: str) -> bool:
+    return len(re.findall(r"\w+", text)) <= _ITEM_NOTE_WORDS
+
+
+def _lines_as_items(parts: list[str], hay_lines: list[str]) -> bool:
+    """Whether a message's lines (``parts``, normalised) are in ``hay_lines`` (the haystack's
+    non-blank lines, normalised) as a run of their own: each part on the line of the one before it,
+    after it, or at the start of the next line, with no more than a short note between. A message's
+    lines listed as items stand together; its first line in one item and its second in another
+    message's item (after that message's words, or items below) is not the message kept, only its
+    words found."""
+    for start, line in enumerate(hay_lines):
+        if parts[0] not in line:
+            continue
+        row, at = start, line.find(parts[0]) + len(parts[0])
+        for part in parts[1:]:
+            found = hay_lines[row].find(part, at)
+            if found >= 0 and not _few_words(hay_lines[row][at:found]):
+                found = -1
+            if found < 0 and row + 1 < len(hay_lines) and _few_words(hay_lines[row][at:]):
+                row, found = row + 1, hay_lines[row + 1].find(part)
+                if found >= 0 and not _few_words(hay_lines[row][:found]):
+                    found = -1
+            if found < 0:
+                break
+            at = found + len(part)
+        else:
+            return True
+    return False
+
+
+def lines_apart(needle: str, haystack: str | Haystack) -> bool:
+    """Whether ``needle``'s lines are all in ``haystack``, in order, but not together
+    (:func:`_lines_as_items`): each inside other text, such as the copies of other messages. A
+    reason says so instead of showing a closest item."""
+    hay = haystack if isinstance(haystack, Haystack) else Haystack(haystack)
+    lines = [normalize(l) for l in needle.splitlines() if normalize(l)]
+    return len(lines) > 1 and _in_order(lines, hay.norm) and not _lines_as_items(lines, hay.lines)
+
+
 class Haystack:
     """A text to search many needles in, normalised once (each reading when first needed: most
     needles are found in ``norm``, and a grader may read only ``text``)."""
@@ -438,6 +510,11 @@ class Haystack:
     @cached_property
     def flat(self) -> str:
         return normalize(_flat(self.text))
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The text's non-blank lines, each normalised (for a message's lines kept as items)."""
+        return [n for n in (normalize(line) for line in self.text.splitlines()) if n]
 
     @cached_property
     def words(self) -> list[str]:
@@ -470,7 +547,7 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
     if flat in hay.flat:
         return Match(True, "lines", "its line breaks were flattened")
     lines = [normalize(l) for l in needle.splitlines() if normalize(l)]
-    if len(lines) > 1 and _in_order(lines, hay.norm):
+    if len(lines) > 1 and _in_order(lines, hay.norm) and _lines_as_items(lines, hay.lines):
         return Match(True, "lines", "its lines kept in order as separate items")
     fixes = _typo_match(flat.split(" "), hay.words, rare)
     if fixes is not None:
@@ -488,8 +565,10 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
 
 #: The line of a pasted log that says what went wrong: an exception or error type and its message
 #: (``ValueError: …``, ``_duckdb.ParserException: …``, ``error[E0308]: …``, ``npm ERR! …``).
-_ERROR_LINE = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b[^\n]*:|(?:error|fatal|panic)\b"
-                         r"(?:\[\w+\])?:|npm ERR!)", re.IGNORECASE)
+#: The type may follow the label a program's own logging put before it (``console.error("保存失败:",
+#: err)`` prints ``保存失败: TypeError: …``).
+_ERROR_LINE = re.compile(r"^\s*(?:[^\n:]{1,40}:\s*)?(?:[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b[^\n]*:|"
+                         r"(?:error|fatal|panic)\b(?:\[\w+\])?:|npm ERR!)", re.IGNORECASE)
 
 
 def _paste_kept(needle: str, hay: Haystack) -> Match | None:
@@ -499,7 +578,7 @@ def _paste_kept(needle: str, hay: Haystack) -> Match | None:
     stands for the stack frames). None when the message is not such a paste or neither is kept."""
     lines = [l for l in needle.splitlines() if l.strip()]
     first = next((i for i, l in enumerate(lines) if machine_line(l)), None)
-    if first is None or len(" ".join(lines[:first]).split()) >= 4:
+    if first is None or word_count(" ".join(lines[:first]).split()) >= 4:
         return None
     body = "\n".join(lines[first:])
     if not machine_output(body):

@@ -36,9 +36,13 @@ from ..core.messages import CompactBoundary, TextBlock, ToolResultBlock, UserMes
 if TYPE_CHECKING:  # pragma: no cover
     from .jsonl import Transcript
 
-__all__ = ["Compaction", "compactions_of", "insert_queued", "nothing_to_grade", "queued_text", "compact_args_in"]
+__all__ = ["Compaction", "compactions_of", "insert_queued", "nothing_to_grade", "queued_text", "compact_args_in", "micro_note"]
 
-_COMPACT_ARGS = re.compile(r"<command-name>\s*/compact\s*</command-name>[\s\S]*?<command-args>([\s\S]*?)</command-args>")
+#: A ``/compact`` echo record: the command's name (with or without its slash), after the
+#: ``<command-message>`` tag when the record opens with it (the order prompt commands are echoed in),
+#: then its arguments.
+_COMPACT_ARGS = re.compile(r"(?:<command-message>[^<]*</command-message>\s*)?<command-name>\s*/?compact\s*</command-name>"
+                           r"[\s\S]*?<command-args>([\s\S]*?)</command-args>")
 
 
 def compact_args_in(after: list[Any]) -> str | None:
@@ -75,6 +79,10 @@ class Compaction:
     inherited: bool = False         # copied in from a parent session: not this session's to grade
     inherited_reason: str = ""
     no_summary: str = ""            # why no summary was found after the boundary ("": it was found)
+    #: A partial compaction (``/rewind`` -> "Summarize from here" / "up to here"): its direction
+    #: (``from`` / ``up_to``, the summary's ``summarizeMetadata``), None for a whole compaction.
+    partial: str | None = None
+    partial_meta: dict[str, Any] = field(default_factory=dict, repr=False)   # summarizeMetadata as written
 
     @property
     def gradable(self) -> bool:
@@ -94,8 +102,19 @@ class Compaction:
 
     @property
     def compact_args(self) -> str | None:
-        """What the person gave a manual ``/compact`` to summarise by (:func:`compact_args_in`)."""
-        return compact_args_in(self.after) if self.trigger == "manual" else None
+        """What the person gave a manual ``/compact`` to summarise by: the command's echo after the
+        summary (:func:`compact_args_in`), else the boundary's ``compactMetadata.userContext``, where
+        newer versions record the instructions (a boundary whose echo record is not in the file)."""
+        if self.trigger != "manual":
+            return None
+        given = self.metadata.get("userContext") or self.partial_context
+        return compact_args_in(self.after) or (given.strip() or None if isinstance(given, str) else None)
+
+    @property
+    def partial_context(self) -> str | None:
+        """What the person typed for a partial compaction (``summarizeMetadata.userContext``)."""
+        given = self.partial_meta.get("userContext")
+        return given if isinstance(given, str) else None
 
     @property
     def pre_tokens(self) -> int:
@@ -120,6 +139,7 @@ class Compaction:
                 "trigger": self.trigger, "pre_tokens": self.pre_tokens, "summarised_messages": len(self.before),
                 "kept_messages": len(self.kept), "preserved_messages": len(self.preserved),
                 "inherited": self.inherited, **({"inherited_reason": self.inherited_reason} if self.inherited else {}),
+                **({"partial": self.partial} if self.partial else {}),
                 **({"no_summary": self.no_summary} if self.no_summary else {})}
 
 
@@ -162,6 +182,11 @@ def compactions_of(transcript: Transcript) -> list[Compaction]:
             next_start = b + 1
         meta = info.get("metadata") or {}
         history = [m for m in messages[:b] if not isinstance(m, CompactBoundary)]
+        summarised = transcript.partial_spans.get(boundary.uuid)
+        if summarised:
+            # "Summarize from here": the summary is of the messages after the kept ones, read from
+            # the branch the conversation left (Transcript.partial_spans); the kept ones are history.
+            history = history + summarised
         preserved = _preserved(transcript, meta, b)
         kept = preserved + _following(messages, (summary_at if summary_at is not None else b) + 1, stop)
         inherited, reason = False, ""
@@ -171,16 +196,19 @@ def compactions_of(transcript: Transcript) -> list[Compaction]:
         elif info.get("session_id") and own_session and info["session_id"] != own_session:
             inherited, reason = True, (f"the compaction belongs to session {info['session_id']}, "
                                        f"not to this file's session {own_session}")
+        pmeta = transcript.partial_info.get(summary.uuid, {}) if summary is not None else {}
         out.append(Compaction(
             index=n + 1, boundary=boundary, summary=summary,
-            before=[m for m in messages[start:b] if not isinstance(m, CompactBoundary)],
+            before=list(summarised) if summarised else [m for m in messages[start:b] if not isinstance(m, CompactBoundary)],
             history=history, after=after,
             boundary_line=transcript.line_of.get(boundary.uuid, 0),
             summary_line=transcript.line_of.get(summary.uuid, 0) if summary else 0,
             version=info.get("version"),
             session_id=info.get("session_id"), metadata=dict(meta),
             kept=kept, preserved=preserved, inherited=inherited, inherited_reason=reason,
-            no_summary="" if summary is not None else _why_no_summary(transcript, b, stop)))
+            no_summary="" if summary is not None else _why_no_summary(transcript, b, stop),
+            partial=pmeta.get("direction") if isinstance(pmeta.get("direction"), str) else None,
+            partial_meta=dict(pmeta)))
         start = next_start
     return out
 
@@ -209,11 +237,13 @@ def _why_no_summary(transcript: Transcript, boundary_at: int, stop: int) -> str:
     return f"no summary after the boundary (the next record, line {next_line}, {what})"
 
 
-def nothing_to_grade(compactions: list[Compaction], left: Iterable[int] = ()) -> str | None:
+def nothing_to_grade(compactions: list[Compaction], left: Iterable[int] = (), micro: Iterable[int] = ()) -> str | None:
     """Why none of ``compactions`` can be graded (None when one can): none at all, only inherited
     ones, or only ones with no summary. ``left`` are the lines of compact_boundary records that are
     not on the conversation (:attr:`Transcript.left_boundaries`): then the file has compactions, just
-    none on the conversation. The words ``ctxeval grade`` uses for a file and a folder."""
+    none on the conversation. ``micro`` are the lines of microcompact_boundary records
+    (:attr:`Transcript.microcompactions`), named when they are all the file has. The words
+    ``ctxeval grade`` uses for a file and a folder."""
     if any(c.gradable for c in compactions):
         return None
     if not compactions:
@@ -222,12 +252,24 @@ def nothing_to_grade(compactions: list[Compaction], left: Iterable[int] = ()) ->
             which = ("the compact_boundary on line " + str(lines[0]) if len(lines) == 1 else
                      "the compact_boundary records on lines " + ", ".join(map(str, lines)))
             return f"no compaction on the conversation ({which} {'is' if len(lines) == 1 else 'are'} off it: see the notes)"
-        return "no compaction in this session"
+        return "no compaction in this session" + micro_note(micro)
     own = [c for c in compactions if not c.inherited]
     if not own:
         return "only a compaction inherited from a parent session"
     return ("only a compaction with no summary after its boundary" if len(own) == 1
             else "only compactions with no summary after their boundary")
+
+
+def micro_note(lines: Iterable[int]) -> str:
+    """`` (only microcompaction: …)`` naming the microcompact_boundary ``lines``, or ""."""
+    lines = list(lines)
+    if not lines:
+        return ""
+    which = (f"a microcompact_boundary on line {lines[0]}" if len(lines) == 1 else
+             f"{len(lines)} microcompact_boundary records, lines " + ", ".join(map(str, lines[:5]))
+             + (", ..." if len(lines) > 5 else ""))
+    return (f" (only {which}: Claude Code cleared old tool results there and wrote no summary, so there "
+            "is no summary to grade)")
 
 
 def _preserved(transcript: Transcript, meta: dict[str, Any], boundary_at: int) -> list[Any]:

@@ -99,6 +99,18 @@ class Transcript:
     metadata_records: int = 0
     #: Lines of compact_boundary records not on the conversation (each reported in :attr:`problems`).
     left_boundaries: list[int] = field(default_factory=list)
+    #: Lines of ``microcompact_boundary`` records: Claude Code cleared old tool results there
+    #: (``microcompactMetadata``: trigger, preTokens, tokensSaved) and wrote no summary, so there is
+    #: nothing to grade; they are listed so a file holding only them is not called uncompacted.
+    microcompactions: list[int] = field(default_factory=list)
+    #: Per summary uuid: the ``summarizeMetadata`` of a partial compaction (``/rewind`` ->
+    #: "Summarize from here" / "Summarize up to here": ``direction``, ``messagesSummarized``,
+    #: ``userContext``).
+    partial_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Per boundary uuid of a "Summarize from here" compaction: the messages it summarised. Claude
+    #: Code continues the conversation from the last message it kept (before them), so they are on a
+    #: branch the conversation no longer follows; they are read from there (:func:`_from_here_spans`).
+    partial_spans: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def compactions(self) -> list[Compaction]:
@@ -213,6 +225,8 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
     boundary_has_history: dict[str, bool] = {}
     last_main: str | None = None       # the newest main-line message record so far
     repeats: list[int] = []            # lines of records repeating a uuid read earlier
+    micro: list[int] = []              # lines of microcompact_boundary records
+    partial: dict[str, dict[str, Any]] = {}   # summary uuid -> summarizeMetadata (partial compactions)
     metadata = 0
     stream = _StreamShape()            # the marks of SDK stream-json output, not a transcript
     try:
@@ -260,6 +274,8 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             if rtype == "summary":
                 title = data.get("summary") if isinstance(data.get("summary"), str) else title
                 continue
+            if rtype == "system" and data.get("subtype") == "microcompact_boundary":
+                micro.append(number)
             uid = data.get("uuid")
             if not isinstance(uid, str):
                 if rtype == "queue-operation":
@@ -294,6 +310,8 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
                                None if sidechain else last_main)
             if rtype == "system" and keep and not sidechain:
                 boundary_has_history[uid] = last_main is not None
+            if rtype == "user" and data.get("isCompactSummary") and isinstance(data.get("summarizeMetadata"), dict):
+                partial[uid] = data["summarizeMetadata"]
             if keep and not sidechain:
                 order.append(uid)
                 last_main = uid
@@ -338,11 +356,15 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
                             sha256=digest.hexdigest(),
                             agent_id=next(iter(agent_ids)) if main_is_sidechain and len(agent_ids) == 1 else None,
                             boundary_has_history=boundary_has_history, metadata_records=metadata,
-                            left_boundaries=left_boundaries)
+                            left_boundaries=left_boundaries, microcompactions=micro, partial_info=partial)
     try:
         with p.open("rb") as fh:
             loader = _Loader(fh, p, problems)
             transcript.messages = _build_messages(transcript, loader.items(nodes, chain))
+            for boundary, span in _from_here_spans(nodes, chain, partial).items():
+                transcript.partial_spans[boundary] = _build_messages(transcript, loader.items(nodes, span),
+                                                                     record_lines=False)
+                transcript.line_of.update((uid, nodes[uid].line) for uid in span)
             if restart is not None:
                 problems.insert(restart_at, _restart_note(nodes, *restart, loader, chain))
             if sidechains:
@@ -509,6 +531,39 @@ def _use_ids(record: dict[str, Any]) -> list[str]:
         return []
     return [b["id"] for b in content
             if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
+
+
+def _from_here_spans(nodes: dict[str, _Node], chain: list[str],
+                     partial: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """For each "Summarize from here" compaction on ``chain`` (its summary's ``summarizeMetadata``
+    says ``direction: "from"``): the records it summarised, oldest first, by boundary uuid.
+
+    Claude Code summarises the messages from the selected one to the end and keeps the ones before
+    it; the boundary continues from the last kept message (its ``logicalParentUuid``), so the
+    summarised ones are left on a branch. They are the records from the newest main-line message
+    record before the boundary in the file back to that kept message."""
+    on_chain = set(chain)
+    out: dict[str, list[str]] = {}
+    for uid in chain:
+        meta = partial.get(uid)
+        node = nodes[uid]
+        if not meta or meta.get("direction") != "from" or node.parent not in nodes:
+            continue
+        boundary = nodes[node.parent]
+        if boundary.type != "system" or boundary.prev is None:
+            continue
+        kept_last = boundary.logical_parent
+        span: list[str] = []
+        cur: str | None = boundary.prev
+        for _ in range(len(nodes)):
+            if cur is None or cur == kept_last or cur in on_chain or cur not in nodes:
+                break
+            if nodes[cur].keep and not nodes[cur].sidechain:
+                span.append(cur)
+            cur = nodes[cur].parent
+        if span and (cur == kept_last or cur in on_chain):
+            out[node.parent] = span[::-1]
+    return out
 
 
 def _step(nodes: dict[str, _Node], node: _Node) -> str | None:
