@@ -278,13 +278,19 @@ _CODE_LINE = re.compile(r"[{};]\s*$|^\s*(?:def|class|function|import|from|const|
                         r"while|public|private|protected|fn|func|package|#include|@\w+)\b|^\s{4,}\S|=>|::|\)\s*:?\s*$")
 
 
+#: A row of a table a command printed in columns (``docker compose ps``, ``kubectl get pods``,
+#: ``ls -l``, ``df -h``): two or more gaps of 2+ spaces between cells. A gap after a sentence's
+#: punctuation is a typist's double space, not a column.
+_COLUMNS = re.compile(r"\S(?<![.!?:;,])[ ]{2,}\S.*?\S(?<![.!?:;,])[ ]{2,}\S")
+
+
 def machine_output(text: str) -> bool:
     """Whether ``text`` is mostly pasted machine output or code (at least 60 % of its non-empty lines)."""
     lines = [l for l in text.splitlines() if l.strip()]
     if not lines:
         return False
     machine = sum(1 for l in lines if _MACHINE_LINE.search(l) or _CODE_LINE.search(l)
-                  or (len(l) > 40 and " " not in l.strip()))
+                  or (len(l) > 40 and " " not in l.strip()) or _COLUMNS.search(l))
     return machine / len(lines) >= 0.6 and len(text) >= 80
 
 
@@ -411,7 +417,7 @@ _TOOL_PROSE = re.compile(r"^\s*(?:(?:npm|yarn|pnpm)\s+(?:ERR!|WARN|error|warn)|h
 def machine_line(line: str) -> bool:
     """A line of pasted machine output or code (log prefix, stack frame, tool prose, code)."""
     return bool(_MACHINE_LINE.search(line) or _CODE_LINE.search(line) or _TOOL_PROSE.search(line)
-                or (len(line) > 40 and " " not in line.strip()) or line.startswith("\t"))
+                or (len(line) > 40 and " " not in line.strip()) or line.startswith("\t") or _COLUMNS.search(line))
 
 
 def _in_order(parts: list[str], hay: str) -> bool:
@@ -512,6 +518,32 @@ def _paste_kept(needle: str, hay: Haystack) -> Match | None:
     errors = [l.strip() for l in lines if _ERROR_LINE.search(l)]
     if errors and normalize(errors[-1]) in hay.norm:
         return Match(True, "paste", f"pasted output only; its error line verbatim ({visible(errors[-1], 60)})")
+    return _short_lead_kept(lines[:first] or _PROMPT.findall(lines[0])[:1], body, hay)
+
+
+#: A shell prompt before the command a pasted output starts with (``$ docker compose ps``).
+_PROMPT = re.compile(r"^\s*[$>#]\s+(.+)$")
+#: How many of the output's own words the item that keeps the command must hold: the words that
+#: say what the person showed ("web Restarting", "worker Exited").
+PASTE_WORDS_TOLD = 2
+
+
+def _short_lead_kept(lead_lines: list[str], body: str, hay: Haystack) -> Match | None:
+    """A command or a few words typed before a pasted output (``docker compose ps`` and its table):
+    told when a line of the haystack holds the typed words verbatim and, beside them, words of the
+    output (it was summarised, not dropped). Too few typed words to stand for the message alone."""
+    lead = " ".join(l.strip() for l in lead_lines).strip()
+    if not lead or not 1 <= len(lead.split()) <= 3:
+        return None
+    norm_lead = normalize(lead)
+    out_words = {w.casefold() for w in _WORD.findall(body) if len(w) >= 3} - set(norm_lead.split())
+    for line in hay.text.splitlines():
+        norm_line = normalize(line)
+        if norm_lead in norm_line:
+            told = sorted(w for w in out_words if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", norm_line))
+            if len(told) >= PASTE_WORDS_TOLD:
+                return Match(True, "command", f"the command typed before it verbatim ({visible(lead, 40)}); the pasted "
+                                            f"output summarised with its words ({', '.join(told[:4])})")
     return None
 
 
