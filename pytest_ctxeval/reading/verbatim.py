@@ -55,6 +55,20 @@ _MD_STRONG = re.compile(r"\*\*|__|~~")
 _MD_EM = re.compile(r"\*(?<![\w*]\*)(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])|_(?<![\w_]_)(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
 #: A URL as a Markdown autolink or as a link whose text is the URL itself.
 _MD_URL = re.compile(r"<((?:https?|ftp)://[^\s<>]+)>|\[((?:https?|ftp)://[^\s\]]+)\]\(\2\)")
+#: A Markdown link whose text is a label of its URL (``[acme/shop#481](https://github.com/acme/shop/issues/481)``):
+#: a reader sees the URL the person typed, under a shorter name.
+_MD_LABELLED_URL = re.compile(r"\[([^\]\n]{1,120})\]\(((?:https?|ftp)://[^\s)]+)\)")
+_ALNUM = re.compile(r"[^\W_]+")
+
+
+def _url_label(m: re.Match[str]) -> str:
+    words, url = _ALNUM.findall(m.group(1).casefold()), m.group(2)
+    return url if words and all(w in url.casefold() for w in words) else m.group(0)
+
+
+#: Emoji (pictographs, emoticons, dingbats, symbols) and the joiner between them: a reaction beside
+#: the words ("looks good 👍 ship it"), dropped by summarisers; a message that is only emoji keeps them.
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u200d]+")
 #: Where the person pasted media the prompt holds a marker the summariser may keep or drop.
 _MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n]{0,200})?(?: \+\d+ lines)?\]")
 #: A space before ``?!.,;:)`` (a summariser's "slow ?" for "slow?"), once whitespace is collapsed.
@@ -155,6 +169,8 @@ def _normalize(text: str) -> str:
         text = _MD_EM.sub(lambda m: m.group(1) or m.group(2), text)
     if "://" in text:
         text = _MD_URL.sub(lambda m: m.group(1) or m.group(2), text)
+        if "](" in text:
+            text = _MD_LABELLED_URL.sub(_url_label, text)
     text = _QUOTE_CHARS.sub("", text)
     # Runs of \s as one space, ends stripped (normalize_ws); then the space before punctuation goes
     # (the same as removing each run of \s there first: str.split() splits on what \s matches).
@@ -489,6 +505,11 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
     paste = _paste_kept(needle, hay)
     if paste is not None:
         return paste
+    if _EMOJI.search(needle) and _WORD.search(bare := _EMOJI.sub(" ", needle)):
+        found = find(bare, hay, rare)  # dropped, not swapped: the summary's own emoji stay
+        if found:
+            return Match(True, found.how if found.how != "exact" else "emoji",
+                         "; ".join(n for n in ("an emoji dropped", found.note) if n))
     return Match(False)
 
 
