@@ -357,6 +357,12 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     # the conversation only when what they hold is in it.
     quotes += [q for block in _fenced_blocks(body) for q in _quotes(block) if _quote_in(q, recent, min_len, whole=spoken)]
     good = [q for q in quotes if _quote_in(q, recent, min_len, whole=spoken)]
+    cut = next((c for c in (_cut_before_condition(q, last.text, body) for q in good) if c), None)
+    if cut is not None:
+        q, clause = cut
+        return Verdict.failed(f"section 9 (line {section.line}) quotes the last request cut before its condition: "
+                              f"\"{_short(q)}\" leaves out \"{_short(clause, 60)}\", and the next step does not say it "
+                              f"otherwise; the last request: \"{_short(last.text)}\"", quotes=quotes, expected=last.text)
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
     loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)]
@@ -409,6 +415,49 @@ def next_step_quote(case: CompactionCase) -> Verdict:
 #: next_step_quote: a quote of the recent conversation shows the task from this many characters on
 #: (or as a whole message the person typed).
 MIN_QUOTE_CHARS = 20
+
+#: The words that open a condition on a request: what a quote cut just before them leaves out is a
+#: limit the person set ("ship it, but only to staging", "refactor it without touching the API").
+_CONDITION = re.compile(r"(?:but|only|except|unless|without|not|never|don'?t|do not|as long as|provided|so long as|"
+                        r"and (?:not|never|don'?t|do not|only)|just)\b[^.!?\n]*", re.IGNORECASE)
+
+
+def _cut_before_condition(quote: str, request: str, body: str) -> tuple[str, str] | None:
+    """``(quote, clause)`` when ``quote`` is the start of ``request`` that stops right before a
+    condition the person set, and section 9 (``body``) does not state the condition's words."""
+    q, r = normalize(_flat_lines(quote)), normalize(_flat_lines(request))
+    at = r.find(q) if q else -1
+    if at < 0:
+        return None
+    rest = r[at + len(q):].lstrip(" ,;:-—–")
+    m = _CONDITION.match(rest)
+    if not m:
+        return None
+    clause = m.group(0).strip()
+    words = [w for w in re.findall(r"[^\W\d_]{3,}", clause) if w not in _CONDITION_FILLER]
+    if not words:
+        return None
+    kinds = [k for k, pattern in _CONDITION_KINDS.items() if pattern.search(clause)]
+    # Told when one sentence of section 9 holds the condition's words and its kind of limit
+    # ("to staging only"); "staging" in "done to staging; next, deploy to production" is not it.
+    for sentence in re.split(r"[.;!?\n]+", normalize(_flat_lines(body))):
+        if all(re.search(rf"(?<!\w){re.escape(w)}", sentence) for w in words) and \
+                all(_CONDITION_KINDS[k].search(sentence) for k in kinds):
+            return None
+    said = re.search(re.escape(clause).replace(r"\ ", r"\s+"), request, re.IGNORECASE)
+    return quote, said.group(0) if said else clause
+
+
+#: The kinds of limit a condition sets, each by the words that say it (any of them tells it).
+_CONDITION_KINDS = {
+    "only": re.compile(r"\b(?:only|just|solely|exclusively)\b", re.IGNORECASE),
+    "not": re.compile(r"\b(?:not|never|don'?t|no|without|avoid|except)\b", re.IGNORECASE),
+    "unless": re.compile(r"\b(?:unless|only if|provided|as long as|so long as|if)\b", re.IGNORECASE),
+}
+
+#: Words of a condition that do not carry it (the limit is in the others: "only to staging").
+_CONDITION_FILLER = {"but", "only", "not", "never", "don", "and", "the", "just", "except", "unless", "without",
+                     "provided", "long", "that", "this", "with", "for"}
 
 
 def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str, spoken: list[str]) -> str:

@@ -24,9 +24,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from dataclasses import replace
 from statistics import mean
 
 from pytest_ctxeval.reading.extract import person_messages
+from pytest_ctxeval.reading.language import cross_language
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import to_api
 from pytest_ctxeval.reading.summary import normalize_ws
@@ -117,6 +119,17 @@ def _as_typed(text: str) -> str:
     return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…"
 
 
+def _heuristic(case: CompactionCase) -> bool:
+    """Whether the judge is the offline heuristic (term overlap), which cannot read across languages."""
+    return getattr(getattr(case.judge, "llm", None), "backend", None) == "offline"
+
+
+def _across(what: str, pair: str) -> str:
+    return (f"{what} is in {pair.split(' vs ')[0]} and the summary in {pair.split(' vs ')[1]}: the offline "
+            "heuristic judge compares words, so it cannot judge across languages (a real judge reads both: "
+            "run with a model backend)")
+
+
 @grader("intent_preservation", kind="llm")
 def intent_preservation(case: CompactionCase) -> Verdict:
     """The primary request, later corrections and constraints survive the compaction (0-5)."""
@@ -126,13 +139,28 @@ def intent_preservation(case: CompactionCase) -> Verdict:
     earlier = [m for m in case.summarized if getattr(m, "is_compact_summary", False)]
     if not people and not earlier and not case.expect.intent:
         return Verdict.not_applicable("no person-typed message in the summarised span and no expect.intent")
+    context = _context_text(case)
+    untold: list[str] = []
+    if _heuristic(case):  # a message in a language the context holds none of: its words say nothing
+        kept_people = []
+        for p in people:
+            pair = cross_language(p.text, context)
+            (untold.append(pair) if pair else kept_people.append(p))
+        if untold and not kept_people and not earlier and not case.expect.intent:
+            return Verdict.ungraded(_across(f"every person-typed message ({len(untold)})", untold[0]),
+                                    judge=case.judge.label)
+        people = kept_people
     messages = "\n".join(f"{i}. {_as_typed(p.text)}" for i, p in enumerate(people, start=1))
     if earlier:  # what the user said before an earlier compaction is only in its summary
         messages = ("(an earlier summary also stood for older messages; its text is part of the context)\n"
                     + messages) if messages else "(only an earlier summary; see the context)"
-    judgement = case.judge.judge("intent_preservation", messages=messages, context=_context_text(case),
+    judgement = case.judge.judge("intent_preservation", messages=messages, context=context,
                                  intent=case.expect.intent or "", share=_shares_context(case))
-    return _finish(case, judgement, "intent preserved")
+    verdict = _finish(case, judgement, "intent preserved")
+    if untold:
+        verdict.reasons.append(f"not judged offline: {len(untold)} message(s) whose language the context holds "
+                               f"none of ({untold[0]}); a real judge reads both")
+    return verdict
 
 
 @grader("probes", kind="llm")
@@ -270,6 +298,10 @@ def _intent(case: CompactionCase) -> str:
     return "\n".join(parts)
 
 
+#: The labels :func:`_intent` writes (not the person's words: no language of theirs).
+_INTENT_LABELS = re.compile(r"^(?:First|Latest) request: ", re.MULTILINE)
+
+
 def _request_and_next(case: CompactionCase) -> str:
     parts = [case.sections.body("request"), case.sections.body("next")]
     text = "\n".join(p for p in parts if p.strip())
@@ -318,6 +350,11 @@ def drift(case: CompactionCase) -> Verdict:
         judgements = case.judge.judge_many([
             ("drift", {"generation": n, "generations": len(generations), "intent": gi,
                        "summary": _request_and_next(g)}) for n, (g, gi) in enumerate(zip(generations, intents), start=1)])
+    if _heuristic(case):  # a generation written in another language than the request: not judged
+        for n, (g, gi) in enumerate(zip(generations, intents)):
+            pair = None if judgements[n].passed else cross_language(_INTENT_LABELS.sub("", gi), _request_and_next(g))
+            if pair:
+                judgements[n] = replace(judgements[n], score=None, passed=None, error=_across("the request", pair))
     rows = [{"generation": n, "score": j.score, "votes": j.votes, "lost": j.lost, "error": j.error}
             for n, j in enumerate(judgements, start=1)]
     evidence = {"judge": case.judge.label, "generations": rows}

@@ -233,6 +233,8 @@ _TRAILER_PHRASE = re.compile(r"^\s*(?:Full transcript available at|Read the outp
 #: A trailer line by its shape: a short lead, a colon, and one path (the task's output file).
 _TRAILER_POINTER = re.compile(r"^\s*[A-Z][\w ,'-]{2,80}:\s*(\S+)\s*$")
 _COMMAND_ARGS = re.compile(r"<command-args>([\s\S]*?)</command-args>")
+#: The client's elements whole (``<command-name>/model</command-name>``, ``<local-command-stdout>…``).
+_CLIENT_ELEMENTS = re.compile(r"<(%s)>[\s\S]*?</\1>" % "|".join(m.strip("<>") for m in _CLIENT_MARKERS))
 
 
 def _without_notifications(text: str) -> str:
@@ -328,7 +330,11 @@ def person_text(message: Any) -> str | None:
             if "<command-name>" in text and (args := _COMMAND_ARGS.search(text)) and args.group(1).strip():
                 texts.append(args.group(1).strip())
                 continue
-            return None
+            if not _CLIENT_ELEMENTS.sub("", text).strip():
+                return None
+            # Words outside the client's elements: the client writes nothing there (every such record
+            # of the corpus is its elements alone), so the person typed this, tags and all (a log line
+            # quoted with its ``<command-message>``, a question about ``<bash-input>``).
         if "<" in text:
             text = _WRAPPER.sub("", _without_notifications(text)).strip()
         if "[Request interrupted" in text:

@@ -228,7 +228,8 @@ HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead
         "output summarised", "head and tail": "long paste, head and tail only kept",
        "prose": "long prose kept, the pasted lines in it summarised", "elsewhere": "command arguments stated outside section 6",
        "tail": "typed paragraph kept, pasted output before it summarised",
-       "paste": "pasted output only, its error line kept"}
+       "paste": "pasted output only, its error line kept",
+       "command": "command kept, its pasted output summarised", "emoji": "with an emoji dropped"}
 
 NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)

@@ -55,6 +55,20 @@ _MD_STRONG = re.compile(r"\*\*|__|~~")
 _MD_EM = re.compile(r"\*(?<![\w*]\*)(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])|_(?<![\w_]_)(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
 #: A URL as a Markdown autolink or as a link whose text is the URL itself.
 _MD_URL = re.compile(r"<((?:https?|ftp)://[^\s<>]+)>|\[((?:https?|ftp)://[^\s\]]+)\]\(\2\)")
+#: A Markdown link whose text is a label of its URL (``[acme/shop#481](https://github.com/acme/shop/issues/481)``):
+#: a reader sees the URL the person typed, under a shorter name.
+_MD_LABELLED_URL = re.compile(r"\[([^\]\n]{1,120})\]\(((?:https?|ftp)://[^\s)]+)\)")
+_ALNUM = re.compile(r"[^\W_]+")
+
+
+def _url_label(m: re.Match[str]) -> str:
+    words, url = _ALNUM.findall(m.group(1).casefold()), m.group(2)
+    return url if words and all(w in url.casefold() for w in words) else m.group(0)
+
+
+#: Emoji (pictographs, emoticons, dingbats, symbols) and the joiner between them: a reaction beside
+#: the words ("looks good 👍 ship it"), dropped by summarisers; a message that is only emoji keeps them.
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u200d]+")
 #: Where the person pasted media the prompt holds a marker the summariser may keep or drop.
 _MEDIA = re.compile(r"\[(?:Image|image|Pasted text|Document)(?: #\d+)?(?::[^\]\n]{0,200})?(?: \+\d+ lines)?\]")
 #: A space before ``?!.,;:)`` (a summariser's "slow ?" for "slow?"), once whitespace is collapsed.
@@ -155,6 +169,8 @@ def _normalize(text: str) -> str:
         text = _MD_EM.sub(lambda m: m.group(1) or m.group(2), text)
     if "://" in text:
         text = _MD_URL.sub(lambda m: m.group(1) or m.group(2), text)
+        if "](" in text:
+            text = _MD_LABELLED_URL.sub(_url_label, text)
     text = _QUOTE_CHARS.sub("", text)
     # Runs of \s as one space, ends stripped (normalize_ws); then the space before punctuation goes
     # (the same as removing each run of \s there first: str.split() splits on what \s matches).
@@ -278,13 +294,19 @@ _CODE_LINE = re.compile(r"[{};]\s*$|^\s*(?:def|class|function|import|from|const|
                         r"while|public|private|protected|fn|func|package|#include|@\w+)\b|^\s{4,}\S|=>|::|\)\s*:?\s*$")
 
 
+#: A row of a table a command printed in columns (``docker compose ps``, ``kubectl get pods``,
+#: ``ls -l``, ``df -h``): two or more gaps of 2+ spaces between cells. A gap after a sentence's
+#: punctuation is a typist's double space, not a column.
+_COLUMNS = re.compile(r"\S(?<![.!?:;,])[ ]{2,}\S.*?\S(?<![.!?:;,])[ ]{2,}\S")
+
+
 def machine_output(text: str) -> bool:
     """Whether ``text`` is mostly pasted machine output or code (at least 60 % of its non-empty lines)."""
     lines = [l for l in text.splitlines() if l.strip()]
     if not lines:
         return False
     machine = sum(1 for l in lines if _MACHINE_LINE.search(l) or _CODE_LINE.search(l)
-                  or (len(l) > 40 and " " not in l.strip()))
+                  or (len(l) > 40 and " " not in l.strip()) or _COLUMNS.search(l))
     # 80 characters at least, a character of a script without spaces counting double (it holds as
     # much as two Latin ones: a two-line Chinese console paste is as long as its English one)
     return machine / len(lines) >= 0.6 and len(text) + len(_CJK.findall(text)) >= 80
@@ -438,7 +460,7 @@ _TOOL_PROSE = re.compile(r"^\s*(?:(?:npm|yarn|pnpm)\s+(?:ERR!|WARN|error|warn)|h
 def machine_line(line: str) -> bool:
     """A line of pasted machine output or code (log prefix, stack frame, tool prose, code)."""
     return bool(_MACHINE_LINE.search(line) or _CODE_LINE.search(line) or _TOOL_PROSE.search(line)
-                or (len(line) > 40 and " " not in line.strip()) or line.startswith("\t"))
+                or (len(line) > 40 and " " not in line.strip()) or line.startswith("\t") or _COLUMNS.search(line))
 
 
 def _in_order(parts: list[str], hay: str) -> bool:
@@ -560,6 +582,11 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
     paste = _paste_kept(needle, hay)
     if paste is not None:
         return paste
+    if _EMOJI.search(needle) and _WORD.search(bare := _EMOJI.sub(" ", needle)):
+        found = find(bare, hay, rare)  # dropped, not swapped: the summary's own emoji stay
+        if found:
+            return Match(True, found.how if found.how != "exact" else "emoji",
+                         "; ".join(n for n in ("an emoji dropped", found.note) if n))
     return Match(False)
 
 
@@ -591,6 +618,32 @@ def _paste_kept(needle: str, hay: Haystack) -> Match | None:
     errors = [l.strip() for l in lines if _ERROR_LINE.search(l)]
     if errors and normalize(errors[-1]) in hay.norm:
         return Match(True, "paste", f"pasted output only; its error line verbatim ({visible(errors[-1], 60)})")
+    return _short_lead_kept(lines[:first] or _PROMPT.findall(lines[0])[:1], body, hay)
+
+
+#: A shell prompt before the command a pasted output starts with (``$ docker compose ps``).
+_PROMPT = re.compile(r"^\s*[$>#]\s+(.+)$")
+#: How many of the output's own words the item that keeps the command must hold: the words that
+#: say what the person showed ("web Restarting", "worker Exited").
+PASTE_WORDS_TOLD = 2
+
+
+def _short_lead_kept(lead_lines: list[str], body: str, hay: Haystack) -> Match | None:
+    """A command or a few words typed before a pasted output (``docker compose ps`` and its table):
+    told when a line of the haystack holds the typed words verbatim and, beside them, words of the
+    output (it was summarised, not dropped). Too few typed words to stand for the message alone."""
+    lead = " ".join(l.strip() for l in lead_lines).strip()
+    if not lead or not 1 <= len(lead.split()) <= 3:
+        return None
+    norm_lead = normalize(lead)
+    out_words = {w.casefold() for w in _WORD.findall(body) if len(w) >= 3} - set(norm_lead.split())
+    for line in hay.text.splitlines():
+        norm_line = normalize(line)
+        if norm_lead in norm_line:
+            told = sorted(w for w in out_words if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", norm_line))
+            if len(told) >= PASTE_WORDS_TOLD:
+                return Match(True, "command", f"the command typed before it verbatim ({visible(lead, 40)}); the pasted "
+                                            f"output summarised with its words ({', '.join(told[:4])})")
     return None
 
 
