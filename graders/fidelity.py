@@ -34,7 +34,7 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import person_text, text_of, tool_uses
+from pytest_ctxeval.core.messages import AssistantMessage, person_text, text_of, tool_uses
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
@@ -352,6 +352,13 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         spoken.append(normalize(" ".join(_flat_lines(p.text) for p in run)))
     code = [c for c in _code_quotes(body, spoken + older, min_len) if not any(c in q for q in quotes)]
     code = [c for c in code if _quote_in(c, spoken, min_len) or len(normalize(c)) >= min_len]
+    # The assistant's own words after the request (its plan, "I'll wrap the upload call in the retry
+    # helper") set as code are a quote of them too, when the span reads as prose: a command or a
+    # path it ran stays code.
+    prose = [normalize(_flat_lines(text_of(m.content))) for m in case.span()[last.index + 1:]
+             if isinstance(m, AssistantMessage) and text_of(m.content).strip()]
+    code += [c for c in _code_quotes(body, prose, min_len) if _PROSE_SPAN.match(c) and c not in code
+             and not any(c in q for q in quotes)]
     quotes += code
     # Quote marks inside a fenced code block are code (a proposed `git commit -m "…"`): they quote
     # the conversation only when what they hold is in it.
@@ -411,6 +418,10 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                           f"in the most recent conversation (last request: \"{_short(last.text)}\"){shown}",
                           quotes=quotes, expected=last.text)
 
+
+#: An inline code span that reads as a sentence, not a command: four words or more, of letters (an
+#: apostrophe or a comma inside), no flag, path or call.
+_PROSE_SPAN = re.compile(r"^(?=(?:\S+\s+){3})(?!.*(?:\s-{1,2}\w|[/\\=(){}<>|$]))[^\W\d_][\w' ,.;:!?-]*$")
 
 #: next_step_quote: a quote of the recent conversation shows the task from this many characters on
 #: (or as a whole message the person typed).
