@@ -115,7 +115,11 @@ def exit_code(outcomes: list[Outcome], strict: bool = False) -> int:
     """1 when a verdict failed, a grader crashed or a scenario could not run (with ``strict``: or a
     verdict is ungraded), else 0. Prints how many verdicts were ungraded or crashed."""
     ungraded = sum(o.counts["ungraded"] for o in outcomes)
-    errors = sum(o.counts["error"] for o in outcomes)
+    not_run = sum(1 for o in outcomes if o.error is not None and o.skipped is None)
+    errors = sum(o.counts["error"] for o in outcomes) - not_run
+    if not_run:
+        print(f"ctxeval: {not_run} scenario{'s' if not_run > 1 else ''} could not run (one error each, see ERROR "
+              "above; no grader graded them); the run fails")
     if errors:
         print(f"ctxeval: {errors} grader error{'s' if errors > 1 else ''} (a grader raised: see ERROR above); "
               "the run fails")

@@ -50,6 +50,8 @@ def _state(row: dict[str, Any]) -> str:
 
 def _counts(entry: dict[str, Any]) -> dict[str, int]:
     counts = {s: 0 for s in _COUNTED}
+    if entry.get("error") and not entry.get("skipped") and not entry.get("graders"):
+        counts["error"] = 1  # a scenario that never ran: one error, as the terminal summary counts it
     for row in entry.get("graders", {}).values():
         counts[_state(row)] = counts.get(_state(row), 0) + 1
     return counts
