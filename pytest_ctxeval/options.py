@@ -154,6 +154,10 @@ def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
               help="a jinja2 compaction prompt to use instead of the built-in one (it may include "
                    "_no_tools_preamble.j2, _sections.j2 and _no_tools_trailer.j2; 'ctxeval prompt init DIR' "
                    "copies the built-ins to edit, 'ctxeval prompt show' prints what a run sends)")
+    addoption(f"{prefix}strict-prompt", dest="ctxeval_strict_prompt", action="store_true", default=False,
+              help="offline, a changed compaction-prompt line the offline model does not see (NOT SEEN OFFLINE in "
+                   "the prompt-change coverage note) fails the run, naming each line: for CI jobs that test "
+                   "prompt edits offline (docs/strict-prompt.md)")
     addoption(f"{prefix}session-memory-prompt", dest="ctxeval_session_memory_prompt", default=None, metavar="PATH",
               help="a jinja2 session-memory notes template to use instead of the built-in ten-section one")
     add_renamed_option(addoption, prefix, "compactor", dest="ctxeval_compactor", default=None, metavar="SPEC",

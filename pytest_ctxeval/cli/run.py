@@ -123,7 +123,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"results written to {write_results(args.json_out, doc)}")
     for _, message in broken:
         print(f"ctxeval: error: {message}", file=sys.stderr)
-    return EXIT_USAGE if broken else exit_code(outcomes, strict=args.strict)
+    from ..reporting.prompt_coverage import strict_failure
+
+    strict_prompt = strict_failure(note, options.backend) if args.ctxeval_strict_prompt else []
+    for line in strict_prompt:
+        print(f"ctxeval: {line}" if not line.startswith(" ") else line, file=sys.stderr)
+    code = exit_code(outcomes, strict=args.strict)
+    return EXIT_USAGE if broken else max(code, 1 if strict_prompt else 0)
 
 
 def _load_all(files: list[Path]) -> tuple[list[Any], list[tuple[Path, str]]]:
