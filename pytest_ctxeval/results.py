@@ -34,7 +34,8 @@ found missing) and ``superseded``; per compaction ``lost`` (what the compaction 
 ``user_messages``, ``files``, ``errors``, ``todos``, ``identifiers`` with ``identifiers_total``;
 each fact ``{"text", "message"}`` where ``message`` is its 1-based position in the session
 history, see :mod:`pytest_ctxeval.grading.lost`); per scenario ``description`` and ``messages`` (role and
-excerpt of each message a lost fact points at); per compaction ``attachments`` and
+excerpt of each message a lost fact points at); per transcript ``tiers`` (per tier, how often the file shows it acting:
+:mod:`pytest_ctxeval.transcript.tier_marks`); per compaction ``attachments`` and
 ``hook_results``, the post-compact context after the summary as it was built, in order:
 ``{"kind": "file", "path": ...}``, ``{"kind": "skill", "name": ...}``, ``{"kind": "plan"}``,
 ``{"kind": "mcp_instructions_delta", "name": ...}``... and ``{"event": "SessionStart", "text": ...}``
@@ -83,6 +84,8 @@ def outcome_entry(o: Outcome, *, lost: bool = True) -> dict[str, Any]:
         entry["requests"] = len(o.run.requests)
         shown = _shown_paths(o.run)
         entry["events"] = [{**e.as_dict(), "detail": shown(e.detail)} for e in o.run.events]
+    if o.run is None and o.observed_tiers:
+        entry["tiers"] = dict(o.observed_tiers)  # a transcript's, as the file shows them
     if o.notes:
         entry["notes"] = list(o.notes)
     entry["graders"] = {}

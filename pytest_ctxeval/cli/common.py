@@ -71,11 +71,18 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
         if o.run is not None:
             for e in o.run.events:
                 row.tiers[e.tier] = row.tiers.get(e.tier, 0) + 1
+        else:  # a transcript: what the file shows (pytest_ctxeval.transcript.tier_marks)
+            row.tiers = dict(o.observed_tiers)
         row.counts = o.counts
         rows.append(row)
     first = "transcript" if outcomes and all(o.kind == "transcript" for o in outcomes) else "scenario"
     for line in format_table(rows, first=first):
         print(line)
+    if any(o.kind == "transcript" for o in outcomes):
+        from ..transcript.tier_marks import NOT_IN_TRANSCRIPT
+
+        print(f"(tiers of a transcript: what the file shows, its compaction boundaries by trigger and the tool "
+              f"results a tier replaced; {NOT_IN_TRANSCRIPT}: docs/transcript-tiers.md)")
     verdicts_failed = sum(1 for o in outcomes for verdicts in o.verdicts for v in verdicts if v.status == "fail"
                           and v.grader not in o.known_failures)
     graders_failed = sum(o.counts["fail"] for o in outcomes)

@@ -141,6 +141,8 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
         tiers: dict[str, int] = {}
         for ev in e.get("events", []):
             tiers[ev["tier"]] = tiers.get(ev["tier"], 0) + 1
+        if not e.get("events"):
+            tiers = dict(e.get("tiers") or {})  # a transcript: what the file shows
         comps = e.get("compactions", [])
         rows.append({"name": e["name"], "id": sid, "compactions": len(comps),
                      "tokens": format_tokens([(c["pre_tokens"], c["post_tokens"]) for c in comps])
