@@ -833,14 +833,34 @@ def judge_reply(prompt: str) -> str:
     elif "original intent" in blocks:
         gen = next((v for k, v in blocks.items() if k.startswith("generation")), "")
         have = _terms(gen)
-        intent = _INTENT_LABEL.sub("", blocks["original intent"])
+        intent, finished = _open_intent(blocks["original intent"], have)
         cov = _coverage(intent, have)
         lost = _terms_lost("the original intent", "this generation", intent, have)
-        why = f"offline heuristic: this generation holds {cov:.0%} of the original intent's terms"
+        why = f"offline heuristic: this generation holds {cov:.0%} of the original intent's terms" + _finished(finished)
     else:
         cov, why = 0.6, "offline heuristic: no data blocks it knows how to compare"
     score = max(0, min(5, round(cov * 5)))
     return _json.dumps({"score": score, "reasons": [why], "lost": lost})
+
+
+def _open_intent(intent: str, have: frozenset[str]) -> tuple[str, list[str]]:
+    """Drift's intent without its labels and without the finished steps of its requests: the
+    steps before a later step this generation holds (:mod:`pytest_ctxeval.llm.finished_steps`)."""
+    from .finished_steps import open_steps
+
+    def held(step: str) -> float:
+        terms = _terms(step) - _QUESTION_WORDS - _courtesy_terms()
+        return len(terms & have) / len(terms) if len(terms) >= 2 else 0.0
+
+    return open_steps(intent, held)
+
+
+def _finished(steps: list[str]) -> str:
+    """The reason's note on finished steps (not counted as lost)."""
+    if not steps:
+        return ""
+    shown = "; ".join(repr(s if len(s) <= 80 else s[:79] + "…") for s in steps[:3])
+    return f" (finished steps of a request, before the step it is at, not counted as lost: {shown})"
 
 
 def _terms_lost(source: str, target: str, text: str, have: Any) -> list[str]:
@@ -879,9 +899,10 @@ def _judge_items(found: list[tuple[str, str]]) -> str:
             want, have = parts.get("expected answer", ""), context
             why = "offline heuristic: the context holds {:.0%} of the expected answer's terms"
         else:
-            want = _INTENT_LABEL.sub("", parts.get("original intent", ""))
             have = _terms(parts.get("primary request and next step", ""))
-            why = "offline heuristic: this generation holds {:.0%} of the original intent's terms"
+            want, finished = _open_intent(parts.get("original intent", ""), have)
+            why = ("offline heuristic: this generation holds {:.0%} of the original intent's terms"
+                   + _finished(finished).replace("{", "{{").replace("}", "}}"))
         cov = _coverage(want, have)
         lost = [t for t in dict.fromkeys(significant_tokens(want)) if _stem(t) not in have
                 and _stem(t) not in _courtesy_terms()][:8]
