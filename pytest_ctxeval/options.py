@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .grading.judging import Judge
     from .llm import LLM
 
-__all__ = ["RunOptions", "add_run_options", "add_model_options", "builtin_scenarios_dir", "positive_int"]
+__all__ = ["RunOptions", "add_run_options", "add_model_options", "add_strict_prompt_option", "builtin_scenarios_dir",
+           "positive_int"]
 
 
 #: The smallest context window a scenario may set (``context_window`` in the scenario schema).
@@ -143,6 +144,15 @@ def add_model_options(addoption: Callable[..., Any], prefix: str, *, summarises:
               "that waits on the model like a real one, to see what concurrency buys (default 0)")
 
 
+def add_strict_prompt_option(addoption: Callable[..., Any], prefix: str) -> None:
+    """``strict-prompt``: the front ends that print the prompt-change coverage note (``pytest
+    --ctxeval``, ``ctxeval run``) fail the run on a changed line the offline model does not see."""
+    addoption(f"{prefix}strict-prompt", dest="ctxeval_strict_prompt", action="store_true", default=False,
+              help="offline, a changed compaction-prompt line the offline model does not see (NOT SEEN OFFLINE in "
+                   "the prompt-change coverage note) fails the run, naming each line: for CI jobs that test "
+                   "prompt edits offline (docs/strict-prompt.md)")
+
+
 def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
     """The model options plus what shapes a scenario run: ``pytest --ctxeval`` and ``ctxeval run``."""
     add_model_options(addoption, prefix)
@@ -154,10 +164,6 @@ def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:
               help="a jinja2 compaction prompt to use instead of the built-in one (it may include "
                    "_no_tools_preamble.j2, _sections.j2 and _no_tools_trailer.j2; 'ctxeval prompt init DIR' "
                    "copies the built-ins to edit, 'ctxeval prompt show' prints what a run sends)")
-    addoption(f"{prefix}strict-prompt", dest="ctxeval_strict_prompt", action="store_true", default=False,
-              help="offline, a changed compaction-prompt line the offline model does not see (NOT SEEN OFFLINE in "
-                   "the prompt-change coverage note) fails the run, naming each line: for CI jobs that test "
-                   "prompt edits offline (docs/strict-prompt.md)")
     addoption(f"{prefix}session-memory-prompt", dest="ctxeval_session_memory_prompt", default=None, metavar="PATH",
               help="a jinja2 session-memory notes template to use instead of the built-in ten-section one")
     add_renamed_option(addoption, prefix, "compactor", dest="ctxeval_compactor", default=None, metavar="SPEC",

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import CtxEvalError, ProviderError, UsageError
 from ..evaluation import Outcome, merge_usage, usage_lines
-from ..options import RunOptions, add_run_options
+from ..options import RunOptions, add_run_options, add_strict_prompt_option
 from ..results import results_document, write_results
 from ..runner import check_unique_names, fresh_folder
 from ..scenario.schema import find_scenarios, load_scenario
@@ -29,6 +29,7 @@ def add_run_command(sub: Any) -> None:
                      help="scenario files or folders (default: ./scenarios, else the built-in library)")
     run.add_argument("--json", dest="json_out", metavar="OUT", help="write the versioned results JSON here")
     add_run_options(run.add_argument, "--")
+    add_strict_prompt_option(run.add_argument, "--")
     grader_args(run)
     run.add_argument("--session-dir", metavar="DIR",
                      help="where transcripts and persisted tool results go (default: a temporary folder)")

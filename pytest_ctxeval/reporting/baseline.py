@@ -342,9 +342,9 @@ def diff_runs(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: f
             if path[2] == "error":
                 # A scenario that ran and now cannot run is ONE regression (its graders graded
                 # nothing), as the terminal summary counts it; one that runs again is a note.
-                kind = "regression" if after_err and not before_err else "note"
-                (result.regressions if kind == "regression" else result.notes).append(Change(
-                    kind, sname, before="error" if before_err else "ran", after="error" if after_err else "ran",
+                stopped = bool(after_err and not before_err)
+                (result.regressions if stopped else result.notes).append(Change(
+                    "regression" if stopped else "note", sname, before="error" if before_err else "ran", after="error" if after_err else "ran",
                     reason=after_err or "the scenario runs again"))
                 continue
             if (before_err or after_err) and path[2] in ("graders", "compactions", "not_run") and len(path) == 4 \
