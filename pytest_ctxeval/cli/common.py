@@ -78,11 +78,6 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
     first = "transcript" if outcomes and all(o.kind == "transcript" for o in outcomes) else "scenario"
     for line in format_table(rows, first=first):
         print(line)
-    if any(o.kind == "transcript" for o in outcomes):
-        from ..transcript.tier_marks import NOT_IN_TRANSCRIPT
-
-        print(f"(tiers of a transcript: what the file shows, its compaction boundaries by trigger and the tool "
-              f"results a tier replaced; {NOT_IN_TRANSCRIPT}: docs/transcript-tiers.md)")
     verdicts_failed = sum(1 for o in outcomes for verdicts in o.verdicts for v in verdicts if v.status == "fail"
                           and v.grader not in o.known_failures)
     graders_failed = sum(o.counts["fail"] for o in outcomes)
@@ -90,6 +85,11 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
         print(f"(passed/failed/other count graders: one that fails on any compaction counts once; "
               f"{verdicts_failed} failed verdict{'s' if verdicts_failed != 1 else ''} over all compactions "
               "are listed below)")
+    if any(o.kind == "transcript" for o in outcomes):
+        from ..transcript.tier_marks import NOT_IN_TRANSCRIPT
+
+        print(f"(tiers of a transcript: what the file shows, its compaction boundaries by trigger and the tool "
+              f"results a tier replaced; {NOT_IN_TRANSCRIPT}: docs/transcript-tiers.md)")
     for o in outcomes:
         for note in o.notes:
             print(f"note: {o.source}: {note}")
