@@ -54,7 +54,8 @@ from .peer_formats import (
 )
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
-from .rewording import PARAPHRASE_PREFIX, cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
+from .length_budget import LATER_REQUESTS, fit_to_limit
+from .rewording import PARAPHRASE_PREFIX, cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate
 
 __all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "reads_instructions", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
@@ -253,7 +254,7 @@ def _read_carry(texts: list[str], instruction: str = "") -> _Carry:
 
 
 _FIRST_REQUEST = "The user's first request: "
-_LATER_REQUESTS = "Later requests and corrections, oldest first:"
+_LATER_REQUESTS = LATER_REQUESTS
 _NEXT_QUOTED = "Continue with the most recent request, quoted verbatim: "
 _LATEST_MESSAGE = "The user's latest message, to keep in mind (not a new task): "
 
@@ -325,12 +326,14 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
     else:
         parts = [(f"{number}. {title}:", facts.section(kind).rstrip().split("\n"))
                  for number, (kind, title) in enumerate(sections, start=1)]
+        kinds = [kind for kind, _ in sections]
         reading = facts.reading
         limit = reading.limit if reading is not None else None
+        # What a writer short of room gives up first, and keeps to the end (.length_budget).
         if limit is not None and limit.scope == "section":  # each section on its own
-            parts = [trim_to_limit([part], limit.amount, limit.unit)[0] for part in parts]
+            parts = [fit_to_limit([part], [kind], limit.amount, limit.unit)[0] for part, kind in zip(parts, kinds)]
         elif limit is not None:
-            parts = trim_to_limit(parts, limit.amount, limit.unit)
+            parts = fit_to_limit(parts, kinds, limit.amount, limit.unit)
         body = "\n\n".join(f"{head}\n{_indent(chr(10).join(lines))}" for head, lines in parts)
         if reading is not None and reading.language:
             body = translate(body, LANGUAGES.get(reading.language))
