@@ -49,6 +49,9 @@ class Outcome:
     #: is n/a with this reason, and the outcome neither passes nor fails.
     skipped: str | None = None
     compactor: str = "claude_code"
+    #: A transcript's tiers as the file shows them (pytest_ctxeval.transcript.tier_marks); a scenario's
+    #: come from its run's events.
+    observed_tiers: dict[str, int] = field(default_factory=dict)
 
     def for_grader(self, name: str) -> list[tuple[CompactionCase, Verdict]]:
         return [(case, v) for case, vs in zip(self.cases, self.verdicts) for v in vs if v.grader == name]
@@ -198,6 +201,9 @@ def evaluate_transcript(transcript: Transcript, registry: GraderRegistry, specs:
     outcome = Outcome(name=name, source=str(transcript.path), kind="transcript", cases=cases,
                       verdicts=[registry.run(c, specs) for c in cases], graders=[s.name for s in specs])
     outcome.notes = [str(p) for p in transcript.problems]
+    from .transcript.tier_marks import observed_tiers
+
+    outcome.observed_tiers = observed_tiers(transcript)
     if summary_text is None:
         # A compaction that cannot be graded (inherited, or no summary after its boundary) is said,
         # never graded against an empty summary nor dropped without a word.

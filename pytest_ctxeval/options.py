@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .grading.judging import Judge
     from .llm import LLM
 
-__all__ = ["RunOptions", "add_run_options", "add_model_options", "builtin_scenarios_dir", "positive_int"]
+__all__ = ["RunOptions", "add_run_options", "add_model_options", "add_strict_prompt_option", "builtin_scenarios_dir",
+           "positive_int"]
 
 
 #: The smallest context window a scenario may set (``context_window`` in the scenario schema).
@@ -141,6 +142,15 @@ def add_model_options(addoption: Callable[..., Any], prefix: str, *, summarises:
     addoption(f"{prefix}offline-latency", dest="ctxeval_offline_latency", type=duration, default=None,
               metavar="SECONDS", help="the offline reference model answers after this long (2s, 250ms): a run "
               "that waits on the model like a real one, to see what concurrency buys (default 0)")
+
+
+def add_strict_prompt_option(addoption: Callable[..., Any], prefix: str) -> None:
+    """``strict-prompt``: the front ends that print the prompt-change coverage note (``pytest
+    --ctxeval``, ``ctxeval run``) fail the run on a changed line the offline model does not see."""
+    addoption(f"{prefix}strict-prompt", dest="ctxeval_strict_prompt", action="store_true", default=False,
+              help="offline, a changed compaction-prompt line the offline model does not see (NOT SEEN OFFLINE in "
+                   "the prompt-change coverage note) fails the run, naming each line: for CI jobs that test "
+                   "prompt edits offline (docs/strict-prompt.md)")
 
 
 def add_run_options(addoption: Callable[..., Any], prefix: str) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 from .core.renamed import RENAMED_INI, add_renamed_option, renamed_keywords
 from .errors import CtxEvalError
-from .options import add_run_options, tolerance
+from .options import add_run_options, add_strict_prompt_option, tolerance
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine.prompt import PromptSet
@@ -50,6 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="replay the ctxeval scenarios through the compaction engine and grade every "
                          "compaction (offline by default); also runs tests marked @pytest.mark.ctxeval")
     add_run_options(group.addoption, "--ctxeval-")
+    add_strict_prompt_option(group.addoption, "--ctxeval-")
     group.addoption("--ctxeval-graders", dest="ctxeval_graders", action="append", default=None, metavar="DIR",
                     help="a folder of your own graders (repeatable); the built-in graders always load")
     group.addoption("--ctxeval-strict", dest="ctxeval_strict", action="store_true", default=False,

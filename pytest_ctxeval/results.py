@@ -23,14 +23,19 @@ Results JSON (``format: pytest-ctxeval/results``, ``version: 1``)::
 
 ``kind`` is ``scenario`` or ``transcript``; ``status`` is one of ``pass``, ``fail``, ``n/a``,
 ``ungraded``, ``error`` (the grader raised: "grader X crashed on scenario Y: ..."; it fails the run). ``graders`` holds each grader's status aggregated over the compactions (any fail is a
-fail). The version changes only when a field changes meaning or disappears.
+fail). A scenario that never ran (a template or schema error, a compaction of nothing) has its
+``error`` set, counts as one error, and holds no grader verdict: ``graders`` is empty and
+``not_run`` lists the graders it would have run (before, every grader was written as failed with
+the error as its reason, which counted one failure per grader). The version changes only when a
+field changes meaning or disappears.
 
 Added in version 1 without changing a meaning: a verdict's ``missing`` (the facts a rule grader
 found missing) and ``superseded``; per compaction ``lost`` (what the compaction lost, by kind:
 ``user_messages``, ``files``, ``errors``, ``todos``, ``identifiers`` with ``identifiers_total``;
 each fact ``{"text", "message"}`` where ``message`` is its 1-based position in the session
 history, see :mod:`pytest_ctxeval.grading.lost`); per scenario ``description`` and ``messages`` (role and
-excerpt of each message a lost fact points at); per compaction ``attachments`` and
+excerpt of each message a lost fact points at); per transcript ``tiers`` (per tier, how often the file shows it acting:
+:mod:`pytest_ctxeval.transcript.tier_marks`); per compaction ``attachments`` and
 ``hook_results``, the post-compact context after the summary as it was built, in order:
 ``{"kind": "file", "path": ...}``, ``{"kind": "skill", "name": ...}``, ``{"kind": "plan"}``,
 ``{"kind": "mcp_instructions_delta", "name": ...}``... and ``{"event": "SessionStart", "text": ...}``
@@ -79,10 +84,16 @@ def outcome_entry(o: Outcome, *, lost: bool = True) -> dict[str, Any]:
         entry["requests"] = len(o.run.requests)
         shown = _shown_paths(o.run)
         entry["events"] = [{**e.as_dict(), "detail": shown(e.detail)} for e in o.run.events]
+    if o.run is None and o.observed_tiers:
+        entry["tiers"] = dict(o.observed_tiers)  # a transcript's, as the file shows them
     if o.notes:
         entry["notes"] = list(o.notes)
     entry["graders"] = {}
-    for name in o.graders:
+    if o.error is not None and o.skipped is None:
+        # A scenario that never ran is one error (``error``), as the terminal summary counts it: no
+        # grader graded anything, so none is listed as failed; ``not_run`` names the graders it had.
+        entry["not_run"] = list(o.graders)
+    for name in ([] if "not_run" in entry else o.graders):
         row = {k: v for k, v in o.grader_verdict(name).as_dict().items() if k != "grader"}
         if name in o.known_failures:
             row["known_failure"] = o.known_failures[name]

@@ -179,6 +179,7 @@ class CtxEvalSession:
         self.comparison: RunDiff | None = None
         self.written: list[Path] = []
         self.written_error: str | None = None
+        self.strict_prompt: list[str] = []  # --ctxeval-strict-prompt: the lines it fails the run with
         self.tmp_root: Path | None = None
         self.names: dict[str, Path] = {}  # scenario name -> its file: names key results and baselines
         # The one evaluation loop (pytest_ctxeval.evaluate): its error, judge and batch policy.
@@ -476,6 +477,12 @@ class CtxEvalSession:
         note = coverage_note(doc["prompt"]["text"], self.baseline, prompt=doc["prompt"]) if engine else None
         if note is not None:
             doc["prompt_coverage"] = note
+        if self.config.getoption("ctxeval_strict_prompt"):
+            from .reporting.prompt_coverage import strict_failure
+
+            self.strict_prompt = strict_failure(note, self.options.backend)
+            if self.strict_prompt and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.baseline is not None:
             self.comparison = diff_runs(self.baseline, doc, tolerance=self.tolerance,
                                       name=_shown(self.config, self.baseline_path))
@@ -566,6 +573,8 @@ class CtxEvalSession:
             tr.write_sep("-", f"ctxeval {HEADING}", yellow=bool(note.get("unseen")))
             for line in format_coverage(note):
                 tr.write_line(safe_text(line), yellow=" NOT SEEN OFFLINE " in line)
+        for line in self.strict_prompt:
+            tr.write_line(safe_text(f"ctxeval: {line}" if not line.startswith(" ") else line), red=True)
         for path in self.written:
             tr.write_line(f"ctxeval: wrote {_shown(config, path)}")
         if self.written_error:
@@ -746,7 +755,7 @@ class GraderItem(pytest.Item):
             error = session.outcomes.get((MAIN, self.path))
             if error is not None and error.error is not None and error.skipped is None:
                 return safe_text(f"{self.path.name} could not run, so no grader could grade it (the results count "
-                                 f"every grader failed; the other items are skipped):\n  - {error.error}")
+                                 f"it once, as an error of the scenario; the other items are skipped):\n  - {error.error}")
             lines = [f"{self.spec.name} failed on {self.path.name} (score {v.score:.2f}):" if not excinfo.value.strict
                      else f"{self.spec.name} is UNGRADED on {self.path.name} (a judge could not decide), a failure "
                           "under --ctxeval-strict:"]

@@ -278,9 +278,11 @@ def test_the_one_file_table_says_transcript_and_what_its_counts_are(tmp_path, ca
     assert main(["grade", str(path), "--graders", "verbatim_user_messages,tool_pairing"]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:2] == ["transcript", "compactions"]
-    assert lines[1].split()[1] == "2" and lines[1].split()[-4:-1] == ["1", "1", "0"]  # graders: 1 ok, 1 failed
+    # graders: 1 ok, 1 failed; the tiers its file shows: two manual compactions (tests/test_transcript_tiers.py)
+    assert lines[1].split()[1] == "2" and lines[1].split()[-5:] == ["1", "1", "0", "compact", "2"]
     assert lines[2] == ("(passed/failed/other count graders: one that fails on any compaction counts once; "
                         "2 failed verdicts over all compactions are listed below)")
+    assert lines[3].startswith("(tiers of a transcript: what the file shows")
     assert sum(line.strip().startswith("FAIL") for line in lines) == 2
 
 

@@ -78,10 +78,10 @@ def test_the_three_front_ends_give_one_outcome(folder: Path, pytester: pytest.Py
                                                capsys: pytest.CaptureFixture[str]) -> None:
     plugin, cli, compared = essence(plugin_doc(pytester)), essence(cli_doc()), essence(compare_doc())
     assert plugin == cli == compared
-    # The error policy, the same everywhere: the scenario that cannot run fails every grader with
-    # the file, line and field, and the others still ran.
+    # The error policy, the same everywhere: the scenario that cannot run is one error with the
+    # file, line and field (no grader verdict), and the others still ran.
     assert "scen/broken.yaml:9: turns[1].tools[0].result: template error" in plugin["broken"]["error"]
-    assert {status for status, _, _ in plugin["broken"]["graders"].values()} == {"fail"}
+    assert plugin["broken"]["graders"] == {}
     assert {status for status, _, _ in plugin["tiny"]["graders"].values()} == {"pass"}
     # A scenario's scripted judge faults reach its own judge (the plugin's used to ignore them).
     faulted = plugin["judge_faults"]["graders"]

@@ -71,6 +71,8 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
         if o.run is not None:
             for e in o.run.events:
                 row.tiers[e.tier] = row.tiers.get(e.tier, 0) + 1
+        else:  # a transcript: what the file shows (pytest_ctxeval.transcript.tier_marks)
+            row.tiers = dict(o.observed_tiers)
         row.counts = o.counts
         rows.append(row)
     first = "transcript" if outcomes and all(o.kind == "transcript" for o in outcomes) else "scenario"
@@ -83,6 +85,11 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
         print(f"(passed/failed/other count graders: one that fails on any compaction counts once; "
               f"{verdicts_failed} failed verdict{'s' if verdicts_failed != 1 else ''} over all compactions "
               "are listed below)")
+    if any(o.kind == "transcript" for o in outcomes):
+        from ..transcript.tier_marks import NOT_IN_TRANSCRIPT
+
+        print(f"(tiers of a transcript: what the file shows, its compaction boundaries by trigger and the tool "
+              f"results a tier replaced; {NOT_IN_TRANSCRIPT}: docs/transcript-tiers.md)")
     for o in outcomes:
         for note in o.notes:
             print(f"note: {o.source}: {note}")
@@ -115,7 +122,11 @@ def exit_code(outcomes: list[Outcome], strict: bool = False) -> int:
     """1 when a verdict failed, a grader crashed or a scenario could not run (with ``strict``: or a
     verdict is ungraded), else 0. Prints how many verdicts were ungraded or crashed."""
     ungraded = sum(o.counts["ungraded"] for o in outcomes)
-    errors = sum(o.counts["error"] for o in outcomes)
+    not_run = sum(1 for o in outcomes if o.error is not None and o.skipped is None)
+    errors = sum(o.counts["error"] for o in outcomes) - not_run
+    if not_run:
+        print(f"ctxeval: {not_run} scenario{'s' if not_run > 1 else ''} could not run (one error each, see ERROR "
+              "above; no grader graded them); the run fails")
     if errors:
         print(f"ctxeval: {errors} grader error{'s' if errors > 1 else ''} (a grader raised: see ERROR above); "
               "the run fails")

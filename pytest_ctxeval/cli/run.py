@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import CtxEvalError, ProviderError, UsageError
 from ..evaluation import Outcome, merge_usage, usage_lines
-from ..options import RunOptions, add_run_options
+from ..options import RunOptions, add_run_options, add_strict_prompt_option
 from ..results import results_document, write_results
 from ..runner import check_unique_names, fresh_folder
 from ..scenario.schema import find_scenarios, load_scenario
@@ -29,6 +29,7 @@ def add_run_command(sub: Any) -> None:
                      help="scenario files or folders (default: ./scenarios, else the built-in library)")
     run.add_argument("--json", dest="json_out", metavar="OUT", help="write the versioned results JSON here")
     add_run_options(run.add_argument, "--")
+    add_strict_prompt_option(run.add_argument, "--")
     grader_args(run)
     run.add_argument("--session-dir", metavar="DIR",
                      help="where transcripts and persisted tool results go (default: a temporary folder)")
@@ -123,7 +124,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"results written to {write_results(args.json_out, doc)}")
     for _, message in broken:
         print(f"ctxeval: error: {message}", file=sys.stderr)
-    return EXIT_USAGE if broken else exit_code(outcomes, strict=args.strict)
+    from ..reporting.prompt_coverage import strict_failure
+
+    strict_prompt = strict_failure(note, options.backend) if args.ctxeval_strict_prompt else []
+    for line in strict_prompt:
+        print(f"ctxeval: {line}" if not line.startswith(" ") else line, file=sys.stderr)
+    code = exit_code(outcomes, strict=args.strict)
+    return EXIT_USAGE if broken else max(code, 1 if strict_prompt else 0)
 
 
 def _load_all(files: list[Path]) -> tuple[list[Any], list[tuple[Path, str]]]:

@@ -54,7 +54,8 @@ from .peer_formats import (
 )
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
-from .rewording import PARAPHRASE_PREFIX, cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
+from .length_budget import LATER_REQUESTS, fit_to_limit
+from .rewording import PARAPHRASE_PREFIX, cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate
 
 __all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "reads_instructions", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
@@ -253,7 +254,7 @@ def _read_carry(texts: list[str], instruction: str = "") -> _Carry:
 
 
 _FIRST_REQUEST = "The user's first request: "
-_LATER_REQUESTS = "Later requests and corrections, oldest first:"
+_LATER_REQUESTS = LATER_REQUESTS
 _NEXT_QUOTED = "Continue with the most recent request, quoted verbatim: "
 _LATEST_MESSAGE = "The user's latest message, to keep in mind (not a new task): "
 
@@ -325,12 +326,14 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
     else:
         parts = [(f"{number}. {title}:", facts.section(kind).rstrip().split("\n"))
                  for number, (kind, title) in enumerate(sections, start=1)]
+        kinds = [kind for kind, _ in sections]
         reading = facts.reading
         limit = reading.limit if reading is not None else None
+        # What a writer short of room gives up first, and keeps to the end (.length_budget).
         if limit is not None and limit.scope == "section":  # each section on its own
-            parts = [trim_to_limit([part], limit.amount, limit.unit)[0] for part in parts]
+            parts = [fit_to_limit([part], [kind], limit.amount, limit.unit)[0] for part, kind in zip(parts, kinds)]
         elif limit is not None:
-            parts = trim_to_limit(parts, limit.amount, limit.unit)
+            parts = fit_to_limit(parts, kinds, limit.amount, limit.unit)
         body = "\n\n".join(f"{head}\n{_indent(chr(10).join(lines))}" for head, lines in parts)
         if reading is not None and reading.language:
             body = translate(body, LANGUAGES.get(reading.language))
@@ -833,14 +836,34 @@ def judge_reply(prompt: str) -> str:
     elif "original intent" in blocks:
         gen = next((v for k, v in blocks.items() if k.startswith("generation")), "")
         have = _terms(gen)
-        intent = _INTENT_LABEL.sub("", blocks["original intent"])
+        intent, finished = _open_intent(blocks["original intent"], have)
         cov = _coverage(intent, have)
         lost = _terms_lost("the original intent", "this generation", intent, have)
-        why = f"offline heuristic: this generation holds {cov:.0%} of the original intent's terms"
+        why = f"offline heuristic: this generation holds {cov:.0%} of the original intent's terms" + _finished(finished)
     else:
         cov, why = 0.6, "offline heuristic: no data blocks it knows how to compare"
     score = max(0, min(5, round(cov * 5)))
     return _json.dumps({"score": score, "reasons": [why], "lost": lost})
+
+
+def _open_intent(intent: str, have: frozenset[str]) -> tuple[str, list[str]]:
+    """Drift's intent without its labels and without the finished steps of its requests: the
+    steps before a later step this generation holds (:mod:`pytest_ctxeval.llm.finished_steps`)."""
+    from .finished_steps import open_steps
+
+    def held(step: str) -> float:
+        terms = _terms(step) - _QUESTION_WORDS - _courtesy_terms()
+        return len(terms & have) / len(terms) if len(terms) >= 2 else 0.0
+
+    return open_steps(intent, held)
+
+
+def _finished(steps: list[str]) -> str:
+    """The reason's note on finished steps (not counted as lost)."""
+    if not steps:
+        return ""
+    shown = "; ".join(repr(s if len(s) <= 80 else s[:79] + "…") for s in steps[:3])
+    return f" (finished steps of a request, before the step it is at, not counted as lost: {shown})"
 
 
 def _terms_lost(source: str, target: str, text: str, have: Any) -> list[str]:
@@ -879,9 +902,10 @@ def _judge_items(found: list[tuple[str, str]]) -> str:
             want, have = parts.get("expected answer", ""), context
             why = "offline heuristic: the context holds {:.0%} of the expected answer's terms"
         else:
-            want = _INTENT_LABEL.sub("", parts.get("original intent", ""))
             have = _terms(parts.get("primary request and next step", ""))
-            why = "offline heuristic: this generation holds {:.0%} of the original intent's terms"
+            want, finished = _open_intent(parts.get("original intent", ""), have)
+            why = ("offline heuristic: this generation holds {:.0%} of the original intent's terms"
+                   + _finished(finished).replace("{", "{{").replace("}", "}}"))
         cov = _coverage(want, have)
         lost = [t for t in dict.fromkeys(significant_tokens(want)) if _stem(t) not in have
                 and _stem(t) not in _courtesy_terms()][:8]

@@ -14,6 +14,7 @@ import re
 from ..reading.summary import normalize_ws
 
 __all__ = ["paraphrase", "gist", "PARAPHRASE_PREFIX", "error_gist", "generalise_identifiers", "trim_to_limit", "translate",
+           "drop_snippets_and_repeats", "size_of", "names_something",
            "cut_to"]
 
 #: How a paraphrased user message starts (an earlier summary's paraphrase is not reworded twice).
@@ -110,6 +111,12 @@ _IDENT = re.compile(
     r"|\b\d+(?:[.,:]\d+)*(?:\s?(?:ms|s|kb|mb|gb|%|px))?\b")  # numbers
 
 
+def names_something(text: str) -> bool:
+    """Whether ``text`` names an identifier: a path, a call, a dotted or snake_case name, a hash
+    or a number (what makes a finding a fact rather than narration)."""
+    return _IDENT.search(text) is not None
+
+
 def _generic(token: str) -> str:
     if "/" in token:
         return "a file"
@@ -166,14 +173,18 @@ def _dup_key(line: str) -> str:
     return normalize_ws(_DUP_NOISE.sub("", line)).lower()
 
 
-def trim_to_limit(sections: list[tuple[str, list[str]]], amount: int, unit: str) -> list[tuple[str, list[str]]]:
-    """Sections (heading, body lines) cut to ``amount`` ``unit`` the way a writer short of room cuts:
-    first the code snippets, then lines that repeat another of their section but for a command or
-    a number (five failures of one error are one), then the section with the most lines loses its
-    last line, the files section last and its files only read first (a changed file's name takes a
-    few words), until the whole
-    fits (each section keeps at least one line, cut short if need be). Nothing changes when the
-    sections fit."""
+def size_of(text: str, unit: str) -> int:
+    """The length of ``text`` in ``unit`` (words, characters, lines, tokens: 4 characters a token)."""
+    return _size(text, unit)
+
+
+def drop_snippets_and_repeats(sections: list[tuple[str, list[str]]], amount: int, unit: str,
+                              repeats: list[bool] | None = None) -> list[tuple[str, list[str]]]:
+    """What a writer short of room drops before anything else: the code snippets, then the lines
+    that repeat another of their section but for a command or a number (five failures of one
+    error are one); each step only while ``sections`` are over ``amount`` ``unit``. ``repeats``
+    says which sections may lose repeats (default: all): "Harden module 3" and "Harden module 4"
+    differ only by a number and are two open tasks."""
     out = [(h, list(lines)) for h, lines in sections]
 
     def total() -> int:
@@ -183,7 +194,10 @@ def trim_to_limit(sections: list[tuple[str, list[str]]], amount: int, unit: str)
         out = [(h, [l for l in ls if not _SNIPPET.match(l)] or ls[:1]) for h, ls in out]
     if total() > amount:
         deduped = []
-        for h, ls in out:
+        for n, (h, ls) in enumerate(out):
+            if repeats is not None and not repeats[n]:
+                deduped.append((h, ls))
+                continue
             seen: set[str] = set()
             keep = []
             for l in ls:
@@ -193,6 +207,23 @@ def trim_to_limit(sections: list[tuple[str, list[str]]], amount: int, unit: str)
                 keep.append(l)
             deduped.append((h, keep))
         out = deduped
+    return out
+
+
+def trim_to_limit(sections: list[tuple[str, list[str]]], amount: int, unit: str,
+                  repeats: list[bool] | None = None) -> list[tuple[str, list[str]]]:
+    """Sections (heading, body lines) cut to ``amount`` ``unit`` the way a writer short of room cuts:
+    first the code snippets, then lines that repeat another of their section but for a command or
+    a number (five failures of one error are one), then the section with the most lines loses its
+    last line, the files section last and its files only read first (a changed file's name takes a
+    few words), until the whole
+    fits (each section keeps at least one line, cut short if need be). Nothing changes when the
+    sections fit."""
+    out = drop_snippets_and_repeats(sections, amount, unit, repeats)
+
+    def total() -> int:
+        return _size("\n".join(h + "\n" + "\n".join(ls) for h, ls in out), unit)
+
     files = {i for i, (h, _) in enumerate(out) if re.search(r"\bfiles?\b", h, re.IGNORECASE)}
     while total() > amount:
         longest = max(range(len(out)), key=lambda i: (i not in files or all(len(out[j][1]) <= 1 for j in range(len(out))

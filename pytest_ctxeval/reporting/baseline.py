@@ -338,11 +338,20 @@ def diff_runs(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: f
                 result.notes.append(Change("note", sname, reason="new scenario" if added else "scenario removed"
                                            if removed else "scenario changed"))
                 continue
+            before_err, after_err = old["scenarios"][sname].get("error"), new["scenarios"][sname].get("error")
             if path[2] == "error":
-                after_err = new["scenarios"][sname].get("error")
-                result.notes.append(Change("note", sname, before="error" if old["scenarios"][sname].get("error") else "ran",
-                                           after="error" if after_err else "ran", reason=after_err or "the scenario runs again"))
+                # A scenario that ran and now cannot run is ONE regression (its graders graded
+                # nothing), as the terminal summary counts it; one that runs again is a note.
+                stopped = bool(after_err and not before_err)
+                (result.regressions if stopped else result.notes).append(Change(
+                    "regression" if stopped else "note", sname, before="error" if before_err else "ran", after="error" if after_err else "ran",
+                    reason=after_err or "the scenario runs again"))
                 continue
+            if (before_err or after_err) and path[2] in ("graders", "compactions", "not_run") and len(path) == 4 \
+                    and (added or removed):
+                continue  # what a scenario that did not run lacks is told once, by its error
+            if after_err and path[2] in ("graders", "compactions"):
+                continue  # an older results file lists the error under every grader: told once, above
             if path[2] == "graders" and len(path) >= 4:
                 grader = path[3]
                 if len(path) == 4 and (added or removed):

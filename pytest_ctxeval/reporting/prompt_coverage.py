@@ -21,7 +21,8 @@ from typing import Any
 
 from ..errors import flag
 
-__all__ = ["CoverageLine", "Coverage", "prompt_coverage", "format_coverage", "coverage_note", "advice", "HEADING"]
+__all__ = ["CoverageLine", "Coverage", "prompt_coverage", "format_coverage", "coverage_note", "advice", "HEADING",
+           "strict_failure"]
 
 HEADING = "prompt-change coverage"
 #: In a label: the part of the line the offline model does not model.
@@ -238,3 +239,25 @@ def _reading_diff(old: str, new: str) -> str:
 def _same(a: str, b: str) -> bool:
     """The same prompt: equal but for whitespace, and read the same way offline."""
     return " ".join(a.split()) == " ".join(b.split()) and _reading_key(a) == _reading_key(b)
+
+
+def strict_failure(note: Coverage | dict[str, Any] | None, backend: str) -> list[str]:
+    """What ``strict-prompt`` fails a run with: one line per changed prompt line the offline
+    model does not see (its line number and text), then how to proceed; ``[]`` when every changed
+    line is read, when nothing changed, or when the summaries come from a real model (any backend
+    but ``offline``: a real model reads every line, or replays what it wrote)."""
+    if note is None or backend != "offline":
+        return []
+    cov = Coverage.from_dict(note) if isinstance(note, dict) else note
+    if not cov.unseen:
+        return []
+    n = len(cov.unseen)
+    out = [f"{flag('strict-prompt')}: {n} changed prompt line{'s are' if n != 1 else ' is'} NOT SEEN by the offline "
+           f"model (against {cov.against}), so its verdicts say nothing about {'them' if n != 1 else 'it'}:"]
+    for c in cov.unseen:
+        where = f"line {c.line}" if c.sign == "+" else f"removed line {c.line} of {cov.against}"
+        out.append(f"  {c.sign} {where}: {c.text}" if c.line else f"  {c.sign} {c.text}")
+    out.append(f"to proceed: run this prompt against the real API ({flag('backend anthropic')}, or replay recorded "
+               "cassettes), where every line is read and this check does not apply; or reword the line so the "
+               "offline model reads it, or model the instruction offline (docs/strict-prompt.md says how)")
+    return out

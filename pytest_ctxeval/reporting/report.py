@@ -50,6 +50,8 @@ def _state(row: dict[str, Any]) -> str:
 
 def _counts(entry: dict[str, Any]) -> dict[str, int]:
     counts = {s: 0 for s in _COUNTED}
+    if entry.get("error") and not entry.get("skipped") and not entry.get("graders"):
+        counts["error"] = 1  # a scenario that never ran: one error, as the terminal summary counts it
     for row in entry.get("graders", {}).values():
         counts[_state(row)] = counts.get(_state(row), 0) + 1
     return counts
@@ -139,6 +141,8 @@ def report_context(doc: dict[str, Any], *, baseline: dict[str, Any] | None = Non
         tiers: dict[str, int] = {}
         for ev in e.get("events", []):
             tiers[ev["tier"]] = tiers.get(ev["tier"], 0) + 1
+        if not e.get("events"):
+            tiers = dict(e.get("tiers") or {})  # a transcript: what the file shows
         comps = e.get("compactions", [])
         rows.append({"name": e["name"], "id": sid, "compactions": len(comps),
                      "tokens": format_tokens([(c["pre_tokens"], c["post_tokens"]) for c in comps])
