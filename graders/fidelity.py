@@ -161,7 +161,8 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     typed lead whose pasted log was summarised is kept; a draft the person sent again revised is kept
     by its resend; a ``/command``'s arguments may stand anywhere in the summary (they parameterise
     the command rather than say something to the agent). Any other message must be in section 6: a
-    failure names another section that has it verbatim."""
+    failure names another section that has it verbatim. Section 6 must not quote a message nobody
+    typed (pytest_ctxeval.reading.invented): the failure quotes it and names its line."""
     people = case.person_messages()
     if not people:
         return Verdict.not_applicable("no person-typed messages before this compaction")
@@ -338,7 +339,10 @@ def _only_inside_others(people: list, kept: dict[int, Match], hay: Haystack) -> 
 @grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), compactors=("claude_code",))
 def next_step_quote(case: CompactionCase) -> Verdict:
     """Section 9 quotes the most recent conversation verbatim when it proposes a step: at least
-    :data:`MIN_QUOTE_CHARS` characters of it, or a whole message the person typed."""
+    :data:`MIN_QUOTE_CHARS` characters of it, or a whole message the person typed.
+
+    A quote that alters it (a word, number, path, action or negation changed:
+    pytest_ctxeval.reading.misquote) fails, even beside a verbatim quote."""
     section = case.sections.get("next")
     if section is None:
         return _section_missing(case, "next", 9, "the next step and its quote")

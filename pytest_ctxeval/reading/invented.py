@@ -46,6 +46,9 @@ _NOTE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[“”]|「[^」\n]*」")
 _BRACKETED = re.compile(r"\[[^\]\n]{0,200}\]")
 _TOKEN = re.compile(r"[^\W_]+")
+#: A record at most this many times as long as a quote (in words) holds it when it has most of its
+#: words in any order (a message misquoted by moving words); a longer one (a file, a log) only by runs.
+SHORT_RECORD = 3
 #: Words a run of a misquote must hold as written to count towards OVERLAP.
 RUN = 3
 #: An item that says the quote is someone else's words (the question an answer replied to).
@@ -84,15 +87,20 @@ def session_records(history: list[Any]) -> tuple[list[Record], list[Record]]:
 
 def _said_in(part: str, records: list[Record]) -> bool:
     """``part`` is in one of ``records``: its words in the same order, or most of them (a misquote)
-    in runs of :data:`RUN` words the record holds as written."""
+    in runs of :data:`RUN` words the record holds as written, or in any order in a record not much
+    longer than it (:data:`SHORT_RECORD`)."""
     words = _TOKEN.findall(part)
     if not words:
         return True
     whole = " " + " ".join(words) + " "
     runs = [" " + " ".join(words[i:i + RUN]) + " " for i in range(max(len(words) - RUN + 1, 1))]
+    distinct = set(words)
     for text in records:
         if whole in text:
             return True
+        if text.count(" ") <= SHORT_RECORD * len(words) and \
+                len(distinct & set(text.split(" "))) >= OVERLAP * len(distinct):
+            return True  # a short record holding most of its words: a message misquoted, words moved
         covered = [False] * len(words)
         for i, run in enumerate(runs):
             if run in text:

@@ -125,7 +125,7 @@ def _flipped(words: list[str], window: list[str]) -> str | None:
     for tag, i1, i2, j1, j2 in ops:
         said, quoted = window[j1:j2], words[i1:i2]
         if (tag == "replace" and len(said) <= FLIP_WORDS and len(quoted) <= FLIP_WORDS and _flip(said, quoted)) or \
-                (tag in ("insert", "delete") and 0 < len(said) + len(quoted) <= 2 and set(said + quoted) <= _NEGATION):
+                (tag in ("insert", "delete") and 0 < len(said) + len(quoted) <= 2 and bool(set(said + quoted) & _NEGATION)):
             return " ".join(window[max(j1 - 6, 0):j2 + 6])
     return None
 
