@@ -18,7 +18,8 @@ request a summary lists as the last message is tolerated by its own rule (``SUMM
 A quote found only in the assistant's words is invented too (the assistant's sentence listed as the
 person's), unless its item says whose words they are: "asked", "question", "Claude", "assistant",
 "in response to" (the summary quoting the question an answer replied to). Not judged: an item that
-says, outside its quotes, that it quotes no message ("quoted in a file", "from the log", "output"),
+says, outside its quotes, that it quotes no message ("quoted in a file", "from the log", "output")
+or not word for word ("translated", "paraphrased"),
 and a quote that is all one note in parentheses or brackets (``"(sort error on mixed timezones)"``).
 """
 
@@ -54,9 +55,13 @@ RUN = 3
 #: An item that says the quote is someone else's words (the question an answer replied to).
 _OTHERS_WORDS = re.compile(r"\b(?:ask(?:ed|s|ing)?|question|prompt(?:ed)?|claude|assistant|agent|in response to|"
                            r"repl(?:y|ied) to|offered|option|suggest(?:ed|ion))\b", re.IGNORECASE)
-#: An item that says its quote is not a message at all: words of a file, a tool's output, a log.
+#: An item that says its quote is not a message at all (words of a file, a tool's output, a log), or
+#: not the message word for word (translated, paraphrased): a lost message is reported as lost.
 _NOT_A_MESSAGE = re.compile(r"\b(?:quoted (?:in|from)|(?:in|from) (?:a|the) (?:file|doc|docs|document|readme|log|output|"
-                            r"page|comment|issue|pr|spec|plan)|output|printed|logged|error message)\b", re.IGNORECASE)
+                            r"page|comment|issue|pr|spec|plan)|output|printed|logged|error message|"
+                            # or not word for word: a translation, a paraphrase (the lost message's fault)
+                            r"translat\w*|paraphras\w*|roughly|summari[sz]\w*|gist|in essence|approximately)\b",
+                            re.IGNORECASE)
 
 
 @dataclass(frozen=True)

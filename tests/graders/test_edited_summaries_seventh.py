@@ -77,6 +77,7 @@ def test_the_assistants_sentence_listed_as_the_persons_fails(grade, kit):
     '- In response to the question "I will write the export job now." the user agreed',  # says whose words
     '- (quoted in a file) "Every export runs nightly at two in the morning, UTC."',          # a file's words
     '- "(a pasted traceback about the bucket permissions)"',                                  # a note in quotes
+    '- (translated) "Please keep every export in the staging bucket for now."',               # not word for word
     '- "set up the export job [for billing] for the billing tables"',                         # an editorial note
     '- "set up the export job for the … tables"',                                             # an elision
 ])
