@@ -35,11 +35,13 @@ from pytest_ctxeval.reading.extract import (
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, person_text, text_of, tool_uses
+from pytest_ctxeval.reading.invented import invented_quotes, session_records
+from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
-    CODE_SPAN as _CODE_SPAN,
+    CODE_SPAN as _CODE_SPAN, block_quotes as _block_quotes,
     flat_lines as _flat_lines, long_message_gap as _long_message_gap, long_prose_note as _long_prose_note,
     quote_in as _quote_in,
     quotes as _quotes, fenced_blocks as _fenced_blocks, tokens_in as _tokens_in, whole_context as _whole,
@@ -160,7 +162,8 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     typed lead whose pasted log was summarised is kept; a draft the person sent again revised is kept
     by its resend; a ``/command``'s arguments may stand anywhere in the summary (they parameterise
     the command rather than say something to the agent). Any other message must be in section 6: a
-    failure names another section that has it verbatim."""
+    failure names another section that has it verbatim. Section 6 must not quote a message nobody
+    typed (pytest_ctxeval.reading.invented): the failure quotes it and names its line."""
     people = case.person_messages()
     if not people:
         return Verdict.not_applicable("no person-typed messages before this compaction")
@@ -243,7 +246,32 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                 f"{request_at}), which the person did not type (tolerated: nothing they typed is lost by it)")
         ok += note
         reasons = [reasons[0] + note, *reasons[1:]] if reasons else reasons
+    if section is not None and case.summary_format is None:
+        made_up = _invented(case, section)
+        reasons += made_up
+        if made_up and not missing:
+            return Verdict.failed(*reasons, score=round(len(people) / (len(people) + len(made_up)), 4),
+                                  missing=missing)
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
+
+
+def _invented(case: CompactionCase, section: Section) -> list[str]:
+    """Reasons for the quotes of section 6 that nobody in the session said (an invented user message,
+    or the assistant's words listed as the person's; pytest_ctxeval.reading.invented), each with the
+    summary line it is on."""
+    found = invented_quotes(section.body, lambda: case.shared_view("said_records", lambda: session_records(
+        case.history), case.history))
+    lines = case.summary.split("\n")
+    out = []
+    for made in found:
+        start = normalize_ws(made.quote)[:30]
+        at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines)) if start in normalize_ws(lines[i])),
+                  section.line)
+        whose = ("the assistant said it, the person did not" if made.assistant
+                 else "no message, answer or tool result of the session holds its words")
+        out.append(f"section 6 (line {at}) quotes a user message the person never typed: \"{_short(made.quote, 100)}\" "
+                   f"({whose})")
+    return out
 
 
 def _compactions_before(summaries: list[int], index: int) -> int | None:
@@ -319,7 +347,10 @@ def _only_inside_others(people: list, kept: dict[int, Match], hay: Haystack) -> 
 @grader("next_step_quote", kind="rule", applies_to=("full", "partial", "transcript"), compactors=("claude_code",))
 def next_step_quote(case: CompactionCase) -> Verdict:
     """Section 9 quotes the most recent conversation verbatim when it proposes a step: at least
-    :data:`MIN_QUOTE_CHARS` characters of it, or a whole message the person typed."""
+    :data:`MIN_QUOTE_CHARS` characters of it, or a whole message the person typed.
+
+    A quote that alters it (a word, number, path, action or negation changed:
+    pytest_ctxeval.reading.misquote) fails, even beside a verbatim quote."""
     section = case.sections.get("next")
     if section is None:
         return _section_missing(case, "next", 9, "the next step and its quote")
@@ -341,6 +372,9 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     # is part of it: it cannot make a misquoted outer quote verbatim.
     found = _quotes(body)
     quotes = [q for q in found if not any(q != o and q in o for o in found)]
+    # A message wrapped over the lines of a block quote is one quote (its lines' quotes stay too).
+    blocks = _block_quotes(body)
+    quotes += [q for q in blocks if q not in quotes]
     # A quote shows the task when it holds at least MIN_QUOTE_CHARS of the recent conversation, or a
     # whole message the person typed (a short request is the task itself); a short scrap ("same
     # limits") or a filler reply ("On it.") does not, and the reason says so (it is verbatim).
@@ -364,6 +398,16 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     # the conversation only when what they hold is in it.
     quotes += [q for block in _fenced_blocks(body) for q in _quotes(block) if _quote_in(q, recent, min_len, whole=spoken)]
     good = [q for q in quotes if _quote_in(q, recent, min_len, whole=spoken)]
+    # A quote taken from the recent conversation and changed on the way (a word flipped, a number or
+    # a path changed) misquotes it, even beside a verbatim quote (pytest_ctxeval.reading.misquote).
+    altered = {q: src for q in quotes if q not in good and not _quote_in(q, older, 0)
+               and not any(q != b and q in b for b in blocks)  # a line of a wrapped block quote: a scrap
+               and (src := altered_quote(q, recent)) is not None}
+    if altered:
+        q, src = next(iter(altered.items()))
+        return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(q, 100)}\", which is not verbatim: it "
+                              f"alters what was said in the most recent conversation, \"{_short(src, 100)}\"; differences: "
+                              f"{show_difference(quote_words(q), src)}", quotes=quotes, expected=src)
     cut = next((c for c in (_cut_before_condition(q, last.text, body) for q in good) if c), None)
     if cut is not None:
         q, clause = cut
@@ -372,7 +416,8 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                               f"otherwise; the last request: \"{_short(last.text)}\"", quotes=quotes, expected=last.text)
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
-    loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)]
+    loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)
+             and not any(opposite_action(q, t) for t in recent if _tokens_in(q, [t]))]
     if loose:
         return Verdict.passed_(f"section 9 quotes the most recent conversation, reformatted (its words in the "
                                f"same order, line breaks and list markers aside): \"{_short(loose[0])}\"", quote=loose[0])

@@ -27,7 +27,7 @@ from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize, strip_fences
 
 __all__ = ["copy_runs_on", "code_quotes", "unmarked_quote", "CODE_SPAN", "FENCE", "fenced_blocks", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "long_prose_note", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
-           "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL"]
+           "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL", "block_quotes"]
 
 
 def whole_context(case: Any) -> Haystack:
@@ -249,7 +249,10 @@ QUOTES = (re.compile(r"\"([^\"]{2,})\""), re.compile(r"“([^”]{2,})”"), re.
            # of a 56,000-character line between two marks, a second a context; test_quote_patterns.py)
            re.compile(r"'(?<![^\s:(]')(?=[^'\n]*+(?:\n[^'\n]*+){0,2}+'(?:[\s.,;:!?)]|$))"
                       r"([^'\n]*?\s[^'\n]*?\s[^'\n]{2,}?)'(?=[\s.,;:!?)]|$)", re.MULTILINE),
-           re.compile(r"‘([^’]{2,})’"))
+           re.compile(r"‘([^’]{2,})’"),
+           # the quote marks of other languages: «guillemets», „German“, 「corner brackets」 and 『』
+           re.compile(r"«[ \u00a0]?([^»\n]{2,}?)[ \u00a0]?»"), re.compile(r"„([^“”\n]{2,})[“”]"),
+           re.compile(r"「([^」\n]{2,})」"), re.compile(r"『([^』\n]{2,})』"))
 # Elisions split a quote into parts that must each be verbatim. The media markers count as
 # elisions too: the summariser is shown [image] / [document] where the person pasted one
 # (stripImagesFromMessages, 003:96-106), so a quote that keeps the marker is still verbatim.
@@ -354,6 +357,23 @@ def quotes(text: str) -> list[str]:
                 and not (pattern is QUOTES[2] and _ATTRIBUTED.match(m.group(1).strip())
                          and len(m.group(1).split(":", 1)[0].split()) <= 6)]
     return [q for q in out if q]
+
+
+_BLOCK_QUOTE = re.compile(r"(?:^[ \t]*>[ \t]?[^\n]*(?:\n|$)){2,}", re.MULTILINE)
+
+
+def block_quotes(text: str) -> list[str]:
+    """The block quotes of ``text`` that run over several lines (a message wrapped as ``> …`` lines),
+    each as one quote: :func:`quotes` reads a block quote line by line, which cuts a wrapped message
+    into scraps. A block whose lines quote with marks of their own (``> "…"``) holds several quotes,
+    read by :func:`quotes`."""
+    out = []
+    for m in _BLOCK_QUOTE.finditer(text):
+        lines = [re.sub(r"^[ \t]*>[ \t]?", "", line) for line in m.group(0).split("\n")]
+        if sum(1 for line in lines if line.strip()) < 2 or any(p.search(line) for line in lines for p in QUOTES[:2]):
+            continue  # one line, or lines that quote with marks of their own: each line is its quote
+        out.append(normalize_ws(" ".join(lines)))
+    return out
 
 
 TRAIL = re.compile(r"[\s.,;:!?]+$")

@@ -583,12 +583,14 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None,
     """
     part, offset = _summary_part(text)
     candidates: list[tuple[int, int, bool, Section]] = []
-    for m in _HEADER.finditer(part):
+    matches = list(_HEADER.finditer(part))
+    read = [(m, _title_key(m.group("title").strip())) for m in matches]
+    read_kinds = [(titles or {}).get(key) or _strong_kind(key) for _m, key in read]
+    translated = _translated_headers(matches, read_kinds) if len(set(filter(None, read_kinds))) < 7 else set()
+    for (m, key), strong_kind in zip(read, read_kinds):
         title = m.group("title").strip()
-        key = _title_key(title)
-        strong_kind = (titles or {}).get(key) or _strong_kind(key)
         kind = strong_kind or ((kind_of or section_kind)(title) if len(key.split()) <= 5 else None)
-        if kind is None and _by_place(m):
+        if kind is None and (_by_place(m) or m.start() in translated):
             kind = SECTION_KINDS[int(m.group("num")) - 1]
         if kind is None:
             continue
@@ -612,7 +614,27 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None,
         body = (sec.body + part[end:stop]).strip("\n")  # part[end:] starts with the header's newline
         sec.body = _dedent(body).strip()
         parsed.sections.append(sec)
+        if (joined := _joined_section(sec, seen)) is not None:
+            seen.add(joined.kind or "")
+            parsed.sections.append(joined)
     return parsed
+
+
+#: A header that titles two sections at once: ``8. Current Work and 9. Optional Next Step:``.
+_JOINED = re.compile(r"\s(?:and|&|\+|/|,)\s+(\d)[.)]\s+(.{3,40})$", re.IGNORECASE)
+
+
+def _joined_section(sec: Section, seen: set[str]) -> Section | None:
+    """The second section of a header that titles two (``8. Current Work and 9. Optional Next
+    Step:``): the next number and a known title of its kind, sharing the body (the summary wrote both
+    under one header). None for any other header, and when that section has a header of its own."""
+    m = _JOINED.search(sec.title)
+    if m is None or int(m.group(1)) != sec.number + 1:
+        return None
+    kind = _strong_kind(_title_key(m.group(2)))
+    if kind is None or kind in seen or kind == sec.kind:
+        return None
+    return Section(kind=kind, number=sec.number + 1, title=m.group(2).strip(), body=sec.body, line=sec.line)
 
 
 #: Emphasis written with underscores around words: ``__Ruff UP038__``, ``_api.go_``.
@@ -661,6 +683,36 @@ def _by_place(m: re.Match[str]) -> bool:
     if not 1 <= num <= len(SECTION_KINDS) or re.search(r"[A-Za-z]", title) or not re.search(r"[^\W\d_]", title):
         return False
     return m.group(0).lstrip().startswith("#") or (":" in m.group(0) and not (m.group("rest") or "").strip())
+
+
+#: Of the nine headers, a run numbered in order must hold this many to be read by place, and this
+#: many of them must have titles the English vocabulary does not know (a translated summary).
+_TRANSLATED_RUN, _TRANSLATED_UNKNOWN = 7, 5
+
+
+def _translated_headers(matches: list[re.Match[str]], kinds: list[str | None]) -> set[int]:
+    """The starts of headers written in another language with the Latin script (``3. Fichiers et
+    sections de code :``, ``7. Offene Aufgaben:``): header-shaped lines (a Markdown heading, or a
+    title ending in a colon with nothing after it) of one shape (the same marks before the number),
+    numbered 1, 2, 3… in order through at least :data:`_TRANSLATED_RUN` of the nine sections, at least
+    :data:`_TRANSLATED_UNKNOWN` of them with titles no English title or vocabulary names. One renamed
+    section among English titles (``6. Notes:``) is no translation; a list inside a section (``1.
+    Added retry:`` …) is numbered under its own shape and rarely runs through seven such titles."""
+    runs: dict[str, list[tuple[int, re.Match[str], bool]]] = {}
+    for m, kind in zip(matches, kinds):
+        num = int(m.group("num"))
+        stands = m.group(0).lstrip().startswith("#") or (":" in m.group(0) and not (m.group("rest") or "").strip())
+        if not stands or not 1 <= num <= len(SECTION_KINDS):
+            continue
+        shape = m.group(0)[: m.start("num") - m.start()]
+        run = runs.setdefault(shape, [])
+        if num == (run[-1][0] + 1 if run else 1):
+            run.append((num, m, kind is None and section_kind(m.group("title").strip()) is None))
+    out: set[int] = set()
+    for run in runs.values():
+        if len(run) >= _TRANSLATED_RUN and sum(unknown for *_x, unknown in run) >= _TRANSLATED_UNKNOWN:
+            out |= {m.start() for _n, m, unknown in run if unknown}
+    return out
 
 
 def _dedent(body: str) -> str:

@@ -45,6 +45,8 @@ _MARK = re.compile(
     # after a separator, a participle only: ": Complete the migration" is an instruction
     rf"(?:^|[—–:;,→]|\s-|->)\s*(?:already\s+|now\s+|all\s+)?(?:{_DONE_WORDS.replace('completed?', 'completed')})(?![\w-])|"
     rf"\b(?:{_DONE_WORDS})\s*[)\].!✅✓✔]*\s*$|"
+    # a label that leads the item: "- **Done:** Task #11 …", "Completed: …"
+    rf"^[\W_]*(?:{_DONE_WORDS})[*_]*\s*:|"
     r"\balready\s+(?:been\s+)?(?:done|completed?|finished|implemented|committed|merged|shipped|fixed|resolved|"
     r"cancell?ed|canceled)(?![\w-])|"
     r"\b(?:was|were|has been|have been|is|are)\s+(?:now\s+|already\s+|fully\s+)*(?:done|completed|finished|"

@@ -188,8 +188,16 @@ def strip_fences(text: str) -> str:
     return _INLINE_FENCE.sub(" ", _FENCE.sub(" ", text))
 
 
+#: The marks of a block quote at the start of a line (``> ``, ``>> ``): a message wrapped over lines
+#: of a block quote reads as its words.
+_BLOCK_QUOTE_MARKS = re.compile(r"^[ \t]*>+[ \t]?", re.MULTILINE)
+
+
 def _flat(text: str) -> str:
-    """Line breaks and the separators a summariser puts in their place, all as one space."""
+    """Line breaks and the separators a summariser puts in their place (the marks of a block quote's
+    lines too), all as one space."""
+    if ">" in text and "\n" in text:
+        text = _BLOCK_QUOTE_MARKS.sub("", text)
     return _LINE_SEPARATORS.sub(" ", strip_fences(text))
 
 
