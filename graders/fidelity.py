@@ -34,7 +34,8 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import person_text, text_of, tool_uses
+from pytest_ctxeval.core.messages import text_of, tool_uses
+from pytest_ctxeval.reading.feedback import rejection_feedback, typed_text
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
@@ -202,6 +203,8 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             continue
         missing.append(p.text)
         reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
+        if rejection_feedback(case.history[p.index]):
+            reason += " (typed as feedback when rejecting a tool use)"
         if n in inside:
             reason += f"; its text is there only inside message {inside[n] + 1}'s copy, not as a message of its own"
         elif section is not None and not _is_short(p.text) and (copy := _found_at(case, p.text)):
@@ -640,7 +643,7 @@ def _spoke_after_todos(messages: list) -> bool:
     """Whether the person typed a message after the last TodoWrite call in ``messages``."""
     last = max((i for i, m in enumerate(messages) if any(  # the call latest_todos reads
         u.name == "TodoWrite" and isinstance(u.input.get("todos"), list) for u in tool_uses(m))), default=None)
-    return last is not None and any(person_text(m) is not None for m in messages[last + 1:])
+    return last is not None and any(typed_text(m) is not None for m in messages[last + 1:])
 
 
 @grader("no_superseded_work", kind="rule")

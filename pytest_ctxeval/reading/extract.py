@@ -17,12 +17,13 @@ from typing import Any
 from collections.abc import Iterable
 
 from ..core.messages import (
-    AssistantMessage, TextBlock, ToolUseBlock, UserMessage, person_text, result_text,
+    AssistantMessage, TextBlock, ToolUseBlock, UserMessage, result_text,
     text_of, tool_results, tool_uses,
 )
 from .session_facts import (
     claude_storage, error_kind, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
 )
+from .feedback import typed_text
 from .file_changes import FileLedger
 from .pasted import mostly_prose
 from .summary import normalize_ws
@@ -71,10 +72,11 @@ class FailingResult:
 
 
 def person_messages(messages: Iterable[Any]) -> list[PersonMessage]:
-    """Every person-typed message, in order (policy in :func:`pytest_ctxeval.core.messages.person_text`)."""
+    """Every person-typed message, in order (policy in :func:`pytest_ctxeval.core.messages.person_text`),
+    with the words the person typed when rejecting a tool use (:mod:`pytest_ctxeval.reading.feedback`)."""
     out = []
     for i, message in enumerate(messages):
-        text = person_text(message)
+        text = typed_text(message)
         if text is not None:
             out.append(PersonMessage(i, message.uuid, text))
     return out
