@@ -453,7 +453,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
     region, whole = said_unchanged_removed(plain_emphasis(region)), said_unchanged_removed(said)
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
-    reasons = [f"{f} was {_how_changed(f, changed, moved)} but is not named in {where} nor anywhere "
+    reasons = [f"{f} was {_how_changed(f, changed, moved, ledger.how)} but is not named in {where} nor anywhere "
                "else in the summary" + (" as changed (it is named only as not changed: read-only, unmodified, "
                                         "untouched)" if file_mentioned(f, said, files) else _unnamed_note(f, whole, files))
                for f in missing]
@@ -462,10 +462,10 @@ def files_preserved(case: CompactionCase) -> Verdict:
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
 
 
-def _how_changed(path: str, changed: list[str], moved: dict[str, str]) -> str:
+def _how_changed(path: str, changed: list[str], moved: dict[str, str], how: dict[str, str]) -> str:
     if path not in changed:
         return "expected"
-    return f"moved here from {moved[path]}" if path in moved else "changed"
+    return f"moved here from {moved[path]}" if path in moved else how.get(path, "changed")
 
 
 def _unnamed_note(path: str, text: str, files: list[str]) -> str:

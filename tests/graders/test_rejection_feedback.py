@@ -13,7 +13,7 @@ from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.transcript.jsonl import read_transcript
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared_paths
-from shared_paths import CORPUS_DIR, needs_shared  # noqa: E402
+from shared_paths import CORPUS_DIR, needs_shared
 
 REJECTED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
             "edit, the new_string was NOT written to the file).")
