@@ -36,6 +36,7 @@ from pytest_ctxeval.reading.extract import (
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import text_of, tool_uses
 from pytest_ctxeval.reading.feedback import rejection_feedback, typed_text
+from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
@@ -198,8 +199,12 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     drafts = _drafts(people, case.history)
     missing, reasons = [], []
     summaries: list[int] | None = None
+    asked, excused = leave_out(case.compact_args), []   # /compact "leave out X": the person's own instruction wins
     for n, p in enumerate(people):
         if n in kept or (n in drafts and drafts[n] in kept):
+            continue
+        if (why := left_out(asked, "user_messages", p.text)) is not None:
+            excused.append(why)
             continue
         missing.append(p.text)
         reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
@@ -229,6 +234,10 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     ok = f"all {len(people)} person-typed messages verbatim in {where}"
     if notes:
         ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
+    if excused:
+        ok = ok.replace(f"all {len(people)} ", f"{len(people) - len(excused)} of {len(people)} ", 1) + \
+            _left_out_note(excused, "messages")
+        reasons = [reasons[0] + _left_out_note(excused, "messages"), *reasons[1:]] if reasons else reasons
     # Tolerated by policy, but said: the summariser saw Claude Code's summarisation request as the last
     # user message and listed it; it is not the person's (nothing typed is lost by it).
     request_at = None if any(_SUMMARY_REQUEST.search(p.text) for p in people) else \
@@ -519,6 +528,7 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     others = plain_emphasis(case.sections.body("problem", "current"))
     wider = region + "\n" + others
     missing, how, elsewhere = [], [], 0
+    asked, excused = leave_out(case.compact_args), []   # /compact "leave out X": the person's own instruction wins
     for key, (_, res) in wanted.items():
         # an item that says the error did not happen, or names another code of its kind, keeps nothing
         if _present(key, items_about(region, key)):
@@ -546,6 +556,10 @@ def errors_preserved(case: CompactionCase) -> Verdict:
             if kept:
                 how.append(why)
                 continue
+        told = key if res is None else "\n".join((key, str(res.input.get("command", "")), res.text[:2000]))
+        if (asked_for := left_out(asked, "errors", told)) is not None:
+            excused.append(asked_for)
+            continue
         missing.append(key)
     def _nor_test(k: str) -> str:
         res = wanted[k][1]
@@ -563,7 +577,17 @@ def errors_preserved(case: CompactionCase) -> Verdict:
               f"problem-solving or current-work section{tokens}")
     else:
         ok = f"all {len(wanted)} error lines in {where}{tokens}"
+    if excused:
+        ok = ok.replace(f"all {len(wanted)} ", f"{len(wanted) - len(excused)} of {len(wanted)} ", 1) + \
+            _left_out_note(excused, "error lines")
+        reasons = [reasons[0] + _left_out_note(excused, "error lines"), *reasons[1:]] if reasons else reasons
     return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons, ok, missing=missing)
+
+
+def _left_out_note(excused: list[LeaveOut], what: str) -> str:
+    """"; 2 messages left out as /compact asked: "leave out the PDF detour"" for a reason."""
+    said = "; ".join(dict.fromkeys(f'"{_short(x.said, 80)}"' for x in excused))
+    return f"; {len(excused)} {what} left out as /compact asked: {said}"
 
 
 @grader("pending_tasks", kind="rule")
