@@ -34,9 +34,11 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, person_text, text_of, tool_uses
+from pytest_ctxeval.core.messages import AssistantMessage, text_of, tool_uses
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
+from pytest_ctxeval.reading.feedback import rejection_feedback, typed_text
+from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
@@ -201,14 +203,20 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     drafts = _drafts(people, case.history)
     missing, reasons = [], []
     summaries: list[int] | None = None
+    asked, excused = leave_out(case.compact_args), []   # /compact "leave out X": the person's own instruction wins
     for n, p in enumerate(people):
         if n in kept or (n in drafts and drafts[n] in kept):
+            continue
+        if (why := left_out(asked, "user_messages", p.text)) is not None:
+            excused.append(why)
             continue
         missing.append(p.text)
         reason = f"user message {n + 1} of {len(people)} is not verbatim in {where}: \"{_short(p.text)}\""
         if n in drafts:
             reason += (f"; it is an interrupted draft of message {drafts[n] + 1}, which would stand for it, but that "
                        "message is not kept either")
+        if rejection_feedback(case.history[p.index]):
+            reason += " (typed as feedback when rejecting a tool use)"
         if n in inside:
             reason += f"; its text is there only inside message {inside[n] + 1}'s copy, not as a message of its own"
         elif section is not None and not _is_short(p.text) and (copy := _found_at(case, p.text)):
@@ -237,6 +245,10 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     ok = f"all {len(people)} person-typed messages verbatim in {where}"
     if notes:
         ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
+    if excused:
+        ok = ok.replace(f"all {len(people)} ", f"{len(people) - len(excused)} of {len(people)} ", 1) + \
+            _left_out_note(excused, "messages")
+        reasons = [reasons[0] + _left_out_note(excused, "messages"), *reasons[1:]] if reasons else reasons
     # Tolerated by policy, but said: the summariser saw Claude Code's summarisation request as the last
     # user message and listed it; it is not the person's (nothing typed is lost by it).
     request_at = None if any(_SUMMARY_REQUEST.search(p.text) for p in people) else \
@@ -563,7 +575,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
     region, whole = said_unchanged_removed(plain_emphasis(region)), said_unchanged_removed(said)
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
-    reasons = [f"{f} was {_how_changed(f, changed, moved)} but is not named in {where} nor anywhere "
+    reasons = [f"{f} was {_how_changed(f, changed, moved, ledger.how)} but is not named in {where} nor anywhere "
                "else in the summary" + (" as changed (it is named only as not changed: read-only, unmodified, "
                                         "untouched)" if file_mentioned(f, said, files) else _unnamed_note(f, whole, files))
                for f in missing]
@@ -572,10 +584,10 @@ def files_preserved(case: CompactionCase) -> Verdict:
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
 
 
-def _how_changed(path: str, changed: list[str], moved: dict[str, str]) -> str:
+def _how_changed(path: str, changed: list[str], moved: dict[str, str], how: dict[str, str]) -> str:
     if path not in changed:
         return "expected"
-    return f"moved here from {moved[path]}" if path in moved else "changed"
+    return f"moved here from {moved[path]}" if path in moved else how.get(path, "changed")
 
 
 def _unnamed_note(path: str, text: str, files: list[str]) -> str:
@@ -629,6 +641,7 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     others = plain_emphasis(case.sections.body("problem", "current"))
     wider = region + "\n" + others
     missing, how, elsewhere = [], [], 0
+    asked, excused = leave_out(case.compact_args), []   # /compact "leave out X": the person's own instruction wins
     for key, (_, res) in wanted.items():
         # an item that says the error did not happen, or names another code of its kind, keeps nothing
         if _present(key, items_about(region, key)):
@@ -656,6 +669,10 @@ def errors_preserved(case: CompactionCase) -> Verdict:
             if kept:
                 how.append(why)
                 continue
+        told = key if res is None else "\n".join((key, str(res.input.get("command", "")), res.text[:2000]))
+        if (asked_for := left_out(asked, "errors", told)) is not None:
+            excused.append(asked_for)
+            continue
         missing.append(key)
     def _nor_test(k: str) -> str:
         res = wanted[k][1]
@@ -673,7 +690,17 @@ def errors_preserved(case: CompactionCase) -> Verdict:
               f"problem-solving or current-work section{tokens}")
     else:
         ok = f"all {len(wanted)} error lines in {where}{tokens}"
+    if excused:
+        ok = ok.replace(f"all {len(wanted)} ", f"{len(wanted) - len(excused)} of {len(wanted)} ", 1) + \
+            _left_out_note(excused, "error lines")
+        reasons = [reasons[0] + _left_out_note(excused, "error lines"), *reasons[1:]] if reasons else reasons
     return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons, ok, missing=missing)
+
+
+def _left_out_note(excused: list[LeaveOut], what: str) -> str:
+    """"; 2 messages left out as /compact asked: "leave out the PDF detour"" for a reason."""
+    said = "; ".join(dict.fromkeys(f'"{_short(x.said, 80)}"' for x in excused))
+    return f"; {len(excused)} {what} left out as /compact asked: {said}"
 
 
 @grader("pending_tasks", kind="rule")
@@ -753,7 +780,7 @@ def _spoke_after_todos(messages: list) -> bool:
     """Whether the person typed a message after the last TodoWrite call in ``messages``."""
     last = max((i for i, m in enumerate(messages) if any(  # the call latest_todos reads
         u.name == "TodoWrite" and isinstance(u.input.get("todos"), list) for u in tool_uses(m))), default=None)
-    return last is not None and any(person_text(m) is not None for m in messages[last + 1:])
+    return last is not None and any(typed_text(m) is not None for m in messages[last + 1:])
 
 
 @grader("no_superseded_work", kind="rule")

@@ -42,10 +42,11 @@ from ..reading.extract import (
     edited_files, failing_results, file_mentioned, latest_todos, message_fragments, person_messages,
 )
 from ..core.messages import (
-    AssistantMessage, AttachmentMessage, CompactBoundary, TextBlock, UserMessage, person_text, plain_text,
+    AssistantMessage, AttachmentMessage, CompactBoundary, TextBlock, UserMessage, plain_text,
     text_of, tool_results, tool_uses,
 )
 from ..core.redact import excerpt, redact
+from ..reading.feedback import typed_text
 from ..reading.summary import normalize_ws
 
 __all__ = ["LostFact", "Lost", "lost_facts", "identifiers", "message_ref", "CATEGORIES", "MAX_IDENTIFIERS"]
@@ -183,7 +184,7 @@ def _said_and_done(message: Any) -> list[str]:
     if isinstance(message, UserMessage):
         if message.is_compact_summary:
             return [text_of(message.content)]
-        text = person_text(message)
+        text = typed_text(message)   # typed, or typed as a rejected tool use's feedback
         return [text] if text else []
     if isinstance(message, AssistantMessage):
         out = [b.text for b in message.content if isinstance(b, TextBlock)]
@@ -306,7 +307,7 @@ def message_ref(message: Any, limit: int = 280) -> dict[str, Any]:
     if isinstance(message, UserMessage):
         if message.is_compact_summary:
             role, text = "summary", text_of(message.content)
-        elif (typed := person_text(message)) is not None:
+        elif (typed := typed_text(message)) is not None:
             role, text = "user", typed
         elif tool_results(message):
             role, text = "tool result", plain_text([message])

@@ -17,14 +17,16 @@ from typing import Any
 from collections.abc import Iterable
 
 from ..core.messages import (
-    AssistantMessage, TextBlock, ToolUseBlock, UserMessage, person_text, result_text,
+    AssistantMessage, TextBlock, ToolUseBlock, UserMessage, result_text,
     text_of, tool_results, tool_uses,
 )
 from .session_facts import (
     claude_storage, error_kind, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
 )
 from .file_shorthand import expand_file_shorthand
+from .feedback import typed_text
 from .file_changes import FileLedger
+from .shell_writes import project_root, record, shell_writes
 from .pasted import mostly_prose
 from .summary import normalize_ws
 
@@ -72,10 +74,11 @@ class FailingResult:
 
 
 def person_messages(messages: Iterable[Any]) -> list[PersonMessage]:
-    """Every person-typed message, in order (policy in :func:`pytest_ctxeval.core.messages.person_text`)."""
+    """Every person-typed message, in order (policy in :func:`pytest_ctxeval.core.messages.person_text`),
+    with the words the person typed when rejecting a tool use (:mod:`pytest_ctxeval.reading.feedback`)."""
     out = []
     for i, message in enumerate(messages):
-        text = person_text(message)
+        text = typed_text(message)
         if text is not None:
             out.append(PersonMessage(i, message.uuid, text))
     return out
@@ -105,17 +108,31 @@ def file_ledger(messages: Iterable[Any]) -> FileLedger:
     failed = failed_call_ids(messages)
     results = {r.tool_use_id: r for m in messages for r in tool_results(m)}
     ledger = FileLedger()
+    # Shell writes and deletes (shell_writes): an absolute path counts inside the folder the tools
+    # worked in; a file counts as seen once a tool read or changed it.
+    tool_paths = [p for m in messages for b in tool_uses(m) if b.name in (*EDIT_TOOLS, "Read")
+                  and (p := _tool_path(b)) and not claude_storage(p)]
+    root, seen, gone = project_root(tool_paths), set(), set()
     for message in messages:
         for block in tool_uses(message):
+            if block.name == "Read" and (path := _tool_path(block)):
+                seen.add(path)
             if block.id in failed:
                 continue
             if block.name in EDIT_TOOLS and (path := _tool_path(block)) and not claude_storage(path):
                 res = results.get(block.id)
                 ledger.edit(path, block.name, block.input, result_text(res) if res is not None else "")
+                seen.add(path)
             elif block.name == "Bash":
                 command = str(block.input.get("command", ""))
                 for path in removed_paths(command, ledger.changed()):
-                    ledger.remove(path)   # a file written again after its removal is back
+                    st = ledger.state[path]
+                    if st.created or all(e is None for e in st.edits):
+                        ledger.remove(path)   # a file the session wrote and removed; written again, it is back
+                        gone.add(path)
+                res = results.get(block.id)
+                for write in shell_writes(command, result_text(res) if res is not None else ""):
+                    record(ledger, write, seen=seen, gone=gone, root=root)
                 ledger.shell(command)
     for path in [p for p in ledger.changed() if claude_storage(p)]:
         ledger.remove(path)   # moved out to scratch space

@@ -46,6 +46,9 @@ class FileLedger:
     state: dict[str, _State] = field(default_factory=dict)
     moved_from: dict[str, str] = field(default_factory=dict)  # new path -> the path it was moved from
     stashes: list[dict[str, _State]] = field(default_factory=list)
+    #: How a file was changed when not by an edit tool ("deleted with `git rm` (…)"), for reasons
+    #: (:func:`pytest_ctxeval.reading.shell_writes.record`).
+    how: dict[str, str] = field(default_factory=dict)
 
     def changed(self) -> list[str]:
         """The changed files, in the order they were first changed (a file changed again after it
@@ -121,6 +124,7 @@ class FileLedger:
 
     # -- helpers -------------------------------------------------------------------------------------
     def _drop(self, path: str) -> None:
+        self.how.pop(path, None)
         self.order.pop(path, None)
         self.state.pop(path, None)
         self.moved_from.pop(path, None)
@@ -139,6 +143,8 @@ class FileLedger:
                     self.order = {(path if p == known else p): None for p in self.order}
                 if known in self.moved_from:
                     self.moved_from[path] = self.moved_from.pop(known)
+                if known in self.how:
+                    self.how[path] = self.how.pop(known)
                 return path
         return path
 

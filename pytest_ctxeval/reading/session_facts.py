@@ -34,6 +34,7 @@ from typing import Any
 from collections.abc import Iterable
 
 from ..core.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, result_text
+from .probes import only_asks
 
 __all__ = ["error_kind", "ERROR_KINDS", "claude_storage", "failed_call_ids", "open_tasks", "error_identifiers",
            "error_kept", "items_about", "error_denied", "command_signature", "runs_tests", "failed_test_run", "failed_tests", "failing_test_told"]
@@ -68,9 +69,6 @@ _LOOKUP_TOOLS = {"Grep", "Glob", "LS", "WebFetch", "WebSearch", "ListMcpResource
 _PROBE_OUTPUT = re.compile(
     r"No such file or directory|is not a git repository|did not match any file|pathspec .* did not match|"
     r"No such process|cannot access", re.IGNORECASE | re.MULTILINE)
-_PROBE_COMMANDS = {"ls", "cd", "cat", "find", "grep", "rg", "ag", "which", "type", "command", "head", "tail",
-                   "stat", "test", "[", "file", "wc", "tree", "pwd", "echo", "readlink", "realpath", "du", "df",
-                   "diff", "cmp", "pgrep", "lsof", "ps", "curl", "open", "xdg-open"}
 _ERROR_SIGNAL = re.compile(
     r"\b\w*(?:Error|Exception|Failure|Fault|Panic)\b|\b(?:FAIL|FAILED|ERROR|FATAL)\b|\b(?:error|fatal|panic)"
     r"(?:\[\w+\])?:|\bfailed\b|\bfailing\b|✗|×|\btimed out\b|\brefused\b|\bdenied\b|\bcannot\b|\bcan't\b|"
@@ -292,8 +290,8 @@ def _error_kind(tool: str, text: str, command: str) -> str:
         return "probe"
     if _EXIT_ONLY.match(text.strip()) or (not _ERROR_SIGNAL.search(head) and not text.strip().startswith("<")):
         return "probe"  # no output but an exit code, or output that says nothing failed (gh pr view: exit 1)
-    signature = command_signature(command)
-    if signature and signature[0] in _PROBE_COMMANDS and not re.search(r"\b(?:test|spec|check|build)\b", command):
+    # only lookups and existence checks, answered "not there" (reading/probes.py)
+    if command and only_asks(command, text) and not re.search(r"\b(?:test|spec|check|build)\b", command):
         return "probe"
     lines = [l for l in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", head).splitlines()
              if l.strip() and not re.match(r"^\s*Exit code \d+\s*$", l)]
