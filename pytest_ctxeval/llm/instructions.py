@@ -109,9 +109,12 @@ class Instruction:
         head = " ".join(words)
         if not words or _BACK_REFERENCE.match(head) or _ONLY_MANNER.fullmatch(head):
             return True
+        # its object may be a list joined by "and" ("resolved debug output and stack traces"), up
+        # to a verb that starts another clause ("summarise the context and quote the messages")
+        head = " ".join(_OBJECT_END.split(after, 1)[0].split()[:12])
         said = self._subject.search(head)
         # "drop repeated tool output", "discard verbose logs": the noise around it, not the subject
-        return said is not None and not _NOISE.search(head[:said.start()])
+        return said is not None and not _NOISE.search(re.split(r",| and | or ", head[:said.start()])[-1])
 
     def against(self, sentence: Sentence) -> bool:
         """Whether the sentence also speaks against the instruction for part of its subject: an
@@ -176,6 +179,10 @@ _LIMITS = re.compile(
 _REASON_VERB = re.compile(r"^\s+(?:loses?|lose|drops?|hides?|blurs?|changes?|distorts?|is|are|was|can|could|may|"
                           r"might|will|would|tends?|makes?|risks?|costs?)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[;:,.!?()]|\s(?:and|but|while|whereas|so)\s")
+#: The end of an opposite term's object: a clause end, or "and" before a verb of its own.
+_OBJECT_END = re.compile(r"[;:,.!?()]|\s(?:but|while|whereas|so|then)\s|\s(?:and|or)\s(?=(?:also |then )?(?:keep|preserve|"
+                         r"include|list|record|quote|retain|note|write|say|describe|give|copy|show|add|mention|"
+                         r"summar\w*|paraphras\w*|explain|state|name)\b)")
 #: Words pointing back to the section's subject: "summarise the rest", "paraphrase them".
 _BACK_REFERENCE = re.compile(r"(?:of\s+)?(?:(?:each|every|all|any|the|such|those|these|its|their)\s+)?"
                              r"(?:(?:long|longer|short|later|older|earlier|remaining|other|subsequent|following|previous|"
@@ -217,8 +224,15 @@ _FAR_NEGATED = re.compile(r"\b(?:(?:is|are|was|it's) (?:not|no longer) (?:necess
                           r"unnecessary|not (?:only|just|merely))\b(?:(?!\b(?:but|however|though|yet|instead)\b)[^.;])*$")
 
 
+#: A verb that leaves out its whole object, farther before a term in the same clause: "discard
+#: exploratory searches that led to dead ends" (not past a verb that keeps: "drop the logs, keep ...").
+_CLAUSE_LEFT_OUT = re.compile(r"\b(?:discard|drop|exclude|omit|ignore|disregard|leave out|throw away|throw out|get rid of)\b"
+                              r"(?:(?!\b(?:but|keep|preserve|include|retain|record|list|however|instead)\b)[^.;,()])*$")
+
+
 def _negated(text: str, at: int, end: int | None = None) -> bool:
-    if _NEGATED_BEFORE.search(text[max(0, at - 60):at]) or _FAR_NEGATED.search(text[:at]):
+    if (_NEGATED_BEFORE.search(text[max(0, at - 60):at]) or _FAR_NEGATED.search(text[:at])
+            or _CLAUSE_LEFT_OUT.search(text[:at])):
         return True
     return end is not None and bool(_NEGATED_AFTER.match(text[end:end + 60]))
 
@@ -259,7 +273,7 @@ VOCABULARY: tuple[Instruction, ...] = (
                 r"\b(?:human|person)(?:'s)? messages?",
         ask=_VERBATIM + r"|\bquot(?:e|es|ed|ing|ations?)\b|\breproduc\w*|\btranscrib\w*|\bcop(?:y|ies)\b|\bpaste\w*",
         section="user_messages",
-        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\bbrief\w*|condens\w*|\bgist\b|\byour own words|shorten\w*|reword\w*|"
+        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\bbrief\w*|\bsuccinct\w*|\bterse\w*|condens\w*|\bgist\b|\byour own words|shorten\w*|reword\w*|"
                  r"\bcut\b|\btruncat\w*|\bclip\w*|\b(?:first|last|latest|earliest|oldest) (?:\d+ |few )?(?:user )?messages?\b|"
                  r"\bonly (?:the )?(?:first|last|latest)\b|" + _COUNT_ONLY + "|" + _LEAVE_OUT,
         when_asked="every person-typed message, quoted verbatim, one per item",
@@ -278,7 +292,8 @@ VOCABULARY: tuple[Instruction, ...] = (
     Instruction(
         name="code_snippets", title="full code snippets",
         subject=r"\bsnippets?\b|(?<!exit )(?<!error )(?<!status )(?<!return )(?<!response )(?<!zip )\bcode\b(?! (?:reviews?|owners?|freeze)\b)|\bdiffs?\b|\bthe (?:edits?|changes?) (?:themselves|made)",
-        ask=r"\binclud\w*|\bfull\b|\bcomplete\b|\bshow\w*|\bquot\w*|\bpaste\w*|\bkeep\w*|\bpreserv\w*|"
+        ask=r"\binclud\w*|\b(?:full|complete|entire|whole)\b(?= (?:\w+ )?(?:code|snippets?|diffs?|source|files?|contents?|changes?)\b)|"
+            r"\bshow\w*|\bquot\w*|\bpaste\w*|\bkeep\w*|\bpreserv\w*|"
             r"\bwith (?:(?:the|their|its|relevant|full|complete)\s+){0,2}(?:code|snippets?|diffs?)\b|\badd\b|\bcopy\b|\breproduc\w*",
         section=None, opposite=r"(?:file )?names? only|only (?:the )?(?:file )?names?|just (?:the )?(?:file )?names?|"
                                 + _LEAVE_OUT,
@@ -288,7 +303,7 @@ VOCABULARY: tuple[Instruction, ...] = (
     Instruction(
         name="errors_quoted_and_fixed", title="errors quoted, with how they were fixed",
         subject=r"\berrors?\b|\bfailures?\b|\bexceptions?\b|\btracebacks?\b|what went wrong|\bbugs?\b|\bstack ?traces?\b|"
-                r"\bdebugging\b|\bdebug (?:output|logs?|history|sessions?)\b",
+                r"\bdebugging\b(?! (?:dead ends?|steps?|attempts?|approach\w*|paths?|direction|tips?|tools?)\b)",
         ask=_VERBATIM + r"|\bquot\w*|how (?:you |it |they |each |we )?(?:was |were )?(?:fixed|resolved|solved|handled)|"
                         r"\bfix(?:es)?\b|\bresolution\b|\bpaste\w*|\bcop(?:y|ies)\b|"
                         r"how (?:you |it |they |we )?(?:got|get|worked) (?:past|around|over)|\bworkarounds?\b",

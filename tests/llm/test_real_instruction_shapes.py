@@ -85,6 +85,33 @@ def test_a_drop_of_the_debugging_is_read_against_errors_and_dead_ends(text: str,
     assert ("failed_approaches" not in r) is failed, r
 
 
+@pytest.mark.parametrize("text, reads", [
+    # "When compacting, discard: debugging dead ends, ...": the dead ends of the debugging, not its errors
+    ("Before compacting, discard: the debugging dead ends, old file text.", ["failed_approaches (opposite)"]),
+    ("Before compacting, discard: debugging attempts that went nowhere.", ["failed_approaches (opposite)"]),
+    # "When compacting, discard:\n- Exploratory searches that led to dead ends" (the term far from the verb)
+    ("When compacting, discard:\n- the long searches we ran that only led to dead ends", ["failed_approaches (opposite)"]),
+    # "- Resolved debug output and stack traces" (the subject second in an "and" list)
+    ("When compacting, drop:\n- fixed debug output and stack traces", ["errors_quoted_and_fixed (opposite)"]),
+    # noise on one conjunct only: "Discard verbose listings and ..."
+    ("Discard verbose listings and the error messages.", ["errors_quoted_and_fixed (opposite)"]),
+    # "- Hook debug logs and usage tracking details": logs, not errors
+    ("When compacting, discard:\n- our hook's debug logs", []),
+    # "... focus on tasks complete, decisions made, code changes ...": "complete" is not about code
+    ("When you compact, focus on tasks complete, code changes and next steps.", []),
+])
+def test_what_a_real_instruction_drops(text: str, reads: list[str]) -> None:
+    prompt = custom(text)
+    last = text.rsplit("\n", 1)[-1].lstrip("- ")
+    assert reading_of(prompt, last[:25]) == reads
+
+
+def test_a_section_6_asked_succinctly_is_a_paraphrase() -> None:
+    """Shape: a fork's "6. All user messages: List succinctly, in order"."""
+    r = read_prompt(_render(edited([(S6, "List them tersely, in order.")])))
+    assert "user_messages_verbatim" not in r and r.opposed["user_messages_verbatim"]
+
+
 @pytest.mark.parametrize("text", [
     "Drop repeated tool output and anything that can be read again.",        # "Drop repeated tool output, ..."
     "When compacting, discard:\n- verbose command output\n- long git log output",  # "Long git log/diff output"
