@@ -33,9 +33,12 @@ from .prompt_blocks import BULLET, custom_lines, lead_in
 __all__ = ["Instruction", "VOCABULARY", "Reading", "read_prompt", "sentences", "LengthLimit", "LANGUAGES",
            "limit_of"]
 
+#: "remove", "delete" as an instruction; not as a permission ("can delete", "may remove", "fine to remove").
+_REMOVE = r"(?<!can )(?<!may )(?<!could )(?<!to )(?:remove|delete)"
 #: Words that negate the term right after them (up to three words later, no punctuation between).
 _NEGATOR = (r"(?:not|never|no|without|don't|do not|doesn't|does not|need not|needn't|no need to|avoid|skip|"
-            r"omit|drop|discard|disregard|ignore|throw away|throw out|get rid of|leave out|rather than|instead of|nor|neither)")
+            r"omit|drop|discard|disregard|ignore|throw away|throw out|get rid of|" + _REMOVE + r"|leave out|rather than|instead of|nor|"
+            r"neither)")
 
 
 @dataclass(frozen=True)
@@ -226,7 +229,8 @@ _FAR_NEGATED = re.compile(r"\b(?:(?:is|are|was|it's) (?:not|no longer) (?:necess
 
 #: A verb that leaves out its whole object, farther before a term in the same clause: "discard
 #: exploratory searches that led to dead ends" (not past a verb that keeps: "drop the logs, keep ...").
-_CLAUSE_LEFT_OUT = re.compile(r"\b(?:discard|drop|exclude|omit|ignore|disregard|leave out|throw away|throw out|get rid of)\b"
+_CLAUSE_LEFT_OUT = re.compile(r"\b(?:discard|drop|exclude|omit|ignore|disregard|leave out|throw away|throw out|get rid of|"
+                              + _REMOVE + r")\b"
                               r"(?:(?!\b(?:but|keep|preserve|include|retain|record|list|however|instead)\b)[^.;,()])*$")
 
 
@@ -257,7 +261,7 @@ _VERBATIM = (r"verbatim|word[- ]for[- ]word|exactly as (?:\w+ ){0,2}(?:written|t
 
 #: Words that ask to leave the subject out ("omit errors", "do not include code"): the opposite of
 #: every instruction that keeps a kind of content.
-_LEAVE_OUT = (r"\bomit\w*(?! (?:nothing|none)\b)|\bdiscard\w*|\bdisregard\w*|\bignor(?:e|ing)\b|\bdrop\b(?! (?:nothing|none)\b)|\bthrow (?:away|out)\b|\bget rid of\b|\bleave (?!nothing\b)(?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
+_LEAVE_OUT = (r"\bomit\w*(?! (?:nothing|none)\b)|\bdiscard\w*|\bdisregard\w*|\bignor(?:e|ing)\b|\bdrop\b(?! (?:nothing|none)\b)|\bthrow (?:away|out)\b|\bget rid of\b|\b" + _REMOVE + r"\b|\bleave (?!nothing\b)(?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
               r"(?:do not|don't|never|no need to) (?:include|list|mention|record|keep|quote|write|copy)\w*")
 
 #: Words that ask for a count instead of the content ("only give the number of errors").

@@ -95,6 +95,13 @@ def test_a_drop_of_the_debugging_is_read_against_errors_and_dead_ends(text: str,
     ("When compacting, drop:\n- fixed debug output and stack traces", ["errors_quoted_and_fixed (opposite)"]),
     # noise on one conjunct only: "Discard verbose listings and ..."
     ("Discard verbose listings and the error messages.", ["errors_quoted_and_fixed (opposite)"]),
+    # "keep the current API implementation discussion but remove all the debugging and error troubleshooting"
+    ("keep the parser discussion but remove the debugging from this morning",
+     ["errors_quoted_and_fixed (opposite)", "failed_approaches (opposite)"]),
+    # "When compacting, remove:\n- Failed attempts (unless relevant)"
+    ("When compacting, delete:\n- attempts that failed", ["failed_approaches (opposite)"]),
+    # a permission is not an instruction: "Tool outputs (can delete, keep pass/fail only)"
+    ("Error output (can remove once fixed)", []),
     # "- Hook debug logs and usage tracking details": logs, not errors
     ("When compacting, discard:\n- our hook's debug logs", []),
     # "... focus on tasks complete, decisions made, code changes ...": "complete" is not about code
