@@ -505,6 +505,7 @@ def normalise(text: str) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Za-z0-9])")
 _ENTRY = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\d{1,2}[.)][ \t]+)(?P<title>[^:\n—–]{3,60}?)[ \t]*"
                     r"(?::|[ \t](?:--?|[–—])[ \t]|[–—]|$)")  # the title ends at a colon, a dash or the line's end
+_BULLET_MARK = re.compile(r"^[-*•+]\s+")
 _TAG = re.compile(r"^\s*</?(?:summary|analysis)>\s*$")
 #: A line that starts something of its own (a bullet, a heading, a tag, a quoted or bracketed line),
 #: never the rest of the sentence above it.
@@ -546,16 +547,15 @@ def sentences(prompt: str) -> list[Sentence]:
     pending: str | None = None
 
     def read(text: str) -> str:
-        return f"{lead} {text}" if lead and text else text
+        return f"{lead} {_BULLET_MARK.sub('', text)}" if lead and text else text
 
     def flush() -> None:
-        nonlocal open_, pending
+        nonlocal open_
         if open_ is not None:
             raw, line, kind = open_
             text = normalise(raw)
             if text:
                 out.append(Sentence(read(text), line, kind, raw.strip(), custom=line in custom))
-                pending = lead_in(text)
             open_ = None
 
     for number, raw in enumerate(prompt.split("\n"), start=1):
@@ -604,7 +604,7 @@ def sentences(prompt: str) -> list[Sentence]:
             text = normalise(part)
             if text:
                 out.append(Sentence(read(text), line, section, part.strip(), custom=line in custom))
-                pending = lead_in(text) if i == len(parts) - 1 else None
+        pending = lead_in(normalise(raw))  # this line's own words, if it ends in a colon
     flush()
     return out
 

@@ -52,11 +52,16 @@ def custom_lines(lines: list[str]) -> set[int]:
 
 
 def lead_in(text: str) -> str | None:
-    """The words a bullet list below ``text`` is read with, or None when ``text`` (a sentence as
-    written, normalised) does not end in a colon.
+    """The words a bullet list below ``text`` is read with, or None when ``text`` (one line,
+    normalised) does not end in a colon. Only the line's own words lead the list: the sentence it
+    ends may have begun on a line above ("focus on X, drop the debugging\nWhen compacting, discard:").
 
-    >>> lead_in("when compacting, drop:"), lead_in("discard:"), lead_in("keep the summary short.")
+    >>> lead_in("when compacting, drop:"), lead_in("- discard:"), lead_in("keep the summary short.")
     ('when compacting, drop', 'discard', None)
+    >>> lead_in("wrap your analysis in <analysis> tags. in the analysis:")
+    'in the analysis'
+
     """
-    m = _LEAD.match(text.strip())
+    last = re.split(r"(?<=[.!?;])\s+", text.strip())[-1]  # its last sentence
+    m = _LEAD.match(re.sub(r"^(?:[-*•+]|#{1,6})\s+", "", last))
     return m.group("lead").strip() if m else None

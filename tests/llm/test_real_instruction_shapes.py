@@ -57,6 +57,16 @@ def test_a_lead_in_reaches_the_bullets_across_one_blank_line_only() -> None:
     assert reading_of(prompt, "- the dead ends") == ["failed_approaches"]  # no lead-in above this list
 
 
+def test_only_the_lead_in_line_leads_the_list() -> None:
+    """Shape: a /compact text without full stops, a lead-in on the next line
+    ("focus on X, drop the debugging\nWhen compacting, discard:\n- repeated tool output"): the
+    line above runs into the lead-in's sentence, but its words do not lead the bullets."""
+    prompt = custom("focus on the parser, drop the debugging\nWhen compacting, discard:\n- repeated tool output")
+    assert reading_of(prompt, "repeated tool output") == []
+    assert read_prompt(prompt).custom_won["errors_quoted_and_fixed"] == [
+        s.line for s in sentences(prompt) if s.raw.startswith("focus on the parser")]
+
+
 def test_the_builtin_prompt_reads_the_same() -> None:
     """The built-in prompt's analysis bullets sit under "In the analysis:": read with it, they ask
     for what they asked before (the built-in verdicts are pinned in tests/llm/data)."""
@@ -174,6 +184,18 @@ def test_the_coverage_note_says_the_compact_instructions_are_followed(tmp_path: 
     assert lines["- the dead ends"]["seen"]
     assert "the /compact instructions win over line" in "; ".join(lines["- the dead ends"]["mapped"])
     assert "errors quoted" in "; ".join(lines["- resolved stack traces"]["mapped"])
+
+
+def test_prompt_show_names_the_compact_instructions_as_the_side_followed(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_ctxeval.cli import main
+
+    path = tmp_path / "compact.j2"
+    path.write_text(_with_block("focus on the parser, drop the debugging"), encoding="utf-8")
+    main(["prompt", "show", "--prompt", str(path)])
+    out = capsys.readouterr().out
+    assert "but the /compact instructions ask otherwise (rendered line" in out
+    assert "followed offline: the /compact instructions" in out and "its own section asks" not in out
 
 
 # --- section rewordings of forks ---------------------------------------------------------------
