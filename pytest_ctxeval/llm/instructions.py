@@ -545,6 +545,7 @@ def sentences(prompt: str) -> list[Sentence]:
     # The lead-in the bullets of the current list are read with, and one that may open a list below.
     lead: str | None = None
     pending: str | None = None
+    tail = ""
 
     def read(text: str) -> str:
         return f"{lead} {_BULLET_MARK.sub('', text)}" if lead and text else text
@@ -590,6 +591,9 @@ def sentences(prompt: str) -> list[Sentence]:
                 flush()
             section = None
         parts = _SENTENCE_END.split(raw.strip())
+        # the words a list below may be led by: this line's, and the line above's when this one
+        # goes on with its sentence in lower case (a re-wrapped "... thoughts. In\nthe analysis:")
+        tail = f"{tail} {raw.strip()}" if open_ is not None and raw.strip()[:1].islower() else raw.strip()
         if open_ is not None:  # the sentence of the line above goes on here
             parts[0] = f"{open_[0].rstrip()} {parts[0]}"
             start, open_ = open_[1], None
@@ -604,7 +608,7 @@ def sentences(prompt: str) -> list[Sentence]:
             text = normalise(part)
             if text:
                 out.append(Sentence(read(text), line, section, part.strip(), custom=line in custom))
-        pending = lead_in(normalise(raw))  # this line's own words, if it ends in a colon
+        pending = lead_in(normalise(tail))  # if it ends in a colon
     flush()
     return out
 
