@@ -162,7 +162,9 @@ def _reading(text: str, where: list[str]) -> list[str]:
                    f"({', '.join(t for _, t in listed)}); the offline model writes the skeleton's, as a model "
                    "copying the reply's structure would: keep the two in step, or keep one")
     def at(lines: list[int]) -> str:
-        return ", ".join(dict.fromkeys(where[n - 1].split(" ")[0] for n in sorted(lines)))
+        # a variable's text (the /compact instructions) has no template line: its rendered line instead
+        return ", ".join(dict.fromkeys(f"rendered line {n}" if where[n - 1].startswith("(") else where[n - 1].split(" ")[0]
+                                       for n in sorted(lines)))
 
     if not reads_instructions(text):
         out.append("# instructions: not read: the prompt asks for another compactor's sections, so the offline "
@@ -173,6 +175,10 @@ def _reading(text: str, where: list[str]) -> list[str]:
     asked = [f"{instruction(n).title} ({at(ls)})" for n, ls in reading.asked.items()]
     out.append("# instructions: " + ("; ".join(asked) or "none"))
     for n, ls in reading.overridden.items():
+        if n in reading.custom_won:
+            out.append(f"# contradiction: {instruction(n).title}: asked for ({at(ls)}), but the /compact instructions "
+                       f"ask otherwise ({at(reading.custom_won[n])}); followed offline: the /compact instructions")
+            continue
         out.append(f"# contradiction: {instruction(n).title}: asked for ({at(ls)}), but its own section asks the "
                    f"opposite ({at(reading.opposed.get(n, []))}); followed offline: the section, not asking")
     for n, ls in reading.opposed.items():

@@ -28,12 +28,17 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from .prompt_blocks import BULLET, custom_lines, lead_in
+
 __all__ = ["Instruction", "VOCABULARY", "Reading", "read_prompt", "sentences", "LengthLimit", "LANGUAGES",
            "limit_of"]
 
+#: "remove", "delete" as an instruction; not as a permission ("can delete", "may remove", "fine to remove").
+_REMOVE = r"(?<!can )(?<!may )(?<!could )(?<!to )(?:remove|delete)"
 #: Words that negate the term right after them (up to three words later, no punctuation between).
 _NEGATOR = (r"(?:not|never|no|without|don't|do not|doesn't|does not|need not|needn't|no need to|avoid|skip|"
-            r"omit|drop|leave out|rather than|instead of|nor|neither)")
+            r"omit|drop|discard|disregard|ignore|throw away|throw out|get rid of|" + _REMOVE + r"|leave out|rather than|instead of|nor|"
+            r"neither)")
 
 
 @dataclass(frozen=True)
@@ -78,9 +83,19 @@ class Instruction:
         term or a negated opposite ("never paraphrase them", "do not omit any")."""
         if not self.about(sentence):
             return False
-        return _unnegated(self._ask, sentence.text) or (
+        return any(not _negated(sentence.text, m.start(), m.end()) and not self._keeps_other(sentence.text, m)
+                   for m in self._ask.finditer(sentence.text)) or (
             self._opposite is not None and any(_negated(sentence.text, m.start(), m.end())
                                                for m in self._opposite.finditer(sentence.text)))
+
+    def _keeps_other(self, text: str, m: re.Match[str]) -> bool:
+        """Whether the ask term keeps something else only: "tool outputs (can delete, keep pass/fail
+        only)" keeps the pass/fail, not the tool outputs."""
+        obj = _ONLY_OBJECT.match(text[m.end():])
+        if obj is None:
+            return False
+        what = (obj.group("a") or obj.group("b") or "").strip()
+        return bool(what) and not _BACK_REFERENCE.match(what) and self._subject.search(what) is None
 
     def targets(self, text: str, m: re.Match[str]) -> bool:
         """Whether the opposite term ``m`` is said of this instruction's subject: followed in its
@@ -97,7 +112,12 @@ class Instruction:
         head = " ".join(words)
         if not words or _BACK_REFERENCE.match(head) or _ONLY_MANNER.fullmatch(head):
             return True
-        return self._subject.search(head) is not None
+        # its object may be a list joined by "and" ("resolved debug output and stack traces"), up
+        # to a verb that starts another clause ("summarise the context and quote the messages")
+        head = " ".join(_OBJECT_END.split(after, 1)[0].split()[:12])
+        said = self._subject.search(head)
+        # "drop repeated tool output", "discard verbose logs": the noise around it, not the subject
+        return said is not None and not _NOISE.search(re.split(r",| and | or ", head[:said.start()])[-1])
 
     def against(self, sentence: Sentence) -> bool:
         """Whether the sentence also speaks against the instruction for part of its subject: an
@@ -162,20 +182,32 @@ _LIMITS = re.compile(
 _REASON_VERB = re.compile(r"^\s+(?:loses?|lose|drops?|hides?|blurs?|changes?|distorts?|is|are|was|can|could|may|"
                           r"might|will|would|tends?|makes?|risks?|costs?)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[;:,.!?()]|\s(?:and|but|while|whereas|so)\s")
+#: The end of an opposite term's object: a clause end, or "and" before a verb of its own.
+_OBJECT_END = re.compile(r"[;:,.!?()]|\s(?:but|while|whereas|so|then)\s|\s(?:and|or)\s(?=(?:also |then )?(?:keep|preserve|"
+                         r"include|list|record|quote|retain|note|write|say|describe|give|copy|show|add|mention|"
+                         r"summar\w*|paraphras\w*|explain|state|name)\b)")
 #: Words pointing back to the section's subject: "summarise the rest", "paraphrase them".
 _BACK_REFERENCE = re.compile(r"(?:of\s+)?(?:(?:each|every|all|any|the|such|those|these|its|their)\s+)?"
                              r"(?:(?:long|longer|short|later|older|earlier|remaining|other|subsequent|following|previous|"
                              r"user'?s?|person'?s?)\s+)*"
                              r"(?:them|it|these|those|the rest|rest|others?|ones?|messages?|requests?|items?|entries|"
                              r"errors?|tasks?|steps?|quotes?)\b", re.IGNORECASE)
+#: After an ask term: its object, limited by "only" ("keep pass/fail only", "keep only the plan").
+_ONLY_OBJECT = re.compile(r"^\s+(?:only\s+(?!(?:when|if|where|while|for|as|those|the ones)\b)(?P<a>[^,;:.()]+)|"
+                          r"(?P<b>[^,;:.()]+?)\s+only\b(?!\s+(?:when|if|where|while|for|as)\b))")
+#: Before the subject, after a word that leaves it out: only its noise is meant ("drop repeated tool
+#: output", "discard verbose error logs", "raw command outputs"), not the subject itself.
+_NOISE = re.compile(r"\b(?:repeated|repetitive|redundant|duplicated?|duplicates? of|verbose|raw|noisy|lengthy|long|large|"
+                    r"full|bulky|intermediate (?:\w+ )?(?:output|logs?))\b")
 #: Nothing but how to do it: "briefly", "in one line", "in your own words".
-_ONLY_MANNER = re.compile(r"(?:(?:briefly|concisely|shortly|loosely|instead|here|too|also|only|in (?:one|a single|"
+_ONLY_MANNER = re.compile(r"(?:(?:briefly|concisely|shortly|loosely|faithfully|accurately|succinctly|clearly|carefully|"
+                          r"instead|here|too|also|only|in (?:one|a single|"
                           r"a few|two) (?:line|sentence)s?|in (?:your|their|the assistant's) own words|as needed|"
                           r"where (?:needed|possible)|if (?:needed|possible|long))\s*)*", re.IGNORECASE)
 
 #: A negation before a term: a negator up to three words before it, or up to two words after an
 #: "or" that follows one ("no need to quote them or say how they were fixed").
-_NEGATED_BEFORE = re.compile(rf"\b{_NEGATOR}\b(?:\s+[\w'-]+){{0,3}}(?:\s+(?:or|nor)(?:\s+[\w'-]+){{0,2}})?\s*$")
+_NEGATED_BEFORE = re.compile(rf"\b{_NEGATOR}\b:?(?:\s+[\w'-]+){{0,3}}(?:\s+(?:or|nor)(?:\s+[\w'-]+){{0,2}})?\s*$")
 #: A discouragement after a term, anywhere in its clause: "quoting them verbatim is discouraged",
 #: "verbatim copies should be avoided", "exact quotes are not recommended".
 _DISCOURAGED = (r"^[^.;:,()]*?\b(?:(?:is|are|be)\s+(?:(?:strongly|generally|usually)\s+)?(?:discouraged|unwanted|undesirable|"
@@ -195,8 +227,16 @@ _FAR_NEGATED = re.compile(r"\b(?:(?:is|are|was|it's) (?:not|no longer) (?:necess
                           r"unnecessary|not (?:only|just|merely))\b(?:(?!\b(?:but|however|though|yet|instead)\b)[^.;])*$")
 
 
+#: A verb that leaves out its whole object, farther before a term in the same clause: "discard
+#: exploratory searches that led to dead ends" (not past a verb that keeps: "drop the logs, keep ...").
+_CLAUSE_LEFT_OUT = re.compile(r"\b(?:discard|drop|exclude|omit|ignore|disregard|leave out|throw away|throw out|get rid of|"
+                              + _REMOVE + r")\b"
+                              r"(?:(?!\b(?:but|keep|preserve|include|retain|record|list|however|instead)\b)[^.;,()])*$")
+
+
 def _negated(text: str, at: int, end: int | None = None) -> bool:
-    if _NEGATED_BEFORE.search(text[max(0, at - 60):at]) or _FAR_NEGATED.search(text[:at]):
+    if (_NEGATED_BEFORE.search(text[max(0, at - 60):at]) or _FAR_NEGATED.search(text[:at])
+            or _CLAUSE_LEFT_OUT.search(text[:at])):
         return True
     return end is not None and bool(_NEGATED_AFTER.match(text[end:end + 60]))
 
@@ -221,7 +261,7 @@ _VERBATIM = (r"verbatim|word[- ]for[- ]word|exactly as (?:\w+ ){0,2}(?:written|t
 
 #: Words that ask to leave the subject out ("omit errors", "do not include code"): the opposite of
 #: every instruction that keeps a kind of content.
-_LEAVE_OUT = (r"\bomit\w*(?! (?:nothing|none)\b)|\bleave (?!nothing\b)(?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
+_LEAVE_OUT = (r"\bomit\w*(?! (?:nothing|none)\b)|\bdiscard\w*|\bdisregard\w*|\bignor(?:e|ing)\b|\bdrop\b(?! (?:nothing|none)\b)|\bthrow (?:away|out)\b|\bget rid of\b|\b" + _REMOVE + r"\b|\bleave (?!nothing\b)(?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
               r"(?:do not|don't|never|no need to) (?:include|list|mention|record|keep|quote|write|copy)\w*")
 
 #: Words that ask for a count instead of the content ("only give the number of errors").
@@ -237,7 +277,7 @@ VOCABULARY: tuple[Instruction, ...] = (
                 r"\b(?:human|person)(?:'s)? messages?",
         ask=_VERBATIM + r"|\bquot(?:e|es|ed|ing|ations?)\b|\breproduc\w*|\btranscrib\w*|\bcop(?:y|ies)\b|\bpaste\w*",
         section="user_messages",
-        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\bbrief\w*|condens\w*|\bgist\b|\byour own words|shorten\w*|reword\w*|"
+        opposite=r"paraphras\w*|summar(?:is|iz)\w*|\bbrief\w*|\bsuccinct\w*|\bterse\w*|condens\w*|\bgist\b|\byour own words|shorten\w*|reword\w*|"
                  r"\bcut\b|\btruncat\w*|\bclip\w*|\b(?:first|last|latest|earliest|oldest) (?:\d+ |few )?(?:user )?messages?\b|"
                  r"\bonly (?:the )?(?:first|last|latest)\b|" + _COUNT_ONLY + "|" + _LEAVE_OUT,
         when_asked="every person-typed message, quoted verbatim, one per item",
@@ -255,8 +295,9 @@ VOCABULARY: tuple[Instruction, ...] = (
         grader="next_step_quote"),
     Instruction(
         name="code_snippets", title="full code snippets",
-        subject=r"\bsnippets?\b|\bcode\b|\bdiffs?\b|\bthe (?:edits?|changes?) (?:themselves|made)",
-        ask=r"\binclud\w*|\bfull\b|\bcomplete\b|\bshow\w*|\bquot\w*|\bpaste\w*|\bkeep\w*|\bpreserv\w*|"
+        subject=r"\bsnippets?\b|(?<!exit )(?<!error )(?<!status )(?<!return )(?<!response )(?<!zip )\bcode\b(?! (?:reviews?|owners?|freeze)\b)|\bdiffs?\b|\bthe (?:edits?|changes?) (?:themselves|made)",
+        ask=r"\binclud\w*|\b(?:full|complete|entire|whole)\b(?= (?:\w+ )?(?:code|snippets?|diffs?|source|files?|contents?|changes?)\b)|"
+            r"\bshow\w*|\bquot\w*|\bpaste\w*|\bkeep\w*|\bpreserv\w*|"
             r"\bwith (?:(?:the|their|its|relevant|full|complete)\s+){0,2}(?:code|snippets?|diffs?)\b|\badd\b|\bcopy\b|\breproduc\w*",
         section=None, opposite=r"(?:file )?names? only|only (?:the )?(?:file )?names?|just (?:the )?(?:file )?names?|"
                                 + _LEAVE_OUT,
@@ -265,7 +306,8 @@ VOCABULARY: tuple[Instruction, ...] = (
         grader="probes"),
     Instruction(
         name="errors_quoted_and_fixed", title="errors quoted, with how they were fixed",
-        subject=r"\berrors?\b|\bfailures?\b|\bexceptions?\b|\btracebacks?\b|what went wrong",
+        subject=r"\berrors?\b|\bfailures?\b|\bexceptions?\b|\btracebacks?\b|what went wrong|\bbugs?\b|\bstack ?traces?\b|"
+                r"\bdebugging\b(?! (?:dead ends?|steps?|attempts?|approach\w*|paths?|direction|tips?|tools?)\b)",
         ask=_VERBATIM + r"|\bquot\w*|how (?:you |it |they |each |we )?(?:was |were )?(?:fixed|resolved|solved|handled)|"
                         r"\bfix(?:es)?\b|\bresolution\b|\bpaste\w*|\bcop(?:y|ies)\b|"
                         r"how (?:you |it |they |we )?(?:got|get|worked) (?:past|around|over)|\bworkarounds?\b",
@@ -300,7 +342,8 @@ VOCABULARY: tuple[Instruction, ...] = (
     Instruction(
         name="failed_approaches", title="approaches that did not work",
         subject=r"approach\w*|attempts?\b|\b(?:tried|attempted)\b|dead ends?|\bruled out\b|"
-                r"what did ?n[o']t (?:work|help|pan out|succeed)",
+                r"what did ?n[o']t (?:work|help|pan out|succeed)|\bdebugging\b|\bexploration paths?\b|"
+                r"\brejected (?:alternatives|ideas|options|fixes)\b",
         ask=r"did ?n[o']t work|did not work|\bfailed\b|not work\w*|dead ends?|\bruled out\b|\brevert\w*|"
             r"\babandon\w*|(?:are |is )?not (?:be )?(?:re)?tried|(?:is|are)n't (?:re)?tried|not (?:to )?(?:retry|repeat|try)|"
             r"\bwrong\b|\bunsuccessful\b|did ?n[o']t (?:succeed|pan out|help)|\bfruitless\b|\bfell through\b",
@@ -389,6 +432,9 @@ class Sentence:
     #: As written (for display), and whether it is a section entry's title (``6. All user messages:``).
     raw: str = ""
     title: bool = False
+    #: Said in the /compact instructions (below ``Additional Instructions:``): the user's own word
+    #: for this compaction, followed over the template (see :mod:`.prompt_blocks`).
+    custom: bool = False
 
 
 @dataclass(frozen=True)
@@ -428,6 +474,8 @@ class Reading:
     #: outside the section list). Section 6's own wording ("briefly paraphrased", the verbatim ask
     #: removed) is about section 6: a model keeps section 1's requests and constraints as they were.
     requests_reworded: list[int] = field(default_factory=list)
+    #: Instructions decided by the /compact instructions over the template: the lines that decided.
+    custom_won: dict[str, list[int]] = field(default_factory=dict)
 
     def __contains__(self, name: str) -> bool:
         if name not in _BY_NAME:
@@ -457,6 +505,7 @@ def normalise(text: str) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Za-z0-9])")
 _ENTRY = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+)?(?:\d{1,2}[.)][ \t]+)(?P<title>[^:\n—–]{3,60}?)[ \t]*"
                     r"(?::|[ \t](?:--?|[–—])[ \t]|[–—]|$)")  # the title ends at a colon, a dash or the line's end
+_BULLET_MARK = re.compile(r"^[-*•+]\s+")
 _TAG = re.compile(r"^\s*</?(?:summary|analysis)>\s*$")
 #: A line that starts something of its own (a bullet, a heading, a tag, a quoted or bracketed line),
 #: never the rest of the sentence above it.
@@ -475,10 +524,15 @@ def sentences(prompt: str) -> list[Sentence]:
     break: a paragraph re-wrapped at another width (an editor's ``gq``, ``fmt``, an indented
     continuation) reads the same. A line that ends without such a mark goes on in the next line
     of the same paragraph, unless that line starts something of its own (a bullet, an entry, a tag).
+
+    The /compact instructions (below ``Additional Instructions:``) are marked ``custom`` and open no
+    section entry; a bullet under a lead-in that ends in a colon ("When compacting, drop:") is read
+    with it ("when compacting, drop resolved debug output"), shown as written (:mod:`.prompt_blocks`).
     """
     from ..reading.summary import plain_spaces, section_entries, section_kind
 
     prompt = plain_spaces(prompt)
+    custom = custom_lines(prompt.split("\n"))
     # The section list's entries (a renamed one keeps its place's kind; a heading's text below it
     # belongs to it), by 1-based line; other numbered lines are read by _ENTRY as before.
     entries = section_entries(prompt)
@@ -488,6 +542,13 @@ def sentences(prompt: str) -> list[Sentence]:
     section: str | None = None
     # The unfinished last sentence of the line above: (text as written, its line, its section).
     open_: tuple[str, int, str | None] | None = None
+    # The lead-in the bullets of the current list are read with, and one that may open a list below.
+    lead: str | None = None
+    pending: str | None = None
+    tail = ""
+
+    def read(text: str) -> str:
+        return f"{lead} {_BULLET_MARK.sub('', text)}" if lead and text else text
 
     def flush() -> None:
         nonlocal open_
@@ -495,18 +556,24 @@ def sentences(prompt: str) -> list[Sentence]:
             raw, line, kind = open_
             text = normalise(raw)
             if text:
-                out.append(Sentence(text, line, kind, raw.strip()))
+                out.append(Sentence(read(text), line, kind, raw.strip(), custom=line in custom))
             open_ = None
 
     for number, raw in enumerate(prompt.split("\n"), start=1):
         if not raw.strip() or _TAG.match(raw):
             flush()
-            section = None
+            section = lead = None
             continue
         head = heads.get(number)
-        entry = None if head is not None else _ENTRY.match(raw)
-        if head is not None or entry or _OWN_LINE.match(raw):
-            flush()
+        entry = None if head is not None or number in custom else _ENTRY.match(raw)
+        if head is not None or entry or _OWN_LINE.match(raw) or (number in custom and number - 1 not in custom):
+            flush()  # (the /compact instructions start a sentence of their own, with no lead-in)
+            if number in custom and number - 1 not in custom:
+                pending = lead = None
+        if BULLET.match(raw):  # a bullet: read with the lead-in above it, if any
+            lead, pending = pending if pending is not None else lead, None
+        elif not raw[:1].isspace() or head is not None or entry:
+            lead = pending = None
         if head is not None:  # the title itself asks for the section, not for how to write it
             section = head.kind
             out.append(Sentence(normalise(raw[:head.rest]), number, section, raw[:head.rest].strip(), title=True))
@@ -524,6 +591,9 @@ def sentences(prompt: str) -> list[Sentence]:
                 flush()
             section = None
         parts = _SENTENCE_END.split(raw.strip())
+        # the words a list below may be led by: this line's, and the line above's when this one
+        # goes on with its sentence in lower case (a re-wrapped "... thoughts. In\nthe analysis:")
+        tail = f"{tail} {raw.strip()}" if open_ is not None and raw.strip()[:1].islower() else raw.strip()
         if open_ is not None:  # the sentence of the line above goes on here
             parts[0] = f"{open_[0].rstrip()} {parts[0]}"
             start, open_ = open_[1], None
@@ -537,7 +607,8 @@ def sentences(prompt: str) -> list[Sentence]:
                 continue
             text = normalise(part)
             if text:
-                out.append(Sentence(text, line, section, part.strip()))
+                out.append(Sentence(read(text), line, section, part.strip(), custom=line in custom))
+        pending = lead_in(normalise(tail))  # if it ends in a colon
     flush()
     return out
 
@@ -611,6 +682,7 @@ def read_prompt(prompt: str) -> Reading:
     reading = Reading()
     # instruction -> lines of its section that ask / oppose / ask for part and against the rest
     in_section: dict[str, tuple[set[int], set[int], set[int]]] = {}
+    in_custom: dict[str, tuple[set[int], set[int], set[int]]] = {}  # the same, said in the /compact instructions
     partly: set[str] = set()  # a section's opposing sentence that is about the subject itself
     for s in sentences(prompt):
         if s.title:
@@ -625,9 +697,13 @@ def read_prompt(prompt: str) -> Reading:
                 reading.partial.setdefault(inst.name, []).append(s.line)
                 if scoped:
                     in_section.setdefault(inst.name, (set(), set(), set()))[2].add(s.line)
+                if s.custom:
+                    in_custom.setdefault(inst.name, (set(), set(), set()))[2].add(s.line)
             elif inst.asks(s):
                 if scoped:
                     in_section.setdefault(inst.name, (set(), set(), set()))[0].add(s.line)
+                if s.custom:
+                    in_custom.setdefault(inst.name, (set(), set(), set()))[0].add(s.line)
                 reading.asked.setdefault(inst.name, []).append(s.line)
                 if inst.name == "length_limit":
                     limit = limit_of(s)
@@ -652,6 +728,8 @@ def read_prompt(prompt: str) -> Reading:
                     in_section.setdefault(inst.name, (set(), set(), set()))[1].add(s.line)
                     if _names_subject(inst.name, s):
                         partly.add(inst.name)
+                if s.custom:
+                    in_custom.setdefault(inst.name, (set(), set(), set()))[1].add(s.line)
                 reading.opposed.setdefault(inst.name, []).append(s.line)
     # The section's own word wins over a general one: "4. Errors: omit them entirely" is not undone by
     # an analysis bullet about "the errors you ran into" (a model follows the specific instruction);
@@ -666,11 +744,34 @@ def read_prompt(prompt: str) -> Reading:
         elif asks and _BY_NAME[name].section is not None and (mixed or (opposes and name in partly)):
             reading.partial[name] = sorted(set(reading.partial.get(name, [])) | asks | opposes)
             reading.asked.pop(name, None)
+    _follow_custom(reading, in_custom)
     for name in reading.partial:
         reading.asked.pop(name, None)
     if reading.language == "english":
         reading.language = None
     return reading
+
+
+def _follow_custom(reading: Reading, in_custom: dict[str, tuple[set[int], set[int], set[int]]]) -> None:
+    """The /compact instructions are the user's own word for this compaction, said last: a model
+    follows them over the template, section entries included. One that speaks only against an
+    instruction ("drop the test debugging", "Discard: dead ends") makes the template's asks
+    overridden; one that asks for part only makes it asked in part; one that only asks for it wins
+    over the template's word against it. When the /compact instructions disagree among themselves,
+    the rules above stand."""
+    for name, (asks, opposes, mixed) in in_custom.items():
+        if (opposes or mixed) and not asks:
+            if name in reading.asked:
+                reading.overridden[name] = sorted(set(reading.overridden.get(name, [])) | set(reading.asked.pop(name)))
+            reading.partial.pop(name, None)
+            if mixed:
+                reading.partial[name] = sorted(mixed)
+            reading.custom_won[name] = sorted(opposes | mixed)
+        elif asks and not (opposes or mixed) and (name in reading.overridden or name in reading.partial):
+            reading.overridden.pop(name, None)
+            reading.partial.pop(name, None)
+            reading.asked[name] = sorted(set(reading.asked.get(name, [])) | asks)
+            reading.custom_won[name] = sorted(asks)
 
 
 def _names_subject(name: str, s: Sentence) -> bool:

@@ -91,7 +91,16 @@ def _label(s: Any, reading: Any) -> list[str]:
             out.append(f"{tag} on part of the summary, not on its length — {NOT_SEEN}")
             continue
         opposed = [n for n in reading.opposed.get(base, []) if n != s.line]
-        if name.endswith("(opposite)"):
+        won = reading.custom_won.get(base, [])
+        if s.line in won and base in reading.overridden:
+            tag += (" — asks the opposite" if name.endswith("(opposite)") else " — asked for in part only") + (
+                f" (the /compact instructions win over line {', '.join(map(str, reading.overridden[base]))}: "
+                "followed offline)")
+        elif s.line in won:
+            tag += " (the /compact instructions win over the prompt's word against it: followed offline)"
+        elif s.line in reading.overridden.get(base, []) and won:
+            tag += f" (overridden: the /compact instructions on line {', '.join(map(str, won))} ask otherwise, followed offline)"
+        elif name.endswith("(opposite)"):
             tag += " — asks the opposite"
             if base in reading.overridden:
                 tag += (f" (wins over line {', '.join(map(str, reading.overridden[base]))}: the section's own "
