@@ -54,7 +54,7 @@ from .peer_formats import (
 )
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
-from .rewording import PARAPHRASE_PREFIX, cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
+from .rewording import cut_to, is_paraphrase, error_gist, generalise_identifiers, gist, paraphrase, translate, trim_to_limit
 
 __all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "reads_instructions", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
@@ -411,7 +411,7 @@ class _Facts:
         carries section 1 forward from section 1)."""
         carried = self.carry.user_messages
         if (not self.carry.dedupe and len(self.carry.requests) == len(carried)
-                and any(t.startswith(PARAPHRASE_PREFIX) for t in carried)):
+                and any(is_paraphrase(t) for t in carried)):
             # section 1 clipped a long later request; section 9 has it whole
             return _unclipped(self.carry.requests, self.carry.next_quote) + self.people
         return self.all_people

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from prompt_variants import builtin_source
+from prompt_variants import S6, builtin_source, edited
 from test_prompt_regression import run_offline
 from pytest_ctxeval.llm.reference import write_summary
 from pytest_ctxeval.reading.summary import parse_summary
@@ -76,6 +76,15 @@ def test_deleting_sections_1_and_6_still_loses_the_constraints(builtin_run: dict
     assert all(c.reason for c in cmp.regressions)
 
 
+def test_section_6_in_your_own_words_regresses_verbatim_only(builtin_run: dict[str, Any], tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    own = "List ALL user messages that are not tool results, in your own words, one per item."
+    doc = _run(tmp_path, "own_words", edited([(S6, own)]), capsys)
+    cmp = diff_runs(builtin_run, doc)
+    assert {c.grader for c in cmp.regressions} == {"verbatim_user_messages"}, format_run_diff(cmp)
+    assert {c.scenario for c in cmp.regressions} == set(SCENARIOS)
+
+
 # -- the same at the level of one reply -----------------------------------------------------------
 
 FIRST = "Refactor the billing export in src/billing/export.py. Never touch the ledger_v2 table."
@@ -123,3 +132,61 @@ def test_without_section_1_nothing_carries_the_first_request() -> None:
     first = _reply(prompt, None).split("<summary>")[1].split("</summary>")[0]
     second = _reply(prompt, first)
     assert "ledger_v2" not in second  # the constraint lived in no section of the earlier summary
+
+
+# -- section 6 in the writer's own words ------------------------------------------------------------
+
+def _person_messages() -> list[str]:
+    import yaml
+
+    from test_prompt_regression import SCENARIOS as FOLDER
+
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "user" and isinstance(value, str) and "{{" not in value and "<system-reminder>" not in value:
+                    out.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    for path in sorted(FOLDER.glob("*.yaml")):
+        walk(yaml.safe_load(path.read_text(encoding="utf-8")).get("turns", []))
+    return list(dict.fromkeys(out))
+
+
+#: What a paraphrase must keep: numbers, paths, snake_case and dotted names, calls, upper-case codes.
+_FACT = re.compile(r"\b\d+(?:[.,:]\d+)*\b|(?:[\w.-]+/)+[\w.-]*|\b[a-z]+(?:_[a-z0-9]+)+\b|\b\w+\.\w+\b|\b(?!OK\b)[A-Z]{2,}\b")
+
+
+def test_the_paraphrase_is_a_sentence_that_keeps_every_value_and_name() -> None:
+    from pytest_ctxeval.llm.rewording import paraphrase
+    from pytest_ctxeval.reading.verbatim import find
+
+    messages = _person_messages()
+    assert len(messages) > 40
+    reworded = 0
+    for message in messages:
+        said = paraphrase(message)
+        assert said.startswith(("The user asked", "The user said", "The user wanted to know")), said
+        assert said.endswith(".") and "…" not in said, said  # a whole sentence, not a cut
+        assert "asked about:" not in said and "asked to change of" not in said, said
+        for fact in _FACT.findall(message):
+            assert fact.rstrip(".,:") in said, (fact, said)
+        reworded += not find(message, said)
+    assert reworded >= 0.8 * len(messages)  # in other words, not a copy behind a prefix
+
+
+def test_an_old_value_in_a_reworded_message_reads_as_history() -> None:
+    from pytest_ctxeval.llm.rewording import paraphrase
+
+    old = paraphrase("One thing to keep in mind: never run migrations against the kelp_meadow database without "
+                     "taking a snapshot first.")
+    assert old == ("The user asked the assistant (one thing to keep in mind) never to run migrations against the "
+                   "kelp_meadow database without taking a snapshot first.")
+    new = paraphrase("Change of plan: the shipping service moved: it listens on port 7469 in staging now, no longer 7113.")
+    assert "7469" in new and "no longer 7113" in new and new.startswith("The user said (change of plan) that ")
