@@ -6,8 +6,9 @@
   carries the survival curve of every type over the run's rounds and each type's cliff round.
 * ``stale_values``: once a fact's value was updated, the old value appears after the compaction only
   marked as replaced (``was 8080, now 9090``), or inside a verbatim user message of section 6 (or a
-  message kept as it was) with the new value also present; stated as current anywhere, it fails,
-  naming the place.
+  message kept as it was) with the new value also present, or in an item of section 6 that gives the
+  user's message in other words with the correction listed after it; stated as current anywhere, it
+  fails, naming the place.
 * ``compresses``: what a compaction put in place of what it replaced (its summary, attachments and
   rewritten messages, against the messages it removed or changed; messages kept as they were count
   on neither side) is smaller than ``expect.compression.share`` (default 0.5) of it, when it replaced
@@ -181,8 +182,12 @@ def stale_values(case: CompactionCase) -> Verdict:
                 found = (f"section 6 (summary line {n}) quotes the user's old value, and the new value "
                          f"{', '.join(map(repr, s.wanted))} is nowhere in the post-compact context", line)
                 break
-            if quoted and has_all(s.wanted, "\n".join(lines[n:_section_end(case, section, len(lines))])):
+            later = "\n".join(lines[n:_section_end(case, section, len(lines))])
+            if quoted and has_all(s.wanted, later):
                 continue  # a quote of the user's words, and the correction quoted after it in the same section
+            if section is not None and section.kind == "user_messages" and has_all(s.wanted, later):
+                continue  # the user's words in the summary's own (section 6 lists what was said, in order),
+                # and the correction listed after them: history, as a quote is
             if _marked(line, s.wanted, new_present):
                 continue  # marked as replaced, with the new value in view (or stated next to it)
             where = (f"section {section.number} '{section.title}'" if section is not None and section.kind

@@ -55,7 +55,7 @@ from .peer_formats import (
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
 from .length_budget import LATER_REQUESTS, fit_to_limit
-from .rewording import PARAPHRASE_PREFIX, cut_to, error_gist, generalise_identifiers, gist, paraphrase, translate
+from .rewording import cut_to, is_paraphrase, error_gist, generalise_identifiers, gist, paraphrase, translate
 
 __all__ = ["requested_sections", "prompt_sections", "skeleton_sections", "reads_instructions", "write_summary", "write_session_notes", "SUMMARY_PREFIX", "split_request",
            "SUMMARY_OPENINGS"]
@@ -232,9 +232,11 @@ def _read_carry(texts: list[str], instruction: str = "") -> _Carry:
             state = _items(notes_section(text, "current state") or "")
             carry.pending = [i.strip() for i in state if not i.startswith("Latest request:")]
             continue
+        requests: list[str] = []
         if (s := parsed.get("request")) is not None:
             carry.rules += _sublist(s.body, RULES_HEADER)
-            carry.requests += _quoted_requests(s.body)
+            requests = _section1_requests(s.body)
+            carry.requests += requests
         if (s := parsed.get("problem")) is not None:
             carry.failed += _sublist(s.body, FAILED_HEADER)
             carry.findings += _sublist(s.body, FINDINGS_HEADER)
@@ -250,6 +252,11 @@ def _read_carry(texts: list[str], instruction: str = "") -> _Carry:
         if (s := parsed.get("next")) is not None:
             quoted = re.search(re.escape(_NEXT_QUOTED) + r'"(.*?)"[ \t]*(?:\n|$)', s.body, re.DOTALL)
             carry.next_quote = normalize_ws(quoted.group(1)) if quoted else carry.next_quote
+        if parsed.get("user_messages") is None and requests:
+            # A summary without a user-messages section (the prompt dropped it) keeps the requests
+            # in section 1 alone: a model re-summarising it carries them from there, the first
+            # request and its constraints included, not only the messages it can still see.
+            carry.user_messages += _unclipped(requests, carry.next_quote)
     return carry
 
 
@@ -259,15 +266,20 @@ _NEXT_QUOTED = "Continue with the most recent request, quoted verbatim: "
 _LATEST_MESSAGE = "The user's latest message, to keep in mind (not a new task): "
 
 
-def _quoted_requests(body: str) -> list[str]:
-    """The requests a reference section 1 quoted (none when it paraphrased them)."""
+def _section1_requests(body: str) -> list[str]:
+    """The requests a reference section 1 listed (the first, then the later ones), quoted ones
+    unquoted, reworded ones as written; none when section 1 is not the reference's."""
     first = body.split("\n" + RULES_HEADER)[0].split("\n" + _LATER_REQUESTS)[0].strip()
-    if not first.startswith(_FIRST_REQUEST + '"'):
+    if not first.startswith(_FIRST_REQUEST):
         return []
-    later = _sublist(body, _LATER_REQUESTS)
-    if not all(t.startswith('"') for t in later):
-        return []
-    return [_unquote(normalize_ws(first[len(_FIRST_REQUEST):]))] + [_unquote(t) for t in later]
+    return [_unquote(normalize_ws(t)) for t in [first[len(_FIRST_REQUEST):], *_sublist(body, _LATER_REQUESTS)]]
+
+
+def _unclipped(requests: list[str], whole: str) -> list[str]:
+    """``requests`` with the one section 1 clipped (``…``) and section 9 quoted in full (``whole``)
+    restored."""
+    return [whole if whole and t.endswith("…") and normalize_ws(whole).startswith(normalize_ws(t[:-1])) else t
+            for t in requests]
 
 
 def _short_input(block_input: dict[str, Any]) -> str:
@@ -402,10 +414,9 @@ class _Facts:
         carries section 1 forward from section 1)."""
         carried = self.carry.user_messages
         if (not self.carry.dedupe and len(self.carry.requests) == len(carried)
-                and any(t.startswith(PARAPHRASE_PREFIX) for t in carried)):
-            full = self.carry.next_quote  # section 1 clipped a long later request; section 9 has it whole
-            return [full if full and t.endswith("…") and normalize_ws(full).startswith(normalize_ws(t[:-1])) else t
-                    for t in self.carry.requests] + self.people
+                and any(is_paraphrase(t) for t in carried)):
+            # section 1 clipped a long later request; section 9 has it whole
+            return _unclipped(self.carry.requests, self.carry.next_quote) + self.people
         return self.all_people
 
     def requested(self, text: str, clip: int | None = None) -> str:

@@ -13,47 +13,129 @@ import re
 
 from ..reading.summary import normalize_ws
 
-__all__ = ["paraphrase", "gist", "PARAPHRASE_PREFIX", "error_gist", "generalise_identifiers", "trim_to_limit", "translate",
+__all__ = ["paraphrase", "is_paraphrase", "gist", "PARAPHRASE_PREFIX", "error_gist", "generalise_identifiers", "trim_to_limit", "translate",
            "drop_snippets_and_repeats", "size_of", "names_something",
            "cut_to"]
 
 #: How a paraphrased user message starts (an earlier summary's paraphrase is not reworded twice).
-PARAPHRASE_PREFIX = "The user asked"
-_MAX_WORDS = 14
+PARAPHRASE_PREFIX = "The user"
+#: The openings :func:`paraphrase` writes (and :func:`is_paraphrase` recognises).
+_OPENING = re.compile(r"^The user (?:asked|said|wanted to know)\b")
+#: A long message keeps its first sentence and every sentence that names something (a value, a
+#: path, a name) or sets a rule, up to about this many words; the rest is left out, and says so.
+_MAX_WORDS = 90
 
-_POLITE = re.compile(r"^(?:(?:ok(?:ay)?|so|now|hey|hi|please|pls|thanks?|thank you|great|cool|alright|right|"
-                     r"well|also|and|but)[,!.]?\s+)+", re.IGNORECASE)
+_POLITE = re.compile(r"^(?:(?:ok(?:ay)?|so|now|hey|hi|please|pls|thanks?|thank you|great|good|fine|nice|cool|"
+                     r"alright|right|well|also|and|but|actually|agreed|perfect|makes sense|sounds good|looks right)"
+                     r"(?:[,!.]+|\s+[-—–])?\s+)+", re.IGNORECASE)
 _REQUEST = re.compile(r"^(?:(?:could|can|would|will) you(?: please)?|i(?:'d| would) like you to|i want you to|"
                       r"i need you to|let's|let us|please)\s+", re.IGNORECASE)
 _PRONOUNS = {"i": "they", "i'm": "they are", "i've": "they have", "i'd": "they would", "i'll": "they will",
              "me": "them", "my": "their", "mine": "theirs", "myself": "themselves", "we": "they", "we're": "they are",
              "we've": "they have", "us": "them", "our": "their", "you": "the assistant", "your": "the assistant's",
              "you're": "the assistant is", "yourself": "itself", "don't": "do not", "doesn't": "does not",
-             "can't": "cannot", "won't": "will not", "isn't": "is not", "it's": "it is", "that's": "that is"}
+             "can't": "cannot", "won't": "will not", "isn't": "is not", "it's": "it is", "that's": "that is",
+             "aren't": "are not", "didn't": "did not", "shouldn't": "should not", "wasn't": "was not"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+#: Wordings a writer in their own words trades for another of the same meaning.
+_SWAPS = {"instead of": "rather than", "rather than": "instead of", "so that": "so", "make sure": "ensure",
+          "ensure": "make sure", "a bit": "slightly", "right now": "at the moment", ", then ": ", and then "}
+_SWAP = re.compile("|".join(re.escape(k) for k in sorted(_SWAPS, key=len, reverse=True)), re.IGNORECASE)
+#: Where one sentence ends and the next begins (not after "e.g." and the like, nor inside a path).
+_SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+(?=[\"'A-Z0-9])")
+#: A short label before a colon that opens a sentence: "Change of plan: ...", "Note: ...".
+_LABEL = re.compile(r"^(?P<label>[A-Za-z][A-Za-z0-9',\- ]{1,40}?):\s+(?P<rest>\S.*)$")
+#: What makes a sentence worth keeping in a long message: a name or value, or a rule.
+_RULE = re.compile(r"\b(?:never|always|not|no|must|only|without|don't|do not|keep|avoid|except)\b", re.IGNORECASE)
+
+
+def is_paraphrase(text: str) -> bool:
+    """Whether ``text`` is already one of :func:`paraphrase`'s sentences (an earlier summary's)."""
+    return _OPENING.match(text.lstrip()) is not None
+
+
+def _swap_persons(text: str) -> str:
+    """Politeness dropped, the person's "I"/"we" and the assistant's "you" swapped, contractions
+    expanded."""
+    t = _POLITE.sub("", text + " ").rstrip()
+    t = _REQUEST.sub("", t)
+    return _WORD.sub(lambda m: _PRONOUNS.get(m.group(0).lower(), m.group(0)), t)
+
+
+def _courtesy(sentence: str) -> bool:
+    """Whether a sentence is only courtesy ("Thanks.", "Good find.", "Makes sense.")."""
+    rest = _POLITE.sub("", sentence + " ").strip(" .!?,;:—–-")
+    return not rest or (rest != sentence.strip(" .!?,;:—–-") and len(rest.split()) <= 1)
+
+
+#: "the assistant go on" once "you" is swapped: the verb agrees.
+_AGREE = re.compile(r"\bthe assistant (go|do|look|stop|change|start|finish|continue|work|touch|make|run|try|see)\b")
+
+
+def _agree(text: str) -> str:
+    return _AGREE.sub(lambda m: f"the assistant {m.group(1)}{'es' if m.group(1) in ('go', 'do') else 's'}", text)
+
+
+def _reported(sentence: str, first: bool) -> str:
+    """One sentence in reported speech: an instruction as "asked the assistant to ...", a question as
+    "wanted to know ...", anything else as "said that ..."; every word that carries a fact kept."""
+    t = _swap_persons(sentence.strip())
+    label = ""
+    m = _LABEL.match(t)
+    if m and len(m.group("label").split()) <= 6 and "/" not in m.group("label"):
+        text = m.group("label").strip()
+        text = text[0].lower() + text[1:] if text[:2].isupper() is False else text
+        label = " (" + _agree(text) + ")"
+        t = _swap_persons(m.group("rest"))
+    t = _agree(_SWAP.sub(lambda m: _SWAPS[m.group(0).lower()], t))
+    body = t.rstrip(" .!;:,")
+    if body[:1].isupper() and not body[:2].isupper():
+        body = body[0].lower() + body[1:]
+    word = body.split(" ", 1)[0].strip(",")
+    head = "" if len(word) > 1 and word.isupper() else word.lower()  # "GET /export takes 9 s": a name, not a verb
+    who = "The user" if first else "and"
+    if sentence.rstrip().endswith("?"):
+        return f"{who} wanted to know{label}: {body.rstrip('?')}"
+    asked = f"{who} asked{' the assistant' if first else ''}{label}"
+    if head in ("never", "always") or body.lower().startswith(("do not ", "not ")):
+        if body.lower().startswith(("do not ", "not ")):
+            body = "not to " + body.split(" not ", 1)[1] if body.lower().startswith("do not ") else "not to " + body[4:]
+        else:
+            body = head + " to " + body.split(" ", 1)[1] if " " in body else body
+        return f"{asked} {body}"
+    if head in _VERBS:
+        return f"{asked} to {body}"
+    return f"{who} said{label} that {body}"
 
 
 def paraphrase(text: str) -> str:
-    """A user message in reported speech: politeness dropped, persons swapped, contractions
-    expanded, cut after 14 words.
+    """A user message in the writer's own words: reported speech, sentence by sentence (politeness
+    dropped, persons swapped, contractions expanded, a few wordings traded for others of the same
+    meaning), every value, name and rule kept. A long message keeps its first sentence and those
+    that name something or set a rule, and says that it left the rest out.
 
     >>> paraphrase("Please don't touch my tests, just fix the parser!")
-    'The user asked to not touch their tests, just fix the parser.'
+    'The user asked the assistant not to touch their tests, just fix the parser.'
+    >>> paraphrase("Change of plan: the billing service moved: it listens on port 6311 now, no longer 5287.")
+    'The user said (change of plan) that the billing service moved: it listens on port 6311 now, no longer 5287.'
     """
     t = normalize_ws(text.replace("’", "'"))
-    if t.startswith(PARAPHRASE_PREFIX):
+    if is_paraphrase(t):
         return t
-    t = _POLITE.sub("", t)
-    t = _REQUEST.sub("", t)
-    t = _WORD.sub(lambda m: _PRONOUNS.get(m.group(0).lower(), m.group(0)), t)
-    t = re.sub(r"\bdo not\b", "not", t, count=1) if t.lower().startswith("do not") else t
-    words = t.split()
-    cut = len(words) > _MAX_WORDS
-    body = " ".join(words[:_MAX_WORDS]).rstrip(".!?,;:")
-    if body[:1].isupper() and not body[:2].isupper():
-        body = body[0].lower() + body[1:]
-    verb = "to " if body.split(" ", 1)[0].lower() in _VERBS or body.lower().startswith("not ") else "about: "
-    return f"{PARAPHRASE_PREFIX} {verb}{body}{'…' if cut else '.'}"
+    sentences = [s for s in _SENTENCE.split(t) if not _courtesy(s)]
+    if not sentences:  # nothing but courtesy ("Thanks!")
+        return "The user said thanks."
+    kept, words, left_out = [], 0, False
+    for n, s in enumerate(sentences):
+        size = len(s.split())
+        if n and words + size > _MAX_WORDS and (words + size > 3 * _MAX_WORDS or not (_IDENT.search(s) or _RULE.search(s))):
+            left_out = True
+            continue
+        kept.append(s)
+        words += size
+    parts = [_reported(s, n == 0) for n, s in enumerate(kept)]
+    out = "; ".join(parts) if len(parts) > 2 else ", ".join(parts)
+    return out + ("; the rest of the message is left out." if left_out else ".")
 
 
 #: Small words a gist leaves out.
@@ -63,17 +145,19 @@ _GIST_WORDS = 7
 
 
 def gist(text: str) -> str:
-    """What a request was about, in a few words and no run of its own wording: the
-    :func:`paraphrase` without its small words, cut after seven (how a model not told to quote
+    """What a request was about, in a few words and no run of its own wording: the message with
+    persons swapped and without its small words, cut after seven (how a model not told to quote
     writes the next step: "continue with the cache fix", not the request word for word).
 
     >>> gist("Makes sense. Fix it in the cache layer so old keys keep working during the rollout.")
-    'The user asked about: makes sense. Fix cache layer old keys…'
+    'The user asked about: fix cache layer old keys keep working…'
     """
-    words = [w for w in re.split(r"\s+", paraphrase(text)[len(PARAPHRASE_PREFIX):].strip())
-             if w and w.lower().strip(".,;:!?…'\"") not in _STOP and w not in ("about:", "to")]
-    body = " ".join(words[:_GIST_WORDS]).rstrip(".!?,;:…")
-    return f"{PARAPHRASE_PREFIX} about: {body}{'…' if len(words) > _GIST_WORDS else '.'}"
+    body = _swap_persons(normalize_ws(text.replace("’", "'")))
+    words = [w for w in body.split() if w.lower().strip(".,;:!?…'\"") not in _STOP]
+    out = " ".join(words[:_GIST_WORDS]).rstrip(".!?,;:…")
+    if out[:1].isupper() and not out[:2].isupper():
+        out = out[0].lower() + out[1:]
+    return f"{PARAPHRASE_PREFIX} asked about: {out}{'…' if len(words) > _GIST_WORDS else '.'}"
 
 
 #: Imperative openings that read as "asked to <verb>".
@@ -81,7 +165,18 @@ _VERBS = {"add", "build", "change", "check", "clean", "continue", "convert", "cr
           "do", "document", "drop", "find", "finish", "fix", "go", "implement", "improve", "investigate", "keep",
           "look", "make", "merge", "migrate", "move", "optimise", "optimize", "profile", "refactor", "remove",
           "rename", "replace", "revert", "review", "rewrite", "run", "split", "start", "stop", "switch", "test",
-          "try", "update", "upgrade", "use", "write", "not", "commit", "push", "read", "explain", "show", "tell"}
+          "try", "update", "upgrade", "use", "write", "not", "commit", "push", "read", "explain", "show", "tell",
+          "set", "get", "list", "skip", "bump", "count", "ship", "remember", "bound", "prepare", "search", "figure",
+          "focus", "wait", "leave", "open", "tighten", "summarise", "summarize", "give", "put", "send", "mark",
+          "return", "raise", "lower", "cap", "pin", "tag", "pull", "install", "uninstall", "configure", "enable",
+          "disable", "turn", "wire", "parse", "handle", "print", "format", "sort", "filter", "call", "compute",
+          "store", "save", "load", "squash", "rebase", "restart", "reload", "rerun", "retry", "measure", "compare",
+          "verify", "ensure", "extract", "expose", "hide", "wrap", "tidy", "trim", "shorten", "translate",
+          "regenerate", "generate", "scaffold", "stub", "mock", "patch", "apply", "accept", "reject", "approve",
+          "answer", "describe", "plan", "draft", "outline", "ask", "let", "double-check", "port", "release",
+          "publish", "archive", "close", "resolve", "reply", "paste", "copy", "include", "exclude", "ignore",
+          "retire", "deprecate", "inline", "benchmark", "validate", "audit", "trace", "log", "key", "cache",
+          "remind", "consider", "avoid", "revisit", "reorder", "bundle", "unify", "fold", "collapse", "expand"}
 
 _ERROR_KIND = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Denied|Timeout|Failure))\b|"
                          r"\b(timed out|permission denied|not found|no such file|syntax error|conflict|refused)\b",

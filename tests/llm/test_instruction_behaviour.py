@@ -62,7 +62,7 @@ def test_without_the_verbatim_rule_user_messages_are_paraphrased_not_copied() ->
     s = summarise(_without(" verbatim,"))
     body = parse_summary(s).get("user_messages").body
     assert REQUEST not in body and paraphrase(REQUEST) in body
-    assert paraphrase(REQUEST) == ("The user asked to fix the flaky checkout test in tests/test_cart.py, "
+    assert paraphrase(REQUEST) == ("The user asked the assistant to fix the flaky checkout test in tests/test_cart.py, "
                                    "and do not touch their fixtures.")
     assert paraphrase(paraphrase(REQUEST)) == paraphrase(REQUEST)  # an earlier summary's is not reworded twice
     assert paraphrase(REQUEST).startswith(PARAPHRASE_PREFIX)

@@ -64,7 +64,9 @@ def test_rewording_the_requests_everywhere_reaches_section_1(builtin_run: dict[s
     assert "The user's first request: The user asked" in summary
     cmp = diff_runs({**builtin_run, "scenarios": [s for s in builtin_run["scenarios"] if s["name"] == "auth_refactor"]},
                     doc)
-    assert "constraints_preserved" in {c.grader for c in cmp.regressions}, format_run_diff(cmp)
+    # reworded, not cut: the constraint is still in section 1, in other words (review 3, F12)
+    assert {c.grader for c in cmp.regressions} == {"verbatim_user_messages"}, format_run_diff(cmp)
+    assert "to keep the public API of src/auth/service.py unchanged" in summary.partition("2. Key Technical")[0]
 
 
 def test_section_6_alone_does_not_reword_section_1() -> None:
