@@ -635,7 +635,8 @@ def pending_tasks(case: CompactionCase) -> Verdict:
         found = (f"all {len(items)} open tasks kept: {len(items) - len(later_only)} in {where}, "
                  f"{len(later_only)} told only in sections 8-9 (as work in progress): "
                  + "; ".join(f"\"{_short(i, 60)}\"" for i in later_only[:3]))
-    return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found + dropped_note, missing=missing)
+    return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found + dropped_note, missing=missing,
+                                 superseded=list(cancelled))
 
 
 def _task_present(subject: str, text: str) -> bool:
