@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.messages import AssistantMessage, person_text, text_of, tool_uses
-from .extract import open_todos
+from .extract import LONG_MESSAGE_CHARS, open_todos
+from .pasted import mostly_prose
 from .proposals import mention_pattern, proposals, reworded_mentions
 
 __all__ = ["Cancellation", "Superseded", "typed_cancellations", "superseded_intents", "names_intent", "proposes_intent",
@@ -110,14 +111,32 @@ def _object(raw: str) -> str | None:
     return text
 
 
+#: A sentence that makes its cancel phrase conditional: "if it fails, forget the retry".
+_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case|otherwise|until|should|whether)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+def _sentence_around(message: str, at: int) -> tuple[str, str]:
+    """The words of ``at``'s sentence before it, and its sentence with the next one."""
+    start = max((m.end() for m in _SENTENCE_END.finditer(message, 0, at)), default=0)
+    ends = [m.end() for m in _SENTENCE_END.finditer(message, at)]
+    return message[start:at], message[start:ends[1] if len(ends) > 1 else len(message)]
+
+
 def _cancelled_objects(message: str) -> list[str]:
-    """The objects of the cancel phrases of one person-typed message."""
+    """The objects of the cancel phrases of one person-typed message (a long paste is not read:
+    "Forget password flow" in a pasted spec is a feature's name)."""
     found: list[str] = []
-    changed = bool(_CHANGED.search(message))
+    if len(message) > LONG_MESSAGE_CHARS and not mostly_prose(message):
+        return found
     for m in _CLAUSE.finditer(message):
         at = m.end()
         if at >= len(message):
             continue
+        before, around = _sentence_around(message, at)
+        if _CONDITION.search(before):
+            continue
+        changed = bool(_CHANGED.search(around))
         opener = _OPENER.match(message, at)
         if opener is not None and not _NOT_A_CANCEL.search(message[max(0, at - 12):at]):
             weak = re.fullmatch(_WEAK, opener.group("verb"), re.IGNORECASE) is not None

@@ -120,6 +120,10 @@ def test_a_todo_rewritten_after_a_later_message_takes_the_cancellation_back(grad
     "cancel the job that sends the Slack notification",
     "never mind, the tests can wait",
     "forget it, I'll look at the logs myself",
+    "if the retries keep failing, forget the Slack notification and page me",   # a condition, not a decision
+    # a pasted log whose lines happen to hold a cancel phrase (one such line alone would cancel)
+    "the log says:\n" + "\n".join(f"  2026-03-0{i % 9 + 1}T10:{i:02d}:07Z worker[{i}] warn: never mind the Slack "
+                                   f"notification, retry={i} backoff_ms={i * 250}" for i in range(90)),
 ])
 def test_words_that_cancel_nothing_the_reader_can_name(grade, kit, said):
     messages = [kit.user(FIRST), *kit.todo((BACKOFF, "in_progress"), (SLACK, "pending")), kit.user(said)]
@@ -189,3 +193,15 @@ def test_a_superseded_intent_is_found_reworded(grade, kit, session, step, propos
 def test_reworded_mentions_keep_to_one_clause():
     assert reworded_mentions("CSV files are read. The export is done.", "CSV export") == []
     assert reworded_mentions("an export of the invoices in CSV", "CSV export")
+
+
+def test_a_task_tracked_with_task_create_and_cancelled_is_not_required(grade, kit):
+    messages = [kit.user(FIRST)]
+    for subject in (BACKOFF, SLACK):
+        messages += kit.tool("TaskCreate", {"subject": subject, "description": subject}, "Task created")
+    messages += [kit.user(CANCEL)]
+    good = kit.case(messages, kit.summary(_bodies("- " + BACKOFF)))
+    verdict = grade("pending_tasks", good)
+    assert verdict.status == "pass" and SLACK in verdict.reasons[0]
+    bad = kit.case(messages, kit.summary(_bodies("- " + BACKOFF + "\n- " + SLACK)))
+    assert grade("no_superseded_work", bad).status == "fail"
