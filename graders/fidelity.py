@@ -34,10 +34,10 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, text_of, tool_uses
+from pytest_ctxeval.core.messages import AssistantMessage, text_of
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
-from pytest_ctxeval.reading.feedback import rejection_feedback, typed_text
+from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
@@ -49,6 +49,7 @@ from pytest_ctxeval.reading.quoting import (
     quotes as _quotes, fenced_blocks as _fenced_blocks, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
+from pytest_ctxeval.reading.cancellations import proposes_intent, superseded_intents
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section, plain_emphasis
@@ -716,6 +717,16 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     a task the summary marks as done is not rescued by a mention in sections 8-9 (the summary says it
     is finished)."""
     items = list(dict.fromkeys(open_todos(case.history) + case.reached(case.expect.pending)))
+    # A task the person cancelled ("forget the PDF export") or that expect.superseded drops is not
+    # pending, whatever the stale todo list says: no_superseded_work holds the same intents, so a
+    # summary can pass both (reading.cancellations.superseded_intents).
+    held = superseded_intents(case.history, case.summarized, case.expect.superseded)[0] if items else []
+    cancelled = {i: h for i in items for h in held if proposes_intent(i, h.intent)}
+    items = [i for i in items if i not in cancelled]
+    dropped_note = ("; not required, as superseded: " + "; ".join(
+        f"\"{_short(i, 60)}\" ({h.source()})" for i, h in list(cancelled.items())[:3])) if cancelled else ""
+    if not items and cancelled:
+        return Verdict.not_applicable(f"every open task is superseded{dropped_note}")
     if not items:
         return Verdict.not_applicable("no open todo item or task (TodoWrite, TaskCreate/TaskUpdate), and no task of "
                                       "expect.pending has come up yet")
@@ -752,8 +763,10 @@ def pending_tasks(case: CompactionCase) -> Verdict:
         return listed(i, later) and not listed(i, told)
 
     missing = [i for i in items if not _task_present(i, open_region) and (done(i) or not _task_told(i, told))]
-    reasons = [f"open task not in {where}" + (" as an open task (marked as done)" if done(i) else "")
+    reasons = [f"open task not in {where}" + (" as an open task (marked as done or cancelled)" if done(i) else "")
                + f": \"{_short(i)}\"" for i in missing]
+    if reasons:
+        reasons[-1] += dropped_note
     # A pass names where each task was found: one told only in sections 8-9 is not "in section 7".
     later_only = [i for i in items if i not in missing and not _task_present(i, open_region)
                   and not _task_told(i, open_head)]
@@ -762,7 +775,8 @@ def pending_tasks(case: CompactionCase) -> Verdict:
         found = (f"all {len(items)} open tasks kept: {len(items) - len(later_only)} in {where}, "
                  f"{len(later_only)} told only in sections 8-9 (as work in progress): "
                  + "; ".join(f"\"{_short(i, 60)}\"" for i in later_only[:3]))
-    return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found, missing=missing)
+    return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found + dropped_note, missing=missing,
+                                 superseded=list(cancelled))
 
 
 def _task_present(subject: str, text: str) -> bool:
@@ -776,31 +790,22 @@ def _task_present(subject: str, text: str) -> bool:
     return any(task_in_item(subject, item, TOKEN_OVERLAP) for item in _items(text))
 
 
-def _spoke_after_todos(messages: list) -> bool:
-    """Whether the person typed a message after the last TodoWrite call in ``messages``."""
-    last = max((i for i, m in enumerate(messages) if any(  # the call latest_todos reads
-        u.name == "TodoWrite" and isinstance(u.input.get("todos"), list) for u in tool_uses(m))), default=None)
-    return last is not None and any(typed_text(m) is not None for m in messages[last + 1:])
-
-
 @grader("no_superseded_work", kind="rule")
 def no_superseded_work(case: CompactionCase) -> Verdict:
-    """Intents listed in expect.superseded are not proposed in sections 7-9."""
-    dropped = list(case.expect.superseded)
-    if not dropped:
-        return Verdict.not_applicable("expect.superseded is empty")
-    # An intent the latest todo list of the summarised span still holds open, with no person-typed
-    # message after that list in the span, was not superseded within the span: the change of plan
-    # comes later (after this compaction, or in the messages a compactor keeps verbatim after its
-    # summary, as Gemini CLI and opencode keep a tail), and the summary rightly lists the plan as it
-    # stood. A user message after the list may be the correction itself: then the grader checks.
-    still_open = [] if _spoke_after_todos(case.summarized) else [
-        normalize_ws(t).lower() for t in open_todos(case.summarized)]
-    waiting = [i for i in dropped if any(normalize_ws(i).lower() in t for t in still_open)]
-    dropped = [i for i in dropped if i not in waiting]
-    if not dropped:
+    """Intents listed in expect.superseded, and tasks the person cancelled in words ("forget the PDF
+    export"), are not proposed in sections 7-9."""
+    # An expected intent the latest todo list of the summarised span still holds open, with no
+    # person-typed message after it, is superseded later: the summary rightly lists the plan as it
+    # stood (pytest_ctxeval.reading.cancellations.superseded_intents).
+    held, waiting = superseded_intents(case.history, case.summarized, case.expect.superseded)
+    if not held and waiting:
         return Verdict.not_applicable(f"the {len(waiting)} superseded intent(s) are still open items of the latest todo "
                                       "list in the summarised span: the change of plan comes after it")
+    if not held:
+        return Verdict.not_applicable("expect.superseded is empty, and the person cancelled no task in words "
+                                      "(\"forget X\", \"never mind X\", \"we won't do X\") that came up before")
+    dropped = [h.intent for h in held]
+    source = {h.intent: h for h in held}
     hits = []
     places = [(kind, number, case.sections.get(kind)) for kind, number in (("pending", 7), ("current", 8), ("next", 9))]
     if case.kind == "session_memory":  # the notes' "Current State" is where next steps live
@@ -814,16 +819,26 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
         # The user's own latest words, quoted, are not the summary proposing anything.
         exempt = quoted_spans(text, latest)
         for intent in dropped:
-            found = proposals(text, intent, exempt=exempt)
+            found = proposals(text, intent, exempt=exempt, dropped_after=_SET_ASIDE, reworded=True)
             if found:
                 hits.append((intent, number, section, _short(found[0].clause, 160)))
     if hits:
-        reasons = [f"{_label(case, n, s)} (line {s.line}) proposes superseded work \"{i}\": "
-                   f"\"{ctx}\"" for i, n, s, ctx in hits]
+        reasons = [f"{_label(case, n, s)} (line {s.line}) proposes superseded work \"{i}\" "
+                   f"({source[i].source()}): \"{ctx}\"" for i, n, s, ctx in hits]
         return Verdict.failed(*reasons, score=round(1 - len({h[0] for h in hits}) / len(dropped), 4),
                               superseded=[h[0] for h in hits])
     where = "sections 7-9" if case.summary_format is None else "its next-step and pending sections"
-    return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in {where}")
+    typed = [h for h in held if h.cancellation is not None]
+    note = (f" ({len(typed)} cancelled by the person in words: "
+            + "; ".join(f"\"{h.intent}\" in user message {h.cancellation.number}" for h in typed if h.cancellation)
+            + ")") if typed else ""
+    return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in {where}{note}")
+
+
+#: Words after a mention that set it aside (besides proposals.DROPPED_AFTER): "PDF export — the user
+#: said to forget it", "PDF export (deferred)", "PDF export: on hold until the user asks".
+_SET_ASIDE = re.compile(r"\b(?:forget (?:it|about it)|never ?mind|(?:don't|do not|doesn't|does not) (?:need|want) "
+                        r"(?:it|this|that)|deferred|postponed|on hold|parked|set aside|put aside)\b", re.IGNORECASE)
 
 
 def _latest_words(case: CompactionCase) -> list[str]:

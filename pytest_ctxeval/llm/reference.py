@@ -42,6 +42,7 @@ from ..reading.extract import (
     touched_files,
 )
 from ..core.messages import AssistantMessage, from_api, text_of, tool_uses
+from ..reading.cancellations import proposes_intent, typed_cancellations
 from ..reading.summary import (
     SECTION_TITLES, normalize_ws, notes_section, parse_summary, plain_spaces, prompt_titles, section_entries,
 )
@@ -564,10 +565,11 @@ class _Facts:
     def _s_pending(self) -> str:
         if not self.asks("pending_explicit"):  # every task ever listed and not done, dropped ones too
             items = _every_open_task(self.history, self.carry.pending or [])
-        elif latest_todos(self.history) is not None:
-            items = open_todos(self.history)
         else:
-            items = self.carry.pending or []
+            items = open_todos(self.history) if latest_todos(self.history) is not None else self.carry.pending or []
+            # a careful reader leaves out what the person cancelled in words after the list was written
+            cancelled = [c.subject for c in typed_cancellations(self.history)]
+            items = [i for i in items if not any(proposes_intent(i, c) for c in cancelled)]
         items = [i for i in items if normalize_ws(i).lower() not in ("none.", "none")]
         return "\n".join(f"- {i}" for i in items) or "- None."
 

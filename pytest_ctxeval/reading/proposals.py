@@ -30,7 +30,8 @@ from collections.abc import Sequence
 import re
 from dataclasses import dataclass
 
-__all__ = ["Proposal", "proposals", "mention_pattern", "quoted_spans", "proposed_step", "NEGATOR", "DROPPED_AFTER"]
+__all__ = ["Proposal", "proposals", "mention_pattern", "reworded_mentions", "quoted_spans", "proposed_step", "NEGATOR",
+           "DROPPED_AFTER"]
 
 #: Words before a mention that negate it (within their scope).
 NEGATOR = re.compile(
@@ -156,12 +157,14 @@ def _negated_before(pre: str, extra: re.Pattern[str] | None) -> bool:
 
 def proposals(text: str, needle: str, *, negators: re.Pattern[str] | None = None,
               dropped_after: re.Pattern[str] | None = None,
-              exempt: Sequence[tuple[int, int]] = ()) -> list[Proposal]:
+              exempt: Sequence[tuple[int, int]] = (), reworded: bool = False) -> list[Proposal]:
     """Every mention of ``needle`` in ``text`` that proposes it (see the module docstring).
 
     ``negators`` adds words that negate a mention before it (scoped like the built-in ones);
     ``dropped_after`` adds markers after a mention that record it as dropped; mentions inside an
-    ``exempt`` span (a quotation of the user's own latest words) are not the summary's proposals.
+    ``exempt`` span (a quotation of the user's own latest words) are not the summary's proposals;
+    ``reworded`` also reads a mention in other words (:func:`reworded_mentions`: "a PDF version of
+    the orders export" for "PDF export").
 
     >>> [p.clause for p in proposals("No CSV export. We could still add CSV export later.", "CSV export")]
     ['We could still add CSV export later.']
@@ -171,16 +174,103 @@ def proposals(text: str, needle: str, *, negators: re.Pattern[str] | None = None
     out = []
     bounds = _boundaries(text)
     struck = [m.span() for m in _STRUCK.finditer(text)]  # ~~struck through~~: crossed off the plan
-    for m in mention_pattern(needle).finditer(text):
-        if any(a <= m.start() < b for a, b in [*exempt, *struck]):
+    spans = [m.span() for m in mention_pattern(needle).finditer(text)]
+    if reworded:
+        spans += [s for s in reworded_mentions(text, needle) if not any(a < s[1] and s[0] < b for a, b in spans)]
+    for start, end in sorted(spans):
+        if any(a <= start < b for a, b in [*exempt, *struck]):
             continue
-        a, b = _clause(text, m.start(), m.end(), bounds)
-        pre, post = text[a:m.start()], text[m.end():b]
+        a, b = _clause(text, start, end, bounds)
+        pre, post = text[a:start], text[end:b]
         if _negated_before(pre, negators):
             continue
         if DROPPED_AFTER.search(post) or (dropped_after is not None and dropped_after.search(post)):
             continue
-        out.append(Proposal(m.start(), m.end(), text[a:b].strip()))
+        out.append(Proposal(start, end, text[a:b].strip()))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# A mention in other words
+
+#: Words of an intent that carry no content of their own.
+_FILLER = {"the", "a", "an", "of", "to", "in", "on", "at", "for", "with", "and", "or", "by", "from", "into", "as",
+           "it", "its", "this", "that", "these", "those", "our", "their", "my", "your", "some", "any", "all", "new"}
+#: What may stand between the words of a reworded mention: plain words (no clause mark, bracket or
+#: quotation), none that negates, contrasts or joins another thing ("export the CSV, not the PDF",
+#: "CSV instead of PDF", "a PDF button and the orders export").
+_GAP = re.compile(r"[A-Za-z0-9_'’./#-]+(?:[^\S\n]+[A-Za-z0-9_'’./#-]+)*|")
+_GAP_STOP = re.compile(r"\b(?:and|or|but|nor|then|instead|than|versus|vs|except|unlike|plus|also|while|whereas)\b|"
+                       + NEGATOR.pattern, re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+#: Plain words a reworded mention may hold besides the intent's own.
+REWORD_GAP_WORDS = 6
+
+
+def _content_words(needle: str) -> list[str]:
+    words = re.findall(r"[A-Za-z0-9_][A-Za-z0-9_'-]*", needle)
+    if len(words) >= 3 and words[0].isalpha() and words[0].lower() not in _NOT_A_VERB:
+        words = words[1:]  # its leading verb: "issue JWT access tokens" is also "JWT access tokens for …"
+    return list(dict.fromkeys(w for w in words if w.lower() not in _FILLER and (len(w) >= 3 or w.isdigit()
+                                                                                 or (w.isupper() and len(w) >= 2))))
+
+
+def _word_pattern(word: str) -> re.Pattern[str]:
+    if word.isalpha() and len(word) >= 4 and not word.isupper():
+        body = re.escape(_SUFFIX.sub("", word.lower())) + r"[a-z]*"
+    elif word.isalpha() and word.isupper():
+        body = re.escape(word) + r"s?"
+    else:
+        body = re.escape(word)
+    return re.compile(rf"(?<![\w-]){body}(?![\w-])", re.IGNORECASE)
+
+
+def reworded_mentions(text: str, needle: str) -> list[tuple[int, int]]:
+    """Spans where every content word of ``needle`` (two or more, its leading verb aside) stands in
+    one clause of ``text``, in any order and inflection, with at most :data:`REWORD_GAP_WORDS` other
+    plain words between them and nothing that negates, contrasts or joins another thing.
+
+    >>> text = "Then produce a PDF version of the orders export."
+    >>> [text[a:b] for a, b in reworded_mentions(text, "PDF export")]
+    ['PDF version of the orders export']
+    >>> reworded_mentions("Export the CSV, not the PDF.", "PDF export")
+    []
+    """
+    words = _content_words(needle)
+    if len(words) < 2:
+        return []
+    hits = sorted((m.start(), m.end(), i) for i, w in enumerate(words) for m in _word_pattern(w).finditer(text))
+    out: list[tuple[int, int]] = []
+    for k, (start, _end, _i) in enumerate(hits):
+        if out and start < out[-1][1]:
+            continue
+        seen: dict[int, int] = {}
+        for _s, e, i in hits[k:]:
+            if i not in seen:
+                seen[i] = e
+            if len(seen) == len(words):
+                span = (start, max(seen.values()))
+                inner = text[span[0]:span[1]]
+                gaps = [inner[a:b] for a, b in _between(inner, [(h[0] - start, h[1] - start) for h in hits
+                                                                if start <= h[0] and h[1] <= span[1]])]
+                extra = sum(len(g.split()) for g in gaps)
+                if all(_GAP.fullmatch(g.strip()) and not _GAP_STOP.search(g) and not _SENTENCE_END.search(g)
+                       for g in gaps) \
+                        and extra <= REWORD_GAP_WORDS:
+                    out.append(span)
+                break
+    return out
+
+
+def _between(inner: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches of ``inner`` outside ``spans`` (the matched words)."""
+    out, at = [], 0
+    for a, b in sorted(spans):
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+    if at < len(inner):
+        out.append((at, len(inner)))
     return out
 
 
