@@ -87,3 +87,33 @@ def test_grade_summary_leaves_continuation_out_for_a_bare_summary(tmp_path, caps
     main(["grade", "-v", "--summary", str(whole), str(session)])
     out = capsys.readouterr().out
     assert re.search(r"FAIL\s+continuation", out) and "no transcript path" in out, out
+
+
+# -- F18: diff of two files with nothing in common; a baseline's scenario left out of the run --------
+
+def _results(path: Path, names: list[str]) -> Path:
+    import json
+
+    doc = {"format": "pytest-ctxeval/results", "version": 1, "scenarios": [
+        {"name": n, "source": f"{n}.yaml", "graders": {"nine_sections": {"kind": "rule", "status": "pass",
+                                                                          "score": 1.0, "reasons": []}},
+         "compactions": []} for n in names]}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_diff_of_files_with_no_scenario_in_common_is_bad_input(tmp_path, capsys):
+    base = _results(tmp_path / "base.json", ["auth_refactor", "idle_gap"])
+    other = _results(tmp_path / "other.json", ["session.jsonl"])
+    assert main(["diff", str(base), str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "have no scenario in common (auth_refactor, idle_gap against session.jsonl): nothing to compare" in err
+
+
+def test_a_scenario_the_run_left_out_is_not_run_not_removed(tmp_path, capsys):
+    base = _results(tmp_path / "base.json", ["auth_refactor", "idle_gap", "debug_failing_test", "evolving_todos",
+                                             "long_migration"])
+    one = _results(tmp_path / "one.json", ["idle_gap"])
+    assert main(["diff", str(base), str(one)]) == 0
+    out = capsys.readouterr().out
+    assert "4 × scenario not run:" in out and "removed" not in out
