@@ -130,6 +130,7 @@ def analysis_stripped(case: CompactionCase) -> Verdict:
 # The path runs to the end of its line (paths may hold spaces: /Users/John Smith/...).
 _PATH_LINE = re.compile(r"read\s+the\s+full\s+transcript\s+at:[ \t]*\n?[ \t]*(\S[^\n]*?)[ \t]*$",
                         re.IGNORECASE | re.MULTILINE)
+_PREAMBLE = re.compile(r"\s*This session is being continued from a previous conversation", re.IGNORECASE)
 
 
 def _partial_note(case: CompactionCase) -> str:
@@ -146,6 +147,11 @@ def continuation(case: CompactionCase) -> Verdict:
     before 2.1.x, no continuation instruction after a manual /compact before 2.1.150; every version's
     wording counts ("from where we left it off", "from where we left off", "Resume directly")."""
     text = case.summary_message
+    if case.origin == "summary-file" and not _PREAMBLE.match(text):
+        return Verdict.not_applicable("a summary text given as a file (--summary, grade-output) is the model's "
+                                      "output; the transcript path and continuation instruction are what Claude "
+                                      "Code wraps around it (give the whole summary message, starting 'This "
+                                      "session is being continued', to check them)")
     real = _held_to_version(case)
     want_path = promise("transcript_path", case.version) if real else None
     key = "continuation_auto" if case.trigger == "auto" else "continuation_manual"

@@ -123,7 +123,7 @@ def test_new_and_removed_scenarios_graders_and_compactions_are_notes() -> None:
     cmp = diff_runs(BASE, cur)
     assert not cmp.failed  # a new failing scenario is listed, not a regression
     notes = {(n.scenario, n.compaction, n.grader, n.reason) for n in cmp.notes}
-    assert notes == {("gone", None, None, "scenario removed"), ("new_one", None, None, "new scenario"),
+    assert notes == {("gone", None, None, "scenario not run"), ("new_one", None, None, "new scenario"),
                      ("beta", 2, None, "compaction no longer happens"), ("beta", None, "tool_pairing", "new grader")}
 
 

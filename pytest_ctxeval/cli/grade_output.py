@@ -5,8 +5,9 @@ messages — is graded as if it had been the scenario's compaction number N (def
 is replayed offline through the reference engine up to that compaction point, and the saved output
 takes the place of what the engine made there. The graders then see the conversation before that
 point (``history``), the scenario's ``expect:`` and ``facts:``, and the saved output as the whole
-post-compact context. A nine-section output is read as Claude Code's format; any other as a
-free-form summary (facts searched in all of it). By default every rule grader runs except
+post-compact context. An output with any of Claude Code's nine sections is read as that format (a
+section it lost fails ``nine_sections``); only one with none of them as a free-form summary (facts
+searched in all of it), and the output says which. By default every rule grader runs except
 ``continuation`` (it checks the message Claude Code wraps a summary in, not the output itself).
 """
 
@@ -14,12 +15,41 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from collections.abc import Sequence
 
-__all__ = ["add_grade_output_command", "run_grade_output", "grade_output"]
+__all__ = ["add_grade_output_command", "run_grade_output", "grade_output", "nine_section_shape", "read_as"]
+
+
+def nine_section_shape(text: str) -> bool:
+    """Whether a saved output is an attempt at Claude Code's nine sections: two of them found, or one
+    under a numbered header (``6. All user messages:``). Such an output is graded as the nine-section
+    format however many sections it lost (``nine_sections`` names the missing ones); only an output
+    with nothing of that shape is a free-form summary."""
+    from ..reading.summary import parse_summary
+
+    if not text:
+        return False
+    found = parse_summary(text).sections
+    lines = text.split("\n")
+    return len(found) >= 2 or any(re.match(r"^[ \t]*(?:#{1,6}[ \t]*)?[*_]*[ \t]*(?:section[ \t]+)?\d",
+                                           lines[s.line - 1] if 0 < s.line <= len(lines) else "", re.IGNORECASE)
+                                  for s in found)
+
+
+def read_as(case: Any) -> str:
+    """The line ``grade-output`` prints on how it read the output."""
+    from ..reading.summary import SECTION_KINDS, parse_summary
+
+    if case.compactor == "claude_code":
+        found = parse_summary(case.summary).kinds
+        return (f"read as Claude Code's nine-section summary ({len(set(found))} of {len(SECTION_KINDS)} "
+                "sections found)")
+    return ("read as a free-form summary: none of Claude Code's nine sections was found, so nine_sections and "
+            "next_step_quote do not apply and facts are looked for in the whole text")
 
 
 def add_grade_output_command(sub: Any) -> None:
@@ -77,7 +107,6 @@ def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: 
     from ..core.messages import CompactBoundary, UserMessage, from_api, text_of, validate_api
     from ..runner import run_scenario
     from ..scenario.schema import load_scenario
-    from ..reading.summary import parse_summary
     from ..core.tokens import estimate_messages
 
     text, messages = _read_output(output)
@@ -103,7 +132,7 @@ def grade_output(output: Path, scenario_path: Path, *, round: int = 1, graders: 
             post[0] = first.model_copy(update={"is_compact_summary": True})
     else:
         post = [UserMessage(uuid="saved-output-summary", content=text, is_compact_summary=True)]
-    nine = len(parse_summary(text).sections) >= 5 if text else False
+    nine = nine_section_shape(text)
     config = base.config
     case = replace(base, summary=text, summary_message=text, post_messages=[boundary, *post], raw_reply=text,
                    requests=[], compaction_request=None, post_tokens=estimate_messages(post, config) if config else estimate_messages(post),
@@ -130,6 +159,7 @@ def run_grade_output(args: argparse.Namespace) -> int:
                            graders_dirs=[Path(d) for d in (args.graders_dir or [])])
     print_outcomes([outcome], args.verbose)
     case = outcome.cases[0]
+    print(read_as(case))
     facts = [v for v in outcome.verdicts[0] if v.grader == "facts_survive"]
     if facts and "shares" in facts[0].evidence:
         shares = ", ".join(f"{t} {s:.0%}" for t, s in facts[0].evidence["shares"].items())

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Mapping
 
+from .outline import outline_kinds
+
 __all__ = [
     "SECTION_KINDS", "SECTION_TITLES", "Section", "ParsedSummary", "section_kind",
     "format_compact_summary", "parse_summary", "normalize_ws", "analysis_span", "wrapper_tags", "WrapperTags",
@@ -336,11 +338,11 @@ def _format_by_search(raw: str) -> str:
 #: A section header: ``6. All user messages:``, ``## 6. …``, bold, italic or both (``**6. …**``,
 #: ``6. *All user messages*:``, ``***6. …***``), an emoji or symbol before the number of a Markdown
 #: heading (``## 📌 6. …``; not on a plain line, where ``• 1.`` or ``✅ 1.`` is a list item), a CRLF
-#: line end.
+#: line end, a dash after the number (``### 1 – Primary Request and Intent``, ``Section 1 — …:``).
 _EMPHASIS = r"(?:\*{1,3}|_{1,3})?"
 _HEADER = re.compile(
     rf"^[ \t]{{0,3}}(?:#{{1,6}}[ \t]*(?:[^\x00-\x7f\w\s]{{1,3}}[ \t]*)?)?{_EMPHASIS}[ \t]*(?:(?:[Ss]ection|SECTION)[ \t]+)?"
-    rf"(?P<num>\d{{1,2}})(?:[.)]|(?<=[Nn] \d):|(?<=[Nn] \d\d):)[ \t]+{_EMPHASIS}"
+    rf"(?P<num>\d{{1,2}})(?:[.)]|(?<=[Nn] \d):|(?<=[Nn] \d\d):|[ \t]+[-–—](?=[ \t]))[ \t]+{_EMPHASIS}"
     rf"(?P<title>[^\n:*_]{{3,60}}?(?:[ \t]*[(\[][^\n)\]]{{0,80}}[)\]])?)[ \t]*{_EMPHASIS}[ \t]*"
     rf"(?::{_EMPHASIS}[ \t]*(?P<rest>.*?))?[ \t\r]*$",
     re.MULTILINE,
@@ -582,14 +584,26 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None,
     as canonical titles: a section the user's prompt renamed (``7. Outstanding Tasks``) is found.
     """
     part, offset = _summary_part(text)
-    candidates: list[tuple[int, int, bool, Section]] = []
     matches = list(_HEADER.finditer(part))
-    read = [(m, _title_key(m.group("title").strip())) for m in matches]
-    read_kinds = [(titles or {}).get(key) or _strong_kind(key) for _m, key in read]
-    translated = _translated_headers(matches, read_kinds) if len(set(filter(None, read_kinds))) < 7 else set()
-    for (m, key), strong_kind in zip(read, read_kinds):
+    keys = [_title_key(m.group("title").strip()) for m in matches]
+    strong_kinds = [(titles or {}).get(key) or _strong_kind(key) for key in keys]
+    # Claude Code's sections, numbered 1 to 9 in order: read by their numbers (in any language).
+    outline = {} if kind_of is not None else outline_kinds(
+        [(m.group(0), int(m.group("num")), m.group("rest")) for m in matches], SECTION_KINDS,
+        strong_kinds.__getitem__,
+        lambda i: bool(strong_kinds[i] or (len(keys[i].split()) <= 5 and section_kind(matches[i].group("title")))))
+    candidates: list[tuple[int, int, bool, Section]] = []
+    # Headers translated into another Latin-script language, numbered like the sections, when the
+    # outline did not place them (the seventh edited-summary round's reading).
+    translated = (_translated_headers(matches, strong_kinds)
+                  if not outline and len(set(filter(None, strong_kinds))) < 7 else set())
+    for i, m in enumerate(matches):
         title = m.group("title").strip()
+        key = _title_key(title)
+        strong_kind = outline.get(i) or strong_kinds[i]
         kind = strong_kind or ((kind_of or section_kind)(title) if len(key.split()) <= 5 else None)
+        if outline and i not in outline and kind in outline.values():
+            continue  # the outline holds that section: this line is inside one
         if kind is None and (_by_place(m) or m.start() in translated):
             kind = SECTION_KINDS[int(m.group("num")) - 1]
         if kind is None:
@@ -608,6 +622,10 @@ def parse_summary(text: str, kind_of: Callable[[str], str | None] | None = None,
             continue
         seen.add(sec.kind or "")
         chosen.append((start, end, sec))
+    if kind_of is None and len(chosen) < len(SECTION_KINDS):
+        plain = _unnumbered(part, offset, titles)
+        if len(plain) > len(chosen):
+            chosen = plain
     parsed = ParsedSummary(text=text)
     for i, (_start, end, sec) in enumerate(chosen):
         stop = chosen[i + 1][0] if i + 1 < len(chosen) else len(part)
@@ -673,6 +691,56 @@ def _unwrap(m: re.Match[str]) -> str:
 @functools.lru_cache(maxsize=8192)
 def _plain_line(line: str) -> str:
     return _UNDERSCORE_EMPHASIS.sub(_unwrap, line)
+
+
+#: A section title without a number, in bold or as a Markdown heading, on its own line
+#: (``**Primary Request and Intent**``, ``## Pending Tasks``, ``**Current Work:** editing a.py``).
+_UNNUMBERED = re.compile(r"^[ \t]{0,3}(?P<hashes>#{1,6}[ \t]+)?(?P<line>(?:\*\*|__)?[A-Za-z][^\n]{2,200})$", re.MULTILINE)
+
+
+def _unnumbered_header(m: re.Match[str]) -> tuple[str, str] | None:
+    """``(title, text after it)`` of a line that stands as an unnumbered header, else None."""
+    line = m.group("line").rstrip(" \t\r")
+    mark = line[:2] if line[:2] in ("**", "__") else ""
+    if mark:
+        close = line.find(mark, 2)
+        if close < 0:
+            return None
+        title, after = line[2:close].strip(), line[close + 2:].strip()
+        if title.endswith(":"):
+            title = title[:-1].rstrip()
+        elif after.startswith(":"):
+            after = after[1:].strip()
+        elif after:
+            return None  # "**Errors** were fixed ...": a sentence, not a header
+        return title, after
+    if not m.group("hashes"):
+        return None
+    title, _, after = line.partition(":")
+    return title.strip(), after.strip()
+
+
+def _unnumbered(part: str, offset: int, titles: Mapping[str, str] | None) -> list[tuple[int, int, Section]]:
+    """The sections of a summary whose headers have no numbers: a canonical title (or one the prompt
+    names) in bold or as a Markdown heading, alone on its line or followed by a colon and its text;
+    the first header of each section opens it."""
+    out: list[tuple[int, int, Section]] = []
+    seen: set[str] = set()
+    for m in _UNNUMBERED.finditer(part):
+        header = _unnumbered_header(m)
+        if header is None:
+            continue
+        title, rest = header
+        key = _title_key(title)
+        kind = (titles or {}).get(key) or _strong_kind(key)
+        if kind is None or kind in seen:
+            continue
+        seen.add(kind)
+        line = offset + part[: m.start()].count("\n") + 1
+        sec = Section(kind=kind, number=SECTION_KINDS.index(kind) + 1 if kind in SECTION_KINDS else 0,
+                      title=title, body=rest, line=line)
+        out.append((m.start(), m.end(), sec))
+    return out
 
 
 def _by_place(m: re.Match[str]) -> bool:

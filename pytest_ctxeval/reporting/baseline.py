@@ -45,7 +45,7 @@ from ..core.outputs import write_text_safely
 from ..core.redact import scrub_output, scrub_tree
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "DEFAULT_TOLERANCE", "Change", "RunDiff", "baseline_document",
-           "load_document", "write_baseline", "diff_runs", "ab_table", "format_run_diff", "format_ab", "rollup",
+           "load_document", "write_baseline", "diff_runs", "scenario_names", "ab_table", "format_run_diff", "format_ab", "rollup",
            "verdict_label"]
 
 BASELINE_FORMAT = "pytest-ctxeval/baseline"
@@ -304,6 +304,11 @@ _EXCLUDE = [r"\['(summary|lost|missing|superseded|reasons|pre_tokens|post_tokens
             r"root\['format'\]", r"root\['version'\]", r"root\['prompt'\]\['text'\]"]
 
 
+def scenario_names(doc: dict[str, Any]) -> set[str]:
+    """The scenarios (or transcripts) a results or baseline document holds."""
+    return set(_normalise(doc)["scenarios"])
+
+
 def diff_runs(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE,
             name: str = "baseline") -> RunDiff:
     """Classify what changed from ``baseline`` to ``current`` (results or baseline documents)."""
@@ -335,7 +340,7 @@ def diff_runs(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: f
             if sname is None:
                 continue
             if len(path) == 2:
-                result.notes.append(Change("note", sname, reason="new scenario" if added else "scenario removed"
+                result.notes.append(Change("note", sname, reason="new scenario" if added else "scenario not run"
                                            if removed else "scenario changed"))
                 continue
             before_err, after_err = old["scenarios"][sname].get("error"), new["scenarios"][sname].get("error")
@@ -422,7 +427,7 @@ def _describe(value: Any) -> str:
     return str(value)
 
 
-_GROUPED = ("scenario removed", "new scenario", "grader no longer run", "new grader")
+_GROUPED = ("scenario not run", "new scenario", "grader no longer run", "new grader")
 
 
 def rollup(changes: list[Change]) -> list[tuple[str, int, str]]:

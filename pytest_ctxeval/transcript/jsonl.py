@@ -818,13 +818,18 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
     problems = transcript.problems
     out: list[Any] = []
     by_id: dict[str, int] = {}  # message.id -> index in out, for the current assistant turn
+    boundary_open = False  # a compact_boundary not yet followed by its summary
     for uid, rtype, line, logical_parent, data in items:
         ts = _parse_time(data.get("timestamp"))
         msg = data["message"] if isinstance(data.get("message"), dict) else {}
+        if rtype in ("user", "assistant"):
+            _note_missing_content(data, line, rtype, problems)
         if rtype == "system":
             meta = data["compactMetadata"] if isinstance(data.get("compactMetadata"), dict) else {}
             trigger: Literal["auto", "manual"] = meta["trigger"] if meta.get("trigger") in ("auto", "manual") else "auto"
-            pre: int = meta["preTokens"] if isinstance(meta.get("preTokens"), int) else 0
+            pre: int = meta["preTokens"] if _whole(meta.get("preTokens")) else 0
+            problems.extend(RecordProblem(line, note) for note in _boundary_notes(data))
+            boundary_open = True
             out.append(CompactBoundary(uuid=uid, timestamp=ts, trigger=trigger, pre_tokens=pre,
                                        logical_parent_uuid=logical_parent))
             if record_lines:
@@ -850,6 +855,12 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
             blocks: str | list[Any] = content if isinstance(content, str) else _blocks(content, line, problems)
             user = UserMessage(uuid=uid, timestamp=ts, content=blocks, is_meta=bool(data.get("isMeta")),
                                is_compact_summary=bool(data.get("isCompactSummary")))
+            if user.is_compact_summary:
+                if not boundary_open and record_lines and any(not isinstance(m, CompactBoundary) for m in out):
+                    problems.append(RecordProblem(line, "a compaction summary (isCompactSummary) with no "
+                                                  "compact_boundary before it: read as a compaction whose trigger "
+                                                  "(auto) and tokens before (0) are unknown"))
+                boundary_open = False
             if user.is_compact_summary and record_lines:   # (1.0.x wrote the summary without a boundary)
                 transcript.boundary_info.setdefault(uid, {
                     "version": data.get("version") if isinstance(data.get("version"), str) else None,
@@ -880,6 +891,46 @@ def _build_messages(transcript: Transcript, items: Iterator[tuple[str, str, int,
     # An assistant record merged into an earlier one may leave tool results before it: the
     # merge above keeps the first record's position, so results stay after their calls.
     return out
+
+
+def _whole(value: Any) -> bool:
+    """A whole, non-negative number (not a bool, not a string of digits)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _note_missing_content(data: dict[str, Any], line: int, rtype: str, problems: list[RecordProblem]) -> None:
+    """A note for a user or assistant record with no ``message`` or no ``message.content``: read as
+    empty, so the verdicts never rest on a turn dropped in silence (a wrong type gets its own note)."""
+    msg = data.get("message")
+    if not isinstance(msg, dict):
+        what = "no message" if msg is None else f"a message that is {type(msg).__name__}, not an object"
+        problems.append(RecordProblem(line, f"the {rtype} record has {what}; read as an empty {rtype} message"))
+    elif "content" not in msg:
+        problems.append(RecordProblem(line, f"the {rtype} record's message has no content; read as an empty "
+                                      f"{rtype} message"))
+
+
+_TYPE_WORDS = {"str": "string", "float": "number", "bool": "boolean", "list": "list", "dict": "object"}
+
+
+def _boundary_notes(data: dict[str, Any]) -> list[str]:
+    """What a compact_boundary record lacks: its compactMetadata, a known trigger, a whole preTokens."""
+    meta = data.get("compactMetadata")
+    if not isinstance(meta, dict):
+        what = "no compactMetadata" if meta is None else f"a compactMetadata that is {type(meta).__name__}"
+        return [f"the compact_boundary has {what}: its trigger is read as auto and the tokens before it as "
+                "unknown (0)"]
+    notes = []
+    trigger = meta.get("trigger")
+    if trigger not in ("auto", "manual"):
+        notes.append(f"compactMetadata.trigger is {'missing' if trigger is None else repr(trigger)}, expected "
+                     "'auto' or 'manual'; read as auto")
+    pre = meta.get("preTokens")
+    if not _whole(pre):
+        shown = "missing" if pre is None else f"the {_TYPE_WORDS.get(type(pre).__name__, type(pre).__name__)} {pre!r}"
+        notes.append(f"compactMetadata.preTokens is {shown}, expected a whole number of tokens; the tokens "
+                     "before this compaction are unknown (read as 0)")
+    return notes
 
 
 def _usage(raw: Any) -> Usage | None:
