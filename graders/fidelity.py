@@ -49,7 +49,7 @@ from pytest_ctxeval.reading.quoting import (
     quotes as _quotes, fenced_blocks as _fenced_blocks, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
-from pytest_ctxeval.reading.cancellations import proposes_intent, superseded_intents
+from pytest_ctxeval.reading.cancellations import proposes_intent, superseded_intents, typed_cancellations
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section, plain_emphasis
@@ -266,6 +266,12 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             return Verdict.failed(*reasons, score=round(len(people) / (len(people) + len(made_up)), 4),
                                   missing=missing)
     return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
+
+
+def _cancellations(case: CompactionCase) -> list:
+    """The cancellations the person typed in the case's history, read once per compaction (its
+    mutants share the history)."""
+    return case.shared_view("typed_cancellations", lambda: typed_cancellations(case.history), case.history)
 
 
 def _invented(case: CompactionCase, section: Section) -> list[str]:
@@ -720,7 +726,7 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     # A task the person cancelled ("forget the PDF export") or that expect.superseded drops is not
     # pending, whatever the stale todo list says: no_superseded_work holds the same intents, so a
     # summary can pass both (reading.cancellations.superseded_intents).
-    held = superseded_intents(case.history, case.summarized, case.expect.superseded)[0] if items else []
+    held = superseded_intents(case.history, case.summarized, case.expect.superseded, _cancellations(case))[0] if items else []
     cancelled = {i: h for i in items for h in held if proposes_intent(i, h.intent)}
     items = [i for i in items if i not in cancelled]
     dropped_note = ("; not required, as superseded: " + "; ".join(
@@ -797,7 +803,7 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     # An expected intent the latest todo list of the summarised span still holds open, with no
     # person-typed message after it, is superseded later: the summary rightly lists the plan as it
     # stood (pytest_ctxeval.reading.cancellations.superseded_intents).
-    held, waiting = superseded_intents(case.history, case.summarized, case.expect.superseded)
+    held, waiting = superseded_intents(case.history, case.summarized, case.expect.superseded, _cancellations(case))
     if not held and waiting:
         return Verdict.not_applicable(f"the {len(waiting)} superseded intent(s) are still open items of the latest todo "
                                       "list in the summarised span: the change of plan comes after it")

@@ -244,7 +244,8 @@ class Superseded:
 
 
 def superseded_intents(history: Sequence[Any], summarized: Sequence[Any],
-                       expected: Sequence[str]) -> tuple[list[Superseded], list[str]]:
+                       expected: Sequence[str], cancellations: Sequence[Cancellation] | None = None
+                       ) -> tuple[list[Superseded], list[str]]:
     """The intents a summary written after ``history`` must not propose, and the entries of
     ``expected`` it is not held to yet.
 
@@ -253,11 +254,13 @@ def superseded_intents(history: Sequence[Any], summarized: Sequence[Any],
     change of plan comes later (after this compaction, or in the messages a compactor keeps verbatim
     after its summary) and the summary rightly lists the plan as it stood; it is returned as waiting.
     A cancellation the person typed before the compaction (:func:`typed_cancellations`) is held
-    whatever the todo list says: the person's words are the plan."""
+    whatever the todo list says: the person's words are the plan. ``cancellations``: those of
+    ``history`` when the caller has read them already (a grader keeps them as a shared view: every
+    mutant of a compaction has the same history)."""
     still_open = [] if spoke_after_todos(summarized) else [" ".join(t.split()).lower() for t in open_todos(summarized)]
     waiting = [i for i in expected if any(" ".join(i.split()).lower() in t for t in still_open)]
     held = [Superseded(i) for i in expected if i not in waiting]
-    for c in typed_cancellations(history):
+    for c in (typed_cancellations(history) if cancellations is None else cancellations):
         if not any(names_intent(c.subject, h.intent) or names_intent(h.intent, c.subject) for h in held):
             held.append(Superseded(c.subject, c))
     return held, waiting

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from collections.abc import Callable
 from typing import Any
 
@@ -76,12 +77,26 @@ class Invented:
 Record = str
 
 
+class Records(list[Record]):
+    """The records of one side, with what every quote's search reads of them kept: all of them in
+    one text (a quote verbatim in a record is found by one scan), and each part's answer (the
+    mutants of a compaction quote the same parts against the same records)."""
+
+    @cached_property
+    def joined(self) -> str:
+        return "\x00".join(self)
+
+    @cached_property
+    def answers(self) -> dict[str, bool]:
+        return {}
+
+
 def session_records(history: list[Any]) -> tuple[list[Record], list[Record]]:
     """The records a quote may come from, each normalised as one line of words: the person's side
     (user records: typed text, tool results, client texts, earlier summaries; attachments) and the
     assistant's. Read once per compaction (a grader keeps it as a shared view)."""
-    person: list[Record] = []
-    assistant: list[Record] = []
+    person: list[Record] = Records()
+    assistant: list[Record] = Records()
     for m in history:
         side = person if isinstance(m, (UserMessage, AttachmentMessage)) else \
             assistant if isinstance(m, AssistantMessage) else None
@@ -98,6 +113,18 @@ def _said_in(part: str, records: list[Record]) -> bool:
     if not words:
         return True
     whole = " " + " ".join(words) + " "
+    if isinstance(records, Records):
+        if whole in records.joined:
+            return True
+        known = records.answers.get(whole)
+        if known is None:
+            known = records.answers[whole] = _said_in_any(words, whole, records)
+        return known
+    return _said_in_any(words, whole, records)
+
+
+def _said_in_any(words: list[str], whole: str, records: list[Record]) -> bool:
+    """:func:`_said_in` record by record (``whole``: ``words`` padded and joined)."""
     runs = [" " + " ".join(words[i:i + RUN]) + " " for i in range(max(len(words) - RUN + 1, 1))]
     distinct = set(words)
     for text in records:

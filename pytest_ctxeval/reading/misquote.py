@@ -20,6 +20,7 @@ between them are compared one by one.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from difflib import SequenceMatcher
 
 from pytest_ctxeval.reading.quoting import ELISION, flat_lines
@@ -66,6 +67,18 @@ def _words(text: str) -> list[str]:
     """The words of a normalised text without the punctuation at their edges ("fts5;" is "fts5"):
     a quote that only punctuates otherwise is not altered."""
     return [w for w in (_EDGE.sub("", w) for w in text.split(" ")) if w]
+
+
+def _padded(text: str) -> str:
+    """``text``'s words (:func:`_words`) joined by single spaces, with a space at each end;
+    remembered for texts up to 100,000 characters (the conversation is read again for every quote
+    and every mutant of a compaction)."""
+    return _padded_cached(text) if len(text) <= 100_000 else " " + " ".join(_words(text)) + " "
+
+
+@lru_cache(maxsize=4096)
+def _padded_cached(text: str) -> str:
+    return " " + " ".join(_words(text)) + " "
 
 
 def quote_words(quote: str) -> str:
@@ -134,7 +147,7 @@ def altered_quote(quote: str, texts: list[str]) -> str | None:
     """The words of one of ``texts`` (normalised, as :class:`~pytest_ctxeval.reading.quoting.
     Conversation` holds them) that ``quote`` was taken from and changed, or None when it is verbatim
     (part by part) or taken from none of them."""
-    padded = [" " + " ".join(_words(t)) + " " for t in texts]
+    padded = [_padded(t) for t in texts]
     for words in _parts(quote):
         part = " " + " ".join(words) + " "
         if any(part in t for t in padded):
