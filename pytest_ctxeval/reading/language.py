@@ -121,14 +121,25 @@ def language_of(text: str) -> str | None:
 
 def has_language(text: str, language: str) -> bool:
     """Whether ``text`` holds some writing in ``language`` (a quote, a paragraph): a summary in
-    English that quotes the person's French messages has French in it."""
+    English that quotes the person's French messages has French in it. The same context is asked
+    about for every message judged against it: read once per text (up to 200,000 characters)."""
+    if len(text) <= 200_000:
+        return language in _languages_held(text)
+    return language in _languages_held.__wrapped__(text)
+
+
+@lru_cache(maxsize=64)
+def _languages_held(text: str) -> frozenset[str]:
+    """The languages :func:`has_language` finds in ``text``."""
     prose = _CODE.sub(" ", text)
-    if language in _SCRIPTS.values():
-        counts, _ = _script_counts(prose)
-        if language == "Japanese":  # kanji count for Japanese text that has some kana
-            return counts.get("Japanese", 0) >= 2
-        return counts.get(language, 0) >= 4
-    return _function_word_hits(prose).get(language, 0) >= 2
+    counts, _ = _script_counts(prose)
+    held = {lang for lang, n in counts.items() if n >= 4}
+    if counts.get("Japanese", 0) >= 2:  # kanji count for Japanese text that has some kana
+        held.add("Japanese")
+    else:
+        held.discard("Japanese")
+    held |= {lang for lang, n in _function_word_hits(prose).items() if n >= 2}
+    return frozenset(held)
 
 
 def cross_language(needle: str, haystack: str) -> str | None:
