@@ -625,7 +625,8 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     Rejected calls, calls cancelled with a failing sibling, calls the tool refused as made and probes
     that found nothing are not errors (pytest_ctxeval.reading.session_facts.error_kind)."""
     wanted: dict[str, tuple[str, FailingResult | None]] = {}
-    for f in failing_results(case.summarized):
+    # the summarised span's errors: the same for every mutant of a compaction (a shared view)
+    for f in case.shared_view("failing_results", lambda: failing_results(case.summarized), case.summarized):
         if f.key_line:
             label = f"{f.tool} result"
             if f.exit_ok:   # `pytest | tail` exits 0: say why a result not marked as an error counts
@@ -722,7 +723,8 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     "Finished tasks:" sub-heading or after a lead that calls the list completed) does not count, and
     a task the summary marks as done is not rescued by a mention in sections 8-9 (the summary says it
     is finished)."""
-    items = list(dict.fromkeys(open_todos(case.history) + case.reached(case.expect.pending)))
+    todos = case.shared_view("open_todos", lambda: open_todos(case.history), case.history)
+    items = list(dict.fromkeys(todos + case.reached(case.expect.pending)))
     # A task the person cancelled ("forget the PDF export") or that expect.superseded drops is not
     # pending, whatever the stale todo list says: no_superseded_work holds the same intents, so a
     # summary can pass both (reading.cancellations.superseded_intents).

@@ -389,6 +389,7 @@ _CHANGED = re.compile(r"\b(?:modif|chang|edit|add|creat|updat|fix|writ|wrote|rew
 _NAMED = re.compile(r"`[^`\n]+`|(?<![\w/.-])[\w.-]*[\w-]\.[A-Za-z]\w{0,9}\b|(?<![\w/.-])[\w.-]+/[\w./-]*")
 
 
+@lru_cache(maxsize=1024)  # a region's text: the same for every mutant that leaves its section be
 def said_unchanged_removed(text: str) -> str:
     """``text`` without what it says of a file that was not changed: in each line, from a file's name
     to the next name, the words said of it when they call it unchanged ("(read-only reference)",

@@ -412,6 +412,12 @@ def error_identifiers(text: str, key_line: str) -> list[str]:
     >>> error_identifiers("", "src/app.py:135:16: UP038 Use `X | Y` in `isinstance` call")
     ['app.py:135', 'UP038', 'isinstance']
     """
+    return list(_identifiers(text, key_line))
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
+def _identifiers(text: str, key_line: str) -> tuple[str, ...]:
+    """:func:`error_identifiers`, remembered: every summary item is asked about the same errors."""
     out: list[str] = []
     sources = [key_line] + [l for l in text.splitlines()[:8] if l.strip() and l.strip() != key_line][:4]
     for n, src in enumerate(sources):
@@ -427,7 +433,7 @@ def error_identifiers(text: str, key_line: str) -> list[str]:
         for token in found:
             if token.lower() not in _GENERIC and token not in out and len(token) >= 3:
                 out.append(token)
-    return out[:12]
+    return tuple(out[:12])
 
 
 #: Words every HTTP error says: not what tells one apart from another.
@@ -484,6 +490,7 @@ _NO_CUE_BEFORE = re.compile(r"(?:\bno|\bwithout|\bzero|\b0|\bnon|\bfree of|\bnev
 _NO_CUE_AFTER = re.compile(r"^[\s-]*free\b|^s?\s+(?:remain|left)\b.*\bno\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=_REMEMBERED)
 def _speaks_of_error(item: str) -> bool:
     """Whether ``item`` says something went wrong or was fixed (a cue not said not to apply)."""
     for m in _ERROR_CUE.finditer(item):
@@ -511,6 +518,7 @@ def error_told_as_error(key_line: str, text: str, command: str, region: str) -> 
     return False, ""
 
 
+@functools.lru_cache(maxsize=_REMEMBERED)
 def _denies_error(item: str) -> bool:
     """Whether ``item`` says an error did not happen: an error cue said not to apply ("No ruff
     errors", "never failed") and no cue that applies. Words of a check going well alone ("ruff
@@ -564,6 +572,7 @@ def _other_code(item: str, codes: list[str]) -> bool:
     return any(re.match(r"[A-Z]*", n).group(0) in kinds for n in named)  # type: ignore[union-attr]
 
 
+@functools.lru_cache(maxsize=_REMEMBERED)  # a region's text: the same for every mutant that leaves it be
 def items_about(region: str, key_line: str) -> str:
     """``region`` without the items that cannot tell the error of ``key_line``: items that say no
     error happened (:func:`_denies_error`) and items that name another code of its kind
