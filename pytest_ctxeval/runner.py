@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 from .core.config import EngineConfig
 from .core.gcpause import paused_gc
-from .engine.context_prefix import system_context
+from .engine.context_prefix import compaction_system, system_context
 from .engine.hooks import HookSet
 from .engine.pipeline import CompactionRecord, ContextManager, DEFAULT_SYSTEM_PROMPT, Event, ToolOutcome
 from .engine.prompt import PromptSet
@@ -175,6 +175,9 @@ def run_scenario(
     transcript = TranscriptWriter(base / f"{session_id}.jsonl", session_id=session_id)
     system = system_context(scenario.system or DEFAULT_SYSTEM_PROMPT, scenario.git_status, scenario.memory_files,
                             config)
+    if scenario.memory_files:  # the summariser sees them too (engine/context_prefix.py)
+        base = prompts or PromptSet()
+        prompts = base.with_system_compact(compaction_system(base.system_compact, scenario.memory_files, config))
     cm = ContextManager(config=config, llm=llm, transcript=transcript, prompts=prompts, ids=ids,
                         system_prompt=system, model=model or scenario.model)
     cm.hooks = HookSet.from_mapping(scenario.hooks.as_mapping())

@@ -13,13 +13,23 @@ message at the head of the messages instead (003:376: "userContext 放在用户�
 中", for the prompt cache): the same tokens, before the conversation, on every request; the
 engine's placement is a documented deviation (it keeps the incremental request view a view of the
 conversation alone).
+
+**The compaction request sees the memory files too.** Claude Code summarises in a forked agent
+(000:148, "Sends ALL messages to a forked agent with the compact prompt"; 004:486-493,
+``streamCompactSummary`` with the main loop's ``cacheSafeParams`` through ``runForkedAgent()``):
+the fork shares the main agent's prefix, the user context with the CLAUDE.md files included. Its
+prompt asks the model to follow "additional summarization instructions provided in the included
+context", such as a ``## Compact Instructions`` section of CLAUDE.md. The engine's summariser
+has its own short system prompt, so :func:`compaction_system` appends the same memory-file text
+to it: a CLAUDE.md compact instruction reaches the summariser on every compaction, automatic ones
+included (which carry no ``/compact`` text, 004:296).
 """
 
 from __future__ import annotations
 
 from ..core.config import EngineConfig
 
-__all__ = ["cap_git_status", "cap_memory_file", "system_context"]
+__all__ = ["cap_git_status", "cap_memory_file", "compaction_system", "memory_context", "system_context"]
 
 
 def cap_git_status(status: str, config: EngineConfig) -> str:
@@ -58,7 +68,29 @@ def system_context(system: str, git_status: str | None, memory_files: dict[str, 
         parts.append("gitStatus: This is the git status at the start of the conversation. Note that this "
                      "status is a snapshot in time, and will not update during the conversation.\n"
                      + cap_git_status(git_status, config))
-    for path, content in (memory_files or {}).items():
-        parts.append(f"Contents of {path} (project instructions, checked into the codebase):\n\n"
-                     + cap_memory_file(path, content, config))
+    memory = memory_context(memory_files, config)
+    if memory:
+        parts.append(memory)
     return "\n\n".join(parts)
+
+
+def memory_context(memory_files: dict[str, str] | None, config: EngineConfig) -> str:
+    """The memory files as the model is shown them, each capped (003:78): ``Contents of PATH
+    (project instructions, checked into the codebase):`` and the file; "" without any.
+
+    >>> memory_context({"/repo/CLAUDE.md": "- run make lint"}, EngineConfig()).splitlines()[0]
+    'Contents of /repo/CLAUDE.md (project instructions, checked into the codebase):'
+    """
+    return "\n\n".join(f"Contents of {path} (project instructions, checked into the codebase):\n\n"
+                       + cap_memory_file(path, content, config) for path, content in (memory_files or {}).items())
+
+
+def compaction_system(system_compact: str, memory_files: dict[str, str] | None, config: EngineConfig) -> str:
+    """The summariser's ``system`` field: its own prompt, then the memory files the forked agent
+    shares with the main one (see the module docstring). Without memory files, ``system_compact``.
+
+    >>> compaction_system("You summarise.", None, EngineConfig())
+    'You summarise.'
+    """
+    memory = memory_context(memory_files, config)
+    return f"{system_compact}\n\n{memory}" if memory else system_compact

@@ -9,6 +9,8 @@ as a plain variable value.
 
 from __future__ import annotations
 
+import copy
+
 import hashlib
 from pathlib import Path
 from types import CodeType
@@ -67,6 +69,13 @@ class PromptSet:
         self.render_compact()
         self.render_compact("check")
         self.session_memory_template()
+
+    def with_system_compact(self, system: str) -> PromptSet:
+        """A copy of this set whose summariser system prompt is ``system`` (the templates shared):
+        a scenario's memory files join it (:func:`pytest_ctxeval.engine.context_prefix.compaction_system`)."""
+        other = copy.copy(self)
+        other.system_compact = system
+        return other
 
     def _load(self, name: str, path: Path) -> jinja2.Template:
         try:

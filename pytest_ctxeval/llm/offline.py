@@ -201,7 +201,7 @@ class ReferenceModel:
         if task == "probe":
             return answer_probe(messages)
         if task == "compact":
-            reply = write_summary(messages)
+            reply = write_summary(messages, body.get("system"))
             if fault == "no_summary_tags":
                 return re.sub(r"</?(analysis|summary)>", "", reply).strip()
             if fault == "sections_out_of_order":

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["custom_lines", "lead_in", "BULLET"]
+__all__ = ["custom_lines", "lead_in", "with_context_instructions", "BULLET"]
 
 #: The line Claude Code's prompt puts before the /compact instructions (the built-in template too).
 _CUSTOM_HEAD = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*additional instructions[*_]*\s*:?[*_]*\s*$", re.IGNORECASE)
@@ -49,6 +49,31 @@ def custom_lines(lines: list[str]) -> set[int]:
     start = heads[-1] + 1
     end = next((n for n in range(start, len(lines)) if _TRAILER.match(lines[n])), len(lines))
     return set(range(start + 1, end + 1))
+
+
+def with_context_instructions(prompt: str, extra: list[str]) -> str:
+    """``prompt`` with the compaction instructions of the request's memory files (``extra``:
+    :func:`pytest_ctxeval.reading.context_instructions.context_instructions`) read as the user's own
+    word, as a model told to "follow these instructions" reads them: among the /compact
+    instructions, before the /compact text (said last, it is read last). Without an ``Additional
+    Instructions:`` line, one is put before the no-tools reminder (or at the end).
+
+    >>> with_context_instructions("1. Errors: quote them.\\nREMINDER: Do NOT call any tools.", ["Drop the logs."])
+    '1. Errors: quote them.\\n\\nAdditional Instructions:\\nDrop the logs.\\n\\nREMINDER: Do NOT call any tools.'
+    """
+    if not extra:
+        return prompt
+    block = "\n\n".join(e.strip() for e in extra)
+    lines = prompt.split("\n")
+    heads = [n for n, line in enumerate(lines) if _CUSTOM_HEAD.match(line)]
+    if heads:
+        at = heads[-1] + 1
+        return "\n".join(lines[:at] + [block, ""] + lines[at:])
+    trailer = next((n for n in range(len(lines) - 1, -1, -1) if _TRAILER.match(lines[n])), None)
+    if trailer is None:
+        return prompt.rstrip("\n") + "\n\nAdditional Instructions:\n" + block
+    head = "\n".join(lines[:trailer]).rstrip("\n")
+    return head + "\n\nAdditional Instructions:\n" + block + "\n\n" + "\n".join(lines[trailer:])
 
 
 def lead_in(text: str) -> str | None:

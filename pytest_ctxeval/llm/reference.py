@@ -55,6 +55,8 @@ from .peer_formats import (
 )
 from . import relied
 from .instructions import LANGUAGES, Reading, read_prompt
+from .prompt_blocks import with_context_instructions
+from ..reading.context_instructions import context_instructions
 from .length_budget import LATER_REQUESTS, fit_to_limit
 from .rewording import cut_to, is_paraphrase, error_gist, generalise_identifiers, gist, paraphrase, translate
 
@@ -292,9 +294,11 @@ def _short_input(block_input: dict[str, Any]) -> str:
     return ""
 
 
-def write_summary(messages: list[dict[str, Any]]) -> str:
+def write_summary(messages: list[dict[str, Any]], system: Any = None) -> str:
     """The reference reply to a compaction request: ``<analysis>`` then ``<summary>`` (or the XML
-    state snapshot a prompt asks for)."""
+    state snapshot a prompt asks for). The compaction instructions of the memory files it shows
+    (``system`` and the conversation's ``<system-reminder>`` blocks: a CLAUDE.md ``## Compact
+    Instructions`` section) are followed with the /compact ones (:mod:`pytest_ctxeval.reading.context_instructions`)."""
     conversation, instruction = split_request(messages)
     instruction, serial, earlier = deserialise(instruction)
     conversation = conversation + serial
@@ -330,7 +334,7 @@ def write_summary(messages: list[dict[str, Any]]) -> str:
     if reads_instructions(instruction, sections):
         # A Claude Code prompt: how each section is written follows the prompt's instructions
         # (:mod:`.instructions`). Other compactors' prompts keep every behaviour on.
-        facts.reading = read_prompt(instruction)
+        facts.reading = read_prompt(with_context_instructions(instruction, context_instructions(system, conversation)))
     analysis = (f"<analysis>\nRead {len(history)} messages: {len(facts.people)} from the user, "
                 f"{facts.tool_calls} tool calls ({len(facts.failures)} failed)"
                 f"{', and ' + str(len(earlier)) + ' earlier summary' if earlier else ''}.\n</analysis>")

@@ -23,6 +23,7 @@ from ..core.messages import (
 from .session_facts import (
     claude_storage, error_kind, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
 )
+from .context_instructions import without_instruction_sections
 from .file_shorthand import expand_file_shorthand
 from .feedback import typed_text
 from .file_changes import FileLedger
@@ -606,6 +607,8 @@ def memory_rules(messages: Iterable[Any]) -> list[str]:
                 nxt = _MEMORY_HEADER.search(body)
                 if nxt:
                     body = body[: nxt.start()]
+                # a "## Compact Instructions" section speaks to the summariser, not of the project
+                body = without_instruction_sections(body)
                 lines = [l for l in body.splitlines() if l.strip()]
                 items = [m.group("rule").strip() for l in lines if (m := _RULE_ITEM.match(l))]
                 if not items:

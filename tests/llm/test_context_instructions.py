@@ -1,0 +1,149 @@
+"""Compaction instructions in CLAUDE.md reach the summariser and are followed offline.
+
+Claude Code's compaction prompt asks the model to follow "additional summarization instructions
+provided in the included context" (a ``## Compact Instructions`` section of CLAUDE.md), and the
+forked summariser shares the main agent's context, memory files included (seed 000:148,
+004:486-493). So such a section changes every compaction, automatic ones too, which carry no
+/compact text (004:296). Before, the engine's summariser never saw the memory files and the offline
+model never read them: a user's CLAUDE.md instructions changed nothing offline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_ctxeval.core.config import EngineConfig
+from pytest_ctxeval.core.messages import UserMessage
+from pytest_ctxeval.engine.context_prefix import compaction_system
+from pytest_ctxeval.llm.reference import write_summary
+from pytest_ctxeval.reading.context_instructions import context_instructions, instruction_sections
+from pytest_ctxeval.reading.extract import memory_rules
+from pytest_ctxeval.runner import run_scenario
+
+ERROR = "FAILED tests/test_importer.py::test_dates - ValueError: bad date '2024-13-01'"
+
+
+def _scenario(tmp_path: Path, claude_md: str | None, compact: str | None = None) -> Path:
+    memory = "" if claude_md is None else "memory_files:\n  /repo/CLAUDE.md: " + repr(claude_md).replace("'", '"') + "\n"
+    last = f'  - compact: {{instructions: "{compact}"}}\n' if compact else ""
+    text = f"""name: claude_md_instructions
+description: Compaction instructions in CLAUDE.md.
+context_window: 10000
+{memory}turns:
+  - user: "Fix the failing importer tests."
+  - assistant: "Running the tests."
+    tools:
+      - name: Bash
+        input: {{command: "pytest tests/test_importer.py"}}
+        error: "{ERROR}"
+  - repeat: 16
+    turns:
+      - user: "keep going with part {{{{ i }}}}"
+      - assistant: "Reading more."
+        tools:
+          - name: Read
+            input: {{file_path: "src/part_{{{{ i }}}}.py"}}
+            result: "{{{{ python_file(lines=80, seed=i) }}}}"
+{last}"""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "claude_md_instructions.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _section4(path: Path) -> list[str]:
+    """Section 4 of each summary the run wrote (all automatic compactions)."""
+    run = run_scenario(path)
+    assert run.compactions and {c.result.trigger for c in run.compactions} == {"auto"}
+    return [c.result.summary.split("4. Errors")[1].split("5. ")[0] for c in run.compactions]
+
+
+DROP = "# Rules\n- Run make lint before committing\n\n## Compact Instructions\nWhen compacting, drop the error messages and stack traces.\n"
+
+
+def test_an_automatic_compaction_follows_claude_md_compact_instructions(tmp_path: Path) -> None:
+    # the same session: without the section the error line is quoted; with it the summariser tells
+    # the error in general terms, as "drop the error messages" asks
+    plain = _section4(_scenario(tmp_path / "a", "# Rules\n- Run make lint before committing\n"))
+    told = _section4(_scenario(tmp_path / "b", DROP))
+    assert "bad date '2024-13-01'" in plain[0]
+    assert "bad date" not in told[0] and "ValueError" in told[0]
+
+
+def test_the_summarisers_request_carries_the_memory_files(tmp_path: Path) -> None:
+    run = run_scenario(_scenario(tmp_path, DROP))
+    system = run.compactions[0].result.request["system"]
+    assert system.startswith("You are") or system  # the summariser's own prompt first
+    assert "Contents of /repo/CLAUDE.md" in system and "## Compact Instructions" in system
+    plain = run_scenario(_scenario(tmp_path / "p", None)).compactions[0].result.request["system"]
+    assert "Contents of" not in plain and system.startswith(plain)
+
+
+def test_a_compact_text_that_disagrees_leaves_the_template_in_force() -> None:
+    # CLAUDE.md drops the errors, the /compact text asks for every one: the two user instructions
+    # disagree, so the template's own word stands (the error line quoted), as for two /compact lines
+    from pytest_ctxeval.engine.prompt import PromptSet
+
+    prompts = PromptSet()
+    system = compaction_system(prompts.system_compact, {"/r/CLAUDE.md": DROP}, EngineConfig())
+    told = write_summary(_conversation(prompts.render_compact("keep every error message verbatim")), system)
+    assert "bad date '2024-13-01'" in told.split("4. Errors")[1].split("5. ")[0]
+
+
+@pytest.mark.parametrize("heading", ["## Compact Instructions", "# Summary instructions", "### Compaction rules",
+                                     "## When compacting", "## Instructions for summarizing", "## **Compact instructions**"])
+def test_headings_that_speak_to_the_summariser(heading: str) -> None:
+    level = "#" * (len(heading) - len(heading.lstrip("#")))
+    text = f"# Project\n- use uv\n\n{heading}\nFocus on test output.\n\n{level} Style\n- black"
+    assert instruction_sections(text) == ["Focus on test output."]
+
+
+@pytest.mark.parametrize("heading", ["## Summary", "## Instructions", "# Rules", "## Compact mode for the UI",
+                                     "## Summary of the architecture"])
+def test_headings_that_do_not(heading: str) -> None:
+    assert instruction_sections(f"{heading}\nFocus on test output.\n") == []
+
+
+def test_a_section_runs_to_the_next_heading_of_its_level() -> None:
+    text = "## Compact Instructions\nKeep the plan.\n### Drop\n- the logs\n## Testing\n- pytest -q\n"
+    assert instruction_sections(text) == ["Keep the plan.\n### Drop\n- the logs"]
+
+
+def test_instructions_are_read_from_the_system_field_and_from_system_reminders() -> None:
+    system = [{"type": "text", "text": "You summarise.\n\nContents of /r/CLAUDE.md (project instructions, checked "
+                                       "into the codebase):\n\n## Compact Instructions\nDrop the logs."}]
+    nested = {"role": "user", "content": "<system-reminder>\nContents of /r/ops/CLAUDE.md (project instructions):\n\n"
+                                         "# Summary instructions\nKeep every deploy command.\n</system-reminder>"}
+    said = {"role": "user", "content": "## Compact Instructions\nthis is a message, not a memory file"}
+    assert context_instructions(system, [nested, said]) == ["Drop the logs.", "Keep every deploy command."]
+    assert context_instructions(None, []) == []
+
+
+def test_a_compaction_instruction_is_not_a_project_rule() -> None:
+    shown = UserMessage(uuid="m", is_meta=True, content=(
+        "<system-reminder>\nContents of /srv/CLAUDE.md (project instructions):\n\n# Rules\n- Back up before editing\n\n"
+        "## Compact Instructions\n- drop the debugging output\n</system-reminder>"))
+    assert memory_rules([shown]) == ["Back up before editing"]
+
+
+def _conversation(prompt: str) -> list[dict]:
+    return [{"role": "user", "content": "Fix the importer."},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                               "input": {"command": "pytest"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+                                          "content": ERROR}]},
+            {"role": "assistant", "content": "The date parser rejects month 13."},
+            {"role": "user", "content": prompt}]
+
+
+def test_the_offline_model_reads_them_from_the_request_it_is_sent() -> None:
+    from pytest_ctxeval.engine.prompt import PromptSet
+
+    prompts = PromptSet()
+    convo = _conversation(prompts.render_compact())
+    plain = write_summary(convo, prompts.system_compact)
+    told = write_summary(convo, compaction_system(prompts.system_compact, {"/r/CLAUDE.md": DROP}, EngineConfig()))
+    assert "bad date" in plain.split("4. Errors")[1].split("5. ")[0]
+    assert "bad date" not in told.split("4. Errors")[1].split("5. ")[0]
