@@ -176,8 +176,8 @@ def run_scenario(
     system = system_context(scenario.system or DEFAULT_SYSTEM_PROMPT, scenario.git_status, scenario.memory_files,
                             config)
     if scenario.memory_files:  # the summariser sees them too (engine/context_prefix.py)
-        base = prompts or PromptSet()
-        prompts = base.with_system_compact(compaction_system(base.system_compact, scenario.memory_files, config))
+        shared = prompts or PromptSet()
+        prompts = shared.with_system_compact(compaction_system(shared.system_compact, scenario.memory_files, config))
     cm = ContextManager(config=config, llm=llm, transcript=transcript, prompts=prompts, ids=ids,
                         system_prompt=system, model=model or scenario.model)
     cm.hooks = HookSet.from_mapping(scenario.hooks.as_mapping())
