@@ -1,0 +1,75 @@
+"""Grader classes found on more real Claude Code summaries the project had not seen (round 5: a
+2.1.x documentation-site session whose section 6 quotes the last message followed by a bracketed
+note of the summariser's, and a Portuguese 2.1.x plan-mode session whose messages were typed as
+feedback when rejecting ExitPlanMode, one sent while the agent worked), rebuilt as transcripts from
+the summaries, graded with ``ctxeval grade -v`` and read by hand. Each test is a hand-built case of
+the class, in words written for the test: the good summary passes, the defective one fails with a
+reason that names what is wrong."""
+
+from __future__ import annotations
+
+from pytest_ctxeval.reading.quoting import copy_runs_on
+from pytest_ctxeval.reading.verbatim import Haystack
+
+
+def _s(kit, **bodies: str) -> str:
+    base = {k: "x" for k in kit.SECTION_KINDS}
+    base.update(bodies)
+    return kit.summary(base)
+
+
+LAST = "please refresh the changelog page, the new importer options are listed in docs/importer.md"
+
+
+def _case(kit, listed_last: str):
+    msgs = [kit.user("rewrite the landing page so it explains both command line tools"), kit.say("Rewritten."),
+            kit.user(LAST)]
+    listed = f'- "rewrite the landing page so it explains both command line tools"\n{listed_last}'
+    return kit.case(msgs, _s(kit, user_messages=listed))
+
+
+def test_a_bracketed_note_inside_a_quote_is_the_summariser_s(grade, kit):
+    """A real 2.1.x section 6 quoted the last message as ``"… tests/e2e [followed by summary request
+    instructions]"``: the compaction prompt reaches the model in the same turn as the person's last
+    message, and the summariser said so in brackets inside the quote marks. The quote was read as a
+    copy with words added ("a quote that holds the message and words the person did not type"), and
+    the message reported lost although it was there in full."""
+    for note in ("[followed by summary request instructions]", "[screenshot attached]", "[sent twice]"):
+        verdict = grade("verbatim_user_messages", _case(kit, f'- "{LAST} {note}"'))
+        assert verdict.status == "pass", (note, verdict.reasons)
+
+
+def test_words_added_outside_brackets_are_still_a_copy_with_words_added(grade, kit):
+    """The other side: words added inside the quote without brackets are words the person is said to
+    have typed, and a bracketed note does not hide a message that is cut."""
+    added = grade("verbatim_user_messages", _case(kit, f'- "{LAST} and also drop the old release tables"'))
+    assert added.status == "fail" and "message 2 of 2" in added.reasons[0], added.reasons
+    cut = grade("verbatim_user_messages", _case(kit, '- "please refresh the changelog page [importer options]"'))
+    assert cut.status == "fail" and "message 2 of 2" in cut.reasons[0], cut.reasons
+
+
+def test_copy_runs_on_reads_a_bracketed_note_as_no_words_added():
+    assert copy_runs_on("fix the login bug", Haystack('- "fix the login bug [then the summary request]"')) == ""
+    assert copy_runs_on("fix the login bug", Haystack('- "fix the login bug, then drop the tables"')) != ""
+    # a note and added words: the added words still count
+    assert copy_runs_on("fix the login bug", Haystack('- "fix the login bug [typed twice] and drop the tables"')) != ""
+
+
+REJECT = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+          "edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n")
+
+
+def test_feedback_typed_when_rejecting_a_plan_is_kept_with_a_trailing_note(grade, kit):
+    """The Portuguese session's section 6 listed each message typed as feedback on a rejected
+    ExitPlanMode with a note after the quote ("(rejected ExitPlanMode #1)"), one with "(sent while
+    working)", and kept the ``@/plans/…`` file mentions as typed: all kept (no fix needed; this pins
+    the reading). Leaving the feedback out is still a loss, named as feedback."""
+    first = "continue with wave two, spec in @plans/specs/wave-2.md"
+    feedback = "antes de eu rever o seu plano, leia @/plans/VISAO.md e reavalie as decisões da onda 2"
+    msgs = [kit.user(first), *kit.tool("ExitPlanMode", {"plan": "p"}, REJECT + feedback, is_error=True),
+            kit.say("Reading the vision first.")]
+    kept = f'- "{first}"\n- "{feedback}" (rejected ExitPlanMode #1)'
+    verdict = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages=kept)))
+    assert verdict.status == "pass", verdict.reasons
+    lost = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages=f'- "{first}"')))
+    assert lost.status == "fail" and "rejecting a tool use" in lost.reasons[0], lost.reasons
