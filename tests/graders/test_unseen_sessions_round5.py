@@ -73,3 +73,48 @@ def test_feedback_typed_when_rejecting_a_plan_is_kept_with_a_trailing_note(grade
     assert verdict.status == "pass", verdict.reasons
     lost = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages=f'- "{first}"')))
     assert lost.status == "fail" and "rejecting a tool use" in lost.reasons[0], lost.reasons
+
+
+# --- a 1.0.x Russian session: a copied console page between a typed lead and a typed tail ----------
+
+PAGE = ("photos-public\nCreated:\nMarch 3, 2025\nBucket ID:\n7c2e90aa41b3f5d6e8\nType:\nPublic\n"
+        "Lifecycle:\nKeep all versions\nCurrent Files:\n0\nEndpoint:\ns3.eu-central-003.example.com\n"
+        "Encryption:\nDisabled")
+LEAD = "I made a new bucket `PHOTOS_BUCKET=photos-public` and put it in the config, the console shows"
+TAIL = "~/code/crm-bot/.env там ключи, доделай загрузку"
+
+
+def _page_case(kit, listed: str):
+    msgs = [kit.user("upload the profile photos to the bucket"), kit.say("Uploaded; the bucket is private."),
+            kit.user(f"{LEAD} \\\n\\\n{PAGE}\n\\\n{TAIL}"), kit.say("Trying the new bucket.")]
+    return kit.case(msgs, _s(kit, user_messages=f'- "upload the profile photos to the bucket"\n{listed}'))
+
+
+def test_a_copied_console_page_is_pasted_output(grade, kit):
+    """A real 1.0.x section 6 kept a message's typed lead and its typed last line (Russian, after a
+    path) and left out the bucket settings page the person had copied between them (label lines,
+    "Bucket ID:", each value on the next line). The page was not read as pasted output (no log
+    prefix, no code), so the whole message was reported lost, and the last request "not in full"."""
+    verdict = grade("verbatim_user_messages", _page_case(kit, f'- "{LEAD} \\ {TAIL}"'))
+    assert verdict.status == "pass", verdict.reasons
+    assert grade("last_request_intact", _page_case(kit, f'- "{LEAD} \\ {TAIL}"')).status == "pass"
+
+
+def test_the_typed_line_after_a_copied_page_must_be_kept(grade, kit):
+    """The other side: the short Russian line typed after the page is the person's request, not the
+    page's last line (tools print English); a summary that keeps the lead and drops it lost it."""
+    verdict = grade("verbatim_user_messages", _page_case(kit, f'- "{LEAD}" [console page]'))
+    assert verdict.status == "fail" and "message 2 of 2" in verdict.reasons[0], verdict.reasons
+    assert "доделай загрузку" in verdict.reasons[0], verdict.reasons
+
+
+def test_a_short_structured_message_the_person_typed_is_not_a_page():
+    """Two or three labelled parts the person typed ("Context:" … "Goal:" …) stay prose: a page is
+    read from four labelled fields on."""
+    from pytest_ctxeval.reading.verbatim import machine_output, typed_tail
+
+    typed = "Context:\nthe export button does nothing on the orders page\nGoal:\nmake it download a csv of the orders"
+    assert not machine_output(typed)
+    assert machine_output(PAGE)
+    assert typed_tail(f"{PAGE}\n{TAIL}") == TAIL
+    assert typed_tail(f"{PAGE}\nDisabled") == ""   # a page's own value is not a typed line
