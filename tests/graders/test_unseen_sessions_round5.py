@@ -118,3 +118,23 @@ def test_a_short_structured_message_the_person_typed_is_not_a_page():
     assert machine_output(PAGE)
     assert typed_tail(f"{PAGE}\n{TAIL}") == TAIL
     assert typed_tail(f"{PAGE}\nDisabled") == ""   # a page's own value is not a typed line
+
+
+# --- a 2.1.x section 6 that also lists the session's standing rules -----------------------------------
+
+RULE = "Only open a pull request when the user asks for one."
+
+
+def test_a_quoted_session_rule_in_section_6_is_not_an_invented_message(grade, kit):
+    """A real 2.1.x section 6 (a third-party model through Claude Code) listed the person's messages,
+    then "constraints in effect (preserve verbatim)", the first quoted and labelled "(session rule)".
+    Its words were in no record of the transcript (a rule of the setup: CLAUDE.md, the system
+    prompt), so it was failed as "a user message the person never typed". The item says whose rule
+    it is; the same quote listed as the person's message is still invented."""
+    msgs = [kit.user("add the health endpoint and a test for it"), kit.say("Added.")]
+    base = '- "add the health endpoint and a test for it"\n\n   Constraints in effect (preserve verbatim):\n'
+    for label in ("(session rule)", "(from CLAUDE.md)", "— project rule"):
+        verdict = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages=f'{base}   - "{RULE}" {label}')))
+        assert verdict.status == "pass", (label, verdict.reasons)
+    invented = grade("verbatim_user_messages", kit.case(msgs, _s(kit, user_messages=f'{base}   - "{RULE}"')))
+    assert invented.status == "fail" and "never typed" in invented.reasons[0], invented.reasons
