@@ -1,10 +1,12 @@
 """Grader classes found on more real Claude Code summaries the project had not seen (round 5: a
 2.1.x documentation-site session whose section 6 quotes the last message followed by a bracketed
-note of the summariser's, and a Portuguese 2.1.x plan-mode session whose messages were typed as
-feedback when rejecting ExitPlanMode, one sent while the agent worked), rebuilt as transcripts from
-the summaries, graded with ``ctxeval grade -v`` and read by hand. Each test is a hand-built case of
-the class, in words written for the test: the good summary passes, the defective one fails with a
-reason that names what is wrong."""
+note of the summariser's; a Portuguese 2.1.x plan-mode session whose messages were typed as feedback
+when rejecting ExitPlanMode; a Russian 1.0.x session whose message held a copied console page between
+a typed lead and a typed last line; a 2.1.x session through a third-party model whose section 6 also
+quoted the session's standing rules), rebuilt as transcripts from the exports and summaries, graded
+with ``ctxeval grade -v`` and read by hand. Each test is a hand-built case of the class, in words
+written for the test: the good summary passes, the defective one fails with a reason that names what
+is wrong."""
 
 from __future__ import annotations
 
