@@ -105,14 +105,23 @@ def _finish(case: CompactionCase, judgement, what: str) -> Verdict:
 MESSAGE_CHARS = 2_000
 
 
+#: A typed lead whose line goes on into the first line of the pasted log: "… in the console: Warning:
+#: Encountered two children with the same key …" (a log line, ``Label: message``, after the lead's colon).
+_LEAD_THEN_LOG = re.compile(r"^(?P<lead>(?:\S+\s+){2,}\S*?:)\s+(?P<log>[A-Za-z][\w.]*:\s+\S.*)$")
+
+
 def _as_typed(text: str) -> str:
     """What the person typed, on one line: pasted machine output after a typed lead (a stack trace,
     a console log) is replaced by a marker, so the judge weighs the request, not 80,000 characters of
-    log lines (each of which the offline heuristic would count as a message of its own)."""
+    log lines (each of which the offline heuristic would count as a message of its own). The log's
+    first line may stand on the lead's own line, after its colon (:data:`_LEAD_THEN_LOG`)."""
     lines = text.splitlines()
     for i in range(1, len(lines)):
         rest = "\n".join(lines[i:])
         if machine_output(rest):
+            if (joined := _LEAD_THEN_LOG.match(lines[i - 1])) is not None:
+                lines[i - 1] = joined.group("lead")
+                rest = joined.group("log") + "\n" + rest
             text = "\n".join(lines[:i]) + f" [pasted output: {len(rest):,} characters]"
             break
     text = normalize_ws(text)
@@ -261,7 +270,9 @@ def _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded) -> Verdic
 #: languages real sessions were seen in). A transcript that starts mid-work, or resumed, often opens
 #: with one ("OK, that worked", "continue"), which asks for nothing.
 _REPLY_WORDS = re.compile(
+    # a status the person reports back ("merged", "pushed it") answers the agent the same way
     r"(?:ok(?:ay)?|yes|yeah|yep|sure|thanks?|thank you|great|perfect|nice|cool|fine|good|lgtm|done|continue|go on"
+    r"|merged|pushed|deployed|committed|approved|released|shipped|installed"
     r"|proceed|s[ií]|vale|gracias|ja|danke|gut|weiter|oui|merci|sim|obrigad[oa]|да|спасибо|хорошо|ок|продолжай"
     r")(?![a-zA-Z\u00c0-\u024f\u0400-\u04ff])|(?:はい|ええ|うん|了解|ありがとう|あざす|続けて|好的|好|谢谢|嗯|继续|네|예|감사|계속)", re.IGNORECASE)
 _NAMED = re.compile(r"\d|[/_.#@`]\w|[a-z][A-Z]")
@@ -283,19 +294,37 @@ def is_bare_reply(text: str) -> bool:
 
 def _intent(case: CompactionCase) -> str:
     """The intent a generation is held to: ``expect.intent``, else the first request and the latest
-    request *as of that generation* (a request made after it cannot be in its summary). The first
-    request is the first message that asks for something: bare replies before it (``is_bare_reply``,
-    as a transcript that starts mid-work opens) are skipped."""
+    request *as of that generation* (a request made after it cannot be in its summary). Each is a
+    message that asks for something: bare replies ("yes", "go on", "merged": ``is_bare_reply``) are
+    skipped, before the first (a transcript that starts mid-work opens with one) and after the
+    latest (a reply answers the agent; what the person asked for is their request before it). A
+    slash command's arguments are read with the command (``/gsd:discuss-phase 14``, not ``14``)."""
     if case.expect.intent:
         return case.expect.intent
     people = case.person_messages()
     if not people:
         return ""
-    first = next((p for p in people if not is_bare_reply(p.text)), people[0])
-    parts = [f"First request: {_as_typed(first.text)}"]
-    if len(people) > 1:
-        parts.append(f"Latest request: {_as_typed(people[-1].text)}")
+    asking = [p for p in people if not is_bare_reply(p.text)]
+    first = asking[0] if asking else people[0]
+    latest = asking[-1] if asking else people[-1]
+    parts = [f"First request: {_as_typed(_with_command(case, first))}"]
+    if len(people) > 1 and latest is not first:
+        parts.append(f"Latest request: {_as_typed(_with_command(case, latest))}")
     return "\n".join(parts)
+
+
+#: The command a ``<command-args>`` message runs (its echo: ``<command-name>/gsd:plan</command-name>``).
+_COMMAND_NAME = re.compile(r"<command-name>\s*(/?[^<\s]+)\s*</command-name>")
+
+
+def _with_command(case: CompactionCase, person: Any) -> str:
+    """The person's text, with the slash command it is the arguments of before it: "14" alone names
+    nothing a summary would repeat; "/gsd:discuss-phase 14" is what was asked."""
+    message = case.history[person.index] if 0 <= person.index < len(case.history) else None
+    content = getattr(message, "content", None)
+    if isinstance(content, str) and "<command-args>" in content and (name := _COMMAND_NAME.search(content)):
+        return f"{name.group(1)} {person.text}"
+    return person.text
 
 
 #: The labels :func:`_intent` writes (not the person's words: no language of theirs).

@@ -40,6 +40,8 @@ AGENT = CORPUS / "marot__spotter__agent-a2898e3.jsonl"
 ACOMPACT = CORPUS / "marot__spotter__agent-acompact-f46190.jsonl"
 SUBAGENT = CORPUS / "marot__spotter__subagent.jsonl"
 WITH_COMPACTION = [p for p in FILES if b'"compact_boundary"' in p.read_bytes()]
+#: The corpus files that are sessions (a compaction call is refused: test_a_subagent_file_imports_...).
+SESSIONS = [p for p in FILES if p != ACOMPACT]
 RULES = load_graders()
 RULE_SPECS = RULES.select(kinds=["rule"])
 
@@ -60,7 +62,7 @@ def _all_requests_valid(run) -> list[str]:
 
 # --- every corpus file: import, replay, grade -------------------------------------------------
 
-@pytest.mark.parametrize("path", FILES, ids=[p.name[:40] for p in FILES])
+@pytest.mark.parametrize("path", SESSIONS, ids=[p.name[:40] for p in SESSIONS])
 def test_corpus_file_imports_replays_api_valid_and_grades(path, tmp_path):
     result, scenario = _imported(path, tmp_path)
     assert scenario.templates is False
@@ -290,12 +292,27 @@ def test_2_1_layout_subagent_files_next_to_the_session(tmp_path):
     assert any("compaction call" in n for n in result.notes)
 
 
-def test_subagent_and_compaction_call_files_import_with_a_note(tmp_path):
+def test_a_subagent_file_imports_with_a_note_and_a_compaction_call_is_refused(tmp_path, capsys):
+    """A subagent's own transcript is a conversation (imported, with a note). A compaction call
+    (``agent-acompact-*``) is not: its one request is Claude Code's summarisation prompt, which every
+    grader of the replay would hold as the person's intent (offline drift failed it at 1/5, "lost:
+    1; 2; current; message"). It is refused, saying what it is and what to do instead."""
     agent, _ = _imported(AGENT, tmp_path)
     assert any("subagent's own transcript (agent a2898e3)" in n for n in agent.notes)
-    call, scenario = _imported(ACOMPACT, tmp_path)
-    assert any("compaction call" in n and "compare-real" in n for n in call.notes)
-    assert scenario.turns[0].user.startswith("Your task is to create a detailed summary")
+    with pytest.raises(TranscriptError, match="compaction call .*not a session.*compare-real") as refused:
+        import_transcript(ACOMPACT)
+    assert refused.value.not_a_session
+    # in the 2.1 layout the message names the session file next to the subagents folder
+    session = tmp_path / "project" / "8463c716.jsonl"
+    session.parent.mkdir()
+    shutil.copy(FASTHOOKS, session)
+    sub = session.with_suffix("") / "subagents"
+    sub.mkdir(parents=True)
+    shutil.copy(ACOMPACT, sub / "agent-acompact-f46190.jsonl")
+    assert main(["import", str(sub / "agent-acompact-f46190.jsonl"), "-o", str(tmp_path / "call.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "compaction call" in err and "Import the session it belongs to (8463c716.jsonl" in err, err
+    assert not (tmp_path / "call.yaml").exists()
 
 
 # --- robustness ---------------------------------------------------------------------------------

@@ -797,6 +797,9 @@ def cjk_terms(text: str) -> set[str]:
 #: The labels drift's intent puts before the requests (graders/judge.py ``_intent``): words of the
 #: prompt, not of the person, so not terms a generation must keep.
 _INTENT_LABEL = re.compile(r"^[ \t]*(?:first|latest|original|primary) request:[ \t]*", re.IGNORECASE | re.MULTILINE)
+#: The marker drift's intent puts in place of a pasted log (graders/judge.py ``_as_typed``): its
+#: number is the tool's, not a term the person asked for.
+_PASTE_MARKER = re.compile(r"\[pasted output: [\d,]+ characters\]")
 
 
 _QUESTION_WORDS = {"what", "which", "why", "how", "who", "when", "where", "did", "does", "the", "was", "were"}
@@ -872,7 +875,7 @@ def _open_intent(intent: str, have: frozenset[str]) -> tuple[str, list[str]]:
         terms = _terms(step) - _QUESTION_WORDS - _courtesy_terms()
         return len(terms & have) / len(terms) if len(terms) >= 2 else 0.0
 
-    return open_steps(intent, held)
+    return open_steps(_PASTE_MARKER.sub(" ", intent), held)
 
 
 def _finished(steps: list[str]) -> str:

@@ -18,8 +18,9 @@ request a summary lists as the last message is tolerated by its own rule (``SUMM
 A quote found only in the assistant's words is invented too (the assistant's sentence listed as the
 person's), unless its item says whose words they are: "asked", "question", "Claude", "assistant",
 "in response to" (the summary quoting the question an answer replied to). Not judged: an item that
-says, outside its quotes, that it quotes no message ("quoted in a file", "from the log", "output")
-or not word for word ("translated", "paraphrased"),
+says, outside its quotes, that it quotes no message ("quoted in a file", "from the log", "output", a
+rule of the session's setup: "(session rule)", "per CLAUDE.md", "system prompt") or not word for word
+("translated", "paraphrased"),
 and a quote that is all one note in parentheses or brackets (``"(sort error on mixed timezones)"``).
 """
 
@@ -60,6 +61,8 @@ _OTHERS_WORDS = re.compile(r"\b(?:ask(?:ed|s|ing)?|question|prompt(?:ed)?|claude
 #: not the message word for word (translated, paraphrased): a lost message is reported as lost.
 _NOT_A_MESSAGE = re.compile(r"\b(?:quoted (?:in|from)|(?:in|from) (?:a|the) (?:file|doc|docs|document|readme|log|output|"
                             r"page|comment|issue|pr|spec|plan)|output|printed|logged|error message|"
+                            # a rule of the session's setup, not a message ("(session rule)", "per CLAUDE.md")
+                            r"(?:session|project|house|repo|team|standing) rules?|claude\.md|agents\.md|system prompt|"
                             # or not word for word: a translation, a paraphrase (the lost message's fault)
                             r"translat\w*|paraphras\w*|roughly|summari[sz]\w*|gist|in essence|approximately)\b",
                             re.IGNORECASE)

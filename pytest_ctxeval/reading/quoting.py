@@ -58,6 +58,8 @@ def message_kept(text: str, hay: Haystack, rare: Callable[[str], bool] | None = 
 #: A quote that holds a message and at least this many words more is a copy with words added.
 ADDED_WORDS = 2
 _WORD_GOES_ON = re.compile(r"^(?:\w|[-/.]\w)")
+#: A note in square brackets inside a quote: the summariser's, not the person's words.
+_EDITORIAL_NOTE = re.compile(r"\[[^\[\]\n]{1,120}\]")
 
 
 def copy_runs_on(text: str, hay: Haystack) -> str:
@@ -92,7 +94,9 @@ def copy_runs_on(text: str, hay: Haystack) -> str:
     for qn in _one_line_quotes(hay.text):
         if norm not in qn:
             continue
-        rest = qn.replace(norm, " ", 1)
+        # An editor's note in square brackets ("[followed by the summary request]", "[screenshot
+        # attached]") says something about the message, not words the person is said to have typed.
+        rest = _EDITORIAL_NOTE.sub(" ", qn.replace(norm, " ", 1))
         if len(re.findall(r"[^\W_]{2,}", rest)) >= ADDED_WORDS:
             copies -= qn.count(norm)
             added = added or re.sub(r"^[^\w]+", "", normalize_ws(rest))

@@ -308,12 +308,29 @@ _CODE_LINE = re.compile(r"[{};]\s*$|^\s*(?:def|class|function|import|from|const|
 _COLUMNS = re.compile(r"\S(?<![.!?:;,])[ ]{2,}\S.*?\S(?<![.!?:;,])[ ]{2,}\S")
 
 
+#: A field's label on a line of its own, as a web console or settings page is copied ("Bucket ID:",
+#: "Current Size:"): a few words and a colon, its value on the next line.
+_FIELD_LABEL = re.compile(r"^\s*[^\W\d_][^\W_]*(?:[ /.-][^\W_]+){0,3}:\s*$")
+#: A copied page is read as pasted output from this many labelled fields on: a person who types a
+#: short structured message ("Context:" … "Goal:" …) writes fewer.
+PAGE_FIELDS = 4
+
+
+def _page_fields(lines: list[str]) -> set[int]:
+    """The lines (indexes into the non-empty ``lines``) of a copied page's labelled fields: each
+    label line and the value line after it, when there are at least :data:`PAGE_FIELDS` of them."""
+    fields = [i for i in range(len(lines) - 1) if _FIELD_LABEL.match(lines[i]) and not _FIELD_LABEL.match(lines[i + 1])]
+    return {j for i in fields for j in (i, i + 1)} if len(fields) >= PAGE_FIELDS else set()
+
+
 def machine_output(text: str) -> bool:
-    """Whether ``text`` is mostly pasted machine output or code (at least 60 % of its non-empty lines)."""
+    """Whether ``text`` is mostly pasted machine output or code (at least 60 % of its non-empty lines);
+    a copied page's labelled fields (:func:`_page_fields`) count as machine lines."""
     lines = [l for l in text.splitlines() if l.strip()]
     if not lines:
         return False
-    machine = sum(1 for l in lines if _MACHINE_LINE.search(l) or _CODE_LINE.search(l)
+    page = _page_fields(lines) if ":" in text else set()
+    machine = sum(1 for i, l in enumerate(lines) if i in page or _MACHINE_LINE.search(l) or _CODE_LINE.search(l)
                   or (len(l) > 40 and " " not in l.strip()) or _COLUMNS.search(l))
     # 80 characters at least, a character of a script without spaces counting double (it holds as
     # much as two Latin ones: a two-line Chinese console paste is as long as its English one)
@@ -399,6 +416,8 @@ _SIGN_OFF = re.compile(r"^\W*(?:thanks?(?: you)?|thx|ty|tia|cheers|please|pls|cc
 
 
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
+#: A letter of a script other than Latin (Cyrillic, Greek, Arabic, Hebrew, Indic, CJK, Hangul, Thai...).
+_NON_LATIN = re.compile(r"[^\W\d_a-zA-Z\u00c0-\u024f\u1e00-\u1eff]")
 
 
 def _typed_line(line: str) -> bool:
@@ -409,7 +428,11 @@ def _typed_line(line: str) -> bool:
     letters = sum(_lettered(w) for w in words)
     if word_count(words) >= TYPED_TAIL_WORDS:
         return letters >= 0.7 * len(words)
-    return letters >= 0.6 * len(words) and bool(_ADDRESSED.search(line)) and not _TOOL_HINT.search(line)
+    if letters < 0.6 * len(words) or _TOOL_HINT.search(line):
+        return False
+    # Tools print English: a short line in another script, of words of letters, is the person's
+    # ("тут креды давай доделаем" after a pasted console page).
+    return bool(_ADDRESSED.search(line)) or sum(_NON_LATIN.search(w) is not None for w in words if _lettered(w)) >= 2
 
 
 def typed_tail(text: str) -> str:
@@ -420,7 +443,9 @@ def typed_tail(text: str) -> str:
     "webpack compiled with 2 warnings", "npm ERR! …", git's "Aborting") are the log's. A paragraph of
     prose set apart from the log by a blank line (a sentence wrapped over short lines) is typed too."""
     raw = text.strip().splitlines()
-    last = max((i for i, l in enumerate(raw) if l.strip() and machine_line(l)), default=None)
+    full = [i for i, l in enumerate(raw) if l.strip()]
+    page = {full[j] for j in _page_fields([raw[i] for i in full])} if ":" in text else set()
+    last = max((i for i, l in enumerate(raw) if l.strip() and (i in page or machine_line(l))), default=None)
     if last is None:
         return ""   # no log before: not a tail after one
     after = [l for l in raw[last + 1:] if l.strip()]

@@ -399,6 +399,18 @@ def import_transcript(
         raise UsageError(f"unknown import mode {mode!r}; choose auto, until_first_compaction or all")
     src = Path(path)
     transcript = read_transcript(src, strict=strict, sidechains=subagents)
+    if is_compaction_call(transcript):
+        # Its one "request" is Claude Code's summarisation prompt and its one reply the summary:
+        # replayed as a session, every grader would judge that prompt as the person's intent.
+        session = src.parent.parent.with_suffix(".jsonl") if src.parent.name == "subagents" else None
+        where = (f" ({session.name}, next to its subagents/ folder)" if session is not None and session.exists()
+                 else "")
+        raise TranscriptError(
+            f"{src} is Claude Code's compaction call (agent {transcript.agent_id or '?'}) for session "
+            f"{transcript.session_id}: the summarisation prompt and the model's reply, not a session, so there is "
+            f"nothing to replay. Import the session it belongs to{where}, or compare this call with ours: "
+            f"ctxeval compare-real SESSION.jsonl --acompact {src}",
+            not_a_session="Claude Code's compaction call (agent-acompact), not a session")
     counts: Counter = Counter()
     notes: list[str] = []
     messages = transcript.messages
@@ -462,11 +474,7 @@ def import_transcript(
                 counts["compact_steps"] += 1
             if mode == "until_first_compaction":
                 notes.append("no compaction in the file: the whole conversation is imported")
-    if is_compaction_call(transcript):
-        notes.append(f"this file is Claude Code's compaction call (agent {transcript.agent_id or '?'}) for session "
-                     f"{transcript.session_id}: the summarisation prompt and the model's reply, not a session; "
-                     "compare it with ours: ctxeval compare-real SESSION.jsonl --acompact THIS_FILE")
-    elif transcript.agent_id:
+    if transcript.agent_id:
         notes.append(f"this file is a subagent's own transcript (agent {transcript.agent_id}); its parent session "
                      f"is {transcript.session_id}")
     if transcript.version and transcript.version.startswith("1.") and transcript.sidechain_records:
