@@ -202,6 +202,10 @@ class Evaluator:
         def grade() -> tuple[Outcome, dict[str, Any]]:
             judge, regen, recompact = self._graders_for(scenario, compactor, prompts)
             outcome = evaluate_run(run, self.registry, self.specs, judge=judge, recompact=recompact)
+            if self.options.backend == "offline":  # an instruction the reference model cannot read
+                from .llm.unseen import unseen_instruction_notes
+
+                outcome.notes += unseen_instruction_notes(run.compactions)
             spent = [m.usage.as_dict() for m in (getattr(judge, "llm", None), regen) if m is not None]
             return outcome, merge_usage(spent)
 

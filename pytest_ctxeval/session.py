@@ -542,6 +542,9 @@ class CtxEvalSession:
                 usage = merge_usage([doc["usage"]] + ([doc["ab"]["usage"]] if "ab" in doc else []))
                 for line in usage_lines(usage, self.options.backend):
                     tr.write_line(safe_text(line))
+        for entry in (doc or {}).get("scenarios", []):  # e.g. an instruction the offline model cannot read
+            for note in entry.get("notes") or []:
+                tr.write_line(safe_text(f"ctxeval: note: {entry.get('name')}: {note}"), yellow=True)
         if doc is not None:  # planted facts (issue 19): survival per type and round, per compactor
             from .reporting.facts_table import survival_lines
 

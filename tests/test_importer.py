@@ -299,7 +299,7 @@ def test_a_subagent_file_imports_with_a_note_and_a_compaction_call_is_refused(tm
     1; 2; current; message"). It is refused, saying what it is and what to do instead."""
     agent, _ = _imported(AGENT, tmp_path)
     assert any("subagent's own transcript (agent a2898e3)" in n for n in agent.notes)
-    with pytest.raises(TranscriptError, match="compaction call .*not a session.*compare-real") as refused:
+    with pytest.raises(TranscriptError, match=r"compaction call .*not a session.*compare-real") as refused:
         import_transcript(ACOMPACT)
     assert refused.value.not_a_session
     # in the 2.1 layout the message names the session file next to the subagents folder

@@ -261,7 +261,7 @@ _VERBATIM = (r"verbatim|word[- ]for[- ]word|exactly as (?:\w+ ){0,2}(?:written|t
 
 #: Words that ask to leave the subject out ("omit errors", "do not include code"): the opposite of
 #: every instruction that keeps a kind of content.
-_LEAVE_OUT = (r"\bomit\w*(?! (?:nothing|none)\b)|\bdiscard\w*|\bdisregard\w*|\bignor(?:e|ing)\b|\bdrop\b(?! (?:nothing|none)\b)|\bthrow (?:away|out)\b|\bget rid of\b|\b" + _REMOVE + r"\b|\bleave (?!nothing\b)(?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
+_LEAVE_OUT = (r"\bomit\w*(?! (?:nothing|none)\b)|\bskip(?:ping)?\b(?! (?:nothing|none|no)\b)|\bdiscard\w*|\bdisregard\w*|\bignor(?:e|ing)\b|\bdrop\b(?! (?:nothing|none)\b)|\bthrow (?:away|out)\b|\bget rid of\b|\b" + _REMOVE + r"\b|\bleave (?!nothing\b)(?:\w+ )?out\b|\bleft out\b|\bexclud\w*|"
               r"(?:do not|don't|never|no need to) (?:include|list|mention|record|keep|quote|write|copy)\w*")
 
 #: Words that ask for a count instead of the content ("only give the number of errors").
@@ -476,6 +476,11 @@ class Reading:
     requests_reworded: list[int] = field(default_factory=list)
     #: Instructions decided by the /compact instructions over the template: the lines that decided.
     custom_won: dict[str, list[int]] = field(default_factory=dict)
+    #: Instructions not asked for whose subject a sentence asks to leave out ("leave out the
+    #: errors", "drop the test debugging", "omit them"), not only to shorten: the lines that said it.
+    #: A model leaves the subject out altogether (an earlier summary's items of it too), where
+    #: "briefly" or "in general terms" only shortens it.
+    left_out: dict[str, list[int]] = field(default_factory=dict)
 
     def __contains__(self, name: str) -> bool:
         if name not in _BY_NAME:
@@ -731,6 +736,8 @@ def read_prompt(prompt: str) -> Reading:
                 if s.custom:
                     in_custom.setdefault(inst.name, (set(), set(), set()))[1].add(s.line)
                 reading.opposed.setdefault(inst.name, []).append(s.line)
+                if _LEAVE_OUT_RE.search(s.text):
+                    reading.left_out.setdefault(inst.name, []).append(s.line)
     # The section's own word wins over a general one: "4. Errors: omit them entirely" is not undone by
     # an analysis bullet about "the errors you ran into" (a model follows the specific instruction);
     # nor is section 3's "include full code snippets" by a general "never include code". Two
@@ -747,6 +754,8 @@ def read_prompt(prompt: str) -> Reading:
     _follow_custom(reading, in_custom)
     for name in reading.partial:
         reading.asked.pop(name, None)
+    for name in [n for n in reading.left_out if n in reading.asked or n in reading.partial]:
+        del reading.left_out[name]  # asked for (in part) after all: kept, not left out
     if reading.language == "english":
         reading.language = None
     return reading

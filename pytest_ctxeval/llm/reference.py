@@ -496,7 +496,14 @@ class _Facts:
                     out.setdefault(path, []).append(f"wrote: `{_clip(u.input['content'], 200)}`")
         return out
 
+    def left_out(self, name: str) -> bool:
+        """Whether the prompt asks to leave the subject of ``name`` out altogether (not only to
+        shorten it): "leave out the errors" drops the earlier summary's errors too."""
+        return self.reading is not None and name in self.reading.left_out
+
     def _s_errors(self) -> str:
+        if self.left_out("errors_quoted_and_fixed"):
+            return "- None listed: left out as the instructions ask."
         lines = list(self.carry.errors)
         quoted = self.asks("errors_quoted_and_fixed")
         for f in self.failures:
@@ -528,7 +535,7 @@ class _Facts:
         if not self.tool_calls and not self.findings and not self.failed and not self.carry.tool_facts:
             return "No tool work in this part of the conversation."
         text = f"Ran {self.tool_calls} tool calls; {len(self.failures)} failed."
-        if self.failures:
+        if self.failures and not self.left_out("errors_quoted_and_fixed"):
             last = self.failures[-1]
             later_ok = any(m for m in self.history[last.index + 1:] if tool_uses(m))
             key = last.key_line if self.asks("errors_quoted_and_fixed") else error_gist(last.tool, "", last.key_line)

@@ -65,11 +65,11 @@ DROP = "# Rules\n- Run make lint before committing\n\n## Compact Instructions\nW
 
 def test_an_automatic_compaction_follows_claude_md_compact_instructions(tmp_path: Path) -> None:
     # the same session: without the section the error line is quoted; with it the summariser tells
-    # the error in general terms, as "drop the error messages" asks
+    # leaves the errors out, as "drop the error messages" asks
     plain = _section4(_scenario(tmp_path / "a", "# Rules\n- Run make lint before committing\n"))
     told = _section4(_scenario(tmp_path / "b", DROP))
     assert "bad date '2024-13-01'" in plain[0]
-    assert "bad date" not in told[0] and "ValueError" in told[0]
+    assert "bad date" not in told[0] and "ValueError" not in told[0] and "left out as the instructions ask" in told[0]
 
 
 def test_the_summarisers_request_carries_the_memory_files(tmp_path: Path) -> None:
@@ -147,3 +147,66 @@ def test_the_offline_model_reads_them_from_the_request_it_is_sent() -> None:
     told = write_summary(convo, compaction_system(prompts.system_compact, {"/r/CLAUDE.md": DROP}, EngineConfig()))
     assert "bad date" in plain.split("4. Errors")[1].split("5. ")[0]
     assert "bad date" not in told.split("4. Errors")[1].split("5. ")[0]
+
+
+# -- /compact instructions given once (review 4, G4) ------------------------------------------------
+
+
+def _debug_with(tmp_path: Path, instructions: str) -> Path:
+    """The built-in debug_failing_test with its manual /compact given ``instructions`` (once: the
+    automatic compaction before it has already written section 4)."""
+    from pytest_ctxeval.options import builtin_scenarios_dir
+
+    text = (builtin_scenarios_dir() / "debug_failing_test.yaml").read_text(encoding="utf-8")
+    assert text.count("  - compact: true") == 1
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "debug_failing_test.yaml"
+    path.write_text(text.replace("  - compact: true", f'  - compact: {{instructions: "{instructions}"}}'), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("said", ["leave out the errors", "don't include the error messages",
+                                  "skip the stack traces and the error output"])
+def test_a_one_off_leave_out_drops_the_errors_an_earlier_summary_carried(tmp_path: Path, said: str) -> None:
+    from pytest_ctxeval.evaluate import evaluate
+
+    base = evaluate(_debug_with(tmp_path / "a", "keep the plan"), graders=["errors_preserved"])
+    told = evaluate(_debug_with(tmp_path / "b", said), graders=["errors_preserved"])
+    last = lambda o: o.verdicts[-1][0]  # noqa: E731 - the manual compaction's
+    assert last(base).status == "pass"
+    assert last(told).status == "fail", last(told).reasons
+
+
+def test_briefly_shortens_and_leaving_out_drops() -> None:
+    from pytest_ctxeval.engine.prompt import PromptSet
+    from pytest_ctxeval.llm.instructions import read_prompt
+
+    brief = read_prompt(PromptSet().render_compact("describe the errors briefly"))
+    dropped = read_prompt(PromptSet().render_compact("leave out the errors"))
+    kept = read_prompt(PromptSet().render_compact("don't skip the errors"))
+    assert "errors_quoted_and_fixed" not in brief and not brief.left_out  # told by their kind
+    assert list(dropped.left_out) == ["errors_quoted_and_fixed"]          # not told at all
+    assert "errors_quoted_and_fixed" in kept and not kept.left_out
+
+
+def test_an_instruction_the_offline_model_cannot_read_is_a_note(tmp_path: Path) -> None:
+    from pytest_ctxeval.evaluate import evaluate
+
+    unread = evaluate(_debug_with(tmp_path / "a", "focus on the cache layer fix"), graders=["nine_sections"])
+    assert [n for n in unread.notes if '"focus on the cache layer fix": not seen offline' in n]
+    read = evaluate(_debug_with(tmp_path / "b", "leave out the errors"), graders=["nine_sections"])
+    assert not [n for n in read.notes if "not seen offline" in n]
+    md = _scenario(tmp_path / "c", "## Compact Instructions\nFocus on the parser work.\nDrop the error messages.\n")
+    notes = evaluate(md, graders=["nine_sections"]).notes
+    assert [n for n in notes if n.endswith("docs/prompts.md)") and 'CLAUDE.md compact instructions "Focus on the '
+            'parser work."' in n]
+    assert not [n for n in notes if "Drop the error messages" in n]
+
+
+def test_pytest_prints_the_note(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    (pytester.path / "scenarios").mkdir()
+    scenario = _debug_with(tmp_path, "focus on the cache layer fix")
+    (pytester.path / "scenarios" / scenario.name).write_text(scenario.read_text(encoding="utf-8"), encoding="utf-8")
+    result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-q", "-k", "nine_sections")
+    result.stdout.fnmatch_lines(['ctxeval: note: debug_failing_test: compaction 2: compaction instructions '
+                                 '"focus on the cache layer fix": not seen offline*'])
