@@ -91,7 +91,10 @@ def _finish(case: CompactionCase, judgement, what: str) -> Verdict:
     evidence = {"judge": case.judge.label if case.judge is not None else None, **judgement.evidence()}
     if judgement.ungraded:
         return Verdict.ungraded(f"the judge gave no usable {what}: {judgement.error}", **evidence)
-    reasons = [f"{what}: {judgement.score:g}/5 (votes {judgement.votes})"]
+    reasons = [f"{what}: {judgement.score:g}/5 (votes {judgement.votes})"
+               # said beside the score: a term-overlap count is no reading of meaning (review 4, G8)
+               + (" by the offline heuristic judge (terms shared, not a reading of meaning: a model backend "
+                  "judges meaning)" if _heuristic(case) else "")]
     reasons += [r for r in judgement.reasons if r]
     if judgement.lost:
         reasons.append("lost: " + "; ".join(_short(x, 120) for x in judgement.lost[:6]))

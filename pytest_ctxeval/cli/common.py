@@ -112,7 +112,8 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
                 label = v.status.upper()
                 if v.grader in o.known_failures:
                     label = "XFAIL" if v.status == "fail" else ("XPASS" if v.status == "pass" else label)
-                print(f"  {label:9} {v.grader} ({v.score:.2f})"
+                score = f" ({v.score:.2f})" if v.status in ("pass", "fail") else ""  # an n/a has no score to show
+                print(f"  {label:9} {v.grader}{score}"
                       + (f" [known failure: {o.known_failures[v.grader]}]" if v.grader in o.known_failures else ""))
                 for r in v.reasons:
                     print(f"            {r}")
