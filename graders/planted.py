@@ -45,7 +45,9 @@ def facts_survive(case: CompactionCase) -> Verdict:
     """Planted facts held per type, at or above each type's bar, in every round."""
     facts = _facts(case)
     if not facts:
-        return Verdict.not_applicable("the scenario plants no facts (facts:)")
+        return Verdict.not_applicable("no planted facts: only a scenario plants them (its facts: list), a real "
+                                      "transcript has none" if case.origin != "engine" else
+                                      "the scenario plants no facts (facts:)")
     states = [s for s in fact_states(facts, case) if s.planted]
     rnd = case.index
     bars = bars_of(case.expect)

@@ -4,6 +4,7 @@ not meaning ("intent preserved: 5/5" read as a judgement of the summary's meanin
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,21 @@ def test_n_a_verdicts_show_no_score_and_the_heuristic_judge_says_what_it_is(tmp_
     na = [line for line in out.splitlines() if line.lstrip().startswith("N/A ")]
     passed = [line for line in out.splitlines() if line.lstrip().startswith("PASS ")]
     assert na and passed
-    assert all(len(line.split()) == 2 for line in na), na  # "N/A grader", no "(1.00)"
-    assert all(line.rstrip().endswith(")") for line in passed)  # pass and fail keep their score
+    assert not [line for line in na if re.search(r"^\s*N/A\s+\S+ \(\d\.\d\d\)", line)], na  # no "(1.00)"
+    assert all(re.search(r" \(\d\.\d\d\)$", line) for line in passed)  # pass and fail keep their score
     intent = out.split("intent_preservation", 1)[1].splitlines()[1]
     assert "intent preserved: " in intent and "by the offline heuristic judge (terms shared, not a reading of meaning" in intent
+
+
+def test_graders_n_a_on_every_compaction_are_said_once_after_them(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # review 4, G18 b: a real transcript's scenario-only graders (planted facts, the window) were
+    # listed with every compaction, "the scenario plants no facts" for a file that has no scenario
+    path = _session(tmp_path / "s.jsonl", second="now add the --strict flag")
+    main(["grade", str(path), "-v"])
+    out = capsys.readouterr().out
+    per_case, _, once = out.partition("s.jsonl: n/a on its compaction, for one reason each:")
+    assert once, out
+    assert "facts_survive" not in per_case and "fits_window" not in per_case
+    assert "  N/A       facts_survive: no planted facts: only a scenario plants them" in once
+    assert "PASS      nine_sections" in per_case  # what applied is still shown with its compaction

@@ -102,8 +102,16 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
         if not o.cases and o.graders:  # nothing to grade: say why once, not once per grader
             print(f"\n{o.name}: FAIL: {o.grader_verdict(o.graders[0]).reasons[0]}")
             continue
+        # -v: a grader n/a on every compaction for one reason is said once, after them (a transcript's
+        # scenario-only graders: facts, stale values, the window), not once per compaction
+        idle: dict[str, str] = {}
+        if verbose and o.cases:
+            for name in o.graders:
+                mine = [v for vs in o.verdicts for v in vs if v.grader == name]
+                if mine and all(v.status == "n/a" for v in mine) and len({tuple(v.reasons) for v in mine}) == 1:
+                    idle[name] = "; ".join(mine[0].reasons)
         for case, verdicts in zip(o.cases, o.verdicts):
-            shown = [v for v in verdicts if verbose or v.status in ("fail", "ungraded", "error")
+            shown = [v for v in verdicts if (verbose and v.grader not in idle) or v.status in ("fail", "ungraded", "error")
                      or (v.grader in o.known_failures and v.status == "pass")]
             if not shown:
                 continue
@@ -117,6 +125,11 @@ def print_outcomes(outcomes: list[Outcome], verbose: bool) -> None:
                       + (f" [known failure: {o.known_failures[v.grader]}]" if v.grader in o.known_failures else ""))
                 for r in v.reasons:
                     print(f"            {r}")
+        if idle:
+            where = "every compaction" if len(o.cases) > 1 else "its compaction"
+            print(f"\n{o.name}: n/a on {where}, for one reason each:")
+            for name, why in idle.items():
+                print(f"  N/A       {name}: {why}")
 
 
 def exit_code(outcomes: list[Outcome], strict: bool = False) -> int:
