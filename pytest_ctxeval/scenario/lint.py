@@ -331,6 +331,18 @@ def _check_expect(scenario: Scenario, steps: list[Any], out: _Collector) -> None
                                                        f"({probe.answer!r}): write what a good answer says")
 
 
+def _check_system_instructions(scenario: Scenario, out: _Collector) -> None:
+    """A CLAUDE.md compaction-instructions section written into ``system:`` reaches no summariser:
+    the engine's summariser has its own system prompt; ``memory_files:`` reach it (docs/prompts.md)."""
+    from ..reading.context_instructions import instruction_sections
+
+    if scenario.system and instruction_sections(scenario.system):
+        out.add(("system",), "holds a compaction-instructions section (such as '## Compact Instructions'), which no "
+                             "compaction follows: the summariser does not see the agent's system prompt. Give the "
+                             "CLAUDE.md as memory_files: {/repo/CLAUDE.md: \"...\"}, which every compaction request "
+                             "carries (docs/prompts.md, 'Compact instructions in CLAUDE.md')")
+
+
 def lint_file(path: str | Path, *, graders: Iterable[str] | None = None) -> list[LintProblem]:
     """Every problem of one scenario file (empty when it is clean), in line order."""
     with paused_gc():  # the file's values form a tree; see gcpause (was half of lint's time, superlinear)
@@ -344,6 +356,7 @@ def _lint(p: Path, graders: Iterable[str] | None) -> list[LintProblem]:
     if scenario is None:
         return out.problems
     _check_known_failures(scenario, out, graders)
+    _check_system_instructions(scenario, out)
     _check_user_blocks(scenario, out)
     _check_tools(scenario, out)
     ex = _LintExpander(scenario, out)

@@ -210,3 +210,15 @@ def test_pytest_prints_the_note(pytester: pytest.Pytester, tmp_path: Path) -> No
     result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-q", "-k", "nine_sections")
     result.stdout.fnmatch_lines(['ctxeval: note: debug_failing_test: compaction 2: compaction instructions '
                                  '"focus on the cache layer fix": not seen offline*'])
+
+
+def test_lint_says_a_compact_section_in_system_reaches_no_summariser(tmp_path: Path) -> None:
+    from pytest_ctxeval.scenario.lint import lint_file
+
+    path = _scenario(tmp_path, None)
+    text = path.read_text(encoding="utf-8").replace(
+        "turns:", 'system: "You are a coding agent.\\n\\n## Compact Instructions\\nDrop the logs."\nturns:', 1)
+    path.write_text(text, encoding="utf-8")
+    problems = [str(p) for p in lint_file(path)]
+    assert [p for p in problems if ": system: holds a compaction-instructions section" in p and "memory_files:" in p]
+    assert not lint_file(_scenario(tmp_path / "md", DROP))  # in memory_files: it is where it belongs
