@@ -166,7 +166,11 @@ def continuation(case: CompactionCase) -> Verdict:
         notes = [f"transcript path: {want_path.reason()}"] if want_path is not None else []
         notes += [f"{case.trigger} continuation instruction: {want_continue.reason()}"] if want_continue is not None else []
         kind = "an automatic" if case.trigger == "auto" else "a manual"
-        return Verdict.not_applicable(f"Claude Code {case.version or '(version not recorded)'} writes neither for "
+        if not case.version:  # not known, rather than known not to be written (review 4, G18 c)
+            return Verdict.not_applicable(f"the transcript records no Claude Code version, so whether it writes the "
+                                          f"transcript path and the continuation instruction for {kind} compaction "
+                                          "is not known: neither is required; " + "; ".join(notes))
+        return Verdict.not_applicable(f"Claude Code {case.version} writes neither for "
                                       f"{kind} compaction; " + "; ".join(notes))
     reasons = []
     match = _PATH_LINE.search(text)

@@ -40,3 +40,21 @@ def test_graders_n_a_on_every_compaction_are_said_once_after_them(tmp_path: Path
     assert "facts_survive" not in per_case and "fits_window" not in per_case
     assert "  N/A       facts_survive: no planted facts: only a scenario plants them" in once
     assert "PASS      nine_sections" in per_case  # what applied is still shown with its compaction
+
+
+def test_continuation_without_a_recorded_version_is_unknown_not_absent(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # review 4, G18 c: "Claude Code (version not recorded) writes neither" claimed a behaviour
+    # nobody knows, beside a summary that carried the transcript path
+    from session_kit import Session
+
+    s = Session(version=None)
+    s.user("fix the parser in src/parse.py")
+    s.assistant(text="Editing.")
+    s.compact("1. Primary Request and Intent:\n   fix the parser\n6. All user messages:\n   - \"fix the parser in src/parse.py\"\n"
+              "9. Optional Next Step:\n   \"fix the parser in src/parse.py\"")
+    path = s.write(tmp_path / "noversion.jsonl")
+    main(["grade", str(path), "-v", "--graders", "continuation"])
+    out = capsys.readouterr().out
+    assert "records no Claude Code version" in out and "is not known: neither is required" in out
+    assert "writes neither" not in out
