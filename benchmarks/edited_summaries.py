@@ -115,6 +115,14 @@ def _word_sub(text: str, old: str, new: str) -> str:
 
 # -- defects -------------------------------------------------------------------------------------------
 
+def _placed(line: str, name: str) -> str:
+    """``line`` with " in `name`" after its lead (``- **Ruff UP038** in `x.py`: …``), before the fix."""
+    m = re.match(r"^(\s*(?:[-*]|\d+[.)])\s+\*\*[^*]+?)(:?)\*\*", line) or re.match(r"^(\s*(?:[-*]|\d+[.)])\s+[^:.;]+?)()(?=[:.;])", line)
+    if not m:
+        return line.rstrip() + f" (in `{name}`)"
+    return line[:m.end(1)] + f" in `{name}`" + line[m.end(1):]
+
+
 def wrong_file_error(case, summary: str) -> str | None:
     """Section 4 tells an error against another file of the session than the one its output names."""
     from pytest_ctxeval.reading.extract import failing_results
@@ -134,15 +142,16 @@ def wrong_file_error(case, summary: str) -> str | None:
         ext = own[0].rsplit(".", 1)[-1]
         other = next((b for b in others if b.endswith("." + ext)), others[0])
         lines = _lines(body)
-        for i, line in enumerate(lines):
+        command = str(f.input.get("command", ""))
+        for i, line in enumerate(lines):   # the item that tells the error: its file swapped, or one added
+            if line.strip() and error_kept(f.key_line, f.text, command, line)[0]:
+                b = next((b for b in own if b in line), None)
+                lines[i] = line.replace(b, other) if b else _placed(line, other)
+                return _in_section(summary, case, "errors", "\n".join(lines))
+        for i, line in enumerate(lines):   # an item naming the error's file
             if any(b in line for b in own):
                 b = next(b for b in own if b in line)
                 lines[i] = line.replace(b, other)
-                return _in_section(summary, case, "errors", "\n".join(lines))
-        command = str(f.input.get("command", ""))
-        for i, line in enumerate(lines):
-            if line.strip() and error_kept(f.key_line, f.text, command, line)[0]:
-                lines[i] = line.rstrip() + f" (in `{other}`)"
                 return _in_section(summary, case, "errors", "\n".join(lines))
     return None
 
@@ -154,15 +163,18 @@ def right_file_error(case, summary: str) -> str | None:
 
     files = list(dict.fromkeys(_base(p) for p, _ in _session_files(case)))
     body = _body(case, "errors")
+    from pytest_ctxeval.reading.error_location import located_lines
     for f in failing_results(case.summarized):
-        own = [b for b in files if b in f.text]
+        located = located_lines(f.text)
+        at = next((loc for loc in located if f.key_line.strip() in loc.line), located[0] if located else None)
+        own = [_base(at.path)] if at else []
         if not f.key_line or not own:
             continue
         lines = _lines(body)
         command = str(f.input.get("command", ""))
         for i, line in enumerate(lines):
             if line.strip() and error_kept(f.key_line, f.text, command, line)[0]:
-                lines[i] = line.rstrip() + f" (reported in `{own[0]}`)"
+                lines[i] = _placed(line, own[0])
                 return _in_section(summary, case, "errors", "\n".join(lines))
     return None
 

@@ -30,7 +30,7 @@ import re
 
 from pytest_ctxeval.reading.extract import (
     FailingResult, failing_results, file_ledger, file_mentioned, latest_requests, person_messages,
-    said_unchanged_removed,
+    said_unchanged_removed, touched_files,
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
@@ -38,6 +38,7 @@ from pytest_ctxeval.core.messages import AssistantMessage, text_of
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
+from pytest_ctxeval.reading.error_location import misplaced_errors
 from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
@@ -688,6 +689,10 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         return note + (f"; an item of the section {denied}" if denied else "")
     reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"{_nor_test(k)}"
                for k in missing]
+    # An error told against another file than the one its output places it in (the next context
+    # window opens the wrong file): pytest_ctxeval.reading.error_location.
+    misplaced = _misplaced_errors(case, [r for _, r in wanted.values() if r is not None])
+    reasons += misplaced
     by_test = sum(w.startswith("its failing test") for w in how)
     by = [f"{len(how) - by_test} by their identifying tokens" if len(how) > by_test else "",
           f"{by_test} by a failing test they belong to" if by_test else ""]
@@ -701,7 +706,36 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         ok = ok.replace(f"all {len(wanted)} ", f"{len(wanted) - len(excused)} of {len(wanted)} ", 1) + \
             _left_out_note(excused, "error lines")
         reasons = [reasons[0] + _left_out_note(excused, "error lines"), *reasons[1:]] if reasons else reasons
-    return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons, ok, missing=missing)
+    return Verdict.from_fraction(max(len(wanted) - len(missing) - len(misplaced), 0), len(wanted), reasons, ok,
+                                 missing=missing)
+
+
+def _misplaced_errors(case: CompactionCase, results: list[FailingResult]) -> list[str]:
+    """Reasons for items of section 4 that place an error of a failing result in a file its output
+    does not name, while the output places it in one other file (reading.error_location)."""
+    section = case.sections.get("errors")
+    if section is None or not results:
+        return []
+    files = {p.replace("\\", "/").rsplit("/", 1)[-1] for p, _ in touched_files(case.history)}
+    items = _items(plain_emphasis(section.body))
+    lines = case.summary.split("\n")
+    out, seen = [], set()
+    for res in results:
+        command = str(res.input.get("command", ""))
+        tells = (lambda item, res=res, command=command: error_kept(res.key_line, res.text, command, item)[0])
+        for bad in misplaced_errors(items, res.text, files, tells, res.key_line):
+            if (bad.item, bad.mark) in seen:
+                continue
+            seen.add((bad.item, bad.mark))
+            start = normalize_ws(bad.item)[:40]
+            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                       if start and start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+            shown = _short(command, 60)
+            mark = bad.mark if len(bad.mark) < 40 else f'"{_short(bad.mark, 60)}"'
+            out.append(f"section 4 (line {at}) tells {mark} in `{bad.told}`: \"{_short(bad.item, 110)}\"; but the "
+                       f"failing {res.tool} result" + (f" of `{shown}`" if shown else "") +
+                       f" places it in {bad.path}: \"{_short(bad.evidence, 110)}\" (the error is told against the wrong file)")
+    return out
 
 
 def _left_out_note(excused: list[LeaveOut], what: str) -> str:
