@@ -39,6 +39,7 @@ from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
+from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
 from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
@@ -692,6 +693,8 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     # An error told against another file than the one its output places it in (the next context
     # window opens the wrong file): pytest_ctxeval.reading.error_location.
     misplaced = _misplaced_errors(case, [r for _, r in wanted.values() if r is not None])
+    # A test the span's last run still fails, called passing (pytest_ctxeval.reading.test_claims).
+    misplaced += _passing_claims(case)
     reasons += misplaced
     by_test = sum(w.startswith("its failing test") for w in how)
     by = [f"{len(how) - by_test} by their identifying tokens" if len(how) > by_test else "",
@@ -735,6 +738,29 @@ def _misplaced_errors(case: CompactionCase, results: list[FailingResult]) -> lis
             out.append(f"section 4 (line {at}) tells {mark} in `{bad.told}`: \"{_short(bad.item, 110)}\"; but the "
                        f"failing {res.tool} result" + (f" of `{shown}`" if shown else "") +
                        f" places it in {bad.path}: \"{_short(bad.evidence, 110)}\" (the error is told against the wrong file)")
+    return out
+
+
+def _passing_claims(case: CompactionCase) -> list[str]:
+    """Reasons for sentences of sections 4, 5 and 8 that call a test passing which the span's last
+    test run still fails (pytest_ctxeval.reading.test_claims)."""
+    run = last_test_run(case.summarized)
+    if run is None:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+    for kind, number in (("errors", 4), ("problem", 5), ("current", 8)):
+        section = case.sections.get(kind)
+        if section is None:
+            continue
+        for claim in passing_claims(plain_emphasis(section.body), run):
+            start = normalize_ws(claim.sentence)[:40]
+            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                       if start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+            what = (f"still fails the test {claim.test}" if claim.test else
+                    f"fails {len(run.failing)} test{'s' if len(run.failing) > 1 else ''}")
+            out.append(f"section {number} (line {at}) says \"{_short(claim.sentence, 110)}\", but the last test run of "
+                       f"the span (`{_short(run.command, 60)}`) {what}: \"{_short(run.evidence, 110)}\"")
     return out
 
 
