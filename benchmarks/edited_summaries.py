@@ -161,9 +161,9 @@ def right_file_error(case, summary: str) -> str | None:
     from pytest_ctxeval.reading.extract import failing_results
     from pytest_ctxeval.reading.session_facts import error_kept
 
-    files = list(dict.fromkeys(_base(p) for p, _ in _session_files(case)))
-    body = _body(case, "errors")
     from pytest_ctxeval.reading.error_location import located_lines
+
+    body = _body(case, "errors")
     for f in failing_results(case.summarized):
         located = located_lines(f.text)
         at = next((loc for loc in located if f.key_line.strip() in loc.line), located[0] if located else None)
@@ -239,7 +239,7 @@ def test_called_passing(case, summary: str) -> str | None:
     last_f = tests[-1][0]
     for kind in ("errors", "current"):
         lines = _lines(_body(case, kind))
-        for f, t in reversed([x for x in tests if x[0] is last_f]):
+        for _f, t in reversed([x for x in tests if x[0] is last_f]):
             for i, line in enumerate(lines):
                 if line.strip() and failing_test_told([t], line, errors_section=kind == "errors"):
                     lines[i] = line.rstrip() + " — fixed, now passing ✅"
@@ -260,7 +260,7 @@ def test_still_failing(case, summary: str) -> str | None:
     from pytest_ctxeval.reading.session_facts import failing_test_told
     tests = _failing_tests(case)
     lines = _lines(_body(case, "errors"))
-    for f, t in reversed(tests):
+    for _f, t in reversed(tests):
         for i, line in enumerate(lines):
             if line.strip() and failing_test_told([t], line, errors_section=True):
                 lines[i] = line.rstrip() + " — still failing on the last run"
@@ -330,7 +330,6 @@ def earlier_request_as_next(case, summary: str) -> str | None:
     people = [p for p in _person(case) if len(p.text.split()) >= 5]
     if len(people) < 2:
         return None
-    body = _body(case, "next")
     first = people[0].text.split("\n")[0][:200]
     return _in_section(summary, case, "next", f'   Continue with what the user asked: "{first}"')
 
@@ -513,7 +512,7 @@ def measure(cases, kinds: dict[str, Callable], registry, verbose: bool = False) 
         for name, case in cases:
             try:
                 edited = edit(case, case.summary)
-            except Exception as exc:  # an edit that cannot read a case is a bug of the edit, said
+            except Exception as exc:  # noqa: BLE001 -- an edit that cannot read a case is a bug of the edit, said
                 notes.append(f"{name}: edit crashed: {exc!r}")
                 continue
             if not edited or edited == case.summary:
@@ -544,7 +543,10 @@ def main(argv: list[str] | None = None) -> int:
 
     registry = load_graders()
     cases = labelled_cases(args.labels, _corpus())
-    pick = (lambda d: {k: v for k, v in d.items() if not args.kind or k in args.kind})
+
+    def pick(kinds: dict[str, Callable]) -> dict[str, Callable]:
+        return {k: v for k, v in kinds.items() if not args.kind or k in args.kind}
+
     print(f"{len(cases)} labelled compactions\n")
     print(f"{'defect kind':28} applied  caught  missed")
     for kind, (applied, flagged, notes) in measure(cases, pick(DEFECTS), registry, args.verbose).items():

@@ -725,7 +725,9 @@ def _misplaced_errors(case: CompactionCase, results: list[FailingResult]) -> lis
     out, seen = [], set()
     for res in results:
         command = str(res.input.get("command", ""))
-        tells = (lambda item, res=res, command=command: error_kept(res.key_line, res.text, command, item)[0])
+        def tells(item: str, res: FailingResult = res, command: str = command) -> bool:
+            return error_kept(res.key_line, res.text, command, item)[0]
+
         for bad in misplaced_errors(items, res.text, files, tells, res.key_line):
             if (bad.item, bad.mark) in seen:
                 continue

@@ -1,0 +1,110 @@
+"""A value the person set, restated in sections 1-2 with another value in its place.
+
+Section 6 may quote the person word for word ("use SQLite for the cache, on port 5432") while section
+1 tells the next context window "use Postgres for the cache, on port 5433": the request it reads
+first is not the person's. :func:`contradicted_values` lines up each line of a summary's own text
+with the person's messages and reports a place where the summary says the person's words around one
+word, and in that word's place another value:
+
+* the word is a *value* in both texts: it holds a digit (``5432``, ``14``, ``v2``), is code-like
+  (``README.md``, ``Self::default()``, ``session_character``, ``camelCase``, ``#41``) or is a name
+  written with a capital inside a sentence (``SQLite``, ``Tree``, ``TDD``); a plain word ("the",
+  "router") is a paraphrase, not a value;
+* the person's words stand on both sides of it (at least three around it, one or more on each side):
+  "merge with **develop** before" for "merge with **master** before";
+* the person never said the summary's value, and nothing in the session after their message says it
+  (an answer that agreed to another value, a later correction: the summary may be right);
+* the summary's sections 1-2 never say the person's value (a summary that says both, "Postgres
+  instead of SQLite", reports a change rather than contradicting it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+__all__ = ["Contradiction", "contradicted_values", "is_value"]
+
+_TOKEN = re.compile(r"[#@]?\w+(?:(?:[./'-]|::)\w+)*(?:\(\))?")
+#: Words around the changed one that must be the person's, in all and on each side.
+CONTEXT = 3
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    line: str       # the summary's line
+    said: str       # the person's value
+    told: str       # the summary's value in its place
+    message: int    # 0-based index among the person's messages
+    context: str    # the person's words around their value
+
+
+def _tokens(text: str) -> list[tuple[str, int]]:
+    return [(m.group(0), m.start()) for m in _TOKEN.finditer(text)]
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    before = text[:at].rstrip(" \t*_`\"'“‘([")
+    return not before or before[-1] in ".!?:\n-•>" or re.search(r"(?:^|\n)\s*(?:[-*•]|\d+[.)])?\s*$", text[:at]) is not None
+
+
+def is_value(token: str, text: str = "", at: int = -1) -> bool:
+    """Whether ``token`` (found at ``at`` in ``text``) names a value rather than being a plain word."""
+    if re.search(r"\d", token) or re.search(r"[._/#@]|::|\(\)", token) or re.search(r"[a-z][A-Z]", token):
+        return len(token) > 1
+    if len(token) >= 2 and token.isupper():
+        return True
+    if token[:1].isupper() and not token[1:].isupper() and at >= 0:
+        return not _sentence_start(text, at)
+    return False
+
+
+def contradicted_values(lines: list[str], messages: list[str], after: Callable[[int], str],
+                        summary_text: str) -> list[Contradiction]:
+    """Lines of ``lines`` that restate one of ``messages`` (the person's, in order) with another value
+    in the place of one of theirs (see the module's rules). ``after(k)`` is the session's text after
+    the person's message ``k``, lower-cased; ``summary_text`` the sections the lines come from."""
+    said_words = set()
+    person = []
+    for text in messages:
+        toks = _tokens(text)
+        person.append((text, toks, [t.lower() for t, _ in toks]))
+        said_words.update(t.lower() for t, _ in toks)
+    summary_low = summary_text.lower()
+    out: list[Contradiction] = []
+    for line in lines:
+        toks = _tokens(line)
+        low = [t.lower() for t, _ in toks]
+        if len(low) < CONTEXT + 1:
+            continue
+        for k, (text, ptoks, plow) in enumerate(person):
+            if not set(low) & set(plow):
+                continue
+            ops = SequenceMatcher(None, low, plow, autojunk=False).get_opcodes()
+            for n, (tag, i1, i2, j1, j2) in enumerate(ops):
+                if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
+                    continue
+                left = ops[n - 1][2] - ops[n - 1][1] if n and ops[n - 1][0] == "equal" else 0
+                right = ops[n + 1][2] - ops[n + 1][1] if n + 1 < len(ops) and ops[n + 1][0] == "equal" else 0
+                if left < 1 or right < 1 or left + right < CONTEXT:
+                    continue
+                told, t_at = toks[i1]
+                said, s_at = ptoks[j1]
+                if told.lower() == said.lower() or not is_value(told, line, t_at) or not is_value(said, text, s_at):
+                    continue
+                if told.lower() in said_words or _whole(told.lower(), after(k)) or _whole(said.lower(), summary_low):
+                    continue
+                a, b = ptoks[max(j1 - left, 0)][1], ptoks[min(j1 + right, len(ptoks) - 1)]
+                context = text[a:b[1] + len(b[0])]
+                out.append(Contradiction(line.strip(), said, told, k, context))
+                break
+            else:
+                continue
+            break
+    return out
+
+
+def _whole(word: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.#/-]){re.escape(word)}(?![\w-])", text) is not None
