@@ -10,8 +10,10 @@ word, and in that word's place another value:
   (``README.md``, ``Self::default()``, ``session_character``, ``camelCase``, ``#41``) or is a name
   written with a capital inside a sentence (``SQLite``, ``Tree``, ``TDD``); a plain word ("the",
   "router") is a paraphrase, not a value;
-* the person's words stand on both sides of it (at least three around it, one or more on each side):
-  "merge with **develop** before" for "merge with **master** before";
+* the person's words stand on both sides of it (at least three around it, one or more on each side:
+  "merge with **develop** before" for "merge with **master** before"), or at least three of them
+  before it ("on port **5433**, as asked" for "on port **5432** and keep…"); one written short for the
+  other (``README`` for ``README.md``) is the same value;
 * the person never said the summary's value, and nothing in the session after their message says it
   (an answer that agreed to another value, a later correction: the summary may be right);
 * the summary's sections 1-2 never say the person's value (a summary that says both, "Postgres
@@ -84,16 +86,21 @@ def contradicted_values(lines: list[str], messages: list[str], after: Callable[[
                 continue
             ops = SequenceMatcher(None, low, plow, autojunk=False).get_opcodes()
             for n, (tag, i1, i2, j1, j2) in enumerate(ops):
-                if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
+                if tag != "replace":
                     continue
                 left = ops[n - 1][2] - ops[n - 1][1] if n and ops[n - 1][0] == "equal" else 0
                 right = ops[n + 1][2] - ops[n + 1][1] if n + 1 < len(ops) and ops[n + 1][0] == "equal" else 0
-                if left < 1 or right < 1 or left + right < CONTEXT:
+                # one word for one, the person's words on both sides; or the first words of a longer
+                # difference after a run of the person's words ("… on port 5433, as asked")
+                if not ((i2 - i1 == 1 and j2 - j1 == 1 and left >= 1 and right >= 1 and left + right >= CONTEXT)
+                        or left >= CONTEXT):
                     continue
                 told, t_at = toks[i1]
                 said, s_at = ptoks[j1]
-                if told.lower() == said.lower() or not is_value(told, line, t_at) or not is_value(said, text, s_at):
-                    continue
+                t, sd = told.lower(), said.lower()
+                if t == sd or t.startswith(sd) or sd.startswith(t) or not is_value(told, line, t_at) \
+                        or not is_value(said, text, s_at):
+                    continue   # README for README.md is the same file written short
                 if told.lower() in said_words or _whole(told.lower(), after(k)) or _whole(said.lower(), summary_low):
                     continue
                 a, b = ptoks[max(j1 - left, 0)][1], ptoks[min(j1 + right, len(ptoks) - 1)]
