@@ -300,12 +300,18 @@ def read_said_created(case, summary: str) -> str | None:
     if not body:
         return None
     lines = _lines(body)
+    from pytest_ctxeval.reading.extract import file_ledger
+    changed = set(file_ledger(case.history).changed())
     for path, how in _session_files(case):
-        if how != "Read":
+        if how != "Read" or path in changed:
             continue
+        name = _base(path)
         for i, line in enumerate(lines):
-            if _BULLET.match(line) and file_mentioned(path, line) and not re.search(r"\bnew\b|created", line, re.I):
-                lines[i] = line.rstrip() + " (NEW)"
+            if _BULLET.match(line) and file_mentioned(path, line) and name in line \
+                    and not re.search(r"\bnew\b|created", line, re.I):
+                at = line.index(name) + len(name)
+                at += len(re.match(r"[`*_]*", line[at:]).group(0))
+                lines[i] = line[:at] + " (NEW)" + line[at:]
                 return _in_section(summary, case, "files", "\n".join(lines))
     return None
 

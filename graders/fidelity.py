@@ -39,6 +39,7 @@ from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
+from pytest_ctxeval.reading.file_claims import new_claims, only_read
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
 from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
@@ -571,6 +572,10 @@ def files_preserved(case: CompactionCase) -> Verdict:
     ledger = case.shared_view("file_ledger", lambda: file_ledger(case.history), case.history)
     changed, moved = ledger.changed(), ledger.moved_from
     files = list(dict.fromkeys(changed + case.reached(case.expect.files)))
+    # A file the session only read, called new beside its name (pytest_ctxeval.reading.file_claims).
+    called_new = _called_new(case, [*changed, *moved.values()])
+    if not files and called_new:
+        return Verdict.failed(*called_new)
     if not files:
         return Verdict.not_applicable("no project file was changed (rejected or failed edits and Claude Code's own "
                                       "plan/memory files do not count), and no file of expect.files has come up yet")
@@ -590,7 +595,32 @@ def files_preserved(case: CompactionCase) -> Verdict:
                for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
-    return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
+    return Verdict.from_fraction(len(files) - len(missing), len(files), reasons + called_new, ok, missing=missing)
+
+
+def _called_new(case: CompactionCase, changed: list[str]) -> list[str]:
+    """Reasons for lines of section 3 that call a file new which the session only read."""
+    section = case.sections.get("files")
+    if section is None:
+        return []
+    read = only_read(case.history, changed)
+    if not read:
+        return []
+    all_paths = [p for p, _ in touched_files(case.history)]
+    bases = Counter(p.replace("\\", "/").rsplit("/", 1)[-1] for p in all_paths)
+    read = {p: e for p, e in read.items() if bases[p.replace("\\", "/").rsplit("/", 1)[-1]] == 1}
+    lines = case.summary.split("\n")
+    out = []
+    for claim in new_claims(plain_emphasis(section.body), read):
+        if not file_mentioned(claim.path, claim.line, all_paths):
+            continue
+        start = normalize_ws(claim.line)[:40]
+        at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                   if start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+        out.append(f"section 3 (line {at}) calls {claim.path} new: \"{_short(claim.line, 100)}\"; but the session read "
+                   f"it before any command or subagent could have made it (its Read returned \"{_short(claim.evidence, 60)}\") "
+                   "and no edit of the session wrote or moved it")
+    return out
 
 
 def _how_changed(path: str, changed: list[str], moved: dict[str, str], how: dict[str, str]) -> str:

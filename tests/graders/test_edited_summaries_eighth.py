@@ -198,3 +198,47 @@ def test_is_value_tells_a_value_from_a_plain_word():
     text = "keep it in SQLite please"
     assert is_value("SQLite", text, text.index("SQLite"))
     assert not is_value("router") and not is_value("Store", "Store it", 0)
+
+
+# -- a file the session only read, called new ----------------------------------------------------------
+
+LOADER = "     1→def load(claims):\n     2→    return claims['user_id']\n"
+
+
+def _read_then_edit(kit, *, first: list | None = None) -> list:
+    return [kit.user("fix the loader"), *(first or []),
+            *kit.tool("Read", {"file_path": "/repo/src/auth/loader.py"}, LOADER),
+            *kit.tool("Write", {"file_path": "/repo/src/auth/cache.py", "content": "x"}, "File created")]
+
+
+@pytest.mark.parametrize("files", [
+    "- `src/auth/loader.py` (NEW): the claims loader",
+    "- **src/auth/loader.py** — new file with the loader",
+    "- Created `src/auth/loader.py` for the claims",
+])
+def test_a_file_only_read_called_new_fails(grade, kit, files):
+    text = _s(kit, files=files + "\n- `src/auth/cache.py` (NEW)")
+    verdict = grade("files_preserved", kit.case(_read_then_edit(kit), text))
+    assert verdict.status == "fail", verdict.reasons
+    (reason,) = verdict.reasons
+    assert "loader.py new" in reason and "def load(claims):" in reason and f"line {kit.line_of(text, files[:14])}" in reason
+
+
+@pytest.mark.parametrize("files", [
+    "- `src/auth/loader.py` (read for reference)\n- `src/auth/cache.py` (NEW)",     # the written one is new
+    "- `src/auth/loader.py`: added new tests for the claims\n- `src/auth/cache.py`",  # "new" about something else
+    "- Created a helper in `src/auth/loader.py`\n- `src/auth/cache.py`",
+])
+def test_new_said_of_what_is_new_passes(grade, kit, files):
+    verdict = grade("files_preserved", kit.case(_read_then_edit(kit), _s(kit, files=files)))
+    assert verdict.status == "pass", verdict.reasons
+
+
+@pytest.mark.parametrize("first", [
+    [("Bash", {"command": "touch src/auth/loader.py"}, "")],                        # a command that may have made it
+    [("Task", {"description": "scaffold", "prompt": "write the loader"}, "done")],  # a subagent's writes are unseen
+])
+def test_a_read_after_a_possible_maker_proves_nothing(grade, kit, first):
+    calls = [m for name, inp, out in first for m in kit.tool(name, inp, out)]
+    text = _s(kit, files="- `src/auth/loader.py` (NEW)\n- `src/auth/cache.py` (NEW)")
+    assert grade("files_preserved", kit.case(_read_then_edit(kit, first=calls), text)).status == "pass"
