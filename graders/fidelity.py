@@ -40,6 +40,7 @@ from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quot
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
 from pytest_ctxeval.reading.file_claims import new_claims, only_read
+from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
 from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
@@ -823,6 +824,11 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     items = [i for i in items if i not in cancelled]
     dropped_note = ("; not required, as superseded: " + "; ".join(
         f"\"{_short(i, 60)}\" ({h.source()})" for i, h in list(cancelled.items())[:3])) if cancelled else ""
+    # Work called done that no command of the session did: pushed, committed, a pull request opened
+    # (pytest_ctxeval.reading.done_claims).
+    unbacked = _unbacked_claims(case)
+    if not items and unbacked:
+        return Verdict.failed(*unbacked)
     if not items and cancelled:
         return Verdict.not_applicable(f"every open task is superseded{dropped_note}")
     if not items:
@@ -865,6 +871,7 @@ def pending_tasks(case: CompactionCase) -> Verdict:
                + f": \"{_short(i)}\"" for i in missing]
     if reasons:
         reasons[-1] += dropped_note
+    reasons += unbacked
     # A pass names where each task was found: one told only in sections 8-9 is not "in section 7".
     later_only = [i for i in items if i not in missing and not _task_present(i, open_region)
                   and not _task_told(i, open_head)]
@@ -875,6 +882,30 @@ def pending_tasks(case: CompactionCase) -> Verdict:
                  + "; ".join(f"\"{_short(i, 60)}\"" for i in later_only[:3]))
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found + dropped_note, missing=missing,
                                  superseded=list(cancelled))
+
+
+def _unbacked_claims(case: CompactionCase) -> list[str]:
+    """Reasons for sentences of sections 4, 5 and 8 that call work done (pushed, committed, a pull
+    request opened) which no command of the session did (pytest_ctxeval.reading.done_claims)."""
+    if case.summary_format is not None:
+        return []
+    lines = case.summary.split("\n")
+    person = None
+    out = []
+    for kind, number in (("errors", 4), ("problem", 5), ("current", 8)):
+        section = case.sections.get(kind)
+        if section is None:
+            continue
+        if person is None:
+            person = [p.text for p in person_messages(case.history)]
+        for claim in unbacked_claims(plain_emphasis(section.body), case.history, person):
+            start = normalize_ws(claim.sentence)[:40]
+            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                       if start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+            out.append(f"section {number} (line {at}) says the work was {claim.what}: \"{_short(claim.sentence, 100)}\"; "
+                       f"but no command or tool call of the session did it (and no subagent ran, nor did the person "
+                       f"say they did): a task called done that was never done")
+    return out
 
 
 def _task_present(subject: str, text: str) -> bool:

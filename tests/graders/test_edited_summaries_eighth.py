@@ -242,3 +242,38 @@ def test_a_read_after_a_possible_maker_proves_nothing(grade, kit, first):
     calls = [m for name, inp, out in first for m in kit.tool(name, inp, out)]
     text = _s(kit, files="- `src/auth/loader.py` (NEW)\n- `src/auth/cache.py` (NEW)")
     assert grade("files_preserved", kit.case(_read_then_edit(kit, first=calls), text)).status == "pass"
+
+
+# -- work called done that no command did ----------------------------------------------------------------
+
+def _work(kit, *commands: str, tool: str = "Bash") -> list:
+    msgs = [kit.user("fix the loader"),
+            *kit.tool("Edit", {"file_path": "/repo/src/loader.py", "old_string": "a", "new_string": "b"})]
+    for c in commands:
+        msgs += kit.tool(tool, {"command": c} if tool == "Bash" else {"description": c, "prompt": c}, "ok")
+    return msgs
+
+
+@pytest.mark.parametrize("current, what", [
+    ("Fixed the loader. All changes are committed and pushed to origin.", "pushed"),
+    ("Fixed the loader and committed it as `fix: loader`.", "committed"),
+    ("Fixed the loader and opened a PR for review.", "opened a pull request"),
+])
+def test_work_called_done_that_no_command_did_fails(grade, kit, current, what):
+    text = _s(kit, files="- `src/loader.py`", current=current)
+    verdict = grade("pending_tasks", kit.case(_work(kit, "pytest -q"), text))
+    assert verdict.status == "fail", verdict.reasons
+    assert f"the work was {what}" in verdict.reasons[0] and f"line {kit.line_of(text, current[:20])}" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("commands, tool, current", [
+    (("git commit -am 'fix: loader' && git push origin HEAD",), "Bash", "All changes are committed and pushed."),
+    (("gh pr create --fill",), "Bash", "Fixed the loader and opened a PR for review."),
+    (("pytest -q",), "Bash", "Fixed the loader; not pushed yet."),                 # negated
+    (("pytest -q",), "Bash", "Next: commit once the user approves."),              # ahead
+    (("pytest -q",), "Bash", "The user pushed the branch themselves."),            # someone else
+    (("ship the loader",), "Task", "A subagent committed and pushed the fix."),    # a subagent's commands are unseen
+])
+def test_work_backed_by_a_command_or_not_claimed_passes(grade, kit, commands, tool, current):
+    verdict = grade("pending_tasks", kit.case(_work(kit, *commands, tool=tool), _s(kit, current=current)))
+    assert verdict.status == "n/a", verdict.reasons
