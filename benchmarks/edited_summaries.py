@@ -472,6 +472,48 @@ def pending_done_note(case, summary: str) -> str | None:
     return _in_section(summary, case, "current", body.rstrip() + f"\n   Completed earlier: {done[0]}.")
 
 
+def fix_file_named(case, summary: str) -> str | None:
+    """An error item goes on to say which other file of the session the fix went into."""
+    from pytest_ctxeval.reading.extract import failing_results
+    from pytest_ctxeval.reading.session_facts import error_kept
+
+    files = list(dict.fromkeys(_base(p) for p, _ in _session_files(case)))
+    body = _body(case, "errors")
+    lines = _lines(body)
+    for f in failing_results(case.summarized):
+        others = [b for b in files if b not in f.text and len(b) > 3]
+        if not f.key_line or not others:
+            continue
+        command = str(f.input.get("command", ""))
+        for i, line in enumerate(lines):
+            if line.strip() and error_kept(f.key_line, f.text, command, line)[0]:
+                lines[i] = line.rstrip() + f" Fixed by a change in `{others[0]}`."
+                return _in_section(summary, case, "errors", "\n".join(lines))
+    return None
+
+
+def request_paraphrased(case, summary: str) -> str | None:
+    """Section 1 restates the latest request in the person's words, one plain word changed."""
+    people = [p for p in _person(case) if 6 <= len(p.text.split()) <= 60 and "\n" not in p.text.strip()]
+    if not people:
+        return None
+    words = people[-1].text.split()
+    for i, w in enumerate(words[1:-1], start=1):
+        if w.islower() and w.isalpha() and len(w) > 3:
+            words[i] = "basically " + w
+            break
+    body = _body(case, "request")
+    return _in_section(summary, case, "request", body.rstrip() + "\n   - Roughly, in their words: " + " ".join(words))
+
+
+def backed_commit_claim(case, summary: str) -> str | None:
+    """Section 8 says the work was committed, in a session that ran git commit."""
+    if not re.search(r"\bgit\b[^\n;|&]*\bcommit\b", case.history_text):
+        return None
+    body = _body(case, "current")
+    return _in_section(summary, case, "current", body.rstrip() + "\n   The work so far was committed.")
+
+
 DEFECTS: dict[str, Callable] = {
     "wrong_file_error": wrong_file_error,
     "constraint_contradicted": constraint_contradicted,
@@ -499,12 +541,17 @@ HARMLESS: dict[str, Callable] = {
     "spaced_current": spaced_current,
     "extra_correct_error_note": extra_correct_error_note,
     "pending_done_note": pending_done_note,
+    "fix_file_named": fix_file_named,
+    "request_paraphrased": request_paraphrased,
+    "backed_commit_claim": backed_commit_claim,
 }
 
 
 def _reasons(verdict) -> set[str]:
-    """A verdict's reasons without the line numbers an edit above them shifts."""
-    return {re.sub(r"\blines? \d+(?:[-–]\d+)?|\bL\d+", "line N", r) for r in verdict.reasons}
+    """A verdict's reasons by what they are about: without the line numbers an edit above them
+    shifts, and by their first 60 characters (a reason that says more about the same loss, "… it is
+    verbatim in section 1", is no new failure)."""
+    return {re.sub(r"\blines? \d+(?:[-–]\d+)?|\bL\d+", "line N", r)[:60] for r in verdict.reasons}
 
 
 def measure(cases, kinds: dict[str, Callable], registry, verbose: bool = False) -> dict[str, tuple[int, int, list[str]]]:

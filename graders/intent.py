@@ -153,6 +153,11 @@ def last_request_intact(case: CompactionCase) -> Verdict:
     missing = [p for p in parts if not find(p, hay)]
     kept = len(parts) - len(missing)
     filler = [p for p in missing if len(p.split()) <= FILLER_WORDS and not _NAMES.search(p)]
+    if not missing and (ack := _acknowledgement_apart(last.text, parts, hay)):
+        # the acknowledgement is found too, elsewhere (a paraphrase, another quote): the request
+        # without it is verbatim, which the rule below accepts when it is not found at all
+        filler = ack
+        missing = ack
     if missing and len(filler) == len(missing) and kept and \
             sum(len(p) for p in filler) <= 0.2 * len(normalize_ws(last.text)):
         return Verdict.passed_(f"{label} is verbatim in {where} but for the acknowledgement "
@@ -174,6 +179,24 @@ def last_request_intact(case: CompactionCase) -> Verdict:
         score = 0.0
     return Verdict.failed(reason + long_prose_note(last.text), score=round(score, 4), expected=last.text,
                           missing_parts=missing)
+
+
+def _acknowledgement_apart(text: str, parts: list[str], hay: object) -> list[str]:
+    """The acknowledgements leading or ending ``text`` ("this is good.") when the rest of it, without
+    them, is verbatim in ``hay``; else []."""
+    rest = normalize_ws(text)
+    ack = []
+    for p in parts:   # leading ones
+        if len(p.split()) > FILLER_WORDS or _NAMES.search(p) or not rest.startswith(normalize_ws(p)):
+            break
+        ack.append(p)
+        rest = rest[len(normalize_ws(p)):].strip()
+    for p in reversed(parts[len(ack):]):   # ending ones
+        if len(p.split()) > FILLER_WORDS or _NAMES.search(p) or not rest.endswith(normalize_ws(p)):
+            break
+        ack.append(p)
+        rest = rest[:-len(normalize_ws(p))].strip()
+    return ack if ack and rest and find(rest, hay) else []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -277,3 +277,19 @@ def test_work_called_done_that_no_command_did_fails(grade, kit, current, what):
 def test_work_backed_by_a_command_or_not_claimed_passes(grade, kit, commands, tool, current):
     verdict = grade("pending_tasks", kit.case(_work(kit, *commands, tool=tool), _s(kit, current=current)))
     assert verdict.status == "n/a", verdict.reasons
+
+
+# -- harmless: an acknowledgement found in a paraphrase elsewhere ------------------------------------------
+
+def test_an_acknowledgement_found_elsewhere_does_not_split_the_last_request(grade, kit):
+    last = "this is good. commit push this plan and open a PR to merge with master, then plan the phases"
+    msgs = [kit.user("write the plan"), kit.say("Plan written."), kit.user(last)]
+    kept = '- "commit push this plan and open a PR to merge with master, then plan the phases"'
+    para = "Roughly: this is good. basically commit push this plan and open a PR"
+    for request in ("x", para):   # without, and with, a paraphrase that holds the acknowledgement
+        verdict = grade("last_request_intact", kit.case(msgs, _s(kit, request=request, user_messages=kept)))
+        assert verdict.status == "pass" and "but for the acknowledgement" in verdict.reasons[0], verdict.reasons
+    # the request itself cut is still a failure
+    cut = kept.replace(", then plan the phases", "")
+    verdict = grade("last_request_intact", kit.case(msgs, _s(kit, request=para, user_messages=cut)))
+    assert verdict.status == "fail"
