@@ -514,6 +514,17 @@ def backed_commit_claim(case, summary: str) -> str | None:
     return _in_section(summary, case, "current", body.rstrip() + "\n   The work so far was committed.")
 
 
+def rule_kept_in_pending(case, summary: str) -> str | None:
+    """Section 7 repeats, as a rule, what the person ruled out ("Keep to: no MVP terminology")."""
+    for p in _person(case):
+        m = re.search(r"\b(?:no|don't|do not|never|stop)\s+((?:[A-Za-z_][\w-]*\s+){0,3}[A-Za-z_][\w-]*)\s*(?:in|for|[.,;!]|$)",
+                      p.text, re.I | re.M)
+        if m and len(m.group(1)) > 6:
+            body = _body(case, "pending")
+            return _in_section(summary, case, "pending", body.rstrip() + f"\n   - Keep to the rule: no {m.group(1)}")
+    return None
+
+
 DEFECTS: dict[str, Callable] = {
     "wrong_file_error": wrong_file_error,
     "constraint_contradicted": constraint_contradicted,
@@ -544,6 +555,7 @@ HARMLESS: dict[str, Callable] = {
     "fix_file_named": fix_file_named,
     "request_paraphrased": request_paraphrased,
     "backed_commit_claim": backed_commit_claim,
+    "rule_kept_in_pending": rule_kept_in_pending,
 }
 
 

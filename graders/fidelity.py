@@ -41,6 +41,7 @@ from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
 from pytest_ctxeval.reading.file_claims import new_claims, only_read
 from pytest_ctxeval.reading.done_claims import unbacked_claims
+from pytest_ctxeval.reading.prohibitions import prohibitions
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
 from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
@@ -927,6 +928,11 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     # person-typed message after it, is superseded later: the summary rightly lists the plan as it
     # stood (pytest_ctxeval.reading.cancellations.superseded_intents).
     held, waiting = superseded_intents(case.history, case.summarized, case.expect.superseded, _cancellations(case))
+    # What the person ruled out in a sentence of its own ("No MVP terminology in our app"), planned in
+    # sections 7-9 (pytest_ctxeval.reading.prohibitions).
+    ruled_out = _ruled_out_planned(case)
+    if ruled_out:
+        return Verdict.failed(*ruled_out)
     if not held and waiting:
         return Verdict.not_applicable(f"the {len(waiting)} superseded intent(s) are still open items of the latest todo "
                                       "list in the summarised span: the change of plan comes after it")
@@ -962,6 +968,31 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
             + "; ".join(f"\"{h.intent}\" in user message {h.cancellation.number}" for h in typed if h.cancellation)
             + ")") if typed else ""
     return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in {where}{note}")
+
+
+def _ruled_out_planned(case: CompactionCase) -> list[str]:
+    """Reasons for sections 7-9 planning what the person ruled out in words (reading.prohibitions)."""
+    if case.summary_format is not None or case.kind == "session_memory":
+        return []
+    people = person_messages(case.history)
+    ruled = prohibitions([p.text for p in people]) if people else []
+    if not ruled:
+        return []
+    latest = _latest_words(case)
+    out = []
+    for kind, number in (("pending", 7), ("current", 8), ("next", 9)):
+        section = case.sections.get(kind)
+        if section is None:
+            continue
+        exempt = quoted_spans(section.body, latest)
+        for rule in ruled:
+            found = proposals(section.body, rule.what, exempt=exempt, dropped_after=_SET_ASIDE)
+            if found:
+                said = " ".join(rule.message.split())
+                out.append(f"{_label(case, number, section)} (line {section.line}) plans \"{rule.what}\", which the "
+                           f"person ruled out (user message {rule.number} of {len(people)}: \"{_short(said, 90)}\"): "
+                           f"\"{_short(found[0].clause, 140)}\"")
+    return out
 
 
 #: Words after a mention that set it aside (besides proposals.DROPPED_AFTER): "PDF export — the user

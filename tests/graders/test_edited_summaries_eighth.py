@@ -293,3 +293,40 @@ def test_an_acknowledgement_found_elsewhere_does_not_split_the_last_request(grad
     cut = kept.replace(", then plan the phases", "")
     verdict = grade("last_request_intact", kit.case(msgs, _s(kit, request=para, user_messages=cut)))
     assert verdict.status == "fail"
+
+
+# -- what the person ruled out, planned in sections 7-9 ----------------------------------------------------
+
+RULE = "First thing: what is this MVP facet? No MVP terminology in our app. We are live."
+
+
+@pytest.mark.parametrize("pending", [
+    "- Write the MVP terminology section of the facet schema",
+    "- Rename the facets\n- Use MVP terminology throughout the docs",
+])
+def test_planning_what_the_person_ruled_out_fails(grade, kit, pending):
+    msgs = [kit.user("design the facets"), kit.say("Here is an MVP facet schema."), kit.user(RULE)]
+    verdict = grade("no_superseded_work", kit.case(msgs, _s(kit, pending=pending)))
+    assert verdict.status == "fail", verdict.reasons
+    assert '"MVP terminology", which the person ruled out (user message 2 of 2' in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("pending, later", [
+    ("- Keep to the rule: no MVP terminology", ""),                            # the rule, kept
+    ("- Avoid MVP terminology in the facet docs", ""),                        # negated
+    ("- Use MVP terminology in the internal notes", "ok, MVP terminology is fine in internal notes"),  # allowed again
+    ("- Use MVP terminology in the notes", "No, MVP terminology stays out for now"),  # "for now": a rule for a while
+])
+def test_the_rule_kept_negated_or_allowed_again_passes(grade, kit, pending, later):
+    msgs = [kit.user("design the facets"), kit.say("Here is an MVP facet schema."), kit.user(RULE if not later.startswith("No,") else later)]
+    if later and not later.startswith("No,"):
+        msgs += [kit.say("Understood."), kit.user(later)]
+    verdict = grade("no_superseded_work", kit.case(msgs, _s(kit, pending=pending)))
+    assert verdict.status == "n/a", verdict.reasons
+
+
+@pytest.mark.parametrize("said", ["No, let's keep the schema", "no need for the cache", "No problem at all.",
+                                  "don't use it yet", "no router"])
+def test_answers_and_plain_words_rule_nothing_out(said):
+    from pytest_ctxeval.reading.prohibitions import prohibitions
+    assert prohibitions([said]) == []
