@@ -899,7 +899,7 @@ def _unbacked_claims(case: CompactionCase) -> list[str]:
             continue
         if person is None:
             person = [p.text for p in person_messages(case.history)]
-        for claim in unbacked_claims(plain_emphasis(section.body), case.history, person):
+        for claim in unbacked_claims(plain_emphasis(section.body), case.history, person, case.history_text):
             start = normalize_ws(claim.sentence)[:40]
             at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
                        if start in normalize_ws(plain_emphasis(lines[i]))), section.line)

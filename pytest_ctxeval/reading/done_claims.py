@@ -7,8 +7,8 @@ create``, which pushes), ``git commit``, ``gh pr create`` or a GitHub tool that 
 :func:`unbacked_claims` reports a sentence that says, in the past and with the assistant as its
 subject, that the work was pushed, committed or that a pull request was opened, when:
 
-* no shell command or tool call of the session does it (the whole session, earlier compactions
-  included);
+* no shell command or tool call of the session does it, and no text of the session names such a
+  command (the person's own ``!git push`` in the terminal, earlier compactions included);
 * no subagent, skill or slash command ran (their own commands are not in this transcript) and the
   person never spoke of doing it themselves ("I pushed", "merged");
 * the sentence neither hedges, negates nor looks ahead ("not pushed yet", "ready to push", "will
@@ -63,9 +63,10 @@ def _commands(messages: Iterable[Any]) -> tuple[list[str], bool]:
     return out, delegated
 
 
-def unbacked_claims(text: str, messages: list[Any], person: list[str]) -> list[DoneClaim]:
+def unbacked_claims(text: str, messages: list[Any], person: list[str], session_text: str = "") -> list[DoneClaim]:
     """Sentences of ``text`` that call work done (see the module's rules) which no command of
-    ``messages`` did; ``person`` is what the person typed."""
+    ``messages`` did; ``person`` is what the person typed, ``session_text`` the session's whole text
+    (a command the person ran in the terminal's bash mode, or one named anywhere, leaves it unjudged)."""
     claims = []
     for sentence in _SENTENCE.split(text):
         if not sentence.strip() or _NOT_A_CLAIM.search(sentence):
@@ -83,7 +84,8 @@ def unbacked_claims(text: str, messages: list[Any], person: list[str]) -> list[D
     out = []
     for claim in claims:
         _says, does = _KINDS[claim.what]
-        if any(does.search(c) for c in commands) or any(w in said for w in ("push", "commit", "merged", " pr ")):
+        if any(does.search(c) for c in commands) or does.search(session_text) or \
+                any(w in said for w in ("push", "commit", "merged", " pr ")):
             continue
         if claim.what == "opened a pull request" and any("pull_request" in c.lower() for c in commands):
             continue

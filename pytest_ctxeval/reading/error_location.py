@@ -45,7 +45,8 @@ _PLACE = re.compile(rf"(?:\b(?:in|at|inside|within|from)\s+(?:the\s+)?(?:file\s+
 
 #: Where an item goes on from the error to its fix: a file named after it is where the fix went.
 _FIX_PART = re.compile(r"(?:\b(?:fix(?:ed|es)?|resol(?:ved|ution)|solution|workaround|changed|added|updated|moved|"
-                       r"removed|replaced|switched|rewrote|rewritten|root cause|caused by|because)\b|→|->)", re.IGNORECASE)
+                       r"removed|replaced|switched|rewrote|rewritten|root cause|caused by|because|after|when|while|"
+                       r"since|due to)\b|→|->)", re.IGNORECASE)
 
 
 def _error_part(item: str) -> str:

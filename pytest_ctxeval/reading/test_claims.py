@@ -74,7 +74,8 @@ _PASSES = re.compile(r"\b(?:now\s+)?(?:pass(?:es)?|passing|are\s+green|is\s+gree
 _NOT_A_CLAIM = re.compile(
     r"\b(?:not|never|no\s+longer|still|fail\w*|red|until|once|should|would|could|will|expect\w*|if|when|"
     r"after|before|verify|check|confirm|ensure|make|get|to\s+pass|need\w*|until|previously|earlier|"
-    r"used\s+to|was|were|flaky|skip\w*|hope\w*|might|may|whether|try\w*|attempt\w*)\b|n't\b|\?",
+    r"used\s+to|was|were|flaky|skip\w*|hope\w*|might|may|whether|try\w*|attempt\w*|except|apart\s+from|"
+    r"other\s+than|besides|save\s+for|but)\b|n't\b|\?",
     re.IGNORECASE)
 _ALL_TESTS = re.compile(r"\ball\s+(?P<q>(?:[\w-]+\s+){0,3}?)(?:tests?|specs?)\s+(?:now\s+)?"
                         r"(?:pass(?:es)?|are\s+passing|are\s+green)\b", re.IGNORECASE)

@@ -44,6 +44,7 @@ def _lint(kit) -> list:
     "- **Ruff F841** in `src/app/display/formatters.py:336`: removed",
     "- **Ruff F841**: unused `total_events`. Fixed by editing `commands.py` too",   # the fix's file
     "- Ruff found F841; fixed",                                                     # no file named
+    "- **Lint errors**: after nesting changes in commands.py, ruff reported F841",  # the cause's file
 ])
 def test_an_error_told_in_its_own_file_or_with_no_file_passes(grade, kit, item):
     verdict = grade("errors_preserved", kit.case(_lint(kit), _s(kit, errors=item)))
@@ -131,6 +132,7 @@ def test_a_test_the_last_run_fails_called_passing_fails(grade, kit, claim):
     ("All tests should pass once the key rotation lands.", False),
     ("Test 7.2 still fails; tests 1-6 pass.", False),
     ("Before the change all e2e tests passed.", False),     # the past
+    ("All tests pass except 7.2.", False),                  # an exception made
 ])
 def test_all_tests_pass_is_judged_against_the_last_run(grade, kit, current, fails):
     verdict = grade("errors_preserved", kit.case(_e2e(kit), _s(kit, errors=ITEM + " (still failing)", current=current)))
@@ -330,3 +332,11 @@ def test_the_rule_kept_negated_or_allowed_again_passes(grade, kit, pending, late
 def test_answers_and_plain_words_rule_nothing_out(said):
     from pytest_ctxeval.reading.prohibitions import prohibitions
     assert prohibitions([said]) == []
+
+
+def test_a_push_the_session_speaks_of_is_not_judged(grade, kit):
+    # the person's own terminal (bash mode) leaves its command as text, not as a tool call
+    msgs = [*_work(kit, "pytest -q"), kit.user("<bash-input>git push origin main</bash-input>"), kit.say("Pushed, thanks.")]
+    assert grade("pending_tasks", kit.case(msgs, _s(kit, current="All changes are pushed."))).status == "n/a"
+    verdict = grade("pending_tasks", kit.case(_work(kit, "pytest -q"), _s(kit, current="All changes are pushed.")))
+    assert verdict.status == "fail"
