@@ -600,17 +600,22 @@ def files_preserved(case: CompactionCase) -> Verdict:
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons + called_new, ok, missing=missing)
 
 
+def _only_read(history: list, changed: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The files the session only read whose name no other file of it has, and every path it touched."""
+    read = only_read(history, changed)
+    all_paths = [p for p, _ in touched_files(history)] if read else []
+    bases = Counter(p.replace("\\", "/").rsplit("/", 1)[-1] for p in all_paths)
+    return {p: e for p, e in read.items() if bases[p.replace("\\", "/").rsplit("/", 1)[-1]] == 1}, all_paths
+
+
 def _called_new(case: CompactionCase, changed: list[str]) -> list[str]:
     """Reasons for lines of section 3 that call a file new which the session only read."""
     section = case.sections.get("files")
     if section is None:
         return []
-    read = only_read(case.history, changed)
+    read, all_paths = case.shared_view("only_read", lambda: _only_read(case.history, changed), case.history)
     if not read:
         return []
-    all_paths = [p for p, _ in touched_files(case.history)]
-    bases = Counter(p.replace("\\", "/").rsplit("/", 1)[-1] for p in all_paths)
-    read = {p: e for p, e in read.items() if bases[p.replace("\\", "/").rsplit("/", 1)[-1]] == 1}
     lines = case.summary.split("\n")
     out = []
     for claim in new_claims(plain_emphasis(section.body), read):
@@ -751,7 +756,8 @@ def _misplaced_errors(case: CompactionCase, results: list[FailingResult]) -> lis
     section = case.sections.get("errors")
     if section is None or not results:
         return []
-    files = {p.replace("\\", "/").rsplit("/", 1)[-1] for p, _ in touched_files(case.history)}
+    files = case.shared_view("touched_names", lambda: {p.replace("\\", "/").rsplit("/", 1)[-1]
+                                                        for p, _ in touched_files(case.history)}, case.history)
     items = _items(plain_emphasis(section.body))
     lines = case.summary.split("\n")
     out, seen = [], set()
@@ -778,7 +784,7 @@ def _misplaced_errors(case: CompactionCase, results: list[FailingResult]) -> lis
 def _passing_claims(case: CompactionCase) -> list[str]:
     """Reasons for sentences of sections 4, 5 and 8 that call a test passing which the span's last
     test run still fails (pytest_ctxeval.reading.test_claims)."""
-    run = last_test_run(case.summarized)
+    run = case.shared_view("last_test_run", lambda: last_test_run(case.summarized), case.summarized)
     if run is None:
         return []
     lines = case.summary.split("\n")
@@ -891,14 +897,15 @@ def _unbacked_claims(case: CompactionCase) -> list[str]:
     if case.summary_format is not None:
         return []
     lines = case.summary.split("\n")
-    person = None
     out = []
+
+    def person() -> list[str]:
+        return case.shared_view("person_texts", lambda: [p.text for p in person_messages(case.history)], case.history)
+
     for kind, number in (("errors", 4), ("problem", 5), ("current", 8)):
         section = case.sections.get(kind)
         if section is None:
             continue
-        if person is None:
-            person = [p.text for p in person_messages(case.history)]
         for claim in unbacked_claims(plain_emphasis(section.body), case.history, person, case.history_text):
             start = normalize_ws(claim.sentence)[:40]
             at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
@@ -970,12 +977,16 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in {where}{note}")
 
 
+def _prohibitions(history: list) -> tuple[list, list]:
+    people = person_messages(history)
+    return people, prohibitions([p.text for p in people]) if people else []
+
+
 def _ruled_out_planned(case: CompactionCase) -> list[str]:
     """Reasons for sections 7-9 planning what the person ruled out in words (reading.prohibitions)."""
     if case.summary_format is not None or case.kind == "session_memory":
         return []
-    people = person_messages(case.history)
-    ruled = prohibitions([p.text for p in people]) if people else []
+    people, ruled = case.shared_view("prohibitions", lambda: _prohibitions(case.history), case.history)
     if not ruled:
         return []
     latest = _latest_words(case)

@@ -27,7 +27,7 @@ from pytest_ctxeval.reading.extract import (
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
-from pytest_ctxeval.reading.contradicted import contradicted_values
+from pytest_ctxeval.reading.contradicted import PersonWords, contradicted_values
 from pytest_ctxeval.reading.misquote import altered_quote, quote_words
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, long_prose_note, quotes, whole_context
@@ -302,33 +302,37 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
                                  f"all {len(constraints)} constraints in {where}", missing=missing)
 
 
+def _person_words(history: list) -> tuple[list, PersonWords, dict[int, str]]:
+    people = person_messages(history)
+    return people, PersonWords([p.text for p in people]), {}
+
+
 def _contradicted(case: CompactionCase) -> list[str]:
     """Reasons for lines of sections 1-2 that restate a person's message with another value in the
     place of theirs (pytest_ctxeval.reading.contradicted), each with its line and the person's words."""
     sections = [s for k in ("request", "concepts") if (s := case.sections.get(k)) is not None]
     if not sections or case.summary_format is not None:
         return []
-    people = person_messages(case.history)
+    people, words, after_cache = case.shared_view("person_words", lambda: _person_words(case.history), case.history)
     if not people:
         return []
     lines = case.summary.split("\n")
     body = "\n".join(s.body for s in sections)
-    after_cache: dict[int, str] = {}
 
-    def after(k: int) -> str:
+    def after(k: int) -> str:   # remembered with the session's view: the same for every mutant
         if k not in after_cache:
             after_cache[k] = plain_text(case.history[people[k].index + 1:]).lower()
         return after_cache[k]
 
-    found = contradicted_values([line for s in sections for line in s.body.split("\n")],
-                                [p.text for p in people], after, body)
+    found = contradicted_values([line for s in sections for line in s.body.split("\n")], words, after, body)
     out = []
     # A quote of the person in sections 1-2 changed on the way (a word, a number, the opposite action):
     # the same reading as section 9's (reading.misquote), against the person's messages.
-    said = [normalize(p.text) for p in people]
+    said = None
     for q in quotes(body):
         if len(q.split()) < 4 or normalize_ws(q).lower() in case.history_text:
             continue
+        said = said if said is not None else [normalize(p.text) for p in people]
         if (src := altered_quote(q, said)) is not None:
             start = normalize_ws(q)[:30]
             at = next((i + 1 for i in range(len(lines)) if start in normalize_ws(lines[i])), 0)

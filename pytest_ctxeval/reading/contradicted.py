@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-__all__ = ["Contradiction", "contradicted_values", "is_value"]
+__all__ = ["Contradiction", "PersonWords", "contradicted_values", "is_value"]
 
 _TOKEN = re.compile(r"[#@]?\w+(?:(?:[./'-]|::)\w+)*(?:\(\))?")
 #: Words around the changed one that must be the person's, in all and on each side.
@@ -63,26 +63,39 @@ def is_value(token: str, text: str = "", at: int = -1) -> bool:
     return False
 
 
-def contradicted_values(lines: list[str], messages: list[str], after: Callable[[int], str],
-                        summary_text: str) -> list[Contradiction]:
-    """Lines of ``lines`` that restate one of ``messages`` (the person's, in order) with another value
-    in the place of one of theirs (see the module's rules). ``after(k)`` is the session's text after
-    the person's message ``k``, lower-cased; ``summary_text`` the sections the lines come from."""
-    said_words = set()
-    person = []
-    for text in messages:
-        toks = _tokens(text)
-        person.append((text, toks, [t.lower() for t, _ in toks]))
-        said_words.update(t.lower() for t, _ in toks)
-    summary_low = summary_text.lower()
-    out: list[Contradiction] = []
-    for line in lines:
+class PersonWords:
+    """The person's messages as :func:`contradicted_values` reads them, read once per session (a
+    compaction's mutants share it) with the verdict of each summary line remembered."""
+
+    def __init__(self, messages: list[str]):
+        self.person = []
+        self.said: set[str] = set()
+        for text in messages:
+            toks = _tokens(text)
+            low = [t.lower() for t, _ in toks]
+            self.person.append((text, toks, low, frozenset(low)))
+            self.said.update(low)
+        self.lines: dict[str, list[tuple[int, str, str, str]]] = {}
+
+    def candidates(self, line: str) -> list[tuple[int, str, str, str]]:
+        """``(message, said, told, context)`` for each place ``line`` restates a message of the
+        person's with one of its values changed (before the session and summary checks)."""
+        if line not in self.lines:
+            self.lines[line] = self._candidates(line)
+        return self.lines[line]
+
+    def _candidates(self, line: str) -> list[tuple[int, str, str, str]]:
         toks = _tokens(line)
+        if len(toks) < CONTEXT + 1:
+            return []
+        # a line with no value of its own the person never said cannot contradict them
+        if not any(t.lower() not in self.said and is_value(t, line, at) for t, at in toks):
+            return []
         low = [t.lower() for t, _ in toks]
-        if len(low) < CONTEXT + 1:
-            continue
-        for k, (text, ptoks, plow) in enumerate(person):
-            if not set(low) & set(plow):
+        words = set(low)
+        out = []
+        for k, (text, ptoks, plow, pset) in enumerate(self.person):
+            if len(words & pset) < CONTEXT:
                 continue
             ops = SequenceMatcher(None, low, plow, autojunk=False).get_opcodes()
             for n, (tag, i1, i2, j1, j2) in enumerate(ops):
@@ -98,20 +111,34 @@ def contradicted_values(lines: list[str], messages: list[str], after: Callable[[
                 told, t_at = toks[i1]
                 said, s_at = ptoks[j1]
                 t, sd = told.lower(), said.lower()
-                if t == sd or t.startswith(sd) or sd.startswith(t) or not is_value(told, line, t_at) \
-                        or not is_value(said, text, s_at):
+                if t == sd or t.startswith(sd) or sd.startswith(t) or t in self.said \
+                        or not is_value(told, line, t_at) or not is_value(said, text, s_at):
                     continue   # README for README.md is the same file written short
-                if told.lower() in said_words or _whole(told.lower(), after(k)) or _whole(said.lower(), summary_low):
-                    continue
                 a, b = ptoks[max(j1 - left, 0)][1], ptoks[min(j1 + right, len(ptoks) - 1)]
-                context = text[a:b[1] + len(b[0])]
-                out.append(Contradiction(line.strip(), said, told, k, context))
+                out.append((k, said, told, text[a:b[1] + len(b[0])]))
                 break
-            else:
+        return out
+
+
+def contradicted_values(lines: list[str], messages: list[str] | PersonWords, after: Callable[[int], str],
+                        summary_text: str) -> list[Contradiction]:
+    """Lines of ``lines`` that restate one of ``messages`` (the person's, in order, or their
+    :class:`PersonWords`) with another value in the place of one of theirs (see the module's rules).
+    ``after(k)`` is the session's text after the person's message ``k``, lower-cased;
+    ``summary_text`` the sections the lines come from."""
+    person = messages if isinstance(messages, PersonWords) else PersonWords(messages)
+    summary_low = summary_text.lower()
+    out: list[Contradiction] = []
+    for line in lines:
+        for k, said, told, context in person.candidates(line):
+            if _whole(said.lower(), summary_low) or _whole(told.lower(), after(k)):
                 continue
+            out.append(Contradiction(line.strip(), said, told, k, context))
             break
     return out
 
 
 def _whole(word: str, text: str) -> bool:
+    if word not in text:
+        return False
     return re.search(rf"(?<![\w.#/-]){re.escape(word)}(?![\w-])", text) is not None

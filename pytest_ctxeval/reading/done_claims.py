@@ -18,7 +18,7 @@ subject, that the work was pushed, committed or that a pull request was opened, 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ _NOT_A_CLAIM = re.compile(
     r"to\s+(?:be\s+)?(?:push|commit|open)\w*|user|person|they|you|he|she|reviewer|CI|bot|upstream|previous(?:ly)?|"
     r"earlier|already|pending|plan\w*|pre-existing|awaiting|wait\w*)\b|n't\b|\?", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_ANY_CLAIM = re.compile(r"pushed|committed|\bPR\b|pull request", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,14 @@ def _commands(messages: Iterable[Any]) -> tuple[list[str], bool]:
     return out, delegated
 
 
-def unbacked_claims(text: str, messages: list[Any], person: list[str], session_text: str = "") -> list[DoneClaim]:
+def unbacked_claims(text: str, messages: list[Any], person: list[str] | Callable[[], list[str]],
+                    session_text: str = "") -> list[DoneClaim]:
     """Sentences of ``text`` that call work done (see the module's rules) which no command of
-    ``messages`` did; ``person`` is what the person typed, ``session_text`` the session's whole text
-    (a command the person ran in the terminal's bash mode, or one named anywhere, leaves it unjudged)."""
+    ``messages`` did; ``person`` is what the person typed (or a function that reads it, called only
+    when a sentence claims something), ``session_text`` the session's whole text (a command the
+    person ran in the terminal's bash mode, or one named anywhere, leaves it unjudged)."""
+    if not _ANY_CLAIM.search(text):
+        return []
     claims = []
     for sentence in _SENTENCE.split(text):
         if not sentence.strip() or _NOT_A_CLAIM.search(sentence):
@@ -80,7 +85,7 @@ def unbacked_claims(text: str, messages: list[Any], person: list[str], session_t
     commands, delegated = _commands(messages)
     if delegated:
         return []
-    said = " ".join(person).lower()
+    said = " ".join(person() if callable(person) else person).lower()
     out = []
     for claim in claims:
         _says, does = _KINDS[claim.what]
