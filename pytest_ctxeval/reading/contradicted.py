@@ -12,7 +12,8 @@ word, and in that word's place another value:
   "router") is a paraphrase, not a value;
 * the person's words stand on both sides of it (at least three around it, one or more on each side:
   "merge with **develop** before" for "merge with **master** before"), or at least three of them
-  before it ("on port **5433**, as asked" for "on port **5432** and keep…"); one written short for the
+  before it ("on port **5433**, as asked" for "on port **5432** and keep…"), or the whole of a short
+  message restated with its one value changed ("use Postgres" for "use SQLite"); one written short for the
   other (``README`` for ``README.md``) is the same value;
 * the person never said the summary's value, and nothing in the session after their message says it
   (an answer that agreed to another value, a later correction: the summary may be right);
@@ -95,7 +96,7 @@ class PersonWords:
         words = set(low)
         out = []
         for k, (text, ptoks, plow, pset) in enumerate(self.person):
-            if len(words & pset) < CONTEXT:
+            if len(words & pset) < min(CONTEXT, len(pset) - 1) or len(pset) < 2:
                 continue
             ops = SequenceMatcher(None, low, plow, autojunk=False).get_opcodes()
             for n, (tag, i1, i2, j1, j2) in enumerate(ops):
@@ -105,8 +106,10 @@ class PersonWords:
                 right = ops[n + 1][2] - ops[n + 1][1] if n + 1 < len(ops) and ops[n + 1][0] == "equal" else 0
                 # one word for one, the person's words on both sides; or the first words of a longer
                 # difference after a run of the person's words ("… on port 5433, as asked")
-                if not ((i2 - i1 == 1 and j2 - j1 == 1 and left >= 1 and right >= 1 and left + right >= CONTEXT)
-                        or left >= CONTEXT):
+                one = i2 - i1 == 1 and j2 - j1 == 1
+                # a short message ("use SQLite") restated whole with its one value changed
+                whole = one and left + right >= 1 and j1 - left == 0 and j2 + right == len(plow)
+                if not ((one and left >= 1 and right >= 1 and left + right >= CONTEXT) or left >= CONTEXT or whole):
                     continue
                 told, t_at = toks[i1]
                 said, s_at = ptoks[j1]

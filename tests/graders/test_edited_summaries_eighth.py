@@ -340,3 +340,14 @@ def test_a_push_the_session_speaks_of_is_not_judged(grade, kit):
     assert grade("pending_tasks", kit.case(msgs, _s(kit, current="All changes are pushed."))).status == "n/a"
     verdict = grade("pending_tasks", kit.case(_work(kit, "pytest -q"), _s(kit, current="All changes are pushed.")))
     assert verdict.status == "fail"
+
+
+@pytest.mark.parametrize("request_, fails", [
+    ("The user said to use Postgres.", True),         # the whole short message, its value changed
+    ("The user said to use SQLite.", False),
+    ("Use Postgres or SQLite, whichever is simpler.", False),   # names both
+])
+def test_a_short_message_restated_whole(grade, kit, request_, fails):
+    msgs = [kit.user("set up the cache"), kit.say("Which database?"), kit.user("use SQLite"), kit.say("OK.")]
+    verdict = grade("constraints_preserved", kit.case(msgs, _s(kit, request=request_, user_messages='- "use SQLite"')))
+    assert (verdict.status == "fail") is fails, verdict.reasons
