@@ -30,7 +30,7 @@ import re
 
 from pytest_ctxeval.reading.extract import (
     FailingResult, failing_results, file_ledger, file_mentioned, latest_requests, person_messages,
-    said_unchanged_removed,
+    said_unchanged_removed, touched_files,
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
@@ -38,6 +38,11 @@ from pytest_ctxeval.core.messages import AssistantMessage, text_of
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
+from pytest_ctxeval.reading.error_location import misplaced_errors
+from pytest_ctxeval.reading.file_claims import new_claims, only_read
+from pytest_ctxeval.reading.done_claims import unbacked_claims
+from pytest_ctxeval.reading.prohibitions import prohibitions
+from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
 from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
@@ -569,6 +574,10 @@ def files_preserved(case: CompactionCase) -> Verdict:
     ledger = case.shared_view("file_ledger", lambda: file_ledger(case.history), case.history)
     changed, moved = ledger.changed(), ledger.moved_from
     files = list(dict.fromkeys(changed + case.reached(case.expect.files)))
+    # A file the session only read, called new beside its name (pytest_ctxeval.reading.file_claims).
+    called_new = _called_new(case, [*changed, *moved.values()])
+    if not files and called_new:
+        return Verdict.failed(*called_new)
     if not files:
         return Verdict.not_applicable("no project file was changed (rejected or failed edits and Claude Code's own "
                                       "plan/memory files do not count), and no file of expect.files has come up yet")
@@ -588,7 +597,37 @@ def files_preserved(case: CompactionCase) -> Verdict:
                for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
-    return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
+    return Verdict.from_fraction(len(files) - len(missing), len(files), reasons + called_new, ok, missing=missing)
+
+
+def _only_read(history: list, changed: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The files the session only read whose name no other file of it has, and every path it touched."""
+    read = only_read(history, changed)
+    all_paths = [p for p, _ in touched_files(history)] if read else []
+    bases = Counter(p.replace("\\", "/").rsplit("/", 1)[-1] for p in all_paths)
+    return {p: e for p, e in read.items() if bases[p.replace("\\", "/").rsplit("/", 1)[-1]] == 1}, all_paths
+
+
+def _called_new(case: CompactionCase, changed: list[str]) -> list[str]:
+    """Reasons for lines of section 3 that call a file new which the session only read."""
+    section = case.sections.get("files")
+    if section is None:
+        return []
+    read, all_paths = case.shared_view("only_read", lambda: _only_read(case.history, changed), case.history)
+    if not read:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+    for claim in new_claims(plain_emphasis(section.body), read):
+        if not file_mentioned(claim.path, claim.line, all_paths):
+            continue
+        start = normalize_ws(claim.line)[:40]
+        at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                   if start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+        out.append(f"section 3 (line {at}) calls {claim.path} new: \"{_short(claim.line, 100)}\"; but the session read "
+                   f"it before any command or subagent could have made it (its Read returned \"{_short(claim.evidence, 60)}\") "
+                   "and no edit of the session wrote or moved it")
+    return out
 
 
 def _how_changed(path: str, changed: list[str], moved: dict[str, str], how: dict[str, str]) -> str:
@@ -689,6 +728,12 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         return note + (f"; an item of the section {denied}" if denied else "")
     reasons = [f"error line from a failing {wanted[k][0]} is not in {where}: \"{_short(k, 100)}\"{_nor_test(k)}"
                for k in missing]
+    # An error told against another file than the one its output places it in (the next context
+    # window opens the wrong file): pytest_ctxeval.reading.error_location.
+    misplaced = _misplaced_errors(case, [r for _, r in wanted.values() if r is not None])
+    # A test the span's last run still fails, called passing (pytest_ctxeval.reading.test_claims).
+    misplaced += _passing_claims(case)
+    reasons += misplaced
     by_test = sum(w.startswith("its failing test") for w in how)
     by = [f"{len(how) - by_test} by their identifying tokens" if len(how) > by_test else "",
           f"{by_test} by a failing test they belong to" if by_test else ""]
@@ -702,7 +747,62 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         ok = ok.replace(f"all {len(wanted)} ", f"{len(wanted) - len(excused)} of {len(wanted)} ", 1) + \
             _left_out_note(excused, "error lines")
         reasons = [reasons[0] + _left_out_note(excused, "error lines"), *reasons[1:]] if reasons else reasons
-    return Verdict.from_fraction(len(wanted) - len(missing), len(wanted), reasons, ok, missing=missing)
+    return Verdict.from_fraction(max(len(wanted) - len(missing) - len(misplaced), 0), len(wanted), reasons, ok,
+                                 missing=missing)
+
+
+def _misplaced_errors(case: CompactionCase, results: list[FailingResult]) -> list[str]:
+    """Reasons for items of section 4 that place an error of a failing result in a file its output
+    does not name, while the output places it in one other file (reading.error_location)."""
+    section = case.sections.get("errors")
+    if section is None or not results:
+        return []
+    files = case.shared_view("touched_names", lambda: {p.replace("\\", "/").rsplit("/", 1)[-1]
+                                                        for p, _ in touched_files(case.history)}, case.history)
+    items = _items(plain_emphasis(section.body))
+    lines = case.summary.split("\n")
+    out, seen = [], set()
+    for res in results:
+        command = str(res.input.get("command", ""))
+        def tells(item: str, res: FailingResult = res, command: str = command) -> bool:
+            return error_kept(res.key_line, res.text, command, item)[0]
+
+        for bad in misplaced_errors(items, res.text, files, tells, res.key_line):
+            if (bad.item, bad.mark) in seen:
+                continue
+            seen.add((bad.item, bad.mark))
+            start = normalize_ws(bad.item)[:40]
+            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                       if start and start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+            shown = _short(command, 60)
+            mark = bad.mark if len(bad.mark) < 40 else f'"{_short(bad.mark, 60)}"'
+            out.append(f"section 4 (line {at}) tells {mark} in `{bad.told}`: \"{_short(bad.item, 110)}\"; but the "
+                       f"failing {res.tool} result" + (f" of `{shown}`" if shown else "") +
+                       f" places it in {bad.path}: \"{_short(bad.evidence, 110)}\" (the error is told against the wrong file)")
+    return out
+
+
+def _passing_claims(case: CompactionCase) -> list[str]:
+    """Reasons for sentences of sections 4, 5 and 8 that call a test passing which the span's last
+    test run still fails (pytest_ctxeval.reading.test_claims)."""
+    run = case.shared_view("last_test_run", lambda: last_test_run(case.summarized), case.summarized)
+    if run is None:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+    for kind, number in (("errors", 4), ("problem", 5), ("current", 8)):
+        section = case.sections.get(kind)
+        if section is None:
+            continue
+        for claim in passing_claims(plain_emphasis(section.body), run):
+            start = normalize_ws(claim.sentence)[:40]
+            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                       if start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+            what = (f"still fails the test {claim.test}" if claim.test else
+                    f"fails {len(run.failing)} test{'s' if len(run.failing) > 1 else ''}")
+            out.append(f"section {number} (line {at}) says \"{_short(claim.sentence, 110)}\", but the last test run of "
+                       f"the span (`{_short(run.command, 60)}`) {what}: \"{_short(run.evidence, 110)}\"")
+    return out
 
 
 def _left_out_note(excused: list[LeaveOut], what: str) -> str:
@@ -733,6 +833,11 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     items = [i for i in items if i not in cancelled]
     dropped_note = ("; not required, as superseded: " + "; ".join(
         f"\"{_short(i, 60)}\" ({h.source()})" for i, h in list(cancelled.items())[:3])) if cancelled else ""
+    # Work called done that no command of the session did: pushed, committed, a pull request opened
+    # (pytest_ctxeval.reading.done_claims).
+    unbacked = _unbacked_claims(case)
+    if not items and unbacked:
+        return Verdict.failed(*unbacked)
     if not items and cancelled:
         return Verdict.not_applicable(f"every open task is superseded{dropped_note}")
     if not items:
@@ -775,6 +880,7 @@ def pending_tasks(case: CompactionCase) -> Verdict:
                + f": \"{_short(i)}\"" for i in missing]
     if reasons:
         reasons[-1] += dropped_note
+    reasons += unbacked
     # A pass names where each task was found: one told only in sections 8-9 is not "in section 7".
     later_only = [i for i in items if i not in missing and not _task_present(i, open_region)
                   and not _task_told(i, open_head)]
@@ -785,6 +891,31 @@ def pending_tasks(case: CompactionCase) -> Verdict:
                  + "; ".join(f"\"{_short(i, 60)}\"" for i in later_only[:3]))
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found + dropped_note, missing=missing,
                                  superseded=list(cancelled))
+
+
+def _unbacked_claims(case: CompactionCase) -> list[str]:
+    """Reasons for sentences of sections 4, 5 and 8 that call work done (pushed, committed, a pull
+    request opened) which no command of the session did (pytest_ctxeval.reading.done_claims)."""
+    if case.summary_format is not None:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+
+    def person() -> list[str]:
+        return case.shared_view("person_texts", lambda: [p.text for p in person_messages(case.history)], case.history)
+
+    for kind, number in (("errors", 4), ("problem", 5), ("current", 8)):
+        section = case.sections.get(kind)
+        if section is None:
+            continue
+        for claim in unbacked_claims(plain_emphasis(section.body), case.history, person, case.history_text):
+            start = normalize_ws(claim.sentence)[:40]
+            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                       if start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+            out.append(f"section {number} (line {at}) says the work was {claim.what}: \"{_short(claim.sentence, 100)}\"; "
+                       f"but no command or tool call of the session did it (and no subagent ran, nor did the person "
+                       f"say they did): a task called done that was never done")
+    return out
 
 
 def _task_present(subject: str, text: str) -> bool:
@@ -806,6 +937,11 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     # person-typed message after it, is superseded later: the summary rightly lists the plan as it
     # stood (pytest_ctxeval.reading.cancellations.superseded_intents).
     held, waiting = superseded_intents(case.history, case.summarized, case.expect.superseded, _cancellations(case))
+    # What the person ruled out in a sentence of its own ("No MVP terminology in our app"), planned in
+    # sections 7-9 (pytest_ctxeval.reading.prohibitions).
+    ruled_out = _ruled_out_planned(case)
+    if ruled_out:
+        return Verdict.failed(*ruled_out)
     if not held and waiting:
         return Verdict.not_applicable(f"the {len(waiting)} superseded intent(s) are still open items of the latest todo "
                                       "list in the summarised span: the change of plan comes after it")
@@ -841,6 +977,35 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
             + "; ".join(f"\"{h.intent}\" in user message {h.cancellation.number}" for h in typed if h.cancellation)
             + ")") if typed else ""
     return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in {where}{note}")
+
+
+def _prohibitions(history: list) -> tuple[list, list]:
+    people = person_messages(history)
+    return people, prohibitions([p.text for p in people]) if people else []
+
+
+def _ruled_out_planned(case: CompactionCase) -> list[str]:
+    """Reasons for sections 7-9 planning what the person ruled out in words (reading.prohibitions)."""
+    if case.summary_format is not None or case.kind == "session_memory":
+        return []
+    people, ruled = case.shared_view("prohibitions", lambda: _prohibitions(case.history), case.history)
+    if not ruled:
+        return []
+    latest = _latest_words(case)
+    out = []
+    for kind, number in (("pending", 7), ("current", 8), ("next", 9)):
+        section = case.sections.get(kind)
+        if section is None:
+            continue
+        exempt = quoted_spans(section.body, latest)
+        for rule in ruled:
+            found = proposals(section.body, rule.what, exempt=exempt, dropped_after=_SET_ASIDE)
+            if found:
+                said = " ".join(rule.message.split())
+                out.append(f"{_label(case, number, section)} (line {section.line}) plans \"{rule.what}\", which the "
+                           f"person ruled out (user message {rule.number} of {len(people)}: \"{_short(said, 90)}\"): "
+                           f"\"{_short(found[0].clause, 140)}\"")
+    return out
 
 
 #: Words after a mention that set it aside (besides proposals.DROPPED_AFTER): "PDF export — the user

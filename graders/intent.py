@@ -27,11 +27,13 @@ from pytest_ctxeval.reading.extract import (
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
+from pytest_ctxeval.reading.contradicted import PersonWords, contradicted_values
+from pytest_ctxeval.reading.misquote import altered_quote, quote_words
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
-from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, long_prose_note, whole_context
+from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, long_prose_note, quotes, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.reading.pasted import prose_kept
-from pytest_ctxeval.reading.verbatim import Match, closest_line, find, percent_alike, show_difference, typed_after_paste
+from pytest_ctxeval.reading.verbatim import Match, closest_line, find, normalize, percent_alike, show_difference, typed_after_paste
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -151,6 +153,11 @@ def last_request_intact(case: CompactionCase) -> Verdict:
     missing = [p for p in parts if not find(p, hay)]
     kept = len(parts) - len(missing)
     filler = [p for p in missing if len(p.split()) <= FILLER_WORDS and not _NAMES.search(p)]
+    if not missing and (ack := _acknowledgement_apart(last.text, parts, hay)):
+        # the acknowledgement is found too, elsewhere (a paraphrase, another quote): the request
+        # without it is verbatim, which the rule below accepts when it is not found at all
+        filler = ack
+        missing = ack
     if missing and len(filler) == len(missing) and kept and \
             sum(len(p) for p in filler) <= 0.2 * len(normalize_ws(last.text)):
         return Verdict.passed_(f"{label} is verbatim in {where} but for the acknowledgement "
@@ -172,6 +179,24 @@ def last_request_intact(case: CompactionCase) -> Verdict:
         score = 0.0
     return Verdict.failed(reason + long_prose_note(last.text), score=round(score, 4), expected=last.text,
                           missing_parts=missing)
+
+
+def _acknowledgement_apart(text: str, parts: list[str], hay: object) -> list[str]:
+    """The acknowledgements leading or ending ``text`` ("this is good.") when the rest of it, without
+    them, is verbatim in ``hay``; else []."""
+    rest = normalize_ws(text)
+    ack = []
+    for p in parts:   # leading ones
+        if len(p.split()) > FILLER_WORDS or _NAMES.search(p) or not rest.startswith(normalize_ws(p)):
+            break
+        ack.append(p)
+        rest = rest[len(normalize_ws(p)):].strip()
+    for p in reversed(parts[len(ack):]):   # ending ones
+        if len(p.split()) > FILLER_WORDS or _NAMES.search(p) or not rest.endswith(normalize_ws(p)):
+            break
+        ack.append(p)
+        rest = rest[:-len(normalize_ws(p))].strip()
+    return ack if ack and rest and find(rest, hay) else []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,18 +281,72 @@ def _said_hedges(case: CompactionCase, rule: str) -> set[str]:
 def constraints_preserved(case: CompactionCase) -> Verdict:
     """Every rule in expect.constraints (from the user or a memory file) is in the post-compact context."""
     constraints = case.reached(case.expect.constraints)
+    # What the person set, restated in sections 1-2 with another value (reading.contradicted): a
+    # rule broken by the summary itself, whether or not expect.constraints lists it.
+    contradicted = _contradicted(case)
     if not case.expect.constraints:
+        if contradicted:
+            return Verdict.failed(*contradicted, contradicted=contradicted)
         return Verdict.not_applicable("expect.constraints is empty")
     if not constraints:
+        if contradicted:
+            return Verdict.failed(*contradicted, contradicted=contradicted)
         return Verdict.not_applicable("no constraint of expect.constraints has come up yet")
     items = _items(_context(case))
     where = _context_name(case)
     said = {c: _said_hedges(case, c) for c in constraints}  # per rule, not per rule and item
     missing = [c for c in constraints if not any(_rule_kept(c, i, said[c]) for i in items)]
     reasons = [f"constraint lost: \"{_short(c, 100)}\" ({_origin(case, c)}) is not in {where}, so the agent "
-               "may break it after this compaction" for c in missing]
+               "may break it after this compaction" for c in missing] + contradicted
     return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,
                                  f"all {len(constraints)} constraints in {where}", missing=missing)
+
+
+def _person_words(history: list) -> tuple[list, PersonWords, dict[int, str]]:
+    people = person_messages(history)
+    return people, PersonWords([p.text for p in people]), {}
+
+
+def _contradicted(case: CompactionCase) -> list[str]:
+    """Reasons for lines of sections 1-2 that restate a person's message with another value in the
+    place of theirs (pytest_ctxeval.reading.contradicted), each with its line and the person's words."""
+    sections = [s for k in ("request", "concepts") if (s := case.sections.get(k)) is not None]
+    if not sections or case.summary_format is not None:
+        return []
+    people, words, after_cache = case.shared_view("person_words", lambda: _person_words(case.history), case.history)
+    if not people:
+        return []
+    lines = case.summary.split("\n")
+    body = "\n".join(s.body for s in sections)
+
+    def after(k: int) -> str:   # remembered with the session's view: the same for every mutant
+        if k not in after_cache:
+            after_cache[k] = plain_text(case.history[people[k].index + 1:]).lower()
+        return after_cache[k]
+
+    found = contradicted_values([line for s in sections for line in s.body.split("\n")], words, after, body)
+    out = []
+    # A quote of the person in sections 1-2 changed on the way (a word, a number, the opposite action):
+    # the same reading as section 9's (reading.misquote), against the person's messages.
+    said = None
+    for q in quotes(body):
+        if len(q.split()) < 4 or normalize_ws(q).lower() in case.history_text:
+            continue
+        said = said if said is not None else [normalize(p.text) for p in people]
+        if (src := altered_quote(q, said)) is not None:
+            start = normalize_ws(q)[:30]
+            at = next((i + 1 for i in range(len(lines)) if start in normalize_ws(lines[i])), 0)
+            number = 1 if sections[0].kind == "request" and q in normalize_ws(sections[0].body) else 2
+            out.append(f"section {number} (line {at}) quotes the person as \"{_short(q, 100)}\", but they said "
+                       f"\"{_short(src, 100)}\"; differences: {show_difference(quote_words(q), src)}")
+    for c in found:
+        start = normalize_ws(c.line)[:40]
+        at = next((i + 1 for i in range(len(lines)) if start and start in normalize_ws(lines[i])), 0)
+        number = 1 if any(c.line in s.body for s in sections[:1]) and sections[0].kind == "request" else 2
+        out.append(f"section {number} (line {at}) says \"{_short(c.line, 110)}\" with {c.told} where the person "
+                   f"set {c.said} (user message {c.message + 1}: \"{_short(c.context, 90)}\"), and nothing in the "
+                   f"session after it says {c.told}: the summary contradicts the person")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -710,30 +710,39 @@ def failing_test_told(tests: Iterable[tuple[str, str]], region: str, *, errors_s
             continue
         if not _speaks_of_error(item) and (not errors_section or _SAYS_PASSING.search(item)):
             continue
-        low = item.lower()
-        for _file, name in tests:
-            if " " not in name.strip():
-                if re.search(r"[_\d]|[a-z][A-Z]|^[Tt]est", name) and \
-                        re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", low):
-                    return f"its failing test {name}"
-                continue
-            tokens = [t for t in _significant_words(name)]
-            numbers = [t for t in tokens if re.fullmatch(r"[\d.]+", t)]
-            have = [t for t in tokens if re.search(rf"(?<![\w.]){re.escape(t)}" + (r"(?![\w])" if t in numbers else ""), low)]
-            if tokens and len(have) >= 0.6 * len(tokens) and all(n in have for n in numbers):
+        if found := names_failing_test(tests, item):
+            return found
+    return ""
+
+
+def names_failing_test(tests: Iterable[tuple[str, str]], item: str) -> str:
+    """How ``item`` names one of ``tests`` (``(file, name)``, :func:`failed_tests`), or ``""``: by its
+    function name, by most of its title's words with every number of the title, or by the title's
+    leading id (the rules of :func:`failing_test_told`, which also asks the item to speak of an error)."""
+    low = item.lower()
+    for _file, name in tests:
+        if " " not in name.strip():
+            if re.search(r"[_\d]|[a-z][A-Z]|^[Tt]est", name) and \
+                    re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", low):
+                return f"its failing test {name}"
+            continue
+        tokens = [t for t in _significant_words(name)]
+        numbers = [t for t in tokens if re.fullmatch(r"[\d.]+", t)]
+        have = [t for t in tokens if re.search(rf"(?<![\w.]){re.escape(t)}" + (r"(?![\w])" if t in numbers else ""), low)]
+        if tokens and len(have) >= 0.6 * len(tokens) and all(n in have for n in numbers):
+            return f"its failing test '{name}'"
+        lead = name.split()[0].lower()
+        if not _ID_TOKEN.fullmatch(lead):
+            continue
+        if re.search(r"[.-]", lead) or not lead.isdigit():   # 6.1, TC-12: an id of its own
+            # named as a test ("step 6.1", "test (#6.1)") or said to fail in its clause ("6.1) breaks"),
+            # not in passing ("Test 7.2 failure … needs a run after 6.1 is resolved")
+            at = rf"(?<![\w.]){re.escape(lead)}(?![\w]|\.\d)"
+            if re.search(rf"\b(?:tests?|specs?|steps?|cases?|scenarios?)\W{{0,4}}{at}", low) or \
+                    re.search(rf"{at}[^.;\n]{{0,60}}?{_ERROR_CUE.pattern}", low, re.IGNORECASE):
                 return f"its failing test '{name}'"
-            lead = name.split()[0].lower()
-            if not _ID_TOKEN.fullmatch(lead):
-                continue
-            if re.search(r"[.-]", lead) or not lead.isdigit():   # 6.1, TC-12: an id of its own
-                # named as a test ("step 6.1", "test (#6.1)") or said to fail in its clause ("6.1) breaks"),
-                # not in passing ("Test 7.2 failure … needs a run after 6.1 is resolved")
-                at = rf"(?<![\w.]){re.escape(lead)}(?![\w]|\.\d)"
-                if re.search(rf"\b(?:tests?|specs?|steps?|cases?|scenarios?)\W{{0,4}}{at}", low) or \
-                        re.search(rf"{at}[^.;\n]{{0,60}}?{_ERROR_CUE.pattern}", low, re.IGNORECASE):
-                    return f"its failing test '{name}'"
-            elif re.search(rf"\btests?\s+(?:#|no\.?\s*)?{re.escape(lead)}(?![\w.])", low):
-                return f"its failing test '{name}'"
+        elif re.search(rf"\btests?\s+(?:#|no\.?\s*)?{re.escape(lead)}(?![\w.])", low):
+            return f"its failing test '{name}'"
     return ""
 
 
