@@ -33,7 +33,7 @@ from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_
 from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, long_prose_note, quotes, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.reading.pasted import prose_kept
-from pytest_ctxeval.reading.verbatim import Match, closest_line, find, normalize, percent_alike, show_difference, typed_after_paste
+from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, find, normalize, percent_alike, show_difference, typed_after_paste
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -181,7 +181,7 @@ def last_request_intact(case: CompactionCase) -> Verdict:
                           missing_parts=missing)
 
 
-def _acknowledgement_apart(text: str, parts: list[str], hay: object) -> list[str]:
+def _acknowledgement_apart(text: str, parts: list[str], hay: str | Haystack) -> list[str]:
     """The acknowledgements leading or ending ``text`` ("this is good.") when the rest of it, without
     them, is verbatim in ``hay``; else []."""
     rest = normalize_ws(text)

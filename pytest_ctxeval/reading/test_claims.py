@@ -54,8 +54,8 @@ def last_test_run(messages: list[Any]) -> LastRun | None:
             if use.name == "Bash" and runs_tests(str(use.input.get("command", ""))):
                 calls[use.id] = use
         for res in tool_results(message):
-            if (use := calls.get(res.tool_use_id)) is not None:
-                last = (str(use.input.get("command", "")), result_text(res))
+            if (call := calls.get(res.tool_use_id)) is not None:
+                last = (str(call.input.get("command", "")), result_text(res))
     if last is None:
         return None
     command, text = last
