@@ -56,6 +56,7 @@ from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section,
 from pytest_ctxeval.reading.verbatim import (
     Haystack, Match, closest_line, haystack, lines_apart, most_alike, normalize, percent_alike, show_difference,
     typed_after_paste,
+    paste_error_lost,
 )
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
@@ -233,6 +234,9 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         if len(frags) == 1 and (lost_tail := typed_after_paste(p.text, hay)):
             reason += (f"; its lead is kept and the pasted output summarised, but what the person typed after the "
                        f"paste is not there: \"{_short(lost_tail, 100)}\"")
+        elif len(frags) == 1 and (lost_error := paste_error_lost(p.text, hay)):
+            reason += (f"; what the person typed is kept and the pasted output summarised, but the paste's error "
+                       f"line is not told: \"{_short(lost_error, 100)}\"")
         apart = len(frags) == 1 and lines_apart(p.text, hay)
         if apart:
             reason += ("; each of its lines is in the section, but apart, inside other items (the copies of other "
@@ -583,7 +587,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
     reasons = [f"{f} was {_how_changed(f, changed, moved, ledger.how)} but is not named in {where} nor anywhere "
-               "else in the summary" + (" as changed (it is named only as not changed: read-only, unmodified, "
+               "else in the summary" + (" as changed (it is named only as not changed: read-only, unmodified, no edits needed, "
                                         "untouched)" if file_mentioned(f, said, files) else _unnamed_note(f, whole, files))
                for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (

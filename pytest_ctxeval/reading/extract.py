@@ -383,7 +383,14 @@ def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
 #: "READ, not modified", "left untouched", "no changes to"), and words that say it was.
 _UNCHANGED = re.compile(r"\bread[- ]only\b|\b(?:not|never|wasn't|was not) (?:been )?(?:modified|changed|edited|touched)\b|"
                         r"\bunchanged\b|\buntouched\b|\bno (?:changes?|edits?) (?:to|in|made)\b|\breference only\b|"
-                        r"\bonly read\b", re.IGNORECASE)
+                        r"\bonly read\b|"
+                        # everyday words: "no edits needed", "no changes were required", "nothing to change",
+                        # "needed no changes", "(looks) fine as is", "left as-is", "left alone"
+                        r"\bno (?:further |other )?(?:changes?|edits?|modifications?|updates?) (?:(?:were|was|are|is) )?"
+                        r"(?:needed|necessary|required)\b|\bnothing (?:needed )?to (?:change|edit|modify|fix)\b|"
+                        r"\b(?:needs?|needed|required|requires) no (?:changes?|edits?|modifications?)\b|"
+                        r"\b(?:did not|didn't|does not|doesn't) (?:need|require) (?:any )?(?:changes?|edits?|modifications?)\b|"
+                        r"\b(?:left|kept|keep|leave|fine|good|ok|okay|correct) (?:as[- ]is|alone)\b", re.IGNORECASE)
 _CHANGED = re.compile(r"\b(?:modif|chang|edit|add|creat|updat|fix|writ|wrote|rewr|renam|refactor|replac|remov|delet|"
                       r"implement|extract|revert|restor|moved?\b)\w*", re.IGNORECASE)
 #: Where a file is named in a line: a code span or a path-like word (``api.go``, ``src/x/``).
@@ -399,6 +406,8 @@ def said_unchanged_removed(text: str) -> str:
 
     >>> said_unchanged_removed("- `api.go` (read-only reference); `cli.go`: added --raw")
     '- `cli.go`: added --raw'
+    >>> said_unchanged_removed("- `api.go`: examined the parser; no edits needed")
+    '- '
     """
     if not _UNCHANGED.search(text):
         return text

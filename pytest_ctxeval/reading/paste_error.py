@@ -1,0 +1,91 @@
+"""What a summarised paste must keep: its error line, and what a short typed question after it may lose.
+
+A message of a typed lead and a pasted log (a stack trace, a console page) may keep its lead verbatim
+and summarise the paste (:mod:`pytest_ctxeval.reading.verbatim`). The line of the paste that says what
+went wrong (``KeyError: 'DATABASE_URL'``) is the one fact of the paste the next agent needs: it must
+be told anywhere in the item, verbatim or by its error type and the words that name what failed
+(``[traceback ending in KeyError DATABASE_URL]``). A short typed tail that carries no content of its
+own ("any idea?", "thoughts?", "help") adds nothing to the lead and the paste: leaving it out is not a
+loss, while a typed tail that says something ("but do NOT touch the migrations") is the person's and
+must be kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import verbatim as _v
+
+__all__ = ["last_error_line", "error_told", "content_free_tail"]
+
+#: The error type a line names (``KeyError``, ``psycopg.OperationalError``, ``error[E0308]``).
+_TYPE = re.compile(r"[\w.]*?(\w*(?:Error|Exception|Exit|Interrupt|Warning))\b")
+#: The words of an error message that name what failed: a quoted value, or a token holding an
+#: underscore, a digit, a dot or a slash between letters (``DATABASE_URL``, ``5432``, ``config.py``).
+_QUOTED = re.compile(r"""['"`]([^'"`\n]{1,80})['"`]""")
+_NAMING = re.compile(r"[\w./-]*(?:_|\d|\w[./]\w)[\w./-]*")
+_WORDS = re.compile(r"[^\W\d_]{4,}")
+
+
+def last_error_line(paste: str) -> str:
+    """The last line of ``paste`` that says what went wrong (an exception type and its message,
+    ``error: …``, ``npm ERR! …``); "" when none does."""
+    errors = [line.strip() for line in paste.splitlines() if _v._ERROR_LINE.search(line)]
+    return errors[-1] if errors else ""
+
+
+def _present(token: str, norm_hay: str) -> bool:
+    token = _v.normalize(token).strip(".,;:()[]")
+    return bool(token) and re.search(rf"(?<![\w]){re.escape(token)}(?![\w])", norm_hay) is not None
+
+
+def error_told(line: str, norm_hay: str) -> bool:
+    """Whether the normalised haystack tells the error ``line``: verbatim, or by its error type (when
+    it names one) and at least half of the words that name what failed (quoted values, identifiers,
+    numbers; failing those, the message's words of four letters or more).
+
+    >>> error_told("KeyError: 'DATABASE_URL'", "[traceback ending in keyerror database_url]")
+    True
+    >>> error_told("KeyError: 'DATABASE_URL'", "[long traceback pasted] any idea?")
+    False
+    """
+    if not line or _v.normalize(line) in norm_hay:
+        return True
+    kind = _TYPE.search(line)
+    if kind and kind.group(1) and not _present(kind.group(1), norm_hay):
+        return False
+    message = line[kind.end():] if kind else line.split(":", 1)[-1]
+    names = [q for q in _QUOTED.findall(message) if q.strip()] + \
+        [t for t in _NAMING.findall(_QUOTED.sub(" ", message)) if len(t) >= 2]
+    if not names:
+        names = _WORDS.findall(message)
+    if not names:
+        return bool(kind and kind.group(1))
+    return 2 * sum(_present(n, norm_hay) for n in names) >= len(names)
+
+
+#: Words of a short typed question that asks for help with what was pasted and says nothing else.
+_ASKS = {"idea", "ideas", "thought", "thoughts", "help", "suggestion", "suggestions", "clue", "clues", "wrong",
+         "why", "going", "happening", "happened", "mean", "means", "wtf", "huh"}
+_FILLER = {"any", "please", "pls", "plz", "so", "hmm", "hm", "ok", "okay", "hey", "what", "what's", "whats",
+           "going", "on", "is", "are", "this", "that", "it", "the", "me", "us", "can", "could", "would", "you",
+           "does", "do", "did", "here", "a", "some", "with", "your", "have", "there"}
+#: A content-free tail is at most this many words.
+CONTENT_FREE_WORDS = 6
+
+
+def content_free_tail(tail: str) -> bool:
+    """Whether ``tail`` (what the person typed after a paste) only asks for help with it: at most
+    :data:`CONTENT_FREE_WORDS` words, one of them a plea ("idea", "thoughts", "help", "wrong", "why"),
+    the rest filler ("any", "what's", "is", "this", "please"). An instruction ("fix it", "don't touch
+    prod") or a fact ("it worked yesterday") is never content-free.
+
+    >>> content_free_tail("any idea?"), content_free_tail("what's going on here?")
+    (True, True)
+    >>> content_free_tail("any idea? it worked yesterday"), content_free_tail("fix it")
+    (False, False)
+    """
+    words = [w.strip(".,;:!?()'\"…").replace("\u2019", "'") for w in tail.casefold().split()]
+    words = [w for w in words if w]
+    return 0 < len(words) <= CONTENT_FREE_WORDS and any(w in _ASKS for w in words) and \
+        all(w in _ASKS or w in _FILLER for w in words)
