@@ -36,6 +36,7 @@ from pytest_ctxeval.reading.extract import (
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, text_of
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
+from pytest_ctxeval.reading.person_quotes import person_quotes_removed
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
@@ -559,6 +560,17 @@ def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, las
     return ""
 
 
+def _not_told_note(f: str, files: list[str], said: str, own: str, whole: str) -> str:
+    """Why a changed file named somewhere in the summary is not told as changed there."""
+    if file_mentioned(f, own, files):
+        return (" as changed (it is named only as not changed: read-only, unmodified, untouched, no edits "
+                "needed)")
+    if file_mentioned(f, said, files):
+        return (" as changed (it is named only in the person's own words, section 6 or a quote of their "
+                "message, which tell what was asked, not that the file was changed)")
+    return _unnamed_note(f, whole, files)
+
+
 @grader("files_preserved", kind="rule")
 def files_preserved(case: CompactionCase) -> Verdict:
     """Every file edited or written in the session so far (and expect.files) is named in section 3.
@@ -583,13 +595,17 @@ def files_preserved(case: CompactionCase) -> Verdict:
     where = _where(case, "files", 3)
     # ``__api.go__`` names api.go; "`api.go` (read-only reference)" does not tell it as changed
     said = plain_emphasis(_whole(case).text)
-    region, whole = said_unchanged_removed(plain_emphasis(region)), said_unchanged_removed(said)
+    # what the summary says in its own words: not the person's messages (section 6) or quotes of them,
+    # which name a file as what was asked, not as changed (pytest_ctxeval.reading.person_quotes)
+    people = [p.text for p in case.person_messages()]
+    listed = case.sections.get("user_messages")
+    own = person_quotes_removed(said, people, listed.body if listed else "")
+    region = said_unchanged_removed(person_quotes_removed(plain_emphasis(region), people, listed.body if listed else ""))
+    whole = said_unchanged_removed(own)
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
     reasons = [f"{f} was {_how_changed(f, changed, moved, ledger.how)} but is not named in {where} nor anywhere "
-               "else in the summary" + (" as changed (it is named only as not changed: read-only, unmodified, no edits needed, "
-                                        "untouched)" if file_mentioned(f, said, files) else _unnamed_note(f, whole, files))
-               for f in missing]
+               "else in the summary" + _not_told_note(f, files, said, own, whole) for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons, ok, missing=missing)
