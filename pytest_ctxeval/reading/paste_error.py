@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import re
 
-from . import verbatim as _v
-
 __all__ = ["last_error_line", "error_told", "content_free_tail"]
 
 #: The error type a line names (``KeyError``, ``psycopg.OperationalError``, ``error[E0308]``).
@@ -27,14 +25,31 @@ _NAMING = re.compile(r"[\w./-]*(?:_|\d|\w[./]\w)[\w./-]*")
 _WORDS = re.compile(r"[^\W\d_]{4,}")
 
 
+#: A line that plainly says what went wrong, from its start: an exception type and its message
+#: (``KeyError: 'DATABASE_URL'``, pytest's ``E   ValueError: …``, a browser's ``Uncaught TypeError: …``),
+#: or a compiler's or runtime's ``error[E0308]: …``, ``fatal: …``, ``panic: …``. A stack frame that
+#: names an error function (``logCapturedError @ chunk.js:15346``), a warning, or a line with a
+#: location before the type is not read as one: a paste without such a line has no line to require.
+_CLEAR_ERROR = re.compile(r"^\s*(?:E\s+|Uncaught\s+(?:\(in promise\)\s+)?)?(?:[A-Za-z_][\w.]*"
+                          r"(?:Error|Exception|Exit|Interrupt|Failure)(?:\[\w+\])?:\s*\S|"
+                          r"(?:error|fatal|panic)(?:\[\w+\])?:\s*\S)")
+
+
 def last_error_line(paste: str) -> str:
-    """The last line of ``paste`` that says what went wrong (an exception type and its message,
-    ``error: …``, ``npm ERR! …``); "" when none does."""
-    errors = [line.strip() for line in paste.splitlines() if _v._ERROR_LINE.search(line)]
+    """The last line of ``paste`` that plainly says what went wrong (:data:`_CLEAR_ERROR`), stripped;
+    "" when none does.
+
+    >>> last_error_line("Traceback (most recent call last):\\n  File \\"app.py\\", line 3\\nKeyError: 'DATABASE_URL'")
+    "KeyError: 'DATABASE_URL'"
+    >>> last_error_line("logCapturedError @ chunk-z33.js:15346")
+    ''
+    """
+    errors = [line.strip() for line in paste.splitlines() if _CLEAR_ERROR.search(line)]
     return errors[-1] if errors else ""
 
 
 def _present(token: str, norm_hay: str) -> bool:
+    from . import verbatim as _v   # verbatim reads this module: imported when called
     token = _v.normalize(token).strip(".,;:()[]")
     return bool(token) and re.search(rf"(?<![\w]){re.escape(token)}(?![\w])", norm_hay) is not None
 
@@ -49,6 +64,7 @@ def error_told(line: str, norm_hay: str) -> bool:
     >>> error_told("KeyError: 'DATABASE_URL'", "[long traceback pasted] any idea?")
     False
     """
+    from . import verbatim as _v
     if not line or _v.normalize(line) in norm_hay:
         return True
     kind = _TYPE.search(line)

@@ -679,9 +679,11 @@ def _paste_kept(needle: str, hay: Haystack) -> Match | None:
         if (normalize(tail) in hay.norm or normalize(_flat(tail)) in hay.flat) and error_told(error, hay.flat):
             return Match(True, "tail", "the paragraph typed after it verbatim; the pasted output before it summarised")
         return None
+    errors = [l.strip() for l in lines if _ERROR_LINE.search(l)]
+    if errors and normalize(errors[-1]) in hay.norm:
+        return Match(True, "paste", f"pasted output only; its error line verbatim ({visible(errors[-1], 60)})")
     if error and error_told(error, hay.flat):
-        how = "verbatim" if normalize(error) in hay.norm else "told"
-        return Match(True, "paste", f"pasted output only; its error line {how} ({visible(error, 60)})")
+        return Match(True, "paste", f"pasted output only; its error line told ({visible(error, 60)})")
     return _short_lead_kept(lines[:first] or _PROMPT.findall(lines[0])[:1], body, hay)
 
 
