@@ -599,8 +599,9 @@ def files_preserved(case: CompactionCase) -> Verdict:
     # which name a file as what was asked, not as changed (pytest_ctxeval.reading.person_quotes)
     people = [p.text for p in case.person_messages()]
     listed = case.sections.get("user_messages")
-    own = person_quotes_removed(said, people, listed.body if listed else "")
-    region = said_unchanged_removed(person_quotes_removed(plain_emphasis(region), people, listed.body if listed else ""))
+    listed_body = plain_emphasis(listed.body) if listed else ""
+    own = person_quotes_removed(said, people, listed_body)
+    region = said_unchanged_removed(person_quotes_removed(plain_emphasis(region), people, listed_body))
     whole = said_unchanged_removed(own)
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]

@@ -35,6 +35,13 @@ _CLEAR_ERROR = re.compile(r"^\s*(?:E\s+|Uncaught\s+(?:\(in promise\)\s+)?)?(?:[A
                           r"(?:error|fatal|panic)(?:\[\w+\])?:\s*\S)")
 
 
+#: A tool's closing line after the error it reported (``error: aborting due to previous error``,
+#: ``error: could not compile `app```, ``Error: Process completed with exit code 1``): it says only
+#: that something failed; the line before it says what.
+_TRAILER = re.compile(r"\baborting due to\b|\bcould not compile\b|\bexit (?:code|status)\b|\bcommand failed\b|"
+                      r"\bELIFECYCLE\b|\brecipe for target\b|\bfailed with \d|\bbuild failed\b", re.IGNORECASE)
+
+
 def last_error_line(paste: str) -> str:
     """The last line of ``paste`` that plainly says what went wrong (:data:`_CLEAR_ERROR`), stripped;
     "" when none does.
@@ -43,8 +50,10 @@ def last_error_line(paste: str) -> str:
     "KeyError: 'DATABASE_URL'"
     >>> last_error_line("logCapturedError @ chunk-z33.js:15346")
     ''
+    >>> last_error_line("error[E0308]: mismatched types\\nerror: aborting due to 1 previous error")
+    'error[E0308]: mismatched types'
     """
-    errors = [line.strip() for line in paste.splitlines() if _CLEAR_ERROR.search(line)]
+    errors = [line.strip() for line in paste.splitlines() if _CLEAR_ERROR.search(line) and not _TRAILER.search(line)]
     return errors[-1] if errors else ""
 
 

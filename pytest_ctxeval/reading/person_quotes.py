@@ -23,7 +23,8 @@ QUOTE_MIN_CHARS = 12
 
 
 def person_quotes_removed(text: str, person_texts: list[str], user_messages: str = "") -> str:
-    """``text`` with ``user_messages`` (the body of section 6, the person's messages) and every quoted
+    """``text`` with ``user_messages`` (the body of section 6, the person's messages, when it is found
+    once in ``text``) and every quoted
     string that is a piece of one of ``person_texts`` (at least :data:`QUOTE_MIN_CHARS` long,
     compared after :func:`pytest_ctxeval.reading.verbatim.normalize`) blanked out.
 
@@ -31,8 +32,8 @@ def person_quotes_removed(text: str, person_texts: list[str], user_messages: str
     ...                       ["great. add the test in tests/test_feed.py and open a PR"])
     'Next: as the user asked:  .'
     """
-    if user_messages.strip() and user_messages in text:
-        text = text.replace(user_messages, " ")
+    if len(user_messages.strip()) >= QUOTE_MIN_CHARS and text.count(user_messages) == 1:
+        text = text.replace(user_messages, " ")   # once, and only a body that is nothing else's words
     if not person_texts or not any(q in text for q in "\"“‘'>"):
         return text
     said = [normalize(t) for t in person_texts if t.strip()]
