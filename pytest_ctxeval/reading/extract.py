@@ -410,11 +410,15 @@ _UNCHANGED = re.compile(r"\bread[- ]only\b|\b(?:not|never|wasn't|was not) (?:bee
                         r"\bonly read\b|"
                         # everyday words: "no edits needed", "no changes were required", "nothing to change",
                         # "needed no changes", "(looks) fine as is", "left as-is", "left alone"
-                        r"\bno (?:further |other )?(?:changes?|edits?|modifications?|updates?) (?:(?:were|was|are|is) )?"
+                        r"\bno (?:changes?|edits?|modifications?|updates?) (?:(?:were|was|are|is) )?"
                         r"(?:needed|necessary|required)\b|\bnothing (?:needed )?to (?:change|edit|modify|fix)\b|"
                         r"\b(?:needs?|needed|required|requires) no (?:changes?|edits?|modifications?)\b|"
                         r"\b(?:did not|didn't|does not|doesn't) (?:need|require) (?:any )?(?:changes?|edits?|modifications?)\b|"
                         r"\b(?:left|kept|keep|leave|fine|good|ok|okay|correct) (?:as[- ]is|alone)\b", re.IGNORECASE)
+#: Words that say the unchanged words are about the rest of a changed file ("rounded the total; the
+#: rest left as is", "otherwise untouched"): the file was changed.
+_REST = re.compile(r"\b(?:the rest|otherwise|everything else|else|remaining|other (?:parts|functions|code))\b",
+                   re.IGNORECASE)
 _CHANGED = re.compile(r"\b(?:modif|chang|edit|add|creat|updat|fix|writ|wrote|rewr|renam|refactor|replac|remov|delet|"
                       r"implement|extract|revert|restor|moved?\b)\w*", re.IGNORECASE)
 #: Where a file is named in a line: a code span or a path-like word (``api.go``, ``src/x/``).
@@ -443,7 +447,8 @@ def said_unchanged_removed(text: str) -> str:
         names = [m.start() for m in _NAMED.finditer(line)]
         cuts = sorted(set([0] + names + [len(line)]))
         parts = [line[a:b] for a, b in zip(cuts, cuts[1:])]
-        kept = [p for p in parts if not (_UNCHANGED.search(p) and not _CHANGED.search(_UNCHANGED.sub(" ", p)))]
+        kept = [p for p in parts if not (_UNCHANGED.search(p) and not _CHANGED.search(_UNCHANGED.sub(" ", p))
+                                         and not _REST.search(p))]
         out.append("".join(kept) if len(kept) < len(parts) else line)
     return "\n".join(out)
 
