@@ -579,7 +579,9 @@ def files_preserved(case: CompactionCase) -> Verdict:
     reverted with git (``git checkout --``, ``git restore``, ``git stash``, ``git reset --hard``) is no
     change (pytest_ctxeval.reading.file_changes), and Claude Code's own storage (plan files, memory) is
     not a project file (pytest_ctxeval.reading.session_facts). A file named in another part of the
-    summary was not dropped."""
+    summary was not dropped; one named only as unchanged ("no edits needed") or only in the person's
+    words (section 6, a quote of their message) is not told as changed. Files written or moved
+    through MCP tools count (pytest_ctxeval.reading.mcp_writes)."""
     # The artifact trail of the whole session, not only of this span: a second summary that drops
     # the files changed before the first compaction has lost them.
     ledger = case.shared_view("file_ledger", lambda: file_ledger(case.history), case.history)
