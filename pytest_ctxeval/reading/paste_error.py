@@ -13,6 +13,7 @@ must be kept.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = ["last_error_line", "error_told", "content_free_tail"]
 
@@ -57,27 +58,27 @@ def last_error_line(paste: str) -> str:
     return errors[-1] if errors else ""
 
 
-def _present(token: str, norm_hay: str) -> bool:
-    from . import verbatim as _v   # verbatim reads this module: imported when called
-    token = _v.normalize(token).strip(".,;:()[]")
+def _present(token: str, norm_hay: str, normalize: Callable[[str], str]) -> bool:
+    token = normalize(token).strip(".,;:()[]")
     return bool(token) and re.search(rf"(?<![\w]){re.escape(token)}(?![\w])", norm_hay) is not None
 
 
-def error_told(line: str, norm_hay: str) -> bool:
+def error_told(line: str, norm_hay: str, normalize: Callable[[str], str] = str.casefold) -> bool:
     """Whether the normalised haystack tells the error ``line``: verbatim, or by its error type (when
     it names one) and at least half of the words that name what failed (quoted values, identifiers,
-    numbers; failing those, the message's words of four letters or more).
+    numbers; failing those, the message's words of four letters or more). ``normalize`` is the
+    haystack's normalisation (:func:`pytest_ctxeval.reading.verbatim.normalize`, which reads this
+    module: passed in, not imported).
 
     >>> error_told("KeyError: 'DATABASE_URL'", "[traceback ending in keyerror database_url]")
     True
     >>> error_told("KeyError: 'DATABASE_URL'", "[long traceback pasted] any idea?")
     False
     """
-    from . import verbatim as _v
-    if not line or _v.normalize(line) in norm_hay:
+    if not line or normalize(line) in norm_hay:
         return True
     kind = _TYPE.search(line)
-    if kind and kind.group(1) and not _present(kind.group(1), norm_hay):
+    if kind and kind.group(1) and not _present(kind.group(1), norm_hay, normalize):
         return False
     message = line[kind.end():] if kind else line.split(":", 1)[-1]
     names = [q for q in _QUOTED.findall(message) if q.strip()] + \
@@ -86,7 +87,7 @@ def error_told(line: str, norm_hay: str) -> bool:
         names = _WORDS.findall(message)
     if not names:
         return bool(kind and kind.group(1))
-    return 2 * sum(_present(n, norm_hay) for n in names) >= len(names)
+    return 2 * sum(_present(n, norm_hay, normalize) for n in names) >= len(names)
 
 
 #: Words of a short typed question that asks for help with what was pasted and says nothing else.

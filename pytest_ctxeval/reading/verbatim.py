@@ -375,7 +375,7 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
         if tail and not content_free_tail(tail) and normalize(tail) not in norm_hay and \
                 normalize(_flat(tail)) not in norm_hay:
             return None
-        if not error_told(last_error_line(rest), norm_hay):
+        if not error_told(last_error_line(rest), norm_hay, normalize):
             return None
     return word_count(parts[:lo]), rest
 
@@ -498,7 +498,7 @@ def paste_error_lost(needle: str, haystack: str | Haystack) -> str:
     lead = _lead_kept(needle, hay.flat, with_tail=False)
     if lead is not None:
         line = last_error_line(lead[1])
-        return line if line and not error_told(line, hay.flat) and not typed_after_paste(needle, hay) else ""
+        return line if line and not error_told(line, hay.flat, normalize) and not typed_after_paste(needle, hay) else ""
     lines = [l for l in needle.splitlines() if l.strip()]
     first = next((i for i, l in enumerate(lines) if machine_line(l)), None)
     if first is None or word_count(" ".join(lines[:first]).split()) >= 4:
@@ -507,7 +507,7 @@ def paste_error_lost(needle: str, haystack: str | Haystack) -> str:
     if not tail or content_free_tail(tail) or not (normalize(tail) in hay.norm or normalize(_flat(tail)) in hay.flat):
         return ""
     line = last_error_line("\n".join(lines[first:]))
-    return line if line and not error_told(line, hay.flat) else ""
+    return line if line and not error_told(line, hay.flat, normalize) else ""
 
 
 #: Lines tools end their output with that read like prose: npm's ``npm ERR!`` block, git's hints
@@ -676,13 +676,13 @@ def _paste_kept(needle: str, hay: Haystack) -> Match | None:
     tail = typed_tail(needle)
     error = last_error_line(body)
     if tail and not content_free_tail(tail):
-        if (normalize(tail) in hay.norm or normalize(_flat(tail)) in hay.flat) and error_told(error, hay.flat):
+        if (normalize(tail) in hay.norm or normalize(_flat(tail)) in hay.flat) and error_told(error, hay.flat, normalize):
             return Match(True, "tail", "the paragraph typed after it verbatim; the pasted output before it summarised")
         return None
     errors = [l.strip() for l in lines if _ERROR_LINE.search(l)]
     if errors and normalize(errors[-1]) in hay.norm:
         return Match(True, "paste", f"pasted output only; its error line verbatim ({visible(errors[-1], 60)})")
-    if error and error_told(error, hay.flat):
+    if error and error_told(error, hay.flat, normalize):
         return Match(True, "paste", f"pasted output only; its error line told ({visible(error, 60)})")
     return _short_lead_kept(lines[:first] or _PROMPT.findall(lines[0])[:1], body, hay)
 
