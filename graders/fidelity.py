@@ -36,6 +36,7 @@ from pytest_ctxeval.reading.extract import (
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, text_of
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
+from pytest_ctxeval.reading.person_quotes import person_quotes_removed
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
@@ -61,6 +62,7 @@ from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section,
 from pytest_ctxeval.reading.verbatim import (
     Haystack, Match, closest_line, haystack, lines_apart, most_alike, normalize, percent_alike, show_difference,
     typed_after_paste,
+    paste_error_lost,
 )
 
 #: A key line or todo counts as present when this share of its significant tokens appears.
@@ -238,6 +240,9 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         if len(frags) == 1 and (lost_tail := typed_after_paste(p.text, hay)):
             reason += (f"; its lead is kept and the pasted output summarised, but what the person typed after the "
                        f"paste is not there: \"{_short(lost_tail, 100)}\"")
+        elif len(frags) == 1 and (lost_error := paste_error_lost(p.text, hay)):
+            reason += (f"; what the person typed is kept and the pasted output summarised, but the paste's error "
+                       f"line is not told: \"{_short(lost_error, 100)}\"")
         apart = len(frags) == 1 and lines_apart(p.text, hay)
         if apart:
             reason += ("; each of its lines is in the section, but apart, inside other items (the copies of other "
@@ -560,6 +565,17 @@ def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, las
     return ""
 
 
+def _not_told_note(f: str, files: list[str], said: str, own: str, whole: str) -> str:
+    """Why a changed file named somewhere in the summary is not told as changed there."""
+    if file_mentioned(f, own, files):
+        return (" as changed (it is named only as not changed: read-only, unmodified, untouched, no edits "
+                "needed)")
+    if file_mentioned(f, said, files):
+        return (" as changed (it is named only in the person's own words, section 6 or a quote of their "
+                "message, which tell what was asked, not that the file was changed)")
+    return _unnamed_note(f, whole, files)
+
+
 @grader("files_preserved", kind="rule")
 def files_preserved(case: CompactionCase) -> Verdict:
     """Every file edited or written in the session so far (and expect.files) is named in section 3.
@@ -568,7 +584,9 @@ def files_preserved(case: CompactionCase) -> Verdict:
     reverted with git (``git checkout --``, ``git restore``, ``git stash``, ``git reset --hard``) is no
     change (pytest_ctxeval.reading.file_changes), and Claude Code's own storage (plan files, memory) is
     not a project file (pytest_ctxeval.reading.session_facts). A file named in another part of the
-    summary was not dropped."""
+    summary was not dropped; one named only as unchanged ("no edits needed") or only in the person's
+    words (section 6, a quote of their message) is not told as changed. Files written or moved
+    through MCP tools count (pytest_ctxeval.reading.mcp_writes)."""
     # The artifact trail of the whole session, not only of this span: a second summary that drops
     # the files changed before the first compaction has lost them.
     ledger = case.shared_view("file_ledger", lambda: file_ledger(case.history), case.history)
@@ -588,13 +606,18 @@ def files_preserved(case: CompactionCase) -> Verdict:
     where = _where(case, "files", 3)
     # ``__api.go__`` names api.go; "`api.go` (read-only reference)" does not tell it as changed
     said = plain_emphasis(_whole(case).text)
-    region, whole = said_unchanged_removed(plain_emphasis(region)), said_unchanged_removed(said)
+    # what the summary says in its own words: not the person's messages (section 6) or quotes of them,
+    # which name a file as what was asked, not as changed (pytest_ctxeval.reading.person_quotes)
+    people = [p.text for p in case.person_messages()]
+    listed = case.sections.get("user_messages")
+    listed_body = plain_emphasis(listed.body) if listed else ""
+    own = person_quotes_removed(said, people, listed_body)
+    region = said_unchanged_removed(person_quotes_removed(plain_emphasis(region), people, listed_body))
+    whole = said_unchanged_removed(own)
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
     reasons = [f"{f} was {_how_changed(f, changed, moved, ledger.how)} but is not named in {where} nor anywhere "
-               "else in the summary" + (" as changed (it is named only as not changed: read-only, unmodified, "
-                                        "untouched)" if file_mentioned(f, said, files) else _unnamed_note(f, whole, files))
-               for f in missing]
+               "else in the summary" + _not_told_note(f, files, said, own, whole) for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons + called_new, ok, missing=missing)

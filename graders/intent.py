@@ -33,7 +33,8 @@ from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_
 from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, long_prose_note, quotes, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.reading.pasted import prose_kept
-from pytest_ctxeval.reading.verbatim import Haystack, Match, closest_line, find, normalize, percent_alike, show_difference, typed_after_paste
+from pytest_ctxeval.reading.verbatim import (Haystack, Match, closest_line, find, normalize, paste_error_lost, percent_alike,
+                                          show_difference, typed_after_paste)
 
 #: A constraint or approach counts as present when this share of its significant tokens is in one item.
 TOKEN_OVERLAP = 0.8
@@ -149,6 +150,12 @@ def last_request_intact(case: CompactionCase) -> Verdict:
         return Verdict.failed(f"{label} is not in full in {where}: its lead is kept and the pasted output "
                               f"summarised, but what the person typed after the paste is not there: "
                               f"\"{_short(lost_tail, 120)}\"", score=0.0, expected=last.text, missing_parts=[lost_tail])
+    lost_error = paste_error_lost(last.text, hay)
+    if lost_error:
+        return Verdict.failed(f"{label} is not in full in {where}: what the person typed is kept and the pasted "
+                              f"output summarised, but the paste's error line is not told: "
+                              f"\"{_short(lost_error, 120)}\"", score=0.0, expected=last.text,
+                              missing_parts=[lost_error])
     parts = _parts(last.text)
     missing = [p for p in parts if not find(p, hay)]
     kept = len(parts) - len(missing)

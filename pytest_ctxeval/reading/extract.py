@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from urllib.parse import unquote
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,6 +28,7 @@ from .context_instructions import without_instruction_sections
 from .file_shorthand import expand_file_shorthand
 from .feedback import typed_text
 from .file_changes import FileLedger
+from .mcp_writes import mcp_file_ops
 from .shell_writes import project_root, record, shell_writes
 from .pasted import mostly_prose
 from .summary import normalize_ws
@@ -111,8 +113,8 @@ def file_ledger(messages: Iterable[Any]) -> FileLedger:
     ledger = FileLedger()
     # Shell writes and deletes (shell_writes): an absolute path counts inside the folder the tools
     # worked in; a file counts as seen once a tool read or changed it.
-    tool_paths = [p for m in messages for b in tool_uses(m) if b.name in (*EDIT_TOOLS, "Read")
-                  and (p := _tool_path(b)) and not claude_storage(p)]
+    tool_paths = [p for m in messages for b in tool_uses(m) if (b.name in (*EDIT_TOOLS, "Read")
+                  or mcp_file_ops(b.name, b.input)) and (p := _tool_path(b)) and not claude_storage(p)]
     root, seen, gone = project_root(tool_paths), set(), set()
     for message in messages:
         for block in tool_uses(message):
@@ -124,6 +126,8 @@ def file_ledger(messages: Iterable[Any]) -> FileLedger:
                 res = results.get(block.id)
                 ledger.edit(path, block.name, block.input, result_text(res) if res is not None else "")
                 seen.add(path)
+            elif block.name.startswith("mcp__") and (ops := mcp_file_ops(block.name, block.input)):
+                _mcp_changes(ledger, block.name, ops, seen)
             elif block.name == "Bash":
                 command = str(block.input.get("command", ""))
                 for path in removed_paths(command, ledger.changed()):
@@ -138,6 +142,26 @@ def file_ledger(messages: Iterable[Any]) -> FileLedger:
     for path in [p for p in ledger.changed() if claude_storage(p)]:
         ledger.remove(path)   # moved out to scratch space
     return ledger
+
+
+def _mcp_changes(ledger: FileLedger, tool: str, ops: list[tuple[str, list[str]]], seen: set[str]) -> None:
+    """Enter the files an MCP tool wrote or moved (:mod:`pytest_ctxeval.reading.mcp_writes`) in
+    ``ledger``: a write as a Write's change, a move as ``mv``'s (a file not changed before is changed
+    at its new place)."""
+    for op, args in ops:
+        if any(claude_storage(a) for a in args):
+            continue
+        if op == "write":
+            ledger.edit(args[0], tool, {}, "")
+            ledger.how.setdefault(args[0], f"written with `{tool}`")
+            seen.add(args[0])
+        else:
+            src, dst = args
+            ledger.shell(f"mv {shlex.quote(src)} {shlex.quote(dst)}")
+            if dst not in ledger.order:
+                ledger.edit(dst, tool, {}, "")
+                ledger.moved_from.setdefault(dst, src)
+            seen.add(dst)
 
 
 _REMOVE = re.compile(r"(?:^|[;&|]\s*|\s)(?:git\s+rm|rm|unlink|del|Remove-Item)\s+((?:-\S+\s+)*)([^;&|\n]+)")
@@ -383,7 +407,18 @@ def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
 #: "READ, not modified", "left untouched", "no changes to"), and words that say it was.
 _UNCHANGED = re.compile(r"\bread[- ]only\b|\b(?:not|never|wasn't|was not) (?:been )?(?:modified|changed|edited|touched)\b|"
                         r"\bunchanged\b|\buntouched\b|\bno (?:changes?|edits?) (?:to|in|made)\b|\breference only\b|"
-                        r"\bonly read\b", re.IGNORECASE)
+                        r"\bonly read\b|"
+                        # everyday words: "no edits needed", "no changes were required", "nothing to change",
+                        # "needed no changes", "(looks) fine as is", "left as-is", "left alone"
+                        r"\bno (?:changes?|edits?|modifications?|updates?) (?:(?:were|was|are|is) )?"
+                        r"(?:needed|necessary|required)\b|\bnothing (?:needed )?to (?:change|edit|modify|fix)\b|"
+                        r"\b(?:needs?|needed|required|requires) no (?:changes?|edits?|modifications?)\b|"
+                        r"\b(?:did not|didn't|does not|doesn't) (?:need|require) (?:any )?(?:changes?|edits?|modifications?)\b|"
+                        r"\b(?:left|kept|keep|leave|fine|good|ok|okay|correct) (?:as[- ]is|alone)\b", re.IGNORECASE)
+#: Words that say the unchanged words are about the rest of a changed file ("rounded the total; the
+#: rest left as is", "otherwise untouched"): the file was changed.
+_REST = re.compile(r"\b(?:the rest|otherwise|everything else|else|remaining|other (?:parts|functions|code))\b",
+                   re.IGNORECASE)
 _CHANGED = re.compile(r"\b(?:modif|chang|edit|add|creat|updat|fix|writ|wrote|rewr|renam|refactor|replac|remov|delet|"
                       r"implement|extract|revert|restor|moved?\b)\w*", re.IGNORECASE)
 #: Where a file is named in a line: a code span or a path-like word (``api.go``, ``src/x/``).
@@ -399,6 +434,8 @@ def said_unchanged_removed(text: str) -> str:
 
     >>> said_unchanged_removed("- `api.go` (read-only reference); `cli.go`: added --raw")
     '- `cli.go`: added --raw'
+    >>> said_unchanged_removed("- `api.go`: examined the parser; no edits needed")
+    '- '
     """
     if not _UNCHANGED.search(text):
         return text
@@ -410,7 +447,8 @@ def said_unchanged_removed(text: str) -> str:
         names = [m.start() for m in _NAMED.finditer(line)]
         cuts = sorted(set([0] + names + [len(line)]))
         parts = [line[a:b] for a, b in zip(cuts, cuts[1:])]
-        kept = [p for p in parts if not (_UNCHANGED.search(p) and not _CHANGED.search(_UNCHANGED.sub(" ", p)))]
+        kept = [p for p in parts if not (_UNCHANGED.search(p) and not _CHANGED.search(_UNCHANGED.sub(" ", p))
+                                         and not _REST.search(p))]
         out.append("".join(kept) if len(kept) < len(parts) else line)
     return "\n".join(out)
 

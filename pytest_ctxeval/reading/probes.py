@@ -11,7 +11,8 @@ Kept as errors, so no real failure is hidden: a command line that also runs anyt
 (``which uv && uv sync``: the sync's failure is an error), and an existence check whose output says
 anything but its "not found" answer (``kubectl get pods``: "Unable to connect to the server";
 ``python -c "import app"`` failing inside the project's own module with a SyntaxError or an
-``ImportError: cannot import name``).
+``ImportError: cannot import name``), and a lookup whose service did not answer (``curl``: "Failed to
+connect ... Connection refused", "Empty reply from server": a server or health check that is down).
 """
 
 from __future__ import annotations
@@ -59,6 +60,11 @@ _IMPORT_ONLY = re.compile(
 _ERROR_LINE = re.compile(
     r"\b\w*(?:Error|Exception)\b|\b(?:FAIL|FAILED|ERROR|FATAL)\b|\b(?:error|fatal|panic)(?:\[\w+\])?:|\bfailed\b|"
     r"\brefused\b|\bdenied\b|\bcannot\b|\bunable to\b|\bnot found\b|\btimed out\b|\bNotFound\b|No such", re.IGNORECASE)
+#: A lookup's output that says a service did not answer (``curl: (7) Failed to connect to localhost
+#: port 8000: Connection refused``, ``Empty reply from server``): not "not there" but a dead server,
+#: database or health check the session depends on, an error the next agent needs.
+_CONNECTION_FAILED = re.compile(r"\b(?:failed|unable|could not|couldn't) to connect\b|\bconnection (?:was )?"
+                                r"(?:refused|reset)\b|\bempty reply from server\b|\bECONNREFUSED\b", re.IGNORECASE)
 _WRAPPER = re.compile(r"^(?:\w+=\S*\s+|sudo\s+|time\s+|env\s+|(?:uv|poetry|pipenv)\s+run\s+)+")
 
 
@@ -80,6 +86,8 @@ def only_asks(command: str, output: str) -> bool:
     >>> only_asks('python -c "import app; app.main()"', "ModuleNotFoundError: No module named 'yaml'")
     False
     >>> only_asks("which uv && uv sync", "error: Failed to fetch: https://pypi.org/simple/x/")
+    False
+    >>> only_asks("curl -s localhost:8000/health", "curl: (7) Failed to connect to localhost port 8000: Connection refused")
     False
     """
     segments = _commands(command or "")
@@ -105,7 +113,7 @@ def only_asks(command: str, output: str) -> bool:
             asked = True
         elif prog not in _AROUND:
             return False   # it also ran something else: its failure may be a real error
-    if not asked:
+    if not asked or _CONNECTION_FAILED.search(output):
         return False
     if not answers:
         return True

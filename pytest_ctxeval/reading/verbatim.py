@@ -37,8 +37,10 @@ from functools import cached_property, lru_cache
 from dataclasses import dataclass
 from collections.abc import Callable
 
+from .paste_error import content_free_tail, error_told, last_error_line
+
 __all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words",
-           "strip_fences", "typed_tail", "typed_after_paste", "machine_line", "lines_apart", "word_count"]
+           "strip_fences", "typed_tail", "typed_after_paste", "paste_error_lost", "machine_line", "lines_apart", "word_count"]
 
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
                         "\u2066-\u206f\ufeff\ufe00-\ufe0f]")
@@ -365,10 +367,16 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
     if not machine_output(rest):
         return None
     # What the person typed after the paste (a paragraph of prose after its last machine line) is
-    # theirs too: "… <87 KB of console output> Also, do NOT use Chakra any more: remove it".
-    tail = typed_tail(rest) if with_tail else ""
-    if tail and normalize(tail) not in norm_hay and normalize(_flat(tail)) not in norm_hay:
-        return None
+    # theirs too: "… <87 KB of console output> Also, do NOT use Chakra any more: remove it"; a short
+    # question that only asks for help ("any idea?") may go. The paste's error line, the one fact of
+    # it the next agent needs, must be told anywhere in the item (:mod:`.paste_error`).
+    if with_tail:
+        tail = typed_tail(rest)
+        if tail and not content_free_tail(tail) and normalize(tail) not in norm_hay and \
+                normalize(_flat(tail)) not in norm_hay:
+            return None
+        if not error_told(last_error_line(rest), norm_hay, normalize):
+            return None
     return word_count(parts[:lo]), rest
 
 
@@ -479,7 +487,27 @@ def typed_after_paste(needle: str, haystack: str | Haystack) -> str:
     hay = haystack if isinstance(haystack, Haystack) else Haystack(haystack)
     lead = _lead_kept(needle, hay.flat, with_tail=False)
     tail = typed_tail(lead[1]) if lead is not None else ""
-    return "" if not tail or normalize(_flat(tail)) in hay.flat else tail
+    return "" if not tail or content_free_tail(tail) or normalize(_flat(tail)) in hay.flat else tail
+
+
+def paste_error_lost(needle: str, haystack: str | Haystack) -> str:
+    """The error line of the paste in ``needle`` when the haystack keeps what the person typed around
+    it (the lead, or the words typed after a paste with no lead) but does not tell that line
+    (:func:`pytest_ctxeval.reading.paste_error.error_told`): for a reason to name it; else ""."""
+    hay = haystack if isinstance(haystack, Haystack) else Haystack(haystack)
+    lead = _lead_kept(needle, hay.flat, with_tail=False)
+    if lead is not None:
+        line = last_error_line(lead[1])
+        return line if line and not error_told(line, hay.flat, normalize) and not typed_after_paste(needle, hay) else ""
+    lines = [l for l in needle.splitlines() if l.strip()]
+    first = next((i for i, l in enumerate(lines) if machine_line(l)), None)
+    if first is None or word_count(" ".join(lines[:first]).split()) >= 4:
+        return ""
+    tail = typed_tail(needle)
+    if not tail or content_free_tail(tail) or not (normalize(tail) in hay.norm or normalize(_flat(tail)) in hay.flat):
+        return ""
+    line = last_error_line("\n".join(lines[first:]))
+    return line if line and not error_told(line, hay.flat, normalize) else ""
 
 
 #: Lines tools end their output with that read like prose: npm's ``npm ERR!`` block, git's hints
@@ -610,8 +638,10 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
     lead = _lead_kept(needle, hay.flat)
     if lead is not None:
         n, rest = lead
-        return Match(True, "lead", f"its first {n} words verbatim; the {len(rest):,} characters of pasted output "
-                                   "after them summarised")
+        note = f"its first {n} words verbatim; the {len(rest):,} characters of pasted output after them summarised"
+        if (tail := typed_tail(rest)) and content_free_tail(tail) and normalize(_flat(tail)) not in hay.flat:
+            note += f"; the question typed after it (\"{visible(tail, 40)}\") left out, it asks nothing of its own"
+        return Match(True, "lead", note)
     paste = _paste_kept(needle, hay)
     if paste is not None:
         return paste
@@ -644,13 +674,16 @@ def _paste_kept(needle: str, hay: Haystack) -> Match | None:
     if not machine_output(body):
         return None
     tail = typed_tail(needle)
-    if tail:
-        if normalize(tail) in hay.norm or normalize(_flat(tail)) in hay.flat:
+    error = last_error_line(body)
+    if tail and not content_free_tail(tail):
+        if (normalize(tail) in hay.norm or normalize(_flat(tail)) in hay.flat) and error_told(error, hay.flat, normalize):
             return Match(True, "tail", "the paragraph typed after it verbatim; the pasted output before it summarised")
         return None
     errors = [l.strip() for l in lines if _ERROR_LINE.search(l)]
     if errors and normalize(errors[-1]) in hay.norm:
         return Match(True, "paste", f"pasted output only; its error line verbatim ({visible(errors[-1], 60)})")
+    if error and error_told(error, hay.flat, normalize):
+        return Match(True, "paste", f"pasted output only; its error line told ({visible(error, 60)})")
     return _short_lead_kept(lines[:first] or _PROMPT.findall(lines[0])[:1], body, hay)
 
 

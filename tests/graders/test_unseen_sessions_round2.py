@@ -180,7 +180,8 @@ def test_a_question_typed_after_a_paste_must_be_kept_and_the_paste_may_be_summar
     ask = "I think we should pass the timestamps as strings, no?"
     last = TRACE + "\n\n" + ask
     first = '- "load the events table into the warehouse one day at a time"\n'
-    good = first + f'- "(sort error on mixed timezones)"\n- "{ask}"'
+    # the paste summarised by its error line (a summarised paste tells what went wrong)
+    good = first + f'- "(ValueError on mixed timezones: Aware datetime objects need utc=True)"\n- "{ask}"'
     assert grade("verbatim_user_messages", _paste_case(kit, good, last)).status == "pass"
     # the question lost: the error line alone does not stand for what the person typed
     bad = first + "- (ValueError: Aware datetime objects need utc=True to be converted)"
