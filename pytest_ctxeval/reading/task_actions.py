@@ -45,7 +45,7 @@ _MAKE_VERB = (r"add(?:s|ed|ing)?|implement(?:s|ed|ing)?|creat(?:e|es|ed|ing)|bui
               r"develop(?:s|ed|ing)?|wir(?:e|es|ed|ing)\s+up|mak(?:e|es|ing)|made|extend(?:s|ed|ing)?|expand(?:s|ed|ing)?|"
               r"updat(?:e|es|ed|ing)|generat(?:e|es|ed|ing)")
 _TEST_NOUN = (r"(?:unit\s+|integration\s+|e2e\s+|end-to-end\s+|regression\s+|api\s+|smoke\s+)?"
-              r"(?:tests|specs|test\s+cases?|test\s+coverage|coverage)")
+              r"(?:tests?|specs?|test\s+cases?|test\s+coverage|coverage)(?![\w-])")
 _DOC_NOUN = r"(?:docs|documentation|readme|docstrings?|changelog(?:\s+entry)?|api\s+docs|usage\s+notes)"
 #: "write tests for", "add unit tests", "create API docs": a make-verb whose object (within three words)
 #: is tests or docs is that follow-up.

@@ -126,6 +126,7 @@ def test_work_finished_after_the_latest_todo_list_is_not_required(grade, kit, af
     lambda kit: [],                                                                  # edited, nothing more
     lambda kit: [kit.user("commit what you have so far, then do the tests"), *_commit(kit, "wip")],   # a step
     lambda kit: [kit.say("Next I will add the webhook endpoint POST /hooks/billing."), *_commit(kit)],  # intent
+    lambda kit: [kit.say("I added a failing test for the webhook endpoint POST /hooks/billing."), *_commit(kit)],
     lambda kit: [kit.user("commit it"),
                  *kit.tool("Bash", {"command": "git commit -am 'x'"}, "nothing to commit, working tree clean")],
 ])
