@@ -896,6 +896,9 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     if case.kind == "session_memory":  # the notes' "Current State" is where next steps live
         state = notes_section(case.summary, "current state")
         places = [("current", 8, Section("current", 8, "Current State", state, 1))] if state else []
+    elif all(p[2] is None for p in places) and (free := _free_form(case, "pending")):
+        # a summary without the nine sections proposes its next steps anywhere (reading.summary_form)
+        places = [("summary", 0, Section(None, 0, f"the summary (read whole: {free})", case.summary, 1))]
     latest = _latest_words(case)
     for _kind, number, section in places:
         if section is None:
@@ -933,4 +936,6 @@ def _latest_words(case: CompactionCase) -> list[str]:
 
 def _label(case: CompactionCase, number: int, section: Section) -> str:
     """``section 7 'Pending Tasks'``, or ``the 'Work State' section`` in another compactor's format."""
+    if number == 0:  # a summary without the nine sections, read whole
+        return section.title
     return f"section {number} '{section.title}'" if case.summary_format is None else f"the '{section.title}' section"

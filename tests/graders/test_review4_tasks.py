@@ -226,3 +226,16 @@ def test_format_requests(args, structure):
     assert asked is not None and asked.structure is structure
     assert format_request("leave out the PDF detour") is None
     assert free_form(9, "keep it brief") is None
+
+
+def test_work_the_person_cancelled_is_found_anywhere_in_a_free_form_summary(grade, kit):
+    messages = [kit.user("Add a billing webhook that checks signatures, then an invoice PDF export."), kit.say("On it."),
+                kit.user("actually, forget the invoice PDF export, we don't need it"), kit.say("Dropped."),
+                kit.user("now write the tests for it")]
+    revived = BULLETS + "- Then: build the invoice PDF export.\n"
+    case = dataclasses.replace(kit.case(messages, revived), compact_args="just 5 short bullets, no sections")
+    verdict = grade("no_superseded_work", case)
+    assert verdict.status == "fail", verdict.reasons
+    assert verdict.reasons[0].startswith("the summary (read whole: it is not in the nine sections")
+    case = dataclasses.replace(kit.case(messages, BULLETS), compact_args="just 5 short bullets, no sections")
+    assert grade("no_superseded_work", case).status == "pass"
