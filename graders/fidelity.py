@@ -827,9 +827,9 @@ def pending_tasks(case: CompactionCase) -> Verdict:
         """Where the todo list last spoke of the task, and what the session did after it."""
         if i in evidence and evidence[i].kind == "committed":
             return f" ({evidence[i].told(case.index)}: if it is finished, the summary may mark it done)"
-        if i in evidence:
+        if i in evidence and evidence[i].update.status == "in_progress":
             return f" ({evidence[i].told(case.index)})"
-        if i in updates and updates[i].compactions_after:
+        if i in updates and (updates[i].compactions_after or i in evidence):
             return f" (as {updates[i].where(case.index)} lists it: {updates[i].status.replace('_', ' ')})"
         return ""
 

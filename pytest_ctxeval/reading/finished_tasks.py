@@ -93,10 +93,12 @@ class ListUpdate:
     compactions_after: int
 
     def where(self, compaction: int) -> str:
-        """"the latest TodoWrite (before compaction 1)" / "(in the span this summary covers)"."""
+        """"the latest TodoWrite (before compaction 1)", "its latest TaskUpdate (in the span this
+        summary covers)"."""
         when = (f"before compaction {compaction - self.compactions_after}" if self.compactions_after
                 else "in the span this summary covers")
-        return f"the latest {self.tool} ({when})"
+        which = {"TodoWrite": "the latest TodoWrite", "TaskCreate": "its TaskCreate"}.get(self.tool, f"its latest {self.tool}")
+        return f"{which} ({when})"
 
 
 @dataclass(frozen=True)

@@ -150,8 +150,13 @@ def test_a_commit_of_the_task_in_progress_lets_the_summary_mark_it_done(grade, k
     assert verdict.status == "fail"
     assert "the commit 9f8e7d6 'billing: webhook endpoint' succeeded: if it is finished, the summary may mark it " \
            "done" in verdict.reasons[0]
-    # the pending task the agent never started is not finished by that commit
-    assert grade("pending_tasks", _stale_case(kit, messages, f"- Done: {MAKE}\n- Done: {FOLLOW}")).status == "fail"
+    # the pending task the agent never started is not finished by that commit; the reason says where
+    # the list last spoke of it
+    verdict = grade("pending_tasks", _stale_case(kit, messages, f"- Done: {MAKE}\n- Done: {FOLLOW}"))
+    assert verdict.status == "fail"
+    assert verdict.reasons == [f"open task not in section 7 'Pending Tasks' (line 19) as an open task (marked as done or "
+                               f"cancelled): \"{FOLLOW}\" (as the latest TodoWrite (in the span this summary covers) "
+                               "lists it: pending)"]
 
 
 def test_a_list_from_before_an_earlier_compaction_is_named(kit):
