@@ -916,6 +916,8 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
         return Verdict.failed(*reasons, score=round(1 - len({h[0] for h in hits}) / len(dropped), 4),
                               superseded=[h[0] for h in hits])
     where = "sections 7-9" if case.summary_format is None else "its next-step and pending sections"
+    if places and places[0][0] == "summary":
+        where = places[0][2].title
     typed = [h for h in held if h.cancellation is not None]
     note = (f" ({len(typed)} cancelled by the person in words: "
             + "; ".join(f"\"{h.intent}\" in user message {h.cancellation.number}" for h in typed if h.cancellation)

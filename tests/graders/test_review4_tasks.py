@@ -243,4 +243,6 @@ def test_work_the_person_cancelled_is_found_anywhere_in_a_free_form_summary(grad
     assert verdict.status == "fail", verdict.reasons
     assert verdict.reasons[0].startswith("the summary (read whole: it is not in the nine sections")
     case = dataclasses.replace(kit.case(messages, BULLETS), compact_args="just 5 short bullets, no sections")
-    assert grade("no_superseded_work", case).status == "pass"
+    verdict = grade("no_superseded_work", case)
+    assert verdict.status == "pass" and "proposed in the summary (read whole: it is not in the nine sections" \
+        in verdict.reasons[0], verdict.reasons
