@@ -56,9 +56,11 @@ from pytest_ctxeval.reading.quoting import (
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
 from pytest_ctxeval.reading.cancellations import proposes_intent, superseded_intents, typed_cancellations
+from pytest_ctxeval.reading.finished_tasks import finish_evidence, list_updates
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section, plain_emphasis
+from pytest_ctxeval.reading.summary_form import free_form
 from pytest_ctxeval.reading.verbatim import (
     Haystack, Match, closest_line, haystack, lines_apart, most_alike, normalize, percent_alike, show_difference,
     typed_after_paste,
@@ -103,6 +105,27 @@ def _section_missing(case: CompactionCase, kind: str, number: int, what: str, it
     number, title = case.section_name(kind)  # the prompt's name for it (a renamed prompt's title)
     return Verdict.failed(f"section {number} '{title}' is missing, so {what} cannot survive{lost} "
                           f"(sections found: {', '.join(case.sections.kinds) or 'none'})", missing=list(items))
+
+
+def _free_form(case: CompactionCase, kind: str) -> str | None:
+    """Why the facts of section ``kind`` are looked for in the whole summary: it lacks that section
+    and is not in the nine sections (or a /compact asked for another structure), so a fact may be in
+    any part of it (reading.summary_form). None for a summary in the nine sections, or another
+    compactor's format."""
+    if case.summary_format is not None or case.kind == "session_memory" or case.sections.get(kind) is not None:
+        return None
+    return free_form(len(set(case.sections.kinds)), case.compact_args)
+
+
+def _whole_region(case: CompactionCase) -> str:
+    """The whole summary and what the compaction kept verbatim."""
+    return case.summary + ("\n" + case.kept_text if case.kept_text else "")
+
+
+def _free_where(case: CompactionCase, kind: str, number: int, why: str) -> str:
+    """How a reason names the place it looked in a summary without the nine sections."""
+    kept = " or the kept messages" if case.kept_text else ""
+    return f"the summary{kept} (read whole: it has no section {number} '{case.section_name(kind)[1]}'; {why})"
 
 
 _PRESENT_ITEMS = re.compile(r"\n(?=\s{0,3}(?:[-*]|\d+[.)])\s)")
@@ -600,10 +623,13 @@ def files_preserved(case: CompactionCase) -> Verdict:
         return Verdict.not_applicable("no project file was changed (rejected or failed edits and Claude Code's own "
                                       "plan/memory files do not count), and no file of expect.files has come up yet")
     region = case.region("files")
+    where = _where(case, "files", 3)
+    free = _free_form(case, "files")
+    if region is None and free:
+        region, where = _whole_region(case), _free_where(case, "files", 3, free)
     if region is None:
         return _section_missing(case, "files", 3, f"the {len(files)} changed files (latest first)",
                                 list(reversed(files)))
-    where = _where(case, "files", 3)
     # ``__api.go__`` names api.go; "`api.go` (read-only reference)" does not tell it as changed
     said = plain_emphasis(_whole(case).text)
     # what the summary says in its own words: not the person's messages (section 6) or quotes of them,
@@ -616,8 +642,9 @@ def files_preserved(case: CompactionCase) -> Verdict:
     whole = said_unchanged_removed(own)
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
-    reasons = [f"{f} was {_how_changed(f, changed, moved, ledger.how)} but is not named in {where} nor anywhere "
-               "else in the summary" + _not_told_note(f, files, said, own, whole) for f in missing]
+    reasons = [f"{f} was {_how_changed(f, changed, moved, ledger.how)} but is not named "
+               + (f"anywhere in {where}" if free else f"in {where} nor anywhere else in the summary")
+               + _not_told_note(f, files, said, own, whole) for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons + called_new, ok, missing=missing)
@@ -701,9 +728,11 @@ def errors_preserved(case: CompactionCase) -> Verdict:
                                       "cancelled and mis-made calls and empty probes are not errors), and no line "
                                       "of expect.errors has come up yet")
     region = case.region("errors")
+    where = _where(case, "errors", 4)
+    if region is None and (why := _free_form(case, "errors")):
+        region, where = _whole_region(case), _free_where(case, "errors", 4, why)
     if region is None:
         return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines", list(wanted))
-    where = _where(case, "errors", 4)
     # Where else an error is told: the problem-solving and current-work sections (by its identifying
     # tokens only in an item that speaks of an error: not by any mention of a name it holds). Words in
     # underscore emphasis are read as rendered (``__Ruff UP038__`` names UP038).
@@ -861,23 +890,37 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     unbacked = _unbacked_claims(case)
     if not items and unbacked:
         return Verdict.failed(*unbacked)
-    if not items and cancelled:
-        return Verdict.not_applicable(f"every open task is superseded{dropped_note}")
+    # A todo whose work the transcript shows finished after the list was last updated (the list went
+    # stale) is not required; one committed while in progress may be told as done
+    # (reading.finished_tasks).
+    updates = case.shared_view("list_updates", lambda: list_updates(case.history), case.history)
+    evidence = case.shared_view("finish_evidence", lambda: {
+        i: e for i in items if i in updates and (e := finish_evidence(i, updates[i], case.history)) is not None},
+        case.history) if items else {}
+    finished = [i for i in items if i in evidence and evidence[i].kind == "finished"]
+    items = [i for i in items if i not in finished]
+    dropped_note += ("; not required, as finished after the latest todo update: " + "; ".join(
+        f"\"{_short(i, 60)}\" ({evidence[i].told(case.index)})" for i in finished[:3])) if finished else ""
+    if not items and (cancelled or finished):
+        return Verdict.not_applicable(("every open task is superseded" if not finished else
+                                       "no open task is left") + dropped_note)
     if not items:
         return Verdict.not_applicable("no open todo item or task (TodoWrite, TaskCreate/TaskUpdate), and no task of "
                                       "expect.pending has come up yet")
     region = case.region("pending")
+    where = _where(case, "pending", 7)
+    if region is None and (why := _free_form(case, "pending")):
+        region, where = _whole_region(case), _free_where(case, "pending", 7, why)
     if region is None:
         return _section_missing(case, "pending", 7, f"the {len(items)} open tasks", items)
-    where = _where(case, "pending", 7)
     # Only the summary's own items are read for done marks and for a task told in other words: kept
     # messages are what was said (file contents, tool output), not a task list.
     kept = case.kept_text
     head = region[: len(region) - len(kept)] if kept and region.endswith(kept) else region
     open_head = _open_items(head)
     open_region = open_head + region[len(head):]
-    later = case.sections.body("current", "next")
-    told = open_head + "\n" + _open_items(later)
+    # each section read apart: words of a task spread over section 8 and section 9 tell nothing
+    told = (open_head, *(_open_items(s.body) for k in ("current", "next") if (s := case.sections.get(k)) is not None))
 
     def listed(i: str, text: str) -> bool:
         """Kept in ``text`` (verbatim, or most of its words in one item) or told there in other words;
@@ -896,22 +939,47 @@ def pending_tasks(case: CompactionCase) -> Verdict:
             return False
         if listed(i, head):
             return True
-        return listed(i, later) and not listed(i, told)
+        return any(listed(i, s.body) for k in ("current", "next") if (s := case.sections.get(k)) is not None) \
+            and not any(listed(i, t) for t in told)
 
-    missing = [i for i in items if not _task_present(i, open_region) and (done(i) or not _task_told(i, told))]
+    def committed(i: str) -> bool:
+        """Marked done by the summary, as the transcript bears out: it was in progress at the latest
+        todo update, and the session changed files and committed after it."""
+        return i in evidence and evidence[i].kind == "committed" and done(i)
+
+    missing = [i for i in items if not _task_present(i, open_region) and (done(i) or not _task_told(i, *told))
+               and not committed(i)]
+    agreed = [i for i in items if i not in missing and committed(i)]
+
+    def stale(i: str) -> str:
+        """Where the todo list last spoke of the task, and what the session did after it."""
+        if i in evidence and evidence[i].kind == "committed":
+            return f" ({evidence[i].told(case.index)}: if it is finished, the summary may mark it done)"
+        if i in evidence and evidence[i].update.status == "in_progress":
+            return f" ({evidence[i].told(case.index)})"
+        if i in updates and (updates[i].compactions_after or i in evidence):
+            return f" (as {updates[i].where(case.index)} lists it: {updates[i].status.replace('_', ' ')})"
+        return ""
+
     reasons = [f"open task not in {where}" + (" as an open task (marked as done or cancelled)" if done(i) else "")
-               + f": \"{_short(i)}\"" for i in missing]
+               + f": \"{_short(i)}\"{stale(i)}" for i in missing]
     if reasons:
         reasons[-1] += dropped_note
     reasons += unbacked
     # A pass names where each task was found: one told only in sections 8-9 is not "in section 7".
-    later_only = [i for i in items if i not in missing and not _task_present(i, open_region)
+    later_only = [i for i in items if i not in missing and i not in agreed and not _task_present(i, open_region)
                   and not _task_told(i, open_head)]
     found = f"all {len(items)} open tasks in {where}"
+    if later_only or agreed:
+        found = f"all {len(items)} open tasks kept: {len(items) - len(later_only) - len(agreed)} in {where}"
     if later_only:
-        found = (f"all {len(items)} open tasks kept: {len(items) - len(later_only)} in {where}, "
-                 f"{len(later_only)} told only in sections 8-9 (as work in progress): "
-                 + "; ".join(f"\"{_short(i, 60)}\"" for i in later_only[:3]))
+        found += (f", {len(later_only)} told only in sections 8-9 (as work in progress): "
+                  + "; ".join(f"\"{_short(i, 60)}\" ({_told_where(case, i)}"
+                              + (f"; {evidence[i].told(case.index)}" if i in evidence else "") + ")"
+                              for i in later_only[:3]))
+    if agreed:
+        found += (f", {len(agreed)} marked done by the summary, as the transcript bears out: "
+                  + "; ".join(f"\"{_short(i, 60)}\" ({evidence[i].told(case.index)})" for i in agreed[:3]))
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found + dropped_note, missing=missing,
                                  superseded=list(cancelled))
 
@@ -939,6 +1007,15 @@ def _unbacked_claims(case: CompactionCase) -> list[str]:
                        f"but no command or tool call of the session did it (and no subagent ran, nor did the person "
                        f"say they did): a task called done that was never done")
     return out
+
+
+def _told_where(case: CompactionCase, subject: str) -> str:
+    """Where sections 8-9 tell an open task: "in section 9 'Optional Next Step' (line 40)"."""
+    for kind in ("current", "next"):
+        section = case.sections.get(kind)
+        if section is not None and _task_told(subject, _open_items(section.body)):
+            return f"in {_label(case, section.number, section)} (line {section.line})"
+    return "in sections 8-9 read together"
 
 
 def _task_present(subject: str, text: str) -> bool:
@@ -978,6 +1055,9 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     if case.kind == "session_memory":  # the notes' "Current State" is where next steps live
         state = notes_section(case.summary, "current state")
         places = [("current", 8, Section("current", 8, "Current State", state, 1))] if state else []
+    elif all(p[2] is None for p in places) and (free := _free_form(case, "pending")):
+        # a summary without the nine sections proposes its next steps anywhere (reading.summary_form)
+        places = [("summary", 0, Section(None, 0, f"the summary (read whole: {free})", case.summary, 1))]
     latest = _latest_words(case)
     for _kind, number, section in places:
         if section is None:
@@ -995,6 +1075,8 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
         return Verdict.failed(*reasons, score=round(1 - len({h[0] for h in hits}) / len(dropped), 4),
                               superseded=[h[0] for h in hits])
     where = "sections 7-9" if case.summary_format is None else "its next-step and pending sections"
+    if places and places[0][0] == "summary" and places[0][2] is not None:
+        where = places[0][2].title
     typed = [h for h in held if h.cancellation is not None]
     note = (f" ({len(typed)} cancelled by the person in words: "
             + "; ".join(f"\"{h.intent}\" in user message {h.cancellation.number}" for h in typed if h.cancellation)
@@ -1044,4 +1126,6 @@ def _latest_words(case: CompactionCase) -> list[str]:
 
 def _label(case: CompactionCase, number: int, section: Section) -> str:
     """``section 7 'Pending Tasks'``, or ``the 'Work State' section`` in another compactor's format."""
+    if number == 0:  # a summary without the nine sections, read whole
+        return section.title
     return f"section {number} '{section.title}'" if case.summary_format is None else f"the '{section.title}' section"

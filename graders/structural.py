@@ -23,6 +23,7 @@ from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import RequestValidator, to_api, validate_api
 from pytest_ctxeval.core.tokens import estimate_api_request
 from pytest_ctxeval.reading.summary import SECTION_KINDS, analysis_span, wrapper_tags
+from pytest_ctxeval.reading.summary_form import NINE_FORM_MIN, format_request
 from pytest_ctxeval.grading.versions import CONTINUATION_WORDINGS, promise
 
 
@@ -51,14 +52,24 @@ def tool_pairing(case: CompactionCase) -> Verdict:
 
 @grader("nine_sections", kind="rule", applies_to=("full", "partial", "transcript"), compactors=("claude_code",))
 def nine_sections(case: CompactionCase) -> Verdict:
-    """All nine summary sections are present, in order, and none is empty."""
+    """All nine summary sections are present, in order, and none is empty.
+
+    A manual ``/compact`` that asked for another structure ("just 5 bullets, no sections", "one
+    paragraph") answered by a summary without the nine sections is ``n/a``: the person's instruction
+    wins (pytest_ctxeval.reading.summary_form); any other form request is named in the reason."""
     parsed = case.sections
     present = {s.kind: s for s in parsed.sections if s.kind}
     reasons = []
     missing = [k for k in SECTION_KINDS if k not in present]
+    asked = format_request(case.compact_args)
+    if asked is not None and asked.structure and len(present) < NINE_FORM_MIN:
+        return Verdict.not_applicable(f"the person asked /compact for another structure (\"{asked.said}\"), and the "
+                                      f"summary follows it ({len(present)} of the nine sections): the nine sections are "
+                                      "not required", found=[s.kind for s in parsed.sections if s.kind])
     if missing:
         names = ", ".join("{}. {}".format(*case.section_name(k)) for k in missing)
-        reasons.append(f"missing section{'s' if len(missing) > 1 else ''}: {names}")
+        reasons.append(f"missing section{'s' if len(missing) > 1 else ''}: {names}"
+                       + (f" (/compact asked for \"{asked.said}\")" if asked is not None else ""))
     order = [s.kind for s in parsed.sections if s.kind]
     wanted = case.section_order  # the prompt's order (a prompt may move a section), else the canonical one
     for prev, cur in zip(order, order[1:]):

@@ -9,8 +9,9 @@ opposite action).
   list done (``None — every task below was completed in this session:``). A mark said not to apply
   ("NOT YET DONE", "to be completed", "blocked until Phase 6 is complete", "IN PROGRESS") is none.
 * :func:`task_told` / :func:`task_in_item`: one item holds most of a task's words, every number of
-  the task ("Author all 15 manifests" is not "all 5"), and not the opposite of its action ("add
-  <block>" is not told by "remove <block>").
+  the task ("Author all 15 manifests" is not "all 5"), the same action (a follow-up on the same
+  object is another task: "Write tests for X" is not told by "Add X", :mod:`.task_actions`), and not
+  the opposite of its action ("add <block>" is not told by "remove <block>").
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 
 from .extract import significant_tokens
 from .summary import normalize_ws
+from .task_actions import same_action
 
 __all__ = ["open_items", "marked_items", "done_item", "task_state", "task_told", "task_in_item", "TASK_OVERLAP"]
 
@@ -253,11 +255,15 @@ def _opposite_action(subject: str, item: str) -> bool:
 def task_in_item(subject: str, item: str, share: float) -> bool:
     """Whether ``item`` tells ``subject``: ``share`` of its significant words, each at a word start
     (a number whole: "report" is in "reports", "finance" is not in "refinanced", "2" is not in "12"),
-    every number of the subject (or its spelled form), and not the opposite of its action.
+    every number of the subject (or its spelled form), the same action (a follow-up such as "Write
+    tests for X" is not told by "Add X", nor "Add X" by "Document X": reading.task_actions), and not
+    the opposite of its action.
 
     >>> task_in_item("Author all 15 manifests", "- Task #7: Author all 5 manifests", 0.6)
     False
     >>> task_in_item("Implement `add <block>` with dep resolution", "- Implement `remove <block>`, dep resolution", 0.6)
+    False
+    >>> task_in_item("Write tests for admin discounts endpoint", "- Add admin endpoint GET /admin/discounts", 0.6)
     False
     """
     tokens = significant_tokens(subject)
@@ -270,6 +276,8 @@ def task_in_item(subject: str, item: str, share: float) -> bool:
             return False
         if not all(p.search(low) for t, p in zip(tokens, patterns) if t.isdigit()):
             return False  # "Harden module 2" is not told by "harden module 12"
+        if not same_action(subject, item):
+            return False  # "Write tests for X" is not told by "Add X" (reading.task_actions)
     return not _opposite_action(subject, item)
 
 

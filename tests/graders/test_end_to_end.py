@@ -140,14 +140,21 @@ def test_a_three_line_prompt_fails_the_structure_and_verbatim_graders(registry, 
         assert verbatim.status == "fail" and verbatim.score < 1
         assert verbatim.reasons[0].startswith("section 6 'All user messages' is missing")
         assert "person-typed messages cannot survive" in verbatim.reasons[0]
-        for name in ("next_step_quote", "files_preserved", "errors_preserved", "pending_tasks",
-                     "constraints_preserved", "failed_approaches_preserved"):
+        for name in ("next_step_quote", "constraints_preserved", "failed_approaches_preserved"):
             assert verdicts[name].status in ("fail", "n/a"), (name, verdicts[name].reasons)
+        # The content graders read the whole prose summary for their facts (reading.summary_form): a
+        # fact it holds is kept, one it lacks is "not named anywhere in the summary", never "cannot survive".
+        for name in ("files_preserved", "errors_preserved", "pending_tasks"):
+            assert all("cannot survive" not in r for r in verdicts[name].reasons), (name, verdicts[name].reasons)
+            assert "it is not in the nine sections (0 of them found)" in verdicts[name].reasons[0], verdicts[name].reasons
         # Structure of the post-compact context does not depend on the prompt's wording.
         for name in ("tool_pairing", "analysis_stripped", "continuation"):
             assert verdicts[name].status == "pass", (name, verdicts[name].reasons)
-    first = graded[0][1]
-    assert first["files_preserved"].status == "fail"
+    first, second = graded[0][1], graded[1][1]
+    assert first["files_preserved"].status == "pass"    # the prose names src/auth/session.py
+    assert second["files_preserved"].status == "fail"   # ... but not src/auth/loader.py
+    assert "src/auth/loader.py was changed but is not named anywhere in the summary" in \
+        " ".join(second["files_preserved"].reasons)
     assert first["errors_preserved"].status == "fail"
     assert first["pending_tasks"].status == "fail"
     assert "constraint lost: \"opaque tokens stored server-side\" (set by the user in message 2)" in \
