@@ -151,7 +151,10 @@ def test_a_three_line_prompt_fails_the_structure_and_verbatim_graders(registry, 
         for name in ("tool_pairing", "analysis_stripped", "continuation"):
             assert verdicts[name].status == "pass", (name, verdicts[name].reasons)
     first, second = graded[0][1], graded[1][1]
-    assert first["files_preserved"].status == "pass"    # the prose names src/auth/session.py
+    # the prose names src/auth/session.py only inside its quote of the first request: what was asked,
+    # not that the file was changed (review 4, G19)
+    assert first["files_preserved"].status == "fail", first["files_preserved"].reasons
+    assert "it is named only in the person's own words" in first["files_preserved"].reasons[0]
     assert second["files_preserved"].status == "fail"   # ... but not src/auth/loader.py
     assert "src/auth/loader.py was changed but is not named anywhere in the summary" in \
         " ".join(second["files_preserved"].reasons)

@@ -97,9 +97,9 @@ def _commit(kit, message="billing: webhook endpoint"):
                     f"[main 9f8e7d6] {message}\n 1 file changed, 12 insertions(+)")
 
 
-def _stale_case(kit, messages, pending):
+def _stale_case(kit, messages, pending, current="The webhook endpoint is committed."):
     bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies.update(pending=pending, current="The webhook endpoint is committed.",
+    bodies.update(pending=pending, current=current,
                   next='Write the webhook tests: "Add a billing webhook and test it."')
     return kit.case(messages, kit.summary(bodies))
 
@@ -115,8 +115,9 @@ def _stale_case(kit, messages, pending):
 ])
 def test_work_finished_after_the_latest_todo_list_is_not_required(grade, kit, after):
     messages = _stale_session(kit, after=after(kit))
-    for pending in (f"- {FOLLOW}\n- Done: {MAKE} (committed)", f"- {FOLLOW}"):
-        verdict = grade("pending_tasks", _stale_case(kit, messages, pending))
+    # (a summary may say "Done", not "committed" where nothing was: that claim fails as unbacked)
+    for pending in (f"- {FOLLOW}\n- Done: {MAKE}", f"- {FOLLOW}"):
+        verdict = grade("pending_tasks", _stale_case(kit, messages, pending, current="The webhook endpoint is added."))
         assert verdict.status == "pass", (pending, verdict.reasons)
         assert "not required, as finished after the latest todo update" in verdict.reasons[0]
         assert "the latest TodoWrite (in the span this summary covers) still calls it in progress" in verdict.reasons[0]
