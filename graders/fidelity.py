@@ -38,6 +38,7 @@ from pytest_ctxeval.core.messages import AssistantMessage, text_of
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
+from pytest_ctxeval.reading.answers import answer_told, typed_answers
 from pytest_ctxeval.reading.leave_out import leave_out, left_out, left_out_note, unread_note, with_leave_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
@@ -261,13 +262,25 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                 f"{request_at}), which the person did not type (tolerated: nothing they typed is lost by it)")
         ok += note
         reasons = [reasons[0] + note, *reasons[1:]] if reasons else reasons
+    # The person's typed answers to the agent's questions (AskUserQuestion): told anywhere, in any
+    # words (Claude Code's own summaries list them in section 6, "User chose: …"; reading/answers.py).
+    answers = case.shared_view("typed_answers", lambda: typed_answers(case.history), case.history)
+    lost_answers = [a for a in answers if not answer_told(a.answer, _whole(case).text)]
+    for a in lost_answers:
+        missing.append(a.answer)
+        reasons.append(f"the person's typed answer to the agent's question \"{_short(a.question, 60)}\" is not in the "
+                       f"summary, verbatim or in other words: \"{_short(a.answer, 100)}\" (Claude Code's summaries list "
+                       "such answers in section 6, e.g. \"User chose: …\")")
+    if answers and not lost_answers:
+        ok += f"; {len(answers)} typed answer{'s' if len(answers) > 1 else ''} to the agent's questions told in the summary"
     if section is not None and case.summary_format is None:
         made_up = _invented(case, section)
         reasons += made_up
         if made_up and not missing:
             return Verdict.failed(*reasons, score=round(len(people) / (len(people) + len(made_up)), 4),
                                   missing=missing)
-    return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
+    total = len(people) + len(answers)
+    return Verdict.from_fraction(total - len(missing), total, reasons, ok, missing=missing)
 
 
 def _cancellations(case: CompactionCase) -> list:
