@@ -116,7 +116,7 @@ _GENERIC = {"it", "that", "this", "them", "those", "these", "everything", "all",
             "step", "steps", "task", "tasks", "plan", "idea", "thing", "things", "last one", "last step",
             "last part", "rest of it", "what i said", "my last message", "the last message", "others",
             "other one", "one", "other", "both", "either", "anything", "something", "me", "you", "him", "her", "us",
-            "anything else", "everything else", "something else", "nothing else", "else", "the rest", "rest of it",
+            "anything else", "everything else", "something else", "nothing else", "else", "the rest",
             "other files", "other stuff", "stuff", "unrelated code", "unrelated files"}
 _WORDS = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'-]*")
 _MAX_OBJECT_WORDS = 7
