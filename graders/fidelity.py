@@ -824,7 +824,8 @@ def _task_present(subject: str, text: str) -> bool:
 @grader("no_superseded_work", kind="rule")
 def no_superseded_work(case: CompactionCase) -> Verdict:
     """Intents listed in expect.superseded, and tasks the person cancelled in words ("forget the PDF
-    export"), are not proposed in sections 7-9."""
+    export"), are not proposed in sections 7-9, nor is a change the person forbade ("don't touch the
+    sitemap")."""
     # An expected intent the latest todo list of the summarised span still holds open, with no
     # person-typed message after it, is superseded later: the summary rightly lists the plan as it
     # stood (pytest_ctxeval.reading.cancellations.superseded_intents).
