@@ -88,6 +88,10 @@ _CHANGED = re.compile(r"\b(?:actually|instead|for now|any ?more|after all|no lon
 _OPENER = re.compile(rf"{_LEAD}(?P<verb>{_STRONG}|{_STOP}|{HANDS_OFF}|{_WEAK})\s+"
                      r"(?P<object>(?:[^\n.!?;,:()\"“”]|\.(?=\w))+)",
                      re.IGNORECASE)
+#: A prohibition for a while ("don't touch the sitemap yet", "leave X alone until the feed works"):
+#: a matter of order, which a later step may rightly lift; not held.
+_FOR_A_WHILE = re.compile(r"\b(?:yet|until|till|before|first|for the moment|at the moment|right now|later)\b",
+                          re.IGNORECASE)
 #: "remove X from the todo list": the object sits between.
 _OFF_THE_LIST = re.compile(
     rf"{_LEAD}(?:remove|take|strike|cross)\s+(?P<object>[^\n.!?;,:()\"“”]{{3,60}}?)\s+(?:off|from|out of)\s+"
@@ -174,15 +178,18 @@ def _readings(message: str) -> list[tuple[str, str]]:
                 if subject and changed and not (verb.lower() == "drop" and _DATABASE.search(subject)):
                     found.append((subject, "planned"))
             elif re.fullmatch(HANDS_OFF, verb, re.IGNORECASE):
-                if subject:
+                if subject and not _FOR_A_WHILE.search(around):
                     found.append((subject, "hands_off"))
+            elif re.fullmatch(r"(?:don't|do not)\s+do", verb, re.IGNORECASE) and _FOR_A_WHILE.search(around):
+                pass   # "don't do the migration yet": a matter of order, not a cancellation
             elif re.fullmatch(_STOP, verb, re.IGNORECASE):
                 if subject:
                     found.append((subject, "stop"))
             elif subject:
                 found.append((subject, "cancel"))
         after = HANDS_OFF_AFTER.match(message, at)
-        if after is not None and not negated_before and (subject := _object(after.group("object"))):
+        if after is not None and not negated_before and not _FOR_A_WHILE.search(around) \
+                and (subject := _object(after.group("object"))):
             found.append((subject, "hands_off"))
         listed = _OFF_THE_LIST.match(message, at)
         if listed is not None and (subject := _object(listed.group("object"))):

@@ -174,6 +174,9 @@ def test_a_code_instruction_leaves_a_summary_that_does_the_work_passing(grade, k
     ("stop working on the sitemap", [("sitemap", "stop")]),
     ("scrap the CSV export.", [("CSV export", "cancel")]),
     ("don't change anything else", []),        # a generic object
+    ("don't touch the sitemap yet, do the feed first", []),       # a matter of order
+    ("leave the sitemap alone until the feed works", []),
+    ("don't do the migration yet", []),
     ("don't touch it", []),
 ])
 def test_readings(said, expected):
