@@ -4,19 +4,29 @@ summary to the plan as it stands (``no_superseded_work`` and ``pending_tasks``).
 A person-typed message cancels ``X`` when:
 
 * a clause of it starts (after "actually,", "ok", "oh and", "let's", "we can", …) with a clear cancel
-  phrase that names ``X``: "forget (about) X", "never mind (about) X", "scratch X", "don't bother
-  with X", "no need for X", "let's not do X", "we (don't|no longer) need X", "we won't do X",
-  "X is no longer needed", or "skip / drop / cancel / scrap / ditch X" with a word in the message
-  that says the plan changed ("actually", "instead", "for now", "anymore", "we don't need it", …).
-  "Don't forget X", "did you forget X", a pronoun ("forget it", "never mind that") and a generic
-  object ("forget the tests", "drop the changes") cancel nothing the reader can name;
-* ``X`` came up as work before that message: a person message, a todo item or task, or the
-  assistant's text names it (:func:`pytest_ctxeval.reading.proposals.reworded_mentions` reads it
-  in other words too), so "forget the cache, read from disk" in a session that planned no cache
-  names no task;
-* no later person message asks for ``X`` again ("actually, do the PDF export after all": a mention
-  its clause does not negate), and no todo list or task written after a later person message holds
-  ``X`` open (the plan changed back in words the reader cannot name).
+  phrase that names ``X``: "forget (about) X", "never mind (about) X", "scratch / scrap / ditch X",
+  "don't bother with X", "no need for X", "let's not do X", "don't do X", "we (don't|no longer) need
+  X", "we won't do X", "X is no longer needed", "remove X from the todo list", and ``X`` came up as
+  work before that message: a person message, a todo item or task, or the assistant's text names it
+  (:func:`pytest_ctxeval.reading.proposals.reworded_mentions` reads it in other words too), so
+  "forget the cache, read from disk" in a session that planned no cache names no task;
+* or "stop working on X" (X was work in progress);
+* or "skip / drop / cancel / abandon X" or "instead of X, (just) Y", with a word in the message that
+  says the plan changed ("actually", "instead", "for now", "anymore", "nobody uses it", ", only Y",
+  …), for an ``X`` that was planned (:func:`_planned`: a todo, a request, the assistant's "Next I
+  will …"; "drop the debug logging, nobody reads it" for logging that exists is work), and for
+  "drop" no database object ("drop the index on users");
+
+"Don't forget X", "did you forget X", a pronoun ("forget it", "never mind that"), a generic object
+("forget the tests", "drop the changes"), a condition ("if it fails, scrap X") and a slash command's
+arguments cancel nothing the reader can name. A prohibition ("don't touch X", "leave X alone") is
+read too (:mod:`pytest_ctxeval.reading.prohibitions`): it forbids changing ``X``, whether or not it
+came up (a step breaks it only when it changes ``X``).
+
+Either is held while no later person message asks for ``X`` again ("actually, do the PDF export
+after all": a mention its clause does not negate; for a prohibition, a request to change ``X``), and
+no todo list or task written after a later person message holds ``X`` open (the plan changed back in
+words the reader cannot name). Messages are numbered as every grader numbers them.
 """
 
 from __future__ import annotations
