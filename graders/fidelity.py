@@ -852,6 +852,8 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
         # The user's own latest words, quoted, are not the summary proposing anything.
         exempt = quoted_spans(text, latest)
         for intent in dropped:
+            if source[intent].forbidden and _kind == "current":
+                continue   # section 8 tells the work as it stood; a forbidden change is held to the plan (7, 9)
             found = source[intent].proposed(text, proposals(text, intent, exempt=exempt, dropped_after=_SET_ASIDE,
                                                             reworded=True))
             if found:

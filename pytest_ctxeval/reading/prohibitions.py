@@ -62,11 +62,15 @@ _ABOUT_IT = re.compile(r"^\s*(?:docs?|documentation|readme|changelog|tests?|spec
                        r"mentions?|references?|links?|section of the (?:docs|readme))\b", re.IGNORECASE)
 
 
+_PAST = re.compile(r"(?:ed|wrote|written|put)$", re.IGNORECASE)
+
+
 def changes(clause: str, start: int, end: int) -> bool:
     """Whether a change verb in ``clause`` acts on the mention at ``start:end`` (offsets in
-    ``clause``): it comes before the mention in the clause, with at most four words between them
-    and none that points elsewhere ("for", "about", "and"...), and the mention is not the modifier of
-    the docs or tests about it.
+    ``clause``): it comes before the mention in the clause, not in the past tense ("updated the
+    sitemap" tells what was done), with at most four words between them and none that points
+    elsewhere ("for", "about", "and"...), and the mention is not the modifier of the docs or tests
+    about it.
 
     >>> s = "Update the sitemap generator so sitemap dates use localtime too."
     >>> changes(s, s.index("sitemap"), s.index("sitemap") + 7)
@@ -78,6 +82,8 @@ def changes(clause: str, start: int, end: int) -> bool:
     if _ABOUT_IT.match(clause[end:]):
         return False
     for verb in _VERB.finditer(clause, 0, start):
+        if _PAST.search(verb.group(0)):
+            continue   # "updated the sitemap" tells what was done, it proposes nothing
         between = clause[verb.end():start]
         if _BETWEEN.match(between.lstrip()) and not _NOT_ON_IT.search(between):
             return True

@@ -85,6 +85,16 @@ def test_a_step_that_only_mentions_the_forbidden_thing_passes(grade, kit, step):
     assert verdict.status == "pass", verdict.reasons
 
 
+@pytest.mark.parametrize("current, nxt", [
+    ("I had updated the sitemap generator before the user asked me not to touch it.", GOOD_NEXT),
+    ("Writing tests/test_feed.py.", "Write the regression test; the sitemap generator was updated earlier by mistake."),
+])
+def test_narration_of_a_change_already_made_is_no_proposal(grade, kit, current, nxt):
+    forbid = "don't touch the sitemap"
+    case = kit.case(_messages(kit, forbid), _summary(kit, forbid, current=current, nxt=nxt))
+    assert grade("no_superseded_work", case).status == "pass", grade("no_superseded_work", case).reasons
+
+
 def test_a_prohibition_lifted_later_holds_nothing(grade, kit):
     forbid = "don't touch the sitemap"
     messages = _messages(kit, forbid) + [kit.user("ok, you can update the sitemap too now")]
