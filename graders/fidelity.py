@@ -44,7 +44,8 @@ from pytest_ctxeval.reading.file_claims import new_claims, only_read
 from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.prohibitions import prohibitions
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
-from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
+from pytest_ctxeval.reading.answers import answer_told, typed_answers
+from pytest_ctxeval.reading.leave_out import leave_out, left_out, left_out_note, unread_note, with_leave_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
@@ -55,7 +56,7 @@ from pytest_ctxeval.reading.quoting import (
     quotes as _quotes, fenced_blocks as _fenced_blocks, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
-from pytest_ctxeval.reading.cancellations import proposes_intent, superseded_intents, typed_cancellations
+from pytest_ctxeval.reading.cancellations import proposes_intent, superseded_intents, typed_cancellations, violates
 from pytest_ctxeval.reading.finished_tasks import finish_evidence, list_updates
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
@@ -281,8 +282,10 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
         ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
     if excused:
         ok = ok.replace(f"all {len(people)} ", f"{len(people) - len(excused)} of {len(people)} ", 1) + \
-            _left_out_note(excused, "messages")
-        reasons = [reasons[0] + _left_out_note(excused, "messages"), *reasons[1:]] if reasons else reasons
+            left_out_note(excused, "messages")
+        reasons = [reasons[0] + left_out_note(excused, "messages"), *reasons[1:]] if reasons else reasons
+    elif reasons:
+        reasons[0] += unread_note(case.compact_args, asked)
     # Tolerated by policy, but said: the summariser saw Claude Code's summarisation request as the last
     # user message and listed it; it is not the person's (nothing typed is lost by it).
     request_at = None if any(_SUMMARY_REQUEST.search(p.text) for p in people) else \
@@ -292,13 +295,25 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                 f"{request_at}), which the person did not type (tolerated: nothing they typed is lost by it)")
         ok += note
         reasons = [reasons[0] + note, *reasons[1:]] if reasons else reasons
+    # The person's typed answers to the agent's questions (AskUserQuestion): told anywhere, in any
+    # words (Claude Code's own summaries list them in section 6, "User chose: …"; reading/answers.py).
+    answers = case.shared_view("typed_answers", lambda: typed_answers(case.history), case.history)
+    lost_answers = [a for a in answers if not answer_told(a.answer, _whole(case).text)]
+    for a in lost_answers:
+        missing.append(a.answer)
+        reasons.append(f"the person's typed answer to the agent's question \"{_short(a.question, 60)}\" is not in the "
+                       f"summary, verbatim or in other words: \"{_short(a.answer, 100)}\" (Claude Code's summaries list "
+                       "such answers in section 6, e.g. \"User chose: …\")")
+    if answers and not lost_answers:
+        ok += f"; {len(answers)} typed answer{'s' if len(answers) > 1 else ''} to the agent's questions told in the summary"
     if section is not None and case.summary_format is None:
         made_up = _invented(case, section)
         reasons += made_up
         if made_up and not missing:
             return Verdict.failed(*reasons, score=round(len(people) / (len(people) + len(made_up)), 4),
                                   missing=missing)
-    return Verdict.from_fraction(len(people) - len(missing), len(people), reasons, ok, missing=missing)
+    total = len(people) + len(answers)
+    return Verdict.from_fraction(total - len(missing), total, reasons, ok, missing=missing)
 
 
 def _cancellations(case: CompactionCase) -> list:
@@ -642,11 +657,17 @@ def files_preserved(case: CompactionCase) -> Verdict:
     whole = said_unchanged_removed(own)
     elsewhere = [f for f in files if not file_mentioned(f, region, files) and file_mentioned(f, whole, files)]
     missing = [f for f in files if not file_mentioned(f, region, files) and f not in elsewhere]
+    # /compact "leave out X": the person's own instruction wins (as for messages and errors)
+    asked = leave_out(case.compact_args)
+    excused = [(f, why) for f in missing if (why := left_out(asked, "files", f)) is not None]
+    missing = [f for f in missing if f not in dict(excused)]
     reasons = [f"{f} was {_how_changed(f, changed, moved, ledger.how)} but is not named "
                + (f"anywhere in {where}" if free else f"in {where} nor anywhere else in the summary")
                + _not_told_note(f, files, said, own, whole) for f in missing]
     ok = f"all {len(files)} changed files named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
+    ok, reasons = with_leave_out(ok, reasons, [w for _, w in excused], len(files), "changed files", case.compact_args,
+                                  asked)
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons + called_new, ok, missing=missing)
 
 
@@ -797,8 +818,10 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         ok = f"all {len(wanted)} error lines in {where}{tokens}"
     if excused:
         ok = ok.replace(f"all {len(wanted)} ", f"{len(wanted) - len(excused)} of {len(wanted)} ", 1) + \
-            _left_out_note(excused, "error lines")
-        reasons = [reasons[0] + _left_out_note(excused, "error lines"), *reasons[1:]] if reasons else reasons
+            left_out_note(excused, "error lines")
+        reasons = [reasons[0] + left_out_note(excused, "error lines"), *reasons[1:]] if reasons else reasons
+    elif reasons:
+        reasons[0] += unread_note(case.compact_args, asked)
     return Verdict.from_fraction(max(len(wanted) - len(missing) - len(misplaced), 0), len(wanted), reasons, ok,
                                  missing=missing)
 
@@ -857,12 +880,6 @@ def _passing_claims(case: CompactionCase) -> list[str]:
     return out
 
 
-def _left_out_note(excused: list[LeaveOut], what: str) -> str:
-    """"; 2 messages left out as /compact asked: "leave out the PDF detour"" for a reason."""
-    said = "; ".join(dict.fromkeys(f'"{_short(x.said, 80)}"' for x in excused))
-    return f"; {len(excused)} {what} left out as /compact asked: {said}"
-
-
 @grader("pending_tasks", kind="rule")
 def pending_tasks(case: CompactionCase) -> Verdict:
     """Open TodoWrite items and TaskCreate tasks (and expect.pending) appear in section 7 (a task in
@@ -881,7 +898,8 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     # pending, whatever the stale todo list says: no_superseded_work holds the same intents, so a
     # summary can pass both (reading.cancellations.superseded_intents).
     held = superseded_intents(case.history, case.summarized, case.expect.superseded, _cancellations(case))[0] if items else []
-    cancelled = {i: h for i in items for h in held if proposes_intent(i, h.intent)}
+    cancelled = {i: h for i in items for h in held
+                 if (violates(i, h.intent, h.cancellation.kind) if h.cancellation else proposes_intent(i, h.intent))}
     items = [i for i in items if i not in cancelled]
     dropped_note = ("; not required, as superseded: " + "; ".join(
         f"\"{_short(i, 60)}\" ({h.source()})" for i, h in list(cancelled.items())[:3])) if cancelled else ""
@@ -961,13 +979,17 @@ def pending_tasks(case: CompactionCase) -> Verdict:
             return f" (as {updates[i].where(case.index)} lists it: {updates[i].status.replace('_', ' ')})"
         return ""
 
+    asked = leave_out(case.compact_args)   # /compact "leave out X": the person's own instruction wins
+    excused = [(i, by) for i in missing if (by := left_out(asked, "tasks", i)) is not None]
+    missing = [i for i in missing if i not in dict(excused)]
     reasons = [f"open task not in {where}" + (" as an open task (marked as done or cancelled)" if done(i) else "")
                + f": \"{_short(i)}\"{stale(i)}" for i in missing]
     if reasons:
         reasons[-1] += dropped_note
     reasons += unbacked
     # A pass names where each task was found: one told only in sections 8-9 is not "in section 7".
-    later_only = [i for i in items if i not in missing and i not in agreed and not _task_present(i, open_region)
+    later_only = [i for i in items if i not in missing and i not in agreed and i not in dict(excused)
+                  and not _task_present(i, open_region)
                   and not _task_told(i, open_head)]
     found = f"all {len(items)} open tasks in {where}"
     if later_only or agreed:
@@ -980,6 +1002,8 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     if agreed:
         found += (f", {len(agreed)} marked done by the summary, as the transcript bears out: "
                   + "; ".join(f"\"{_short(i, 60)}\" ({evidence[i].told(case.index)})" for i in agreed[:3]))
+    found, reasons = with_leave_out(found, reasons, [w for _, w in excused], len(items), "open tasks",
+                                     case.compact_args, asked)
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found + dropped_note, missing=missing,
                                  superseded=list(cancelled))
 
@@ -1032,7 +1056,8 @@ def _task_present(subject: str, text: str) -> bool:
 @grader("no_superseded_work", kind="rule")
 def no_superseded_work(case: CompactionCase) -> Verdict:
     """Intents listed in expect.superseded, and tasks the person cancelled in words ("forget the PDF
-    export"), are not proposed in sections 7-9."""
+    export"), are not proposed in sections 7-9, nor is a change the person forbade ("don't touch the
+    sitemap")."""
     # An expected intent the latest todo list of the summarised span still holds open, with no
     # person-typed message after it, is superseded later: the summary rightly lists the plan as it
     # stood (pytest_ctxeval.reading.cancellations.superseded_intents).
@@ -1047,7 +1072,8 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
                                       "list in the summarised span: the change of plan comes after it")
     if not held:
         return Verdict.not_applicable("expect.superseded is empty, and the person cancelled no task in words "
-                                      "(\"forget X\", \"never mind X\", \"we won't do X\") that came up before")
+                                      "(\"forget X\", \"scrap X\", \"we won't do X\") that came up before, nor forbade "
+                                      "changing anything (\"don't touch X\", \"leave X alone\")")
     dropped = [h.intent for h in held]
     source = {h.intent: h for h in held}
     hits = []
@@ -1066,19 +1092,24 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
         # The user's own latest words, quoted, are not the summary proposing anything.
         exempt = quoted_spans(text, latest)
         for intent in dropped:
-            found = proposals(text, intent, exempt=exempt, dropped_after=_SET_ASIDE, reworded=True)
+            if source[intent].forbidden and _kind == "current":
+                continue   # section 8 tells the work as it stood; a forbidden change is held to the plan (7, 9)
+            found = source[intent].proposed(text, proposals(text, intent, exempt=exempt, dropped_after=_SET_ASIDE,
+                                                            reworded=True))
             if found:
                 hits.append((intent, number, section, _short(found[0].clause, 160)))
     if hits:
-        reasons = [f"{_label(case, n, s)} (line {s.line}) proposes superseded work \"{i}\" "
-                   f"({source[i].source()}): \"{ctx}\"" for i, n, s, ctx in hits]
+        reasons = [f"{_label(case, n, s)} (line {s.line}) " + (
+                       f"proposes changing \"{i}\", which the person forbade" if source[i].forbidden
+                       else f"proposes superseded work \"{i}\"") + f" ({source[i].source()}): \"{ctx}\""
+                   for i, n, s, ctx in hits]
         return Verdict.failed(*reasons, score=round(1 - len({h[0] for h in hits}) / len(dropped), 4),
                               superseded=[h[0] for h in hits])
     where = "sections 7-9" if case.summary_format is None else "its next-step and pending sections"
     if places and places[0][0] == "summary" and places[0][2] is not None:
         where = places[0][2].title
     typed = [h for h in held if h.cancellation is not None]
-    note = (f" ({len(typed)} cancelled by the person in words: "
+    note = (f" ({len(typed)} cancelled or forbidden by the person in words: "
             + "; ".join(f"\"{h.intent}\" in user message {h.cancellation.number}" for h in typed if h.cancellation)
             + ")") if typed else ""
     return Verdict.passed_(f"none of the {len(dropped)} superseded intents is proposed in {where}{note}")

@@ -32,6 +32,7 @@ from pytest_ctxeval.reading.misquote import altered_quote, quote_words
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, long_prose_note, quotes, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
+from pytest_ctxeval.reading.leave_out import leave_out, left_out, with_leave_out
 from pytest_ctxeval.reading.pasted import prose_kept
 from pytest_ctxeval.reading.verbatim import (Haystack, Match, closest_line, find, normalize, paste_error_lost, percent_alike,
                                           show_difference, typed_after_paste)
@@ -386,9 +387,15 @@ def failed_approaches_preserved(case: CompactionCase) -> Verdict:
     items = _items(_context(case))
     where = _context_name(case)
     reasons, missing = [], []
+    # /compact "leave out the failed attempts" (or a topic the approach names): the person's own
+    # instruction wins over recording it, as for messages and errors; proposing it again still fails.
+    asked, excused = leave_out(case.compact_args), []
     for approach in approaches:
         hits = [i for i in items if _present(approach, i)]
         if not any(_FAILED_MARK.search(i) for i in hits):
+            if (why := left_out(asked, "failed_approaches", approach)) is not None:
+                excused.append(why)
+                continue
             missing.append(approach)
             if hits:
                 reasons.append(f"failed approach \"{_short(approach, 80)}\" is mentioned in {where} but never as "
@@ -419,6 +426,7 @@ def failed_approaches_preserved(case: CompactionCase) -> Verdict:
                 missing.append(approach)
                 reasons.append(f"{where_s} (line {section.line}) proposes the failed "
                                f"approach \"{_short(approach, 80)}\" again: \"{_short(found[0], 100)}\"")
-    return Verdict.from_fraction(len(approaches) - len(set(missing)), len(approaches), reasons,
-                                 f"all {len(approaches)} failed approaches recorded as failed in {where}",
+    ok, reasons = with_leave_out(f"all {len(approaches)} failed approaches recorded as failed in {where}", reasons,
+                                 excused, len(approaches), "failed approaches", case.compact_args, asked)
+    return Verdict.from_fraction(len(approaches) - len(set(missing)), len(approaches), reasons, ok,
                                  missing=list(dict.fromkeys(missing)))

@@ -119,3 +119,12 @@ def test_known_failures_are_strict_xfails_in_pytest(pytester: pytest.Pytester) -
     result = pytester.runpytest("--ctxeval", "-p", "no:cacheprovider", "-rx")
     result.assert_outcomes(passed=12, skipped=7, xfailed=2)  # facts_survive, stale_values: n/a (no facts)
     result.stdout.fnmatch_lines(["XFAIL scenarios/overflow.yaml::verbatim_user_messages - known failure: PTL retry*"])
+
+
+def test_a_run_case_carries_its_compact_instructions(runs: dict) -> None:
+    """A scenario's ``compact: {instructions: …}`` reaches the graders as the case's /compact text,
+    so a leave-out in it is obeyed in ``ctxeval run`` as in a real session (review 4, G5)."""
+    from pytest_ctxeval.grading.registry import cases_from_run
+    cases = cases_from_run(runs["tool_calls_in_flight"])
+    assert [c.compact_args for c in cases if c.compact_args] == ["Keep the release checklist and the test results."]
+    assert all(c.compact_args is None for c in cases if c.trigger != "manual")

@@ -140,7 +140,8 @@ def test_graders_lists_kind_checks_expect_keys_and_operators(project: Path, caps
     assert main(["graders", "--graders-dir", "mine"]) == 0
     out = capsys.readouterr().out
     assert ("no_superseded_work (rule)\n    checks:    Intents listed in expect.superseded, and tasks the person cancelled "
-            "in words (\"forget the PDF export\"), are not proposed in sections 7-9.") in out
+            "in words (\"forget the PDF export\"), are not proposed in sections 7-9, nor is a change the person "
+            "forbade (\"don't touch the sitemap\").") in out
     assert "failed_approaches_preserved (rule)\n    checks:    Approaches the session proved wrong " \
            "(expect.failed_approaches) are recorded as failed and not proposed again in sections 7-9." in out
     assert "    expect:    superseded\n    operators: quote_old_message, propose_failed_approach, revive_superseded" in out

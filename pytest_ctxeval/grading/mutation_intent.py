@@ -12,6 +12,7 @@ import random
 import re
 from typing import Any
 
+from ..reading.cancellations import names_intent, typed_cancellations
 from ..reading.extract import open_todos
 from .mutants import CUT_OVERLAP, Mutant, holds as _holds, mutation, section_span, still_there as _still_there
 from .mutation_ops import lost_people_targets
@@ -83,8 +84,20 @@ def invert_constraint(case: Any, rng: random.Random) -> list[Mutant]:
     pattern = re.compile(r"\s+".join(re.escape(w) for w in rule.split()), re.IGNORECASE)
     mutant = Mutant.of(case, summary=pattern.sub(lambda _m: allowed, case.summary), what="inverted a prohibition",
                        text=allowed)
-    mutant.targets = tuple(dict.fromkeys(("constraints_preserved", *lost_people_targets(case, mutant.case))))
+    targets = ["constraints_preserved", *lost_people_targets(case, mutant.case)]
+    # The person's own "don't touch X", now a permission in section 7 or 9: the summary proposes the
+    # change they forbade, which no_superseded_work reads (reading/hands_off.py).
+    if _forbidden_by_the_person(case, rule) and pattern.search(case.sections.body("pending", "next")):
+        targets.append("no_superseded_work")
+    mutant.targets = tuple(dict.fromkeys(targets))
     return [mutant]
+
+
+def _forbidden_by_the_person(case: Any, rule: str) -> bool:
+    """Whether ``rule`` states a prohibition the person typed and the reader holds (a "don't touch
+    X" whose X the rule names)."""
+    held = case.shared_view("typed_cancellations", lambda: typed_cancellations(case.history), case.history)
+    return any(h.kind == "hands_off" and names_intent(rule, h.subject) for h in held)
 
 
 @mutation("drop_failed_approach", targets=("failed_approaches_preserved",))

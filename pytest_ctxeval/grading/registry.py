@@ -581,7 +581,10 @@ def cases_from_run(run: RunResult) -> list[CompactionCase]:
             pre_tokens=res.pre_tokens, post_tokens=res.post_tokens,
             turn=rec.turn, origin="engine", config=run.config,
             compactor=getattr(run, "compactor", "claude_code"), summary_format=getattr(run, "summary_format", None),
-            facts=list(run.scenario.facts) if run.scenario is not None else []))
+            facts=list(run.scenario.facts) if run.scenario is not None else [],
+            # the /compact text the summariser was given: a leave-out in it is obeyed by every
+            # grader of the facts it leaves out, as for a real session's /compact
+            compact_args=getattr(res, "custom_instructions", None)))
     _link(out)
     if out:
         out[-1].final_context = list(run.final_messages)
