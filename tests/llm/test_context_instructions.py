@@ -173,8 +173,12 @@ def test_a_one_off_leave_out_drops_the_errors_an_earlier_summary_carried(tmp_pat
     base = evaluate(_debug_with(tmp_path / "a", "keep the plan"), graders=["errors_preserved"])
     told = evaluate(_debug_with(tmp_path / "b", said), graders=["errors_preserved"])
     last = lambda o: o.verdicts[-1][0]  # noqa: E731 - the manual compaction's
-    assert last(base).status == "pass"
-    assert last(told).status == "fail", last(told).reasons
+    assert last(base).status == "pass" and "left out" not in last(base).reasons[0]
+    # the offline summary leaves every error out (an earlier summary's too), and the grader obeys the
+    # person's own instruction, saying so (review 4, G5): the run shows what was left out, and why
+    assert last(told).status == "pass", last(told).reasons
+    assert last(told).reasons[0].startswith("0 of 2 error lines in section 4")
+    assert f'2 error lines left out as /compact asked: "{said}"' in last(told).reasons[0]
 
 
 def test_briefly_shortens_and_leaving_out_drops() -> None:
