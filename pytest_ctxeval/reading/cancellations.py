@@ -32,7 +32,7 @@ from .feedback import typed_text
 from .pasted import mostly_prose
 from .proposals import mention_pattern, proposals, reworded_mentions
 
-__all__ = ["Cancellation", "Superseded", "typed_cancellations", "superseded_intents", "names_intent", "proposes_intent",
+__all__ = ["Cancellation", "cancels_something", "Superseded", "typed_cancellations", "superseded_intents", "names_intent", "proposes_intent",
            "spoke_after_todos"]
 
 
@@ -153,6 +153,11 @@ def _cancelled_objects(message: str) -> list[str]:
             if subject:
                 found.append(subject)
     return list(dict.fromkeys(found))
+
+
+def cancels_something(message: str) -> bool:
+    """Whether one person-typed message cancels a task in words ("forget the PDF export")."""
+    return bool(_cancelled_objects(message))
 
 
 def names_intent(text: str, intent: str) -> bool:

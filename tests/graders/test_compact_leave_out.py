@@ -40,7 +40,7 @@ def test_a_message_and_an_error_left_out_as_asked_pass(grade, kit, args):
     verdict = grade("verbatim_user_messages", case)
     assert verdict.status == "pass", verdict.reasons
     assert "2 of 3 person-typed messages" in verdict.reasons[0]
-    assert "1 messages left out as /compact asked: \"" in verdict.reasons[0]
+    assert "1 message left out as /compact asked: \"" in verdict.reasons[0]
     errors = grade("errors_preserved", case)
     assert errors.status == "pass", errors.reasons
     assert "left out as /compact asked" in errors.reasons[0]
