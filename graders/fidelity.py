@@ -40,7 +40,7 @@ from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quot
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.leave_out import LeaveOut, leave_out, left_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans, without_trailer
-from pytest_ctxeval.reading.refinement import refinement_words
+from pytest_ctxeval.reading.refinement import refinement_told, short_refinement
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
@@ -370,7 +370,9 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     :data:`MIN_QUOTE_CHARS` characters of it, or a whole message the person typed.
 
     A quote that alters it (a word, number, path, action or negation changed:
-    pytest_ctxeval.reading.misquote) fails, even beside a verbatim quote."""
+    pytest_ctxeval.reading.misquote) fails, even beside a verbatim quote. A quote of the request the
+    latest message only refines is no drift (pytest_ctxeval.reading.refinement): it passes when the
+    refinement is told beside it."""
     section = case.sections.get("next")
     if section is None:
         return _section_missing(case, "next", 9, "the next step and its quote")
@@ -439,6 +441,12 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         return Verdict.failed(f"section 9 (line {section.line}) quotes the last request cut before its condition: "
                               f"\"{_short(q)}\" leaves out \"{_short(clause, 60)}\", and the next step does not say it "
                               f"otherwise; the last request: \"{_short(last.text)}\"", quotes=quotes, expected=last.text)
+    if good and short_refinement(case.span(), run):
+        # A short message that says more than a go-ahead ("use 20 per page") refines the request
+        # before it, as a longer one does: a quote of that request must come with what it adds.
+        latest = _readings(last.text) + [r for t in after for r in _readings(t)]
+        if not any(_quote_in(q, latest, min_len, whole=_readings(last.text)) for q in good):
+            return _refined_task(section, body, good[0], [last], quotes)
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
     loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)
@@ -511,8 +519,7 @@ def _refined_task(section: Section, body: str, quote: str, run: list, quotes: li
     section 9 tells what the refinement adds, else a fail that says the latest message is missing
     (not drift: the quoted task is the one being worked on)."""
     latest = "\n".join(p.text for p in run)
-    adds = refinement_words(latest)
-    told = bool(adds.strip()) and _task_told(adds, body)
+    told = refinement_told(latest, body)
     n = len(run)
     which = "the latest message" if n == 1 else f"the latest {n} messages"
     if told:

@@ -10,11 +10,16 @@ is no drift. What the session shows decides it, by one rule (:func:`running_requ
   "ok," or "looks good.") with "now", "next", "then", "let's", "instead", "forget", "never mind",
   "stop", "moving on", and it cancels nothing in words (:mod:`.cancellations`);
 * and it reads as an addition: it opens with a follow-up word ("also", "and", "plus", "btw", "by the
-  way", "oh", "but", "one more thing", "make sure", "p.s."); or it speaks of the running work ("it", "them", "this", …) and the assistant took it up as such: its
-  reply names words of the message or of the request, or it works on a file it worked on for the
-  request.
+  way", "oh", "but", "one more thing", "make sure", "p.s."); or it speaks of the running work ("it",
+  "them", "this", …) and the assistant took it up as such: its reply names words of the message or
+  of the request, or it works on a file it worked on for the request.
 
 The request refined may itself refine the one before it (up to :data:`CHAIN` requests back).
+
+A message of four words or fewer already counts with the request before it (a go-ahead, "Kick it
+off": :data:`pytest_ctxeval.reading.quoting.GO_AHEAD_WORDS`). One that says more than a go-ahead
+("use 20 per page", "should it be paginated?") refines that request like a longer one
+(:func:`short_refinement`): the same rule holds whatever the length.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from ..core.messages import AssistantMessage, text_of, tool_uses
 from .cancellations import cancels_something
 from .extract import significant_tokens
 
-__all__ = ["running_requests", "refines", "refinement_words", "CHAIN"]
+__all__ = ["running_requests", "refines", "refinement_words", "refinement_told", "short_refinement", "CHAIN",
+           "TOLD_SHARE"]
 
 #: How many requests back a chain of refinements is followed.
 CHAIN = 3
@@ -97,3 +103,49 @@ def running_requests(history: list[Any], people: list[Any], run: list[Any]) -> l
 def refinement_words(text: str) -> str:
     """``text`` without its follow-up words ("also", "btw", "ok,"): what it adds, for telling it."""
     return " ".join(w for w in re.findall(r"[\w'./-]+", text) if w.lower() not in _FILLER)
+
+
+#: The words of a bare go-ahead: a short message of only these adds nothing to the request before it.
+_GO_AHEAD = {"yes", "yeah", "yep", "yup", "okay", "sure", "ahead", "please", "proceed", "continue", "kick", "off",
+             "start", "begin", "lgtm", "ship", "fine", "good", "great", "perfect", "sounds", "looks", "right",
+             "correct", "agreed", "approve", "approved", "carry", "keep", "going", "let", "lets", "implement",
+             "execute", "plan", "thanks", "thank", "now", "then", "alright", "cool", "nice", "awesome", "excellent",
+             "works", "done", "this", "that", "them", "those", "these", "option", "way", "one", "just", "again",
+             "retry", "try", "run"}
+
+
+def short_refinement(history: list[Any], run: list[Any]) -> bool:
+    """Whether the last of ``run`` is a short message that the go-ahead rule joined to the request
+    before it (the assistant answered in between) and says more than a go-ahead: words of its own
+    beyond "yes", "go ahead", "kick it off", "implement the plan" (an option's number counts as
+    a go-ahead: "option 2")."""
+    if len(run) < 2 or not any(isinstance(m, AssistantMessage) for m in history[run[-2].index + 1:run[-1].index]):
+        return False
+    text = " ".join(run[-1].text.split())
+    if _NEW_TASK.match(text) and not _FOLLOW_UP.match(text):
+        return False  # "now deploy it": the go-ahead rule reads it as before
+    words = [t for t in significant_tokens(text) if t not in _GO_AHEAD and t not in _FILLER and not t.isdigit()]
+    return bool(words) and not cancels_something(text)
+
+
+#: A refinement is told when this share of its words (by their stems) is in section 9.
+TOLD_SHARE = 0.6
+
+
+def refinement_told(latest: str, text: str) -> bool:
+    """Whether ``text`` (section 9) tells what ``latest`` adds: :data:`TOLD_SHARE` of its words
+    (its follow-up words aside), each by its stem at a word start ("paginated" is told by "paginate
+    it", "sort" by "sorted"), and every number of it whole ("20 per page" is not "50 per page")."""
+    tokens = significant_tokens(refinement_words(latest))
+    if not tokens:
+        return False
+    low = text.lower()
+    hits = 0
+    for t in tokens:
+        if t.isdigit():
+            if not re.search(rf"(?<![\d.]){re.escape(t)}(?!\d)", low):
+                return False
+            hits += 1
+        elif re.search(rf"(?<!\w){re.escape(t[:5] if len(t) > 5 else t)}", low):
+            hits += 1
+    return hits / len(tokens) >= TOLD_SHARE

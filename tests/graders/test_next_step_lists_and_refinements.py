@@ -156,3 +156,31 @@ def test_one_message_left_out_is_singular():
     item = LeaveOut("leave out the PDF detour", frozenset({"user_messages"}), ("pdf", "detour"))
     note = _left_out_note([item], "messages")
     assert "; 1 message left out as /compact asked" in note
+
+
+@pytest.mark.parametrize("latest, reply, told", [
+    ("should it be paginated?", "Yes, I'll paginate it, 50 per page.", "Paginate it, 50 per page."),
+    ("and add pagination too", "Will do.", "Add pagination, 50 per page."),
+    ("use 20 per page", "OK, 20 per page.", "Show 20 per page."),
+    ("ok, sort them by expiry date", "Sorting by expiry date.", "Sort the rows by expiry date."),
+    ("also make it require the auditor role", "Sure.", "It must require the auditor role."),
+], ids=["question", "and-too", "parameter", "ok-them", "also"])
+def test_short_and_long_refinements_follow_one_rule(grade, kit, latest, reply, told):
+    # review 4 G11: four refinements of the same kind got two verdicts, by their length (a message of
+    # four words or fewer was joined to the request, a longer one made its quote "drift")
+    assert grade("next_step_quote", _refined(kit, latest, reply, f"{STEP} {told}")).status == "pass"
+    verdict = grade("next_step_quote", _refined(kit, latest, reply, STEP))
+    assert verdict.status == "fail" and "neither quotes nor tells the latest message" in verdict.reasons[0]
+    # a bare go-ahead adds nothing to tell
+    for go in ("yes go ahead", "Kick it off"):
+        assert grade("next_step_quote", _refined(kit, go, "Starting.", STEP)).status == "pass", go
+
+
+def test_the_quote_old_message_operator_does_not_take_the_request_in_progress_for_an_old_one(kit):
+    from pytest_ctxeval.grading.mutation_library import builtin_mutations
+
+    OPS = {op.name: op for op in builtin_mutations()}
+    latest = "also make it require the auditor role"
+    case = _refined(kit, latest, "Sure, the endpoint will require the auditor role.", f'Next: "{latest}"')
+    texts = [m.text for m in OPS["quote_old_message"].apply(case, seed=0)]
+    assert texts == ["Add voucher support to the basket"], texts
