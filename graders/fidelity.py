@@ -539,7 +539,8 @@ def _bracket_edit(quote: str, recent: list[str], min_len: int, spoken: list[str]
     """How a quote edits the conversation with words in square brackets, when that is its only
     change: "\"[the endpoint]\" stands for \"it\"" (a replaced word), or "\"[sic]\" added"; else "".
     Each side of the brackets must be verbatim in one recent text, with at most three words
-    between them there."""
+    between them there; words added in brackets ("[do not] deploy") or a negation in or under them
+    are a change, not an editor's note."""
     marks = list(_BRACKETED.finditer(quote))
     if len(marks) != 1:
         return ""
@@ -554,14 +555,20 @@ def _bracket_edit(quote: str, recent: list[str], min_len: int, spoken: list[str]
             rest = text[at + len(b):]
             gap = rest.find(a) if a else len(rest)
             between = _TRAIL_PUNCT.sub("", rest[:gap]) if gap >= 0 else None
-            if between is not None and len(between.split()) <= 3:
-                inner = m.group(1).strip()
+            inner = m.group(1).strip()
+            if between is not None and len(between.split()) <= 3 \
+                    and not _BRACKET_NEGATION.search(f"{inner} {between}") \
+                    and (between or _EDITOR_MARK.fullmatch(inner)):
                 return f"\"[{inner}]\" stands for \"{between}\"" if between else f"\"[{inner}]\" added"
             at = text.find(b, at + 1) if b else -1
     return ""
 
 
 _TRAIL_PUNCT = re.compile(r"^[\s.,;:!?]+|[\s.,;:!?]+$")
+#: An editor's mark that adds no words of its own: "[sic]", "[emphasis added]".
+_EDITOR_MARK = re.compile(r"sic!?|emphasis (?:added|mine)|sic, emphasis added", re.IGNORECASE)
+#: A replacement that negates (or stands for a negation) may turn what was said: never an editor's note.
+_BRACKET_NEGATION = re.compile(r"\b(?:not|no|never|don'?t|doesn'?t|won'?t|can'?t|cannot|without|nor)\b", re.IGNORECASE)
 
 
 def _apart(a: str, b: str, n: int = 70) -> tuple[str, str]:
@@ -574,8 +581,8 @@ def _apart(a: str, b: str, n: int = 70) -> tuple[str, str]:
     x, y = normalize_ws(a), normalize_ws(b)
     at = next((i for i, (c, d) in enumerate(zip(x, y)) if c != d), min(len(x), len(y)))
     start = max(0, at - 30)
-    cut = lambda t: ("…" if start else "") + _short(t[start:], n)
-    return cut(x), cut(y)
+    lead = "…" if start else ""
+    return lead + _short(x[start:], n), lead + _short(y[start:], n)
 
 
 #: An inline code span that reads as a sentence, not a command: four words or more, of letters (an

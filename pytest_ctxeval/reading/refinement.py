@@ -11,7 +11,7 @@ is no drift. What the session shows decides it, by one rule (:func:`running_requ
   "stop", "moving on", and it cancels nothing in words (:mod:`.cancellations`);
 * and it reads as an addition: it opens with a follow-up word ("also", "and", "plus", "btw", "by the
   way", "oh", "but", "one more thing", "make sure", "p.s."); or it speaks of the running work ("it",
-  "them", "this", …) and the assistant took it up as such: its reply names words of the message or
+  "them", "they") and the assistant took it up as such: its reply names words of the message or
   of the request, or it works on a file it worked on for the request.
 
 The request refined may itself refine the one before it (up to :data:`CHAIN` requests back).
@@ -45,8 +45,9 @@ _NEW_TASK = re.compile(rf"^\W*{_ACK}(?:now|next|then|after that|afterwards|let'?
 #: An opening that adds to what is being done.
 _FOLLOW_UP = re.compile(rf"^\W*{_ACK}(?:also|and|plus|btw|by the way|oh|one more thing|additionally|p\.?s\.?|but|"
                         r"make sure|ensure|remember)\b", re.IGNORECASE)
-#: Words that speak of the running work.
-_BACK = re.compile(r"\b(?:it|them|they|its|their|this|that|these|those)\b", re.IGNORECASE)
+#: Words that speak of the running work: a personal pronoun ("make it require …", "sort them by …").
+#: Not a demonstrative: "this branch", "that file" name a thing of their own.
+_BACK = re.compile(r"\b(?:it|them|they|its|their)\b", re.IGNORECASE)
 #: Words of a refinement that carry no content of their own (its opener, its "too").
 _FILLER = {"also", "btw", "way", "plus", "one", "more", "thing", "additionally", "make", "sure", "ensure", "remember",
            "too", "well", "okay", "yes", "yeah", "yep", "great", "good", "nice", "cool", "perfect", "thanks",
@@ -83,12 +84,13 @@ def refines(latest: str, request: str, reply: list[Any], work: list[Any]) -> boo
 
 
 def running_requests(history: list[Any], people: list[Any], run: list[Any]) -> list[Any]:
-    """The person's requests that the latest one (``run``, its messages) refines, oldest first:
+    """The person's requests that the latest one (``run``, its messages, read by the first) refines, oldest first:
     the task still in progress, which section 9 may quote. [] when the latest message is a request
     of its own. ``people``: the person's messages of ``history``, ``run`` their last ones."""
     out: list[Any] = []
     head = len(people) - len(run)
-    latest_text = "\n".join(p.text for p in run)
+    # the run's first message opens it (a go-ahead after it, "Kick it off", is not what refines)
+    latest_text = run[0].text
     latest_at, reply_end = run[0].index, len(history)
     for i in range(head - 1, max(head - 1 - CHAIN, -1), -1):
         request = people[i]

@@ -184,3 +184,10 @@ def test_the_quote_old_message_operator_does_not_take_the_request_in_progress_fo
     case = _refined(kit, latest, "Sure, the endpoint will require the auditor role.", f'Next: "{latest}"')
     texts = [m.text for m in OPS["quote_old_message"].apply(case, seed=0)]
     assert texts == ["Add voucher support to the basket"], texts
+
+
+def test_words_added_or_negated_in_brackets_are_not_an_editors_note(grade, kit):
+    for quote in ("Now add a reporting endpoint that lists the expired vouchers, and [do not] write tests for it.",
+                  "Now add a reporting endpoint that lists the expired vouchers, and write tests for [no endpoint]."):
+        verdict = grade("next_step_quote", _refined(kit, REQUEST, "On it.", f'Next: "{quote}"', request="Thanks."))
+        assert "editor's note" not in verdict.reasons[0], (quote, verdict.reasons)
