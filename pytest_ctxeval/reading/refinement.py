@@ -6,9 +6,11 @@ role"). Section 9 quoting the request they add to quotes the task in progress, n
 is no drift. What the session shows decides it, by one rule (:func:`running_requests`):
 
 * the latest message comes right after the request it refines (no other message typed between);
-* it does not open a new task or cancel one: it does not start (after an acknowledgement such as
-  "ok," or "looks good.") with "now", "next", "then", "let's", "instead", "forget", "never mind",
-  "stop", "moving on", and it cancels nothing in words (:mod:`.cancellations`);
+* it does not open a new task, cancel one or change course: it does not start (after an
+  acknowledgement such as "ok," or "looks good.") with "now", "next", "then", "let's", "instead",
+  "forget", "never mind", "stop", "moving on", nor with "actually", "wait", "no", and it says no
+  "stop", "instead", "don't use", "no longer"; and it cancels nothing in words (:mod:`.cancellations`):
+  the request before a change of course is overridden, and quoting it is drift;
 * and it reads as an addition: it opens with a follow-up word ("also", "and", "plus", "btw", "by the
   way", "oh", "but", "one more thing", "make sure", "p.s."); or it speaks of the running work ("it",
   "them", "they") and the assistant took it up as such: its reply names words of the message or
@@ -42,6 +44,10 @@ _ACK = (r"(?:(?:ok(?:ay)?|sure|yes|yeah|yep|great|good|nice|cool|perfect|thanks|
 #: An opening that starts a new task or turns away from the running one.
 _NEW_TASK = re.compile(rf"^\W*{_ACK}(?:now|next|then|after that|afterwards|let'?s|lets|moving on|new task|switch|"
                        r"instead|forget|never ?mind|stop|scratch that|different)\b", re.IGNORECASE)
+#: A change of course ("Actually, stop — don't use JWT", "no, use Redis instead"): the request before
+#: it is overridden, not in progress, so a quote of it is not of the running task.
+_CORRECTION = re.compile(rf"^\W*{_ACK}(?:actually|wait|no|nope|hmm+|on second thought|rather)\b|"
+                         r"\b(?:stop|instead|rather than|(?:don'?t|do not) use|not any ?more|no longer)\b", re.IGNORECASE)
 #: An opening that adds to what is being done.
 _FOLLOW_UP = re.compile(rf"^\W*{_ACK}(?:also|and|plus|btw|by the way|oh|one more thing|additionally|p\.?s\.?|but|"
                         r"make sure|ensure|remember)\b", re.IGNORECASE)
@@ -71,7 +77,7 @@ def refines(latest: str, request: str, reply: list[Any], work: list[Any]) -> boo
     see the module docstring. ``reply``: what came after ``latest`` up to the person's next message;
     ``work``: what came after ``request`` up to ``latest``."""
     text = " ".join(latest.split())
-    if not text or _NEW_TASK.match(text) or cancels_something(latest):
+    if not text or _NEW_TASK.match(text) or _CORRECTION.search(text) or cancels_something(latest):
         return False
     if _FOLLOW_UP.match(text):
         return True

@@ -191,3 +191,17 @@ def test_words_added_or_negated_in_brackets_are_not_an_editors_note(grade, kit):
                   "Now add a reporting endpoint that lists the expired vouchers, and write tests for [no endpoint]."):
         verdict = grade("next_step_quote", _refined(kit, REQUEST, "On it.", f'Next: "{quote}"', request="Thanks."))
         assert "editor's note" not in verdict.reasons[0], (quote, verdict.reasons)
+
+
+def test_the_request_before_a_change_of_course_is_not_in_progress(grade, kit):
+    # "Refactor … with signed cookies" -> "Actually, stop - don't use cookies, keep sessions in Redis"
+    # -> "Also set a 14-day expiry": the running task is the corrected one; quoting the overridden
+    # request (and so its dropped approach) is drift, however the expiry is told
+    first = "Refactor the session store to keep sessions in signed cookies"
+    msgs = [kit.user(first), kit.say("Starting with the cookie signer."),
+            kit.user("Actually, stop - don't use cookies, keep the sessions in Redis so we can revoke them"),
+            kit.say("Switching to Redis."), kit.user("Also set a 14-day sliding expiry on the Redis keys"),
+            kit.say("Adding the expiry to the Redis keys.")]
+    verdict = grade("next_step_quote", kit.case(msgs, kit.section(
+        "next", f'Add the 14-day key expiry next. The user asked: "{first}"')))
+    assert verdict.status == "fail" and "drift to an old task" in verdict.reasons[0], verdict.reasons
