@@ -46,13 +46,14 @@ from pytest_ctxeval.reading.prohibitions import prohibitions
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
 from pytest_ctxeval.reading.answers import answer_told, typed_answers
 from pytest_ctxeval.reading.leave_out import leave_out, left_out, left_out_note, unread_note, with_leave_out
-from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans
+from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans, without_trailer
+from pytest_ctxeval.reading.refinement import refinement_told, short_refinement
 from pytest_ctxeval.reading.quoting import (
     HOW as _HOW, NO_STEP as _NO_STEP, NO_STEP_SENTENCE as _NO_STEP_SENTENCE, drafts as _drafts,
     message_kept as _message_kept, code_quotes as _code_quotes, unmarked_quote as _unmarked_quote,
     CODE_SPAN as _CODE_SPAN, block_quotes as _block_quotes,
     flat_lines as _flat_lines, long_message_gap as _long_message_gap, long_prose_note as _long_prose_note,
-    quote_in as _quote_in,
+    quote_in as _quote_in, readings as _readings,
     quotes as _quotes, fenced_blocks as _fenced_blocks, tokens_in as _tokens_in, whole_context as _whole,
     SUMMARY_REQUEST as _SUMMARY_REQUEST, listed_summary_request as _listed_summary_request,
 )
@@ -417,11 +418,15 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     :data:`MIN_QUOTE_CHARS` characters of it, or a whole message the person typed.
 
     A quote that alters it (a word, number, path, action or negation changed:
-    pytest_ctxeval.reading.misquote) fails, even beside a verbatim quote."""
+    pytest_ctxeval.reading.misquote) fails, even beside a verbatim quote. A quote of the request the
+    latest message only refines is no drift (pytest_ctxeval.reading.refinement): it passes when the
+    refinement is told beside it."""
     section = case.sections.get("next")
     if section is None:
         return _section_missing(case, "next", 9, "the next step and its quote")
-    body = section.body.strip()
+    # Claude Code's own lines after section 9 (the transcript pointer, "Please continue the
+    # conversation…") are not the summary's: they are cut off (pytest_ctxeval.reading.proposals).
+    body = without_trailer(section.body).strip()
     first = re.split(r"(?<=[.!?])\s+|\n", body, maxsplit=1)[0]
     # "No explicit next step requested." proposes nothing only if the rest of the section proposes
     # nothing either: "No next step required. I will now delete hello_world.py" is a step to quote.
@@ -448,9 +453,9 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     min_len = MIN_QUOTE_CHARS
     # The person's own messages: an inline code span quotes them when it holds their words (a code
     # span of anything else is code), and so does a long run of their words without any marks.
-    spoken = [normalize(_flat_lines(p.text)) for p in run]
+    spoken = [r for p in run for r in _readings(p.text)]
     if len(run) > 1:
-        spoken.append(normalize(" ".join(_flat_lines(p.text) for p in run)))
+        spoken += _readings("\n".join(p.text for p in run))
     code = [c for c in _code_quotes(body, spoken + older, min_len) if not any(c in q for q in quotes)]
     code = [c for c in code if _quote_in(c, spoken, min_len) or len(normalize(c)) >= min_len]
     # The assistant's own words after the request (its plan, "I'll wrap the upload call in the retry
@@ -465,6 +470,9 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     # the conversation only when what they hold is in it.
     quotes += [q for block in _fenced_blocks(body) for q in _quotes(block) if _quote_in(q, recent, min_len, whole=spoken)]
     good = [q for q in quotes if _quote_in(q, recent, min_len, whole=spoken)]
+    # A block quote verbatim as a whole is credited with all its lines, not with one of them.
+    whole_blocks = [b for b in blocks if b in good]
+    good = whole_blocks + [q for q in good if q not in whole_blocks and not any(q in b for b in whole_blocks)]
     # A quote taken from the recent conversation and changed on the way (a word flipped, a number or
     # a path changed) misquotes it, even beside a verbatim quote (pytest_ctxeval.reading.misquote).
     altered = {q: src for q in quotes if q not in good and not _quote_in(q, older, 0)
@@ -481,10 +489,21 @@ def next_step_quote(case: CompactionCase) -> Verdict:
         return Verdict.failed(f"section 9 (line {section.line}) quotes the last request cut before its condition: "
                               f"\"{_short(q)}\" leaves out \"{_short(clause, 60)}\", and the next step does not say it "
                               f"otherwise; the last request: \"{_short(last.text)}\"", quotes=quotes, expected=last.text)
+    if good and short_refinement(case.span(), run):
+        # A short message that says more than a go-ahead ("use 20 per page") refines the request
+        # before it, as a longer one does: a quote of that request must come with what it adds.
+        latest = _readings(last.text) + [r for t in after for r in _readings(t)]
+        if not any(_quote_in(q, latest, min_len, whole=_readings(last.text)) for q in good):
+            return _refined_task(section, body, good[0], [last], quotes)
     if good:
         return Verdict.passed_(f"section 9 quotes the most recent conversation: \"{_short(good[0])}\"", quote=good[0])
     loose = [q for q in quotes if _tokens_in(q, recent) and not _tokens_in(q, older)
              and not any(opposite_action(q, t) for t in recent if _tokens_in(q, [t]))]
+    edited = [(q, e) for q in quotes for e in [_bracket_edit(q, recent, min_len, spoken)] if e]
+    if edited:
+        q, note = edited[0]
+        return Verdict.passed_(f"section 9 quotes the most recent conversation, with an editor's note in square "
+                               f"brackets ({note}): \"{_short(q)}\"", quote=q)
     if loose:
         return Verdict.passed_(f"section 9 quotes the most recent conversation, reformatted (its words in the "
                                f"same order, line breaks and list markers aside): \"{_short(loose[0])}\"", quote=loose[0])
@@ -500,12 +519,22 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                               f"most recent conversation: verbatim, but too little to show the task (a quote counts "
                               f"from {min_len} characters, or as a whole message the person typed); the last "
                               f"request: \"{_short(last.text)}\"", quotes=quotes, expected=last.text)
-    stale = [q for q in quotes if _quote_in(q, older, min_len)]
+    # The requests the latest message only refines ("also make it require the staff role") are the
+    # task in progress: a quote of them is no drift (pytest_ctxeval.reading.refinement).
+    running = [r for p in convo.running for r in _readings(p.text)]
+    done = [t for t in older if t not in running]
+    stale = [q for q in quotes if _quote_in(q, done, min_len)]
     if stale:
-        return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{_short(stale[0])}\", not "
-                              f"the most recent request \"{_short(last.text)}\" (drift to an old task)",
+        said, asked = _apart(stale[0], _flat_lines(last.text))
+        return Verdict.failed(f"section 9 (line {section.line}) quotes an older message, \"{said}\", not "
+                              f"the most recent request \"{asked}\" (drift to an old task)",
                               quotes=quotes, expected=last.text)
-    old_words = _unmarked_quote(body, older, min_len)
+    in_progress = [q for q in quotes if _quote_in(q, running, min_len)]
+    if running and not in_progress:
+        in_progress = [w for w in [_unmarked_quote(body, running, min_len)] if w]
+    if in_progress:
+        return _refined_task(section, body, in_progress[0], run, quotes)
+    old_words = _unmarked_quote(body, done, min_len)
     if old_words:
         return Verdict.failed(f"section 9 (line {section.line}) repeats an older message word for word, without quote "
                               f"marks, \"{_short(old_words)}\", not the most recent request \"{_short(last.text)}\" "
@@ -523,12 +552,85 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                               "it to quote the most recent conversation verbatim (the last request, or what was said "
                               f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
                               expected=last.text)
-    near = closest_line(quotes[0], "\n".join([p.text for p in run] + after))
+    # Each message on one line: a quote of a whole typed list is compared with the whole list.
+    near = closest_line(quotes[0], "\n".join([_flat_lines(p.text) for p in run] + after))
     shown = (f"; closest ({percent_alike(near[1], quotes[0], near[0])} similar), differences: "
              f"{show_difference(quotes[0], near[0])}") if near else ""
-    return Verdict.failed(f"section 9 (line {section.line}) quotes \"{_short(quotes[0])}\", which is not verbatim "
-                          f"in the most recent conversation (last request: \"{_short(last.text)}\"){shown}",
+    said, asked = _apart(quotes[0], _flat_lines(last.text))
+    return Verdict.failed(f"section 9 (line {section.line}) quotes \"{said}\", which is not verbatim "
+                          f"in the most recent conversation (last request: \"{asked}\"){shown}",
                           quotes=quotes, expected=last.text)
+
+
+def _refined_task(section: Section, body: str, quote: str, run: list, quotes: list[str]) -> Verdict:
+    """Section 9 quotes the request in progress and the latest message only refines it: a pass when
+    section 9 tells what the refinement adds, else a fail that says the latest message is missing
+    (not drift: the quoted task is the one being worked on)."""
+    latest = "\n".join(p.text for p in run)
+    told = refinement_told(latest, body)
+    n = len(run)
+    which = "the latest message" if n == 1 else f"the latest {n} messages"
+    if told:
+        return Verdict.passed_(f"section 9 quotes the request in progress, \"{_short(quote)}\", and tells what "
+                               f"{which} add{'s' if n == 1 else ''} to it: \"{_short(latest)}\"", quote=quote)
+    return Verdict.failed(f"section 9 (line {section.line}) quotes the request in progress, \"{_short(quote)}\", but "
+                          f"neither quotes nor tells {which}, which refine{'s' if n == 1 else ''} it: "
+                          f"\"{_short(latest)}\" (the prompt asks for the most recent conversation)",
+                          quotes=quotes, expected=run[-1].text)
+
+
+#: Words in square brackets inside a quote: the quoter's own ("[the endpoint]" for "it").
+_BRACKETED = re.compile(r"\[([^\[\]\n]{1,60})\]")
+
+
+def _bracket_edit(quote: str, recent: list[str], min_len: int, spoken: list[str]) -> str:
+    """How a quote edits the conversation with words in square brackets, when that is its only
+    change: "\"[the endpoint]\" stands for \"it\"" (a replaced word), or "\"[sic]\" added"; else "".
+    Each side of the brackets must be verbatim in one recent text, with at most three words
+    between them there; words added in brackets ("[do not] deploy") or a negation in or under them
+    are a change, not an editor's note."""
+    marks = list(_BRACKETED.finditer(quote))
+    if len(marks) != 1:
+        return ""
+    m = marks[0]
+    before, after = quote[:m.start()], quote[m.end():]
+    b, a = (_TRAIL_PUNCT.sub("", normalize(_flat_lines(x))) for x in (before, after))
+    if len(b) + len(a) < min_len:
+        return ""
+    for text in recent:
+        at = text.find(b) if b else 0
+        while at >= 0:
+            rest = text[at + len(b):]
+            gap = rest.find(a) if a else len(rest)
+            between = _TRAIL_PUNCT.sub("", rest[:gap]) if gap >= 0 else None
+            inner = m.group(1).strip()
+            if between is not None and len(between.split()) <= 3 \
+                    and not _BRACKET_NEGATION.search(f"{inner} {between}") \
+                    and (between or _EDITOR_MARK.fullmatch(inner)):
+                return f"\"[{inner}]\" stands for \"{between}\"" if between else f"\"[{inner}]\" added"
+            at = text.find(b, at + 1) if b else -1
+    return ""
+
+
+_TRAIL_PUNCT = re.compile(r"^[\s.,;:!?]+|[\s.,;:!?]+$")
+#: An editor's mark that adds no words of its own: "[sic]", "[emphasis added]".
+_EDITOR_MARK = re.compile(r"sic!?|emphasis (?:added|mine)|sic, emphasis added", re.IGNORECASE)
+#: A replacement that negates (or stands for a negation) may turn what was said: never an editor's note.
+_BRACKET_NEGATION = re.compile(r"\b(?:not|no|never|don'?t|doesn'?t|won'?t|can'?t|cannot|without|nor)\b", re.IGNORECASE)
+
+
+def _apart(a: str, b: str, n: int = 70) -> tuple[str, str]:
+    """``a`` and ``b`` shortened for a reason so that they read differently when they differ: two
+    texts alike in their first ``n`` characters are shown from a little before where they part
+    ("…it's PII, and log it" / "…it's PII"), never as two identical strings."""
+    sa, sb = _short(a, n), _short(b, n)
+    if sa != sb:
+        return sa, sb
+    x, y = normalize_ws(a), normalize_ws(b)
+    at = next((i for i, (c, d) in enumerate(zip(x, y)) if c != d), min(len(x), len(y)))
+    start = max(0, at - 30)
+    lead = "…" if start else ""
+    return lead + _short(x[start:], n), lead + _short(y[start:], n)
 
 
 #: An inline code span that reads as a sentence, not a command: four words or more, of letters (an

@@ -264,13 +264,16 @@ _QUOTE = re.compile(r"\"([^\"\n]{2,})\"|“([^”]{2,})”|^(\s*>\s?)(.{2,})$", 
 def _recent_and_older(case: Any) -> tuple[list[str], list[Any]]:
     """What next_step_quote takes for the most recent conversation (normalised texts), and the
     person's older messages: the same reading (:func:`pytest_ctxeval.reading.quoting.recent_conversation`),
-    so a quote the operator calls old is one the grader calls old too."""
+    so a quote the operator calls old is one the grader calls old too (a request the latest message
+    refines is the task in progress: pytest_ctxeval.reading.refinement)."""
     people = case.span_people()
     if not people:
         return [], []
     convo = case.conversation()
     assert convo is not None
-    return convo.recent, people[:-len(convo.run)]
+    # the requests the latest one only refines are the task in progress, not old ones
+    running = {p.index for p in convo.running}
+    return convo.recent, [p for p in people[:-len(convo.run)] if p.index not in running]
 
 
 def _next_step_quotes(case: Any) -> Any:

@@ -43,8 +43,8 @@ from .pasted import mostly_prose
 from .hands_off import HANDS_OFF, HANDS_OFF_AFTER, changes
 from .proposals import Proposal, mention_pattern, proposals, reworded_mentions
 
-__all__ = ["Cancellation", "Superseded", "typed_cancellations", "superseded_intents", "names_intent", "proposes_intent",
-           "spoke_after_todos", "violates"]
+__all__ = ["Cancellation", "cancels_something", "Superseded", "typed_cancellations", "superseded_intents", "names_intent",
+           "proposes_intent", "spoke_after_todos", "violates"]
 
 
 @dataclass(frozen=True)
@@ -216,6 +216,12 @@ def _cancelled_objects(message: str) -> list[str]:
     """The objects of the cancel phrases and prohibitions of one person-typed message
     (:func:`_readings` without how they were said)."""
     return list(dict.fromkeys(subject for subject, _ in _readings(message)))
+
+
+def cancels_something(message: str) -> bool:
+    """Whether one person-typed message cancels a task (or forbids a change) in words ("forget the
+    PDF export", "don't touch the sitemap")."""
+    return bool(_cancelled_objects(message))
 
 
 def names_intent(text: str, intent: str) -> bool:

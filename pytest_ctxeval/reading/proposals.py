@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import re
 from dataclasses import dataclass
 
-__all__ = ["Proposal", "proposals", "mention_pattern", "reworded_mentions", "quoted_spans", "proposed_step", "NEGATOR",
+__all__ = ["Proposal", "without_trailer", "proposals", "mention_pattern", "reworded_mentions", "quoted_spans", "proposed_step", "NEGATOR",
            "DROPPED_AFTER"]
 
 #: Words before a mention that negate it (within their scope).
@@ -293,6 +293,14 @@ def quoted_spans(text: str, sources: list[str]) -> list[tuple[int, int]]:
 #: "Continue with the last task" there is the harness speaking, not the summary proposing a step.
 _TRAILER = re.compile(r"If you need specific details from before compaction|(?:Please )?continue the conversation "
                       r"from where", re.IGNORECASE)
+def without_trailer(text: str) -> str:
+    """``text`` (a section 9 body) without Claude Code's lines after the summary: the transcript
+    pointer ("If you need specific details from before compaction …") and the continuation
+    instruction (seed 004: the summary message's tail), which the last section's body runs into."""
+    m = _TRAILER.search(text)
+    return text[:m.start()] if m else text
+
+
 #: Where a step clause ends: a sentence end, a semicolon, a line break, a spaced dash.
 _STEP_CLAUSE_END = re.compile(r"(?<=[.!?;])[\"”’')\]]*\s+|\n+|\s[–—]\s")
 #: What may lead a clause before its verb: list markers, emphasis, "Next," "Then" "Now".

@@ -16,18 +16,19 @@ from __future__ import annotations
 import difflib
 import re
 from functools import lru_cache
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
 from .extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
 from .pasted import prose_kept
+from .refinement import running_requests
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize, strip_fences
 
 __all__ = ["copy_runs_on", "code_quotes", "unmarked_quote", "CODE_SPAN", "FENCE", "fenced_blocks", "UNMARKED_WORDS", "whole_context", "message_kept", "long_message_gap", "long_prose_note", "SUMMARY_REQUEST", "listed_summary_request", "drafts", "Conversation", "recent_conversation", "HOW", "NO_STEP", "NO_STEP_SENTENCE", "quotes", "quote_in",
-           "flat_lines", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL", "block_quotes"]
+           "flat_lines", "readings", "said_after", "tokens_in", "GO_AHEAD_WORDS", "QUOTE_WORDS", "TRAIL", "block_quotes"]
 
 
 def whole_context(case: Any) -> Haystack:
@@ -388,6 +389,27 @@ def flat_lines(text: str) -> str:
     return re.sub(r"\s*\n\s*(?:[-*•]\s+|\d+[.)]\s+)?", " ", strip_fences(text))
 
 
+#: A line of a typed list: a bullet (``-``, ``*``, ``•``) or a number (``1.``, ``2)``) at its start.
+_LIST_LINE = re.compile(r"\n[ \t]*(?:[-*•]|\d+[.)])[ \t]+")
+
+
+#: A text longer than this (a tool's output, a long paste) is read without its list markers only: a
+#: quote in section 9 lays out what the person or the assistant said, not a file's listing.
+_LIST_READING_CHARS = 20_000
+
+
+def readings(text: str) -> list[str]:
+    """The ways a quote may lay out ``text`` (normalised), as the verbatim check reads a message: its
+    lines joined without their list markers (:func:`flat_lines`), and, for a typed list, its lines
+    joined with their markers kept (``three things: - cache the lookup - log at WARNING``, what
+    :func:`pytest_ctxeval.reading.verbatim.find` calls verbatim). Line breaks are layout either way."""
+    flat = normalize(flat_lines(text))
+    if "\n" not in text or len(text) > _LIST_READING_CHARS or not _LIST_LINE.search(text):
+        return [flat]
+    kept = normalize(strip_fences(text))
+    return [flat] if kept == flat else [flat, kept]
+
+
 def quote_in(quote: str, texts: list[str], min_len: int, whole: list[str] | None = None) -> bool:
     """Every part of ``quote`` (split at elisions) appears in one of ``texts`` (compared after
     pytest_ctxeval.reading.verbatim.normalize) and is at least ``min_len`` long, or the whole of one
@@ -414,12 +436,15 @@ class Conversation:
     """The most recent conversation, as ``next_step_quote`` reads it (and the operators that make
     it drift): ``run``, the person's latest request (its messages); ``recent``, the texts a quote
     of it may come from (normalised); ``older``, the person's earlier messages (normalised);
-    ``after``, what the assistant said and did after the request (raw)."""
+    ``after``, what the assistant said and did after the request (raw); ``running``, the earlier
+    requests the latest one refines (:func:`pytest_ctxeval.reading.refinement.running_requests`):
+    the task still in progress, oldest first."""
 
     run: list[Any]
     recent: list[str]
     older: list[str]
     after: list[str]
+    running: list[Any] = field(default_factory=list)
 
 
 def recent_conversation(history: list, people: list) -> Conversation:
@@ -437,16 +462,16 @@ def recent_conversation(history: list, people: list) -> Conversation:
         run.insert(0, earlier)
     if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS:
         run.insert(0, people[-len(run) - 1])
-    recent = [normalize(flat_lines(p.text)) for p in run]
+    recent = [r for p in run for r in readings(p.text)]
     if len(run) > 1:
-        recent.append(normalize(" ".join(flat_lines(p.text) for p in run)))
+        recent += readings("\n".join(p.text for p in run))
     after = said_after(history[last.index + 1:])
-    recent += [normalize(flat_lines(t)) for t in after]
+    recent += [r for t in after for r in readings(t)]
     if not any(isinstance(m, AssistantMessage) for m in history[last.index + 1:]):
         before = people[-len(run) - 1].index + 1 if len(people) > len(run) else 0
-        recent += [normalize(flat_lines(t)) for t in said_after(history[before:run[0].index])]
-    older = [normalize(flat_lines(p.text)) for p in people[:-len(run)]]
-    return Conversation(run, recent, older, after)
+        recent += [r for t in said_after(history[before:run[0].index]) for r in readings(t)]
+    older = [r for p in people[:-len(run)] for r in readings(p.text)]
+    return Conversation(run, recent, older, after, running_requests(history, people, run))
 
 
 def said_after(messages: list) -> list[str]:
@@ -487,7 +512,8 @@ def tokens_in(quote: str, texts: list[str]) -> bool:
     keeps the words of each item in order (it may drop or regroup items); "sense. Makes Fix it"
     for "Makes sense. Fix it" is a paraphrase, not a quote; and a quote that drops the "don't"
     before a word the text only ever negates says the opposite."""
-    tokens = significant_tokens(quote)
+    # read as the texts are (normalised): "don't" is "dont" there, not "don" and "t"
+    tokens = significant_tokens(normalize(quote))
     if len(tokens) < 8:
         return False
     for text in texts:
