@@ -150,12 +150,11 @@ def test_a_bracketed_replacement_is_named_as_such(grade, kit):
 
 
 def test_one_message_left_out_is_singular():
-    from graders.fidelity import _left_out_note
-    from pytest_ctxeval.reading.leave_out import LeaveOut
+    from pytest_ctxeval.reading.leave_out import LeaveOut, left_out_note
 
     item = LeaveOut("leave out the PDF detour", frozenset({"user_messages"}), ("pdf", "detour"))
-    note = _left_out_note([item], "messages")
-    assert "; 1 message left out as /compact asked" in note
+    assert "; 1 message left out as /compact asked" in left_out_note([item], "messages")
+    assert "; 1 error line left out as /compact asked" in left_out_note([item], "error lines")
 
 
 @pytest.mark.parametrize("latest, reply, told", [
