@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.messages import result_text
+from ..core.messages import AssistantMessage, result_text, text_of
 from .session_facts import failed_test_run, failed_tests, names_failing_test, runs_tests
 
 __all__ = ["LastRun", "PassingClaim", "last_test_run", "passing_claims"]
@@ -49,14 +49,22 @@ def last_test_run(messages: list[Any]) -> LastRun | None:
 
     calls: dict[str, Any] = {}
     last: tuple[str, str] | None = None
+    after: list[str] = []     # what the assistant said after the last run
+    unsure = False            # a later command that may have run the tests another way
     for message in messages:
         for use in tool_uses(message):
-            if use.name == "Bash" and runs_tests(str(use.input.get("command", ""))):
+            command = str(use.input.get("command", "")) if use.name == "Bash" else ""
+            if command and runs_tests(command):
                 calls[use.id] = use
+                unsure = last is not None   # until its result is read (a run with no result: unsure)
+            elif last is not None and (use.name not in _READS or _MAY_RUN_TESTS.search(command)):
+                unsure = True
         for res in tool_results(message):
             if (call := calls.get(res.tool_use_id)) is not None:
-                last = (str(call.input.get("command", "")), result_text(res))
-    if last is None:
+                last, after, unsure = (str(call.input.get("command", "")), result_text(res)), [], False
+        if last is not None and isinstance(message, AssistantMessage):
+            after.append(text_of(message.content))
+    if last is None or unsure:
         return None
     command, text = last
     failing = failed_tests(text)
@@ -64,7 +72,20 @@ def last_test_run(messages: list[Any]) -> LastRun | None:
         return None
     name = failing[0][1]
     evidence = next((line.strip() for line in text.split("\n") if name in line), name)
-    return LastRun(command, tuple(failing), evidence)
+    run = LastRun(command, tuple(failing), evidence)
+    # The session's own words after the run say the tests pass (a run the transcript does not show, or
+    # a runner read as another command): a summary repeating them is faithful to the session.
+    if passing_claims("\n".join(after), run):
+        return None
+    return run
+
+
+#: Tools that cannot run tests (reading, searching, planning): a later call of any other tool, or a
+#: shell command that may run them another way, leaves the last test run's outcome unsure.
+_READS = frozenset({"Read", "Grep", "Glob", "LS", "TodoWrite", "TaskCreate", "TaskUpdate", "TaskList", "WebFetch",
+                    "WebSearch", "Edit", "Write", "MultiEdit", "NotebookEdit", "AskUserQuestion", "ExitPlanMode", "Bash"})
+_MAY_RUN_TESTS = re.compile(r"\b(?:make|just|tox|nox|npm|pnpm|yarn|bun|npx|cargo|go|gradle|mvn|bazel|ctest|rake|"
+                            r"mix|dotnet|ci|check|verify|validate)\b|(?:^|\s)\./|\.sh\b", re.IGNORECASE)
 
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")

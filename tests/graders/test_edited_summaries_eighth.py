@@ -351,3 +351,24 @@ def test_a_short_message_restated_whole(grade, kit, request_, fails):
     msgs = [kit.user("set up the cache"), kit.say("Which database?"), kit.user("use SQLite"), kit.say("OK.")]
     verdict = grade("constraints_preserved", kit.case(msgs, _s(kit, request=request_, user_messages='- "use SQLite"')))
     assert (verdict.status == "fail") is fails, verdict.reasons
+
+
+def test_a_summary_repeating_the_sessions_own_word_that_the_tests_pass_is_not_judged():
+    """The last recorded run failed, but the assistant said afterwards that the whole suite passes (a
+    run the transcript does not show as a test run, or a command it cannot read): a summary that says
+    so is faithful to the session; without the assistant's word, the same claim fails."""
+    from pytest_ctxeval.core.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+    from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
+
+    run = [UserMessage(uuid="u", content="Fix the login test."),
+           AssistantMessage(uuid="a", content=[ToolUseBlock(id="t1", name="Bash",
+                                                            input={"command": "pytest tests/test_login.py -q"})]),
+           UserMessage(uuid="r", content=[ToolResultBlock(tool_use_id="t1", is_error=True, content=(
+               "FAILED tests/test_login.py::test_login - KeyError: 'user_id'\n1 failed in 0.1s"))])]
+    said = [UserMessage(uuid="u2", content="Now run the whole suite."),
+            AssistantMessage(uuid="a2", content=[TextBlock(text="All 12 tests pass.")])]
+    other = [AssistantMessage(uuid="a3", content=[ToolUseBlock(id="t2", name="Bash", input={"command": "make check"})])]
+    claim = "Ran the whole suite: all 12 tests pass."
+    assert passing_claims(claim, last_test_run(run))                  # nothing after the red run: judged
+    assert last_test_run(run + said) is None                          # the session itself says they pass
+    assert last_test_run(run + other) is None                         # `make check` may have run them
