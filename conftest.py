@@ -121,6 +121,10 @@ def pytest_collection_modifyitems(config, items):
                 item._id = NodeId.parse(grouped)
             else:
                 item._nodeid = grouped
+    # Longest first: the groups (one shared fixture each: the library replayed and validated, the
+    # compactors compared) are the suite's longest units. Scheduled first, each starts on a worker
+    # while the other takes single tests, instead of one group running alone at the end.
+    items[:] = sorted(items, key=lambda item: 0 if any(item.iter_markers("xdist_group")) else 1)
 
 
 def _is_xdist_controller(config) -> bool:
