@@ -794,9 +794,7 @@ def _called_new(case: CompactionCase, changed: list[str]) -> list[str]:
     for claim in new_claims(plain_emphasis(section.body), read):
         if not file_mentioned(claim.path, claim.line, all_paths):
             continue
-        start = normalize_ws(claim.line)[:40]
-        at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
-                   if start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+        at = _line_of(lines, section, claim.line)
         out.append(f"section 3 (line {at}) calls {claim.path} new: \"{_short(claim.line, 100)}\"; but the session read "
                    f"it before any command or subagent could have made it (its Read returned \"{_short(claim.evidence, 60)}\") "
                    "and no edit of the session wrote or moved it")
@@ -948,9 +946,7 @@ def _misplaced_errors(case: CompactionCase, results: list[FailingResult]) -> lis
             if (bad.item, bad.mark) in seen:
                 continue
             seen.add((bad.item, bad.mark))
-            start = normalize_ws(bad.item)[:40]
-            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
-                       if start and start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+            at = _line_of(lines, section, bad.item)
             shown = _short(command, 60)
             mark = bad.mark if len(bad.mark) < 40 else f'"{_short(bad.mark, 60)}"'
             out.append(f"section 4 (line {at}) tells {mark} in `{bad.told}`: \"{_short(bad.item, 110)}\"; but the "
@@ -972,9 +968,7 @@ def _passing_claims(case: CompactionCase) -> list[str]:
         if section is None:
             continue
         for claim in passing_claims(plain_emphasis(section.body), run):
-            start = normalize_ws(claim.sentence)[:40]
-            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
-                       if start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+            at = _line_of(lines, section, claim.sentence)
             what = (f"still fails the test {claim.test}" if claim.test else
                     f"fails {len(run.failing)} test{'s' if len(run.failing) > 1 else ''}")
             out.append(f"section {number} (line {at}) says \"{_short(claim.sentence, 110)}\", but the last test run of "
@@ -1110,6 +1104,14 @@ def pending_tasks(case: CompactionCase) -> Verdict:
                                  superseded=list(cancelled))
 
 
+def _line_of(lines: list[str], section: Section, text: str) -> int:
+    """The summary line (1-based) at or after ``section``'s heading where ``text`` (a sentence or item
+    of the section, emphasis unwrapped) starts, or the heading's line."""
+    start = normalize_ws(text)[:40]
+    return next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                 if start and start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+
+
 def _unbacked_claims(case: CompactionCase) -> list[str]:
     """Reasons for sentences of sections 4, 5 and 8 that call work done (pushed, committed, a pull
     request opened) which no command of the session did (pytest_ctxeval.reading.done_claims)."""
@@ -1126,9 +1128,7 @@ def _unbacked_claims(case: CompactionCase) -> list[str]:
         if section is None:
             continue
         for claim in unbacked_claims(plain_emphasis(section.body), case.history, person, case.history_text):
-            start = normalize_ws(claim.sentence)[:40]
-            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
-                       if start in normalize_ws(plain_emphasis(lines[i]))), section.line)
+            at = _line_of(lines, section, claim.sentence)
             out.append(f"section {number} (line {at}) says the work was {claim.what}: \"{_short(claim.sentence, 100)}\"; "
                        f"but no command or tool call of the session did it (and no subagent ran, nor did the person "
                        f"say they did): a task called done that was never done")
