@@ -62,7 +62,7 @@ from pytest_ctxeval.reading.finished_tasks import finish_evidence, list_updates
 from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section, plain_emphasis
-from pytest_ctxeval.reading.summary_form import free_form
+from pytest_ctxeval.reading.summary_form import format_request, free_form
 from pytest_ctxeval.reading.verbatim import (
     Haystack, Match, closest_line, haystack, lines_apart, most_alike, normalize, percent_alike, show_difference,
     typed_after_paste,
@@ -423,6 +423,11 @@ def next_step_quote(case: CompactionCase) -> Verdict:
     refinement is told beside it."""
     section = case.sections.get("next")
     if section is None:
+        form = format_request(case.compact_args) if case.summary_format is None else None
+        if form is not None and form.structure:   # the person's own form wins (review 4, G14)
+            return Verdict.not_applicable(f"the summary has no section 9: /compact asked for another structure "
+                                          f"(\"{_short(form.said, 80)}\"), which leaves out the next-step section "
+                                          "the quote belongs to")
         return _section_missing(case, "next", 9, "the next step and its quote")
     # Claude Code's own lines after section 9 (the transcript pointer, "Please continue the
     # conversation…") are not the summary's: they are cut off (pytest_ctxeval.reading.proposals).

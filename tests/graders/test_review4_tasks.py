@@ -247,3 +247,17 @@ def test_work_the_person_cancelled_is_found_anywhere_in_a_free_form_summary(grad
     verdict = grade("no_superseded_work", case)
     assert verdict.status == "pass" and "proposed in the summary (read whole: it is not in the nine sections" \
         in verdict.reasons[0], verdict.reasons
+
+
+def test_a_summary_in_the_form_the_person_asked_for_is_not_held_to_a_section_9_quote(grade, kit):
+    # review 4, G14: "/compact just 5 short bullets, no sections" leaves out the section the quote
+    # belongs to; next_step_quote said the quote "cannot survive". Without such a request, a summary
+    # without section 9 still fails.
+    messages = [kit.user("Add a billing webhook that checks signatures."), kit.say("On it."),
+                kit.user("now write the tests for it")]
+    asked = dataclasses.replace(kit.case(messages, BULLETS), compact_args="just 5 short bullets, no sections")
+    verdict = grade("next_step_quote", asked)
+    assert verdict.status == "n/a" and 'asked for another structure ("just 5 short bullets, no sections")' in \
+        verdict.reasons[0], verdict.reasons
+    plain = dataclasses.replace(kit.case(messages, BULLETS), compact_args="keep it brief")
+    assert grade("next_step_quote", plain).status == "fail"
