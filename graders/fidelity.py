@@ -45,7 +45,7 @@ from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.prohibitions import prohibitions
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
 from pytest_ctxeval.reading.answers import answer_told, typed_answers
-from pytest_ctxeval.reading.leave_out import leave_out, left_out, left_out_note, unread_note, with_leave_out
+from pytest_ctxeval.reading.leave_out import leave_out, left_out, with_leave_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans, without_trailer
 from pytest_ctxeval.reading.refinement import refinement_told, short_refinement
 from pytest_ctxeval.reading.quoting import (
@@ -281,12 +281,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     ok = f"all {len(people)} person-typed messages verbatim in {where}"
     if notes:
         ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
-    if excused:
-        ok = ok.replace(f"all {len(people)} ", f"{len(people) - len(excused)} of {len(people)} ", 1) + \
-            left_out_note(excused, "messages")
-        reasons = [reasons[0] + left_out_note(excused, "messages"), *reasons[1:]] if reasons else reasons
-    elif reasons:
-        reasons[0] += unread_note(case.compact_args, asked)
+    ok, reasons = with_leave_out(ok, reasons, excused, len(people), "messages", case.compact_args, asked)
     # Tolerated by policy, but said: the summariser saw Claude Code's summarisation request as the last
     # user message and listed it; it is not the person's (nothing typed is lost by it).
     request_at = None if any(_SUMMARY_REQUEST.search(p.text) for p in people) else \
@@ -921,12 +916,7 @@ def errors_preserved(case: CompactionCase) -> Verdict:
               f"problem-solving or current-work section{tokens}")
     else:
         ok = f"all {len(wanted)} error lines in {where}{tokens}"
-    if excused:
-        ok = ok.replace(f"all {len(wanted)} ", f"{len(wanted) - len(excused)} of {len(wanted)} ", 1) + \
-            left_out_note(excused, "error lines")
-        reasons = [reasons[0] + left_out_note(excused, "error lines"), *reasons[1:]] if reasons else reasons
-    elif reasons:
-        reasons[0] += unread_note(case.compact_args, asked)
+    ok, reasons = with_leave_out(ok, reasons, excused, len(wanted), "error lines", case.compact_args, asked)
     return Verdict.from_fraction(max(len(wanted) - len(missing) - len(misplaced), 0), len(wanted), reasons, ok,
                                  missing=missing)
 
