@@ -24,7 +24,7 @@ import re
 
 from .summary import normalize_ws
 
-__all__ = ["message_in_testify_block", "message_of", "message_kept"]
+__all__ = ["message_in_testify_block", "message_of", "error_message_kept"]
 
 #: A testify field: its name, a colon, a tab (``Error Trace:\t…``, ``Error:      \t…``).
 _FIELD = re.compile(r"^\s*(Error Trace|Error|Test|Messages):\s*\t\s*(.*)$")
@@ -79,11 +79,11 @@ def message_of(key_line: str) -> str:
     return message if len(words) >= 4 and named else ""
 
 
-def message_kept(key_line: str, region: str) -> bool:
+def error_message_kept(key_line: str, region: str) -> bool:
     """Whether ``region`` (the summary's errors section) holds the message of ``key_line`` verbatim
     (case and runs of whitespace aside; code-span marks read as text).
 
-    >>> message_kept("FAILED tests/t.py::test_load - ValueError: Unknown capabilities not in ontology: ['retrieve']",
+    >>> error_message_kept("FAILED tests/t.py::test_load - ValueError: Unknown capabilities not in ontology: ['retrieve']",
     ...              "- **Race**: `ValueError: Unknown capabilities not in ontology: ['retrieve']` on 3.10")
     True
     """
