@@ -217,7 +217,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             places = _short_places(case, section) if places is None else places
             found = _short_message_kept(p.text, places)
         else:
-            found = _message_kept(p.text, hay, rare)
+            found = _message_kept(p.text, hay, rare, [q.text for q in people if q is not p])
         if not found and _is_command_arguments(case.history[p.index]):
             # A /command's arguments ("/gsd:discuss-phase 14" -> "14") are a parameter of the command,
             # which summaries state where the command's work is told (section 1), not as a message.
