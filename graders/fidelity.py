@@ -330,8 +330,9 @@ def _invented(case: CompactionCase, section: Section) -> list[str]:
         start = normalize_ws(made.quote)[:30]
         at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines)) if start in normalize_ws(lines[i])),
                   section.line)
-        whose = ("the assistant said it, the person did not" if made.assistant
-                 else "no message, answer or tool result of the session holds its words")
+        whose = ("the assistant said it, the person did not" if made.verbatim else
+                 "no message the person typed holds it; only the assistant's words come close, not word for word"
+                 if made.assistant else "no message, answer or tool result of the session holds its words")
         out.append(f"section 6 (line {at}) quotes a user message the person never typed: \"{_short(made.quote, 100)}\" "
                    f"({whose})")
     return out
