@@ -106,6 +106,10 @@ def _check_something_to_grade(path: str, transcript: Any) -> None:
     why = nothing_to_grade(transcript.compactions, transcript.left_boundaries, transcript.microcompactions)
     if why is None:
         return
+    from ..scenario.importer import compaction_call_message, is_compaction_call
+
+    if is_compaction_call(transcript):  # as `ctxeval import` recognises it (its notes would mislead)
+        raise UsageError(compaction_call_message(Path(path), transcript, "grade", "Grade"))
     for problem in transcript.problems:  # the lines skipped on the way, as a graded file shows them
         print(f"note: {path}: {problem}", file=sys.stderr)
     if not transcript.compactions and transcript.left_boundaries:
@@ -168,6 +172,12 @@ def read_summary(p: Path) -> str:
     finally:
         os.close(fd)
     try:
-        return b"".join(chunks).decode("utf-8")
+        text = b"".join(chunks).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise fail(f"not UTF-8 at byte {exc.start}") from None
+    if not text.strip():
+        # graded, an empty text would read as a summary that lost everything: bad input, not a verdict
+        what = "empty" if not text else f"blank ({len(text):,} whitespace characters)"
+        raise UsageError(f"{p}: the summary file is {what}; give the file holding the summary text "
+                         "(e.g. the text after 'Summary:' that Claude Code wrote)")
+    return text

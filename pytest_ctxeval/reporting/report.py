@@ -318,6 +318,21 @@ def md(text: Any, limit: int = 240) -> str:
 _WWW = re.compile(r"(?i)\bwww\.")
 
 
+def md_code(text: Any, limit: int = 240) -> str:
+    """Text from the run as an inert Markdown code span: one line, cut at ``limit``, secrets
+    redacted, and *not* backslash-escaped (Markdown shows a code span's characters as written, so a
+    path keeps its ``_`` and can be copied); a backtick inside gets a longer fence.
+
+    >>> md_code("FSM1__cipher-box__2.1.49.jsonl:754"), md_code("a`b")
+    ('`FSM1__cipher-box__2.1.49.jsonl:754`', '``a`b``')
+    """
+    s = excerpt(" ".join(str(text).split()), limit)
+    runs = [len(r) for r in re.findall(r"`+", s)]
+    fence = "`" * (max(runs) + 1 if runs else 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
 def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
     """A short Markdown summary of a results document (no links, no images, no HTML)."""
     ctx = report_context(doc)

@@ -149,6 +149,23 @@ def is_compaction_call(transcript: Transcript) -> bool:
     return len(users) == 1 and text_of(users[0].content).lstrip().startswith(_SUMMARY_REQUEST)
 
 
+#: How a folder report lists a compaction call given as a session (import and grade say the same).
+COMPACTION_CALL = ("Claude Code's compaction call (agent-acompact), not a session: grade the session it belongs "
+                   "to; compare this call with ours: ctxeval compare-real SESSION.jsonl --acompact FILE")
+
+
+def compaction_call_message(src: Path, transcript: Transcript, nothing_to: str, verb: str) -> str:
+    """What ``ctxeval import`` and ``ctxeval grade`` say of a compaction call given as a session
+    (``nothing_to``: what there is nothing to do; ``verb``: what to do with the session instead)."""
+    session = src.parent.parent.with_suffix(".jsonl") if src.parent.name == "subagents" else None
+    where = (f" ({session.name}, next to its subagents/ folder)" if session is not None and session.exists()
+             else "")
+    return (f"{src} is Claude Code's compaction call (agent {transcript.agent_id or '?'}) for session "
+            f"{transcript.session_id}: the summarisation prompt and the model's reply, not a session, so there is "
+            f"nothing to {nothing_to}. {verb} the session it belongs to{where}, or compare this call with ours: "
+            f"ctxeval compare-real SESSION.jsonl --acompact {src}")
+
+
 def compact_instructions(after: list[Any]) -> str | None:
     """The arguments of the ``/compact`` command echoed after a boundary (None when none were
     given, or the compaction was automatic): :func:`pytest_ctxeval.transcript.compactions.compact_args_in`."""
@@ -402,15 +419,8 @@ def import_transcript(
     if is_compaction_call(transcript):
         # Its one "request" is Claude Code's summarisation prompt and its one reply the summary:
         # replayed as a session, every grader would judge that prompt as the person's intent.
-        session = src.parent.parent.with_suffix(".jsonl") if src.parent.name == "subagents" else None
-        where = (f" ({session.name}, next to its subagents/ folder)" if session is not None and session.exists()
-                 else "")
-        raise TranscriptError(
-            f"{src} is Claude Code's compaction call (agent {transcript.agent_id or '?'}) for session "
-            f"{transcript.session_id}: the summarisation prompt and the model's reply, not a session, so there is "
-            f"nothing to replay. Import the session it belongs to{where}, or compare this call with ours: "
-            f"ctxeval compare-real SESSION.jsonl --acompact {src}",
-            not_a_session="Claude Code's compaction call (agent-acompact), not a session")
+        raise TranscriptError(compaction_call_message(src, transcript, "replay", "Import"),
+                              not_a_session=COMPACTION_CALL)
     counts: Counter = Counter()
     notes: list[str] = []
     messages = transcript.messages
