@@ -56,19 +56,12 @@ def add_grade_command(sub: Any) -> None:
 def cmd_grade(args: argparse.Namespace) -> int:
     if is_folder_mode(args.transcript):
         return run_grade_folder(args)
-    reports = [flag for flag, value in (("--md", args.md_out), ("--html", args.html_out)) if value]
-    if reports:  # the folder report of this one session: never an output option ignored without a word
-        single = [flag for flag, value in (("--summary", args.summary), ("--expect", args.expect)) if value]
-        if single:
-            verb = "writes" if len(reports) == 1 else "write"
-            raise UsageError(f"{' and '.join(reports)} {verb} the report of the compactions in the file; with "
-                             f"{' and '.join(single)} (one text graded against the transcript) use --json")
-        return run_grade_folder(args)
     args.transcript = args.transcript[0]
     options = RunOptions.from_namespace(args)
     options.check_key()
-    if args.json_out:
-        check_writable(Path(args.json_out))
+    for out in (args.json_out, args.md_out, args.html_out):
+        if out:
+            check_writable(Path(out))
     if not Path(args.transcript).exists():
         raise UsageError(f"{args.transcript}: no such file or folder (give a session .jsonl file, or a folder "
                          "such as ~/.claude/projects)")
@@ -92,10 +85,18 @@ def cmd_grade(args: argparse.Namespace) -> int:
         for line in usage_lines(usage, options.backend):
             print(line)
         print(f"judge: {evaluator.judge_label}")
-    if args.json_out:
+    if args.json_out or args.md_out or args.html_out:
+        # One format for one file, whatever else is asked for: --json is the results file `ctxeval report`
+        # reads, and --html/--md are the report it renders of it (the session's verdicts, summaries, losses).
         doc = results_document([outcome], usage=usage, backend=options.backend, model=None,
                                judge=evaluator.judge_label)
-        print(f"results written to {write_results(args.json_out, doc)}")
+        if args.json_out:
+            print(f"results written to {write_results(args.json_out, doc)}")
+        from ..reporting.report import write_report
+
+        for out, kind in ((args.md_out, "md"), (args.html_out, "html")):
+            if out:
+                print(f"report written to {write_report(out, doc, kind=kind)}")
     return exit_code([outcome], strict=args.strict)
 
 

@@ -31,9 +31,10 @@ def add_folder_options(grade: argparse.ArgumentParser) -> None:
                        help="folder mode: grade in N processes (default: one per core)")
     grade.add_argument("--md", dest="md_out", metavar="OUT.md",
                        help="write the folder report (tables per grader and version, failures) as Markdown; "
-                            "with one file, the report of that session")
+                            "with one file, the report of that session (as ctxeval report renders its --json)")
     grade.add_argument("--html", dest="html_out", metavar="OUT.html",
-                       help="the same report as a self-contained HTML page")
+                       help="the same report as a self-contained HTML page (with one file: its verdicts, "
+                            "summaries by section and what each compaction lost)")
 
 
 #: How many of the files not read (not ending in .jsonl) the report names.

@@ -441,14 +441,16 @@ def _mean(rate: dict[str, Any]) -> str:
 # Writing
 
 
-def write_report(path: str | os.PathLike[str], doc: dict[str, Any], *, baseline: dict[str, Any] | None = None) -> Path:
-    """Write the report ``path``'s suffix names: ``.html``/``.htm``, ``.md`` or ``.json``."""
+def write_report(path: str | os.PathLike[str], doc: dict[str, Any], *, baseline: dict[str, Any] | None = None,
+                 kind: str | None = None) -> Path:
+    """Write the report ``path``'s suffix names: ``.html``/``.htm``, ``.md`` or ``.json`` (``kind``,
+    ``"html"`` or ``"md"``, says it instead: an option such as ``--html OUT`` names the kind)."""
     from ..results import write_results
 
     from ..core.redact import scrub_tree
 
     p = Path(path)
-    suffix = p.suffix.lower()
+    suffix = {"html": ".html", "md": ".md"}.get(kind or "", p.suffix.lower())
     if suffix == ".json":
         return write_results(p, doc)
     # Every string scrubbed before it is rendered (a key cut by an excerpt is still recognised at the
