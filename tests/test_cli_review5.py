@@ -30,7 +30,7 @@ def test_an_empty_or_blank_summary_file_is_refused_and_a_real_one_graded(tmp_pat
         assert f"{summary}: the summary file is {word}; give the file holding the summary text" \
             in capsys.readouterr().err
     summary.write_text(GOOD.replace("{second}", "now add tests"), encoding="utf-8")
-    assert main(["grade", str(session), "--summary", str(summary), "--graders", "nine_sections"]) == 0
+    assert main(["grade", str(session), "--summary", str(summary), "--graders", "tool_pairing"]) == 0
 
 
 # -- #17: a compaction call given to grade -------------------------------------------------------------
@@ -97,14 +97,14 @@ def test_folder_mode_says_how_many_files_it_did_not_read(tmp_path, capsys):
 def test_one_file_writes_the_same_results_json_with_or_without_reports(tmp_path, capsys):
     one = _session(tmp_path / "one.jsonl", second="now add tests")
     plain, with_reports = tmp_path / "a.json", tmp_path / "b.json"
-    assert main(["grade", str(one), "--graders", "verbatim_user_messages", "--json", str(plain)]) == 0
-    assert main(["grade", str(one), "--graders", "verbatim_user_messages", "--json", str(with_reports),
+    assert main(["grade", str(one), "--graders", "tool_pairing", "--json", str(plain)]) == 0
+    assert main(["grade", str(one), "--graders", "tool_pairing", "--json", str(with_reports),
                  "--html", str(tmp_path / "r.html"), "--md", str(tmp_path / "r.md")]) == 0
     a, b = json.loads(plain.read_text()), json.loads(with_reports.read_text())
     assert a["format"] == b["format"] == "pytest-ctxeval/results"
     assert main(["report", str(with_reports), "-o", str(tmp_path / "again.html")]) == 0
     page = (tmp_path / "r.html").read_text()
-    assert "verbatim_user_messages" in page and "Could not be read" not in page
+    assert "tool_pairing" in page and "Could not be read" not in page
     capsys.readouterr()
 
 
@@ -149,3 +149,15 @@ def test_counts_meet_nouns_in_the_right_number():
     assert plural(3, "person-typed message") == "3 person-typed messages" and plural(2, "fix") == "2 fixes"
     assert plural(2, "compaction generation") == "2 compaction generations" and plural(2, "day") == "2 days"
     assert all_of(1, "error line") == "the 1 error line" and all_of(3, "error line") == "all 3 error lines"
+
+
+def test_a_leave_out_rewrites_the_count_of_a_single_item_too():
+    """The pass text of one item ("the 1 error line in …") still says how many the /compact
+    leave-out excused, as "all 3 …" does."""
+    from pytest_ctxeval.reading.leave_out import LeaveOut, with_leave_out
+
+    item = LeaveOut(said="leave out the flaky test", kinds=frozenset({"errors"}), words=())
+    ok, _ = with_leave_out(f"{all_of(1, 'error line')} in section 4", [], [item], 1, "error lines", None, [item])
+    assert ok.startswith("0 of 1 error line in section 4; 1 error line left out as /compact asked")
+    ok, _ = with_leave_out(f"{all_of(3, 'error line')} in section 4", [], [item], 3, "error lines", None, [item])
+    assert ok.startswith("2 of 3 error lines in section 4")

@@ -31,7 +31,8 @@ def test_an_unknown_type_on_the_chain_is_reported_with_its_line_and_the_chain_go
     s.assistant(text="done")
     t = read_transcript(s.write(tmp_path / "s.jsonl"))
     assert [person_text(m) for m in t.messages if person_text(m)] == ["first request"]
-    assert len(t.messages) == 3                      # the records after it are still read
+    assert len(t.messages) == 3                      # the records after it are still read, in place
+    assert t.messages[-1].content[0].text == "done"
     (problem,) = t.problems
     assert problem.line == line
     assert "unknown record type 'human' on the conversation chain; skipped" in problem.message
@@ -88,6 +89,7 @@ def test_the_types_claude_code_writes_are_not_reported(tmp_path):
     s.add({"type": "system", "subtype": "stop_hook_summary"})
     s.add({"type": "system", "subtype": "some_future_subtype"})
     s.records.append({"type": "summary", "summary": "a title", "leafUuid": s.parent})
+    s.records.append({"type": "result", "uuid": "r1", "session_id": SESSION})  # SDK's closing record, in an export
     for kind in ("custom-title", "ai-title", "agent-name", "worktree-state", "a-future-metadata-kind"):
         s.records.append({"type": kind, "sessionId": SESSION})      # no uuid, no message: metadata
     s.assistant(text="hello")

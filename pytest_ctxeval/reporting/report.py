@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .baseline import RunDiff, _normalise, rollup, verdict_label
+from ..core.words import plural
 from ..errors import CtxEvalError
 from ..grading.lost import CATEGORIES, CATEGORY_TITLES
 from ..core.redact import excerpt, scrub_output
@@ -339,7 +340,7 @@ def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
     t = ctx["totals"]
     prompt = ctx["prompt"]
     lines = [f"### ctxeval: {'FAILED' if ctx['failed'] else 'passed'}", ""]
-    lines.append(f"{len(ctx['rows'])} scenarios, {ctx['compaction_count']} compactions: "
+    lines.append(f"{plural(len(ctx['rows']), 'scenario')}, {plural(ctx['compaction_count'], 'compaction')}: "
                  f"**{t['pass']} passed**, **{t['fail'] + t['xpass'] + t['error']} failed**, "
                  f"{t['n/a'] + t['ungraded'] + t['xfail']} other (n/a, ungraded, known failures). "
                  f"Backend {md(doc.get('backend') or '-')}, model {md(doc.get('model') or '-')}, prompt "

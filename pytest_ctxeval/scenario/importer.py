@@ -43,6 +43,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from ..core.words import plural
 from ..core.config import resolve_context_window
 from ..errors import ScenarioError, TranscriptError, UsageError
 from ..reading.extract import edited_files, failing_results, open_todos, person_messages
@@ -121,15 +122,16 @@ class ImportResult:
             think += f" ({c['redacted_thinking']} redacted_thinking blocks dropped: they cannot be scripted)"
         lines.append(think)
         if c["unanswered"]:
-            lines.append(f"  {c['unanswered']} tool call(s) without a result in the transcript: given "
+            lines.append(f"  {plural(c['unanswered'], 'tool call')} without a result in the transcript: given "
                          f"a placeholder result")
         side = doc.get("sidechains") or {}
         lines.append(f"  sidechains: {len(side)}" + (" (" + ", ".join(f"{k}: {len(v)} turns" for k, v in
                                                                    list(side.items())[:6])
                                                      + (", ..." if len(side) > 6 else "") + ")" if side else ""))
         exp = doc.get("expect", {})
-        lines.append(f"  expect: {len(exp.get('files', []))} files, {len(exp.get('errors', []))} errors, "
-                     f"{len(exp.get('pending', []))} open todos" + (", intent" if exp.get("intent") else ""))
+        lines.append(f"  expect: {plural(len(exp.get('files', [])), 'file')}, "
+                     f"{plural(len(exp.get('errors', [])), 'error')}, "
+                     f"{plural(len(exp.get('pending', [])), 'open todo')}" + (", intent" if exp.get("intent") else ""))
         total = sum(self.redactions.values())
         lines.append(f"  redactions: {total}" + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(self.redactions.items()))
                                                  + ")" if total else ""))

@@ -67,7 +67,8 @@ _NOT_MESSAGES = {"progress", "file-history-snapshot", "queue-operation", "summar
 #: that has a uuid (a node of the conversation tree), a ``message`` or ``isCompactSummary`` is
 #: reported with its line (:func:`_unknown_notes`); one with none of these is metadata (``ai-title``,
 #: ``worktree-state`` ... and the metadata kinds newer versions add).
-KNOWN_TYPES = frozenset({"user", "assistant", "attachment", "system", *_NOT_MESSAGES})
+KNOWN_TYPES = frozenset({"user", "assistant", "attachment", "system", *_NOT_MESSAGES,
+                         "result"})   # SDK stream-json's closing record (:class:`_StreamShape`), kept by some exports
 #: Record types that must carry a uuid (they can be messages); others without one are metadata.
 _NEEDS_UUID = {"user", "assistant", "attachment"}
 
@@ -350,7 +351,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
         raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
     stream.check(p)
     if repeats:
-        problems.append(RecordProblem(repeats[0], f"{len(repeats)} record(s) repeat a uuid read earlier in the file "
+        problems.append(RecordProblem(repeats[0], f"{plural(len(repeats), 'record')} repeat{'s' if len(repeats) == 1 else ''} a uuid read earlier in the file "
                                             f"(lines {repeats[0]}-{repeats[-1]}; a resumed session can write its "
                                             "history again); the first copy of each is used"))
     main_is_sidechain = False
@@ -531,7 +532,7 @@ class _Loader:
         """One error when records changed under the reader; one warning when the file only grew
         (a running session appends; what was appended after the first pass is not included)."""
         if self.changed:
-            self._raise(self.changed[0], f"changed ({len(self.changed)} record(s) were not where the first pass "
+            self._raise(self.changed[0], f"changed ({plural(len(self.changed), 'record')} {'was' if len(self.changed) == 1 else 'were'} not where the first pass "
                                          "found them)")
         after = os.fstat(self.fh.fileno())
         if after.st_size > before.st_size:
@@ -707,8 +708,8 @@ def _restart_note(nodes: dict[str, _Node], root: str, left: list[str], loader: _
     what = "message" if node.keep else repr(node.type)
     span = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
     head = (f"a {what} record with no parent (parentUuid null or absent): the conversation is read from "
-            f"this record on, as Claude Code reads it; the {len(left)} earlier message record(s) ({span}) "
-            "are left out")
+            f"this record on, as Claude Code reads it; the {plural(len(left), 'earlier message record')} ({span}) "
+            f"{'is' if len(left) == 1 else 'are'} left out")
     copy = len(left) <= _RESTART_CHECK
 
     def stamp(uid: str) -> str | None:
