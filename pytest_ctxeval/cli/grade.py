@@ -49,7 +49,7 @@ def add_grade_command(sub: Any) -> None:
     grader_args(grade)
     grade.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
     grade.add_argument("--strict", action="store_true",
-                       help="a malformed transcript line is an error (exit 2) instead of being reported and skipped; "
+                       help="a malformed transcript line (or a record of a type the reader does not know) is an error (exit 2) instead of being reported and skipped; "
                             "an ungraded verdict (a judge that could not decide) fails the run (exit 1)")
 
 
