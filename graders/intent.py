@@ -22,6 +22,7 @@ from collections.abc import Collection
 import re
 from functools import lru_cache
 
+from pytest_ctxeval.core.words import all_of
 from pytest_ctxeval.reading.extract import (
     LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
 )
@@ -307,7 +308,7 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
     reasons = [f"constraint lost: \"{_short(c, 100)}\" ({_origin(case, c)}) is not in {where}, so the agent "
                "may break it after this compaction" for c in missing] + contradicted
     return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,
-                                 f"all {len(constraints)} constraints in {where}", missing=missing)
+                                 f"{all_of(len(constraints), 'constraint')} in {where}", missing=missing)
 
 
 def _person_words(history: list) -> tuple[list, PersonWords, dict[int, str]]:
@@ -426,7 +427,7 @@ def failed_approaches_preserved(case: CompactionCase) -> Verdict:
                 missing.append(approach)
                 reasons.append(f"{where_s} (line {section.line}) proposes the failed "
                                f"approach \"{_short(approach, 80)}\" again: \"{_short(found[0], 100)}\"")
-    ok, reasons = with_leave_out(f"all {len(approaches)} failed approaches recorded as failed in {where}", reasons,
+    ok, reasons = with_leave_out(f"{all_of(len(approaches), 'failed approach')} recorded as failed in {where}", reasons,
                                  excused, len(approaches), "failed approaches", case.compact_args, asked)
     return Verdict.from_fraction(len(approaches) - len(set(missing)), len(approaches), reasons, ok,
                                  missing=list(dict.fromkeys(missing)))
