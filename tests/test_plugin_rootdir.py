@@ -75,3 +75,26 @@ def test_only_value_taking_ctxeval_options_are_listed(pytester: pytest.Pytester)
     assert {"--ctxeval-prompt", "--ctxeval-baseline", "--ctxeval-save-baseline", "--ctxeval-report",
             "--ctxeval-graders", "--ctxeval-compare-prompt", "--ctxeval-cassettes"} <= names
     assert not {"--ctxeval", "--ctxeval-strict", "--ctxeval-compact-at-end", "--ctxeval-batch"} & names
+
+
+def _baseline(path: Path, names: list[str]) -> Path:
+    import json
+
+    path.write_text(json.dumps({"format": "pytest-ctxeval/baseline", "version": 1, "scenarios": {
+        n: {"graders": {}, "compactions": []} for n in names}}), encoding="utf-8")
+    return path
+
+
+def test_a_baseline_sharing_no_scenario_with_the_run_is_refused_before_it_runs(pytester: pytest.Pytester) -> None:
+    """``ctxeval diff``'s rule (nothing to compare) in ``pytest --ctxeval-baseline``: refused after
+    collection, so no scenario runs (this test stays cheap) and no "0 regressions" is printed."""
+    from scenario_texts import TINY
+
+    pytester.makefile(".yaml", **{"scenarios/tiny": TINY})
+    base = _baseline(pytester.path / "base.json", ["cache_ttl"])
+    result = pytester.runpytest("--ctxeval", f"--ctxeval-baseline={base}", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--ctxeval-baseline {base} and this run have no scenario in common "
+                                 "(cache_ttl against tiny): nothing to compare; compare against a baseline saved "
+                                 "from these scenarios*"])
+    assert "regressions" not in result.stdout.str()
