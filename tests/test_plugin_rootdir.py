@@ -98,3 +98,18 @@ def test_a_baseline_sharing_no_scenario_with_the_run_is_refused_before_it_runs(p
                                  "(cache_ttl against tiny): nothing to compare; compare against a baseline saved "
                                  "from these scenarios*"])
     assert "regressions" not in result.stdout.str()
+
+
+def test_without_any_config_file_a_moved_rootdir_is_caught_too(pytester: pytest.Pytester,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ini anywhere: the rootdir still decides where scenarios/ is looked for."""
+    proj = pytester.mkdir("bare")
+    (proj / "test_one.py").write_text("def test_one():\n    pass\n")
+    prompt = pytester.path / "compact.j2"
+    prompt.write_text("Summarise.\n")
+    monkeypatch.chdir(proj)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    result = pytester.runpytest("--ctxeval-prompt", str(prompt), "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*instead of rootdir {proj} with no config file: the scenarios/ folder of {proj} "
+                                 "would not be found and other scenarios would run.*"])

@@ -96,8 +96,10 @@ def misread_rootdir(config: Any) -> str | None:
         return None
     written = " ".join(f"{opt} {value}" for opt, value in spaced)
     fixed = " ".join(f"{opt}={value}" for opt, value in spaced)
-    unread = f"the settings in {meant[1]}" if meant[1] is not None else "the project's settings"
+    lost = (f"the settings in {meant[1]} (ctxeval_scenarios, ctxeval_graders, ...) would not be read"
+            if meant[1] is not None and meant[1] != chosen[1] else
+            f"the scenarios/ folder of {meant[0]} would not be found")
     return (f"{written}: pytest reads the paths on its command line before it loads plugins, so it took "
             f"this value for a test path and chose {_where(*chosen)}, instead of {_where(*meant)}: "
-            f"{unread} (ctxeval_scenarios, ctxeval_graders, ...) would not be read and other scenarios "
-            f"would run. Write the value after '=': {fixed} (pytest-dev/pytest#8846)")
+            f"{lost} and other scenarios would run. Write the value after '=': {fixed} "
+            "(pytest-dev/pytest#8846)")
