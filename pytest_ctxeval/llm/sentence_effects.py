@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .instructions import Reading, Sentence, instruction, read_sentences
+from .instructions import Reading, Sentence, instruction, read_sentences, sentence_reading
 
 __all__ = ["behaviour", "effects", "effects_of_keeping", "deciding_lines"]
 
@@ -49,7 +49,9 @@ def _describe(full: dict[str, Any], without: dict[str, Any]) -> list[str]:
 def effects(units: list[Sentence], index: int) -> list[str]:
     """What ``units[index]`` changes offline: the reading of ``units`` against the reading of
     ``units`` without it, described (``asks for: ...``, ``leaves out: ...``); ``[]`` for none."""
-    if units[index].title:  # a section title is read through the sections, not the instructions
+    if units[index].title or not sentence_reading(units[index]):
+        # a section title is read through the sections; a sentence with no instruction of the
+        # vocabulary in it (asked for or against) adds nothing to the reading
         return []
     full = behaviour(read_sentences(tuple(units)))
     without = behaviour(read_sentences(tuple(units[:index] + units[index + 1:])))
@@ -60,7 +62,7 @@ def effects_of_keeping(units: list[Sentence], index: int, group: list[int]) -> l
     """What ``units[index]`` changes offline when it is the only sentence of ``group`` (indices)
     left: sentences that each repeat another's word have no effect alone, but do together."""
     rest = [u for i, u in enumerate(units) if i not in group or i == index]
-    if units[index].title:
+    if units[index].title or not sentence_reading(units[index]):
         return []
     bare = [u for i, u in enumerate(units) if i not in group]
     return _describe(behaviour(read_sentences(tuple(rest))), behaviour(read_sentences(tuple(bare))))
