@@ -135,10 +135,23 @@ def aggregate(name: str, pairs: list[tuple[CompactionCase, Verdict]]) -> Verdict
         return Verdict(want, score, reasons, grader=name, kind=kind)
     if "pass" in statuses:
         first = next(v for _, v in pairs if v.status == "pass")
-        reasons = list(first.reasons) if len(pairs) == 1 else [f"{statuses.count('pass')} of {len(pairs)} compactions pass"]
+        reasons = list(first.reasons) if len(pairs) == 1 else [_passed_with_na(pairs)]
         return Verdict("pass", score, reasons, grader=name, kind=kind)
     return Verdict("n/a", 1.0, [pairs[0][1].reasons[0] if pairs[0][1].reasons else "not applicable"],
                    grader=name, kind=kind)
+
+
+def _passed_with_na(pairs: list[tuple[CompactionCase, Verdict]]) -> str:
+    """The reason of a passing aggregate: ``2 of 2 compactions pass``, or with compactions the
+    grader does not apply to, ``1 pass, 1 n/a (compaction 1: no tool failed ...)``: "1 of 2 pass"
+    would read as one failure."""
+    passed = sum(v.status == "pass" for _, v in pairs)
+    na = [(case, v) for case, v in pairs if v.status != "pass"]
+    if not na:
+        return f"{passed} of {len(pairs)} compactions pass"
+    why = "; ".join(f"{case.label}: {v.reasons[0]}" if v.reasons else case.label for case, v in na[:2])
+    more = f"; +{len(na) - 2} more" if len(na) > 2 else ""
+    return f"{passed} pass, {len(na)} n/a ({why}{more})"
 
 
 def make_recompact(llm: LLM, prompts: PromptSet) -> Callable[[CompactionCase], CompactionCase | None]:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
@@ -192,6 +193,19 @@ def _ini_location(config: pytest.Config, key: str) -> tuple[str, int]:
         return str(path), 1
     pattern = re.compile(rf"\s*['\"]?{re.escape(key)}['\"]?\s*[=:]")
     return str(path), next((i for i, text in enumerate(lines, 1) if pattern.match(text)), 1)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Refuse a rootdir that pytest chose from a spaced ``--ctxeval-*`` value (core/rootdir_check.py),
+    before any conftest of the wrong folder is imported."""
+    if any(a.startswith("--ctxeval-") and "=" not in a for a in map(str, early_config.invocation_params.args)) \
+            or "--ctxeval-" in os.environ.get("PYTEST_ADDOPTS", ""):
+        from .core.rootdir_check import misread_rootdir
+
+        message = misread_rootdir(early_config)
+        if message:
+            raise pytest.UsageError(message)
 
 
 def pytest_configure(config: pytest.Config) -> None:

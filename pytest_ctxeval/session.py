@@ -35,7 +35,8 @@ import pytest
 
 from .core.words import plural
 from .reporting.baseline import (
-    DEFAULT_TOLERANCE, RunDiff, ab_table, diff_runs, format_ab, format_run_diff, load_document, write_baseline,
+    DEFAULT_TOLERANCE, RunDiff, ab_table, diff_runs, format_ab, format_run_diff, load_document, nothing_in_common,
+    scenario_names, write_baseline,
 )
 from .errors import CtxEvalError, GraderError, ProviderError, UsageError
 from .evaluation import Outcome, merge_usage, usage_lines
@@ -248,6 +249,18 @@ class CtxEvalSession:
         for item in items:
             if isinstance(item, GraderItem):
                 self._first.setdefault(item.path, item.name)
+        selected = {s.display_name for s in map(self._loaded.get, (_display_path(config, p) for p in self._wanted)) if s}
+        refused = self._baseline_refused(selected)
+        if refused:  # before anything runs (under xdist the controller collects nothing: sessionfinish says it)
+            raise pytest.UsageError(refused)
+
+    def _baseline_refused(self, names: set[str]) -> str | None:
+        """--ctxeval-baseline over a run sharing no scenario with it: ``ctxeval diff``'s rule."""
+        if self.baseline is None:
+            return None
+        return nothing_in_common(scenario_names(self.baseline), names, f"--ctxeval-baseline {self.baseline_path}",
+                                 "this run", "compare against a baseline saved from these scenarios "
+                                 "(--ctxeval-save-baseline) or run the baseline's scenarios")
 
     def outcome(self, path: Path, variant: str = MAIN) -> Outcome:
         """The graded run of one scenario under one prompt, computed once per process."""
@@ -484,7 +497,11 @@ class CtxEvalSession:
             self.strict_prompt = strict_failure(note, self.options.backend)
             if self.strict_prompt and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if self.baseline is not None:
+        refused = self._baseline_refused(scenario_names(doc))
+        if refused:
+            self.written_error = refused
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        elif self.baseline is not None:
             self.comparison = diff_runs(self.baseline, doc, tolerance=self.tolerance,
                                       name=_shown(self.config, self.baseline_path))
             doc["comparison"] = self.comparison.as_dict()

@@ -123,8 +123,26 @@ def test_new_and_removed_scenarios_graders_and_compactions_are_notes() -> None:
     cmp = diff_runs(BASE, cur)
     assert not cmp.failed  # a new failing scenario is listed, not a regression
     notes = {(n.scenario, n.compaction, n.grader, n.reason) for n in cmp.notes}
-    assert notes == {("gone", None, None, "scenario not run"), ("new_one", None, None, "new scenario"),
+    assert notes == {("gone", None, None, "missing from this run"), ("new_one", None, None, "new scenario"),
                      ("beta", 2, None, "compaction no longer happens"), ("beta", None, "tool_pairing", "new grader")}
+
+
+def test_a_baseline_scenario_missing_from_the_run_is_said_by_name() -> None:
+    cur = copy.deepcopy(BASE)
+    cur["scenarios"] = [s for s in cur["scenarios"] if s["name"] != "gone"]
+    lines = format_run_diff(diff_runs(BASE, cur))
+    assert "  note      missing from this run: gone" in lines
+    assert not any("gone" in line for line in lines if "missing from this run" not in line)
+
+
+def test_the_nothing_in_common_rule_is_shared() -> None:
+    from pytest_ctxeval.reporting.baseline import nothing_in_common
+
+    assert nothing_in_common({"cache_ttl"}, {"a", "b"}, "B", "this run", "fix it") == (
+        "B and this run have no scenario in common (cache_ttl against a, b): nothing to compare; fix it")
+    assert nothing_in_common({"a", "c"}, {"a", "b"}, "B", "R", "") is None  # one in common: a diff with notes
+    assert nothing_in_common(set(), {"a"}, "B", "R", "") is None            # nothing selected or recorded
+    assert nothing_in_common({"a"}, set(), "B", "R", "") is None
 
 
 def test_a_new_failing_compaction_is_a_scenario_level_regression() -> None:

@@ -68,7 +68,8 @@ def test_pytest_with_a_latin1_prompt_is_a_usage_error_not_an_internal_error(pyte
     (pytester.path / "scenarios").mkdir()
     (pytester.path / "scenarios" / "idle_gap.yaml").write_text(IDLE_GAP.read_text())
     for option in ("--ctxeval-prompt", "--ctxeval-compare-prompt"):
-        result = pytester.runpytest("--ctxeval", option, str(p), "-p", "no:cacheprovider")
+        # '=': with a space, pytest would take the outside path for a test path (test_plugin_rootdir.py)
+        result = pytester.runpytest("--ctxeval", f"{option}={p}", "-p", "no:cacheprovider")
         assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
         out = result.stdout.str() + result.stderr.str()
         assert "INTERNALERROR" not in out and f"{p}:{_bad_line(p)}: not UTF-8" in out

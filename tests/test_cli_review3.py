@@ -119,4 +119,5 @@ def test_a_scenario_the_run_left_out_is_not_run_not_removed(tmp_path, capsys):
     one = _results(tmp_path / "one.json", ["idle_gap"])
     assert main(["diff", str(base), str(one)]) == 0
     out = capsys.readouterr().out
-    assert "4 × scenario not run:" in out and "removed" not in out
+    assert "missing from this run (4): auth_refactor, debug_failing_test, evolving_todos, long_migration" in out
+    assert "removed" not in out

@@ -31,19 +31,16 @@ def add_diff_command(sub: Any) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ..reporting.baseline import DEFAULT_TOLERANCE, diff_runs, format_run_diff, load_document, scenario_names
+    from ..reporting.baseline import (DEFAULT_TOLERANCE, diff_runs, format_run_diff, load_document, nothing_in_common,
+                                      scenario_names)
 
     if args.json_out:
         check_writable(Path(args.json_out))
     baseline, results = load_document(args.baseline), load_document(args.results)
-    old, new = scenario_names(baseline), scenario_names(results)
-    if old and new and not old & new:
-        def some(names: set[str]) -> str:
-            shown = sorted(names)
-            return ", ".join(shown[:3]) + (f", … (+{len(shown) - 3})" if len(shown) > 3 else "")
-        raise UsageError(f"{args.baseline} and {args.results} have no scenario in common ({some(old)} against "
-                         f"{some(new)}): nothing to compare; diff results against a baseline of the same "
-                         "scenarios or transcripts")
+    refused = nothing_in_common(scenario_names(baseline), scenario_names(results), str(args.baseline),
+                                str(args.results), "diff results against a baseline of the same scenarios or transcripts")
+    if refused:
+        raise UsageError(refused)
     try:
         cmp = diff_runs(baseline, results, tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
                       name=str(args.baseline))

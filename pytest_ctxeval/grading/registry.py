@@ -428,7 +428,11 @@ class GraderRegistry:
         try:
             return self._specs[name]
         except KeyError:
-            raise GraderError(f"unknown grader {name!r}; known graders: {', '.join(self.names)} (a grader of your "
+            from ..core.near_names import near_miss
+
+            near = near_miss(name, self.names)
+            hint = f" (did you mean {near!r}?)" if near else ""
+            raise GraderError(f"unknown grader {name!r}{hint}; known graders: {', '.join(self.names)} (a grader of your "
                               "own loads from its folder: ctxeval --graders-dir DIR; pytest: the ini key "
                               "ctxeval_graders or --ctxeval-graders DIR)") from None
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from .prompt_blocks import BULLET, custom_lines, lead_in
 
-__all__ = ["Instruction", "VOCABULARY", "Reading", "read_prompt", "sentences", "LengthLimit", "LANGUAGES",
+__all__ = ["Instruction", "VOCABULARY", "Reading", "read_prompt", "read_sentences", "sentences", "LengthLimit", "LANGUAGES",
            "limit_of"]
 
 #: "remove", "delete" as an instruction; not as a permission ("can delete", "may remove", "fine to remove").
@@ -684,12 +684,19 @@ def read_prompt(prompt: str) -> Reading:
     >>> "user_messages_verbatim" in r, "next_step_quotes" in r
     (True, False)
     """
+    return read_sentences(tuple(sentences(prompt)))
+
+
+@functools.lru_cache(maxsize=256)
+def read_sentences(units: tuple[Sentence, ...]) -> Reading:
+    """:func:`read_prompt` over the prompt's sentences (:func:`sentences`): the prompt-change
+    coverage note reads a prompt without one of them to see what that sentence does offline."""
     reading = Reading()
     # instruction -> lines of its section that ask / oppose / ask for part and against the rest
     in_section: dict[str, tuple[set[int], set[int], set[int]]] = {}
     in_custom: dict[str, tuple[set[int], set[int], set[int]]] = {}  # the same, said in the /compact instructions
     partly: set[str] = set()  # a section's opposing sentence that is about the subject itself
-    for s in sentences(prompt):
+    for s in units:
         if s.title:
             continue
         for inst in VOCABULARY:

@@ -309,6 +309,26 @@ def scenario_names(doc: dict[str, Any]) -> set[str]:
     return set(_normalise(doc)["scenarios"])
 
 
+#: The note on a baseline scenario the run did not grade. A note, not a regression: a ``-k`` run
+#: leaves out most of the baseline on purpose; a run that shares no scenario at all with the
+#: baseline is refused instead (:func:`nothing_in_common`).
+MISSING = "missing from this run"
+
+
+def nothing_in_common(old: set[str], new: set[str], baseline: str, results: str, fix: str) -> str | None:
+    """The one rule of ``ctxeval diff`` and ``pytest --ctxeval-baseline``: a baseline and a run (or
+    results file) that both hold scenarios but none in common compare nothing, so "0 regressions"
+    would be a green gate over nothing. The message (bad input), else None."""
+    if not old or not new or old & new:
+        return None
+
+    def some(names: set[str]) -> str:
+        shown = sorted(names)
+        return ", ".join(shown[:3]) + (f", … (+{len(shown) - 3})" if len(shown) > 3 else "")
+
+    return f"{baseline} and {results} have no scenario in common ({some(old)} against {some(new)}): nothing to compare; {fix}"
+
+
 def diff_runs(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE,
             name: str = "baseline") -> RunDiff:
     """Classify what changed from ``baseline`` to ``current`` (results or baseline documents)."""
@@ -340,7 +360,7 @@ def diff_runs(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: f
             if sname is None:
                 continue
             if len(path) == 2:
-                result.notes.append(Change("note", sname, reason="new scenario" if added else "scenario not run"
+                result.notes.append(Change("note", sname, reason="new scenario" if added else MISSING
                                            if removed else "scenario changed"))
                 continue
             before_err, after_err = old["scenarios"][sname].get("error"), new["scenarios"][sname].get("error")
@@ -427,7 +447,7 @@ def _describe(value: Any) -> str:
     return str(value)
 
 
-_GROUPED = ("scenario not run", "new scenario", "grader no longer run", "new grader")
+_GROUPED = (MISSING, "new scenario", "grader no longer run", "new grader")
 
 
 def rollup(changes: list[Change]) -> list[tuple[str, int, str]]:
@@ -471,6 +491,11 @@ def format_run_diff(cmp: RunDiff, *, limit: int = 200, coverage: bool = True) ->
         else:
             notes.append(c)
     for reason, items in grouped.items():
+        if reason == MISSING:  # always said in one line, whatever the count: "missing from this run: cache_ttl"
+            names = [c.scenario for c in items]
+            shown = ", ".join(names[:8]) + (f", … (+{len(names) - 8})" if len(names) > 8 else "")
+            notes.append(Change("note", f"{MISSING}{f' ({len(names)})' if len(names) > 1 else ''}: {shown}"))
+            continue
         if len(items) <= 3:
             notes += items
             continue

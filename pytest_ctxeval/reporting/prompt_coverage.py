@@ -106,7 +106,7 @@ def _label(s: Any, reading: Any) -> list[str]:
                 tag += (f" (wins over line {', '.join(map(str, reading.overridden[base]))}: the section's own "
                         "instruction is followed offline)")
             elif base in reading.asked:  # the contradiction is decided for the asking line(s)
-                tag += (f", but line {', '.join(map(str, reading.asked[base]))} asks for it and is followed offline: "
+                tag += (f", but line {', '.join(map(str, sorted(set(reading.asked[base]))))} asks for it and is followed offline: "
                         f"this line is {NOT_SEEN} (a real model may follow it; {flag('backend anthropic')})")
         elif base in reading.partial:
             tag += (f" — asked for in part only (line {', '.join(map(str, reading.partial[base]))}): read as not "
@@ -138,6 +138,7 @@ def prompt_coverage(new: str, old: str, *, against: str = "the built-in prompt")
     readings = read_prompt(old), read_prompt(new)
     matcher = difflib.SequenceMatcher(None, [u.text for u in units[0]], [u.text for u in units[1]], autojunk=False)
     cov = Coverage(against=against)
+    placed: list[tuple[CoverageLine, int, int]] = []  # each changed sentence, its side (0 old, 1 new) and index
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             continue
@@ -155,12 +156,81 @@ def prompt_coverage(new: str, old: str, *, against: str = "the built-in prompt")
         before = {m for c in removed for m in c.mapped
                   if m.startswith("instruction: ") and "opposite" not in m and NOT_SEEN not in m}
         after = {m.split(" — ")[0] for c in added for m in c.mapped}
-        dropped = sorted(m[len("instruction: "):] for m in before - after)
+        dropped = sorted(m[len("instruction: "):].split(" (")[0] for m in before - after)
         for c in added:
             if not c.mapped and dropped:
-                c.mapped = [f"no longer asks for: {', '.join(dropped)}"]
+                c.mapped = [_no_longer(dropped, units[1])]
+        for lines, side, start in ((removed, 0, i1), (added, 1, j1)):
+            for k, c in enumerate(lines):
+                _with_effect(c, units[side], start + k, units[1])
+                placed.append((c, side, start + k))
         cov.lines += removed + added
+    for side in (0, 1):  # unseen sentences that act only together (each says what another says)
+        _together([(c, i) for c, s, i in placed if s == side and not c.seen], units[side])
     return cov
+
+
+def _together(unseen: list[tuple[CoverageLine, int]], units: list[Any]) -> None:
+    """Each of ``unseen`` (changed sentences, none with an effect of its own) that changes the
+    offline reading when it is the only one of them left in the prompt: two lines that both ask
+    to omit something each look idle alone, since the other still says it."""
+    from ..llm.sentence_effects import effects_of_keeping
+
+    if len(unseen) < 2:
+        return
+    for c, index in unseen:
+        done = effects_of_keeping(units, index, [i for _, i in unseen])
+        if done:
+            others = sorted({o.line for o, i in unseen if i != index and o.line != c.line})
+            with_ = f" (as line {', '.join(map(str, others))} also does)" if others else ""
+            c.mapped.insert(0, f"read offline: {'; '.join(done)}{with_}")
+            c.mapped = [m.replace(f"this line is {NOT_SEEN}", f"what it asks there is {NOT_SEEN}") for m in c.mapped]
+
+
+def _no_longer(titles: list[str], units: list[Any]) -> str:
+    """``no longer asks for: X``, with the lines of the prompt under test that still ask for an X
+    (then the offline summaries do not change for it)."""
+    from ..llm.instructions import VOCABULARY
+    from ..llm.sentence_effects import deciding_lines
+
+    by_title = {i.title: i.name for i in VOCABULARY}
+    parts = []
+    for title in titles:
+        still = deciding_lines(units, by_title[title]) if title in by_title else []
+        parts.append(f"{title} — still asked by line {', '.join(map(str, still))}, so offline behaviour is unchanged"
+                     if still else title)
+    return f"no longer asks for: {', '.join(parts)}"
+
+
+def _with_effect(c: CoverageLine, units: list[Any], index: int, now: list[Any]) -> None:
+    """Check a changed sentence (``units[index]``) against what it does offline
+    (:mod:`..llm.sentence_effects`): one that changes the offline summaries is read, whatever its
+    words map to, and says what it does; one that asks for what a line of the prompt under test
+    (``now``) still asks for says so, since taking it out or adding it changes nothing offline."""
+    from ..llm.instructions import VOCABULARY
+    from ..llm.sentence_effects import deciding_lines, effects
+
+    done = effects(units, index)
+    if any(m.startswith("instruction: a language") for m in c.mapped):
+        # offline only a few fixed phrases change language, which no grader reads (docs/prompts.md):
+        # the label says so and keeps the line not seen, for what a real model would translate
+        done = [d for d in done if not d.startswith("language:") and d != "asks for: a language"]
+    if done and not c.seen:
+        c.mapped.insert(0, f"read offline: {'; '.join(done)}")
+        c.mapped = [m.replace(f"this line is {NOT_SEEN}", f"what it asks there is {NOT_SEEN}") for m in c.mapped]
+        return
+    if done or not c.seen:
+        return
+    by_title = {i.title: i.name for i in VOCABULARY}
+    for k, m in enumerate(c.mapped):
+        title = m[len("instruction: "):].split(" — ")[0].split(" (")[0] if m.startswith("instruction: ") else None
+        if title not in by_title or " — " in m or "(" in m:
+            continue
+        others = deciding_lines(now, by_title[title], but=units[index].line if c.sign == "+" else None)
+        if others:
+            c.mapped[k] = (f"{m} — {'also asked by line' if c.sign == '+' else 'still asked by line'} "
+                           f"{', '.join(map(str, others))}{'' if c.sign == '+' else ' of the prompt under test'}, "
+                           "so offline behaviour is unchanged")
 
 
 def format_coverage(cov: Coverage | dict[str, Any], *, width: int = 100) -> list[str]:

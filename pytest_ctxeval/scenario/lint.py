@@ -233,6 +233,8 @@ def _check_user_blocks(scenario: Scenario, out: _Collector) -> None:
 
 def _check_tools(scenario: Scenario, out: _Collector) -> None:
     """Static checks on the tool calls as written (before templates)."""
+    from ..core.near_names import near_tool
+
     def walk(turns: list[Any], loc: tuple[Any, ...]) -> None:
         for i, turn in enumerate(turns):
             tloc = loc + (i,)
@@ -244,6 +246,10 @@ def _check_tools(scenario: Scenario, out: _Collector) -> None:
                 if call.result is None and call.error is None:
                     out.add(cloc, f"{call.name} call has neither result: nor error: (write result: \"\" for an "
                                   "empty output)")
+                near = near_tool(call.name)
+                if near:  # a slip of a built-in name: the call would be checked (and graded) as nothing
+                    out.add(cloc + ("name",), f"{call.name!r} is not a Claude Code tool (did you mean {near!r}?); "
+                                              "use mcp__server__tool for your own tools")
                 missing = [k for k in REQUIRED_INPUTS.get(call.name, ()) if k not in call.input]
                 if missing:
                     out.add(cloc + ("input",), f"{call.name} needs {', '.join(missing)} in its input")
