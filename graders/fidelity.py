@@ -1160,7 +1160,8 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     # stood (pytest_ctxeval.reading.cancellations.superseded_intents).
     held, waiting = superseded_intents(case.history, case.summarized, case.expect.superseded, _cancellations(case))
     # What the person ruled out in a sentence of its own ("No MVP terminology in our app"), planned in
-    # sections 7-9 (pytest_ctxeval.reading.prohibitions).
+    # sections 7-9 (the "use" prohibitions of pytest_ctxeval.reading.prohibitions; its "change" ones,
+    # "don't touch X", are held with the cancellations, where a later todo list may lift them).
     ruled_out = _ruled_out_planned(case)
     if ruled_out:
         return Verdict.failed(*ruled_out)
@@ -1214,11 +1215,13 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
 
 def _prohibitions(history: list) -> tuple[list, list]:
     people = person_messages(history)
-    return people, prohibitions([p.text for p in people]) if people else []
+    ruled = prohibitions([p.text for p in people]) if people else []
+    return people, [r for r in ruled if r.forbids == "use"]
 
 
 def _ruled_out_planned(case: CompactionCase) -> list[str]:
-    """Reasons for sections 7-9 planning what the person ruled out in words (reading.prohibitions)."""
+    """Reasons for sections 7-9 planning what the person ruled out in words (the "use" prohibitions
+    of reading.prohibitions)."""
     if case.summary_format is not None or case.kind == "session_memory":
         return []
     people, ruled = case.shared_view("prohibitions", lambda: _prohibitions(case.history), case.history)
