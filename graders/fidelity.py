@@ -212,12 +212,13 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     kept: dict[int, Match] = {}
     rare = _rare_words(case)
     places: list[str] | None = None
+    said = [normalize(p.text) for p in people]   # a quote listing them apart with ";" holds each
     for n, p in enumerate(people):
         if _is_short(p.text):
             places = _short_places(case, section) if places is None else places
             found = _short_message_kept(p.text, places)
         else:
-            found = _message_kept(p.text, hay, rare)
+            found = _message_kept(p.text, hay, rare, said)
         if not found and _is_command_arguments(case.history[p.index]):
             # A /command's arguments ("/gsd:discuss-phase 14" -> "14") are a parameter of the command,
             # which summaries state where the command's work is told (section 1), not as a message.
@@ -225,7 +226,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             # quotes the request) does not stand in for the list the prompt asks for ("List ALL user
             # messages"), and an altered copy in section 6 would contradict it. The reason says
             # where the copy is.
-            elsewhere = _message_kept(p.text, _whole(case))
+            elsewhere = _message_kept(p.text, _whole(case), others=said)
             if elsewhere:
                 found = Match(True, "elsewhere", "command arguments stated outside section 6")
         if found:

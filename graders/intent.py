@@ -131,7 +131,8 @@ def last_request_intact(case: CompactionCase) -> Verdict:
                                f"output or document) kept by its head and tail only: its first and last "
                                f"{LONG_MESSAGE_KEEP} characters are verbatim in {_where_found(case, fragments)}, the "
                                f"middle may be summarised: \"{_short(last.text)}\"")
-    added = copy_runs_on(last.text, hay) if found.how == "exact" else ""
+    # a quote that lists the person's messages apart with ";" holds each as a message of its own
+    added = copy_runs_on(last.text, hay, [normalize(p.text) for p in people]) if found.how == "exact" else ""
     if added:   # every copy goes on with words the person did not type
         return Verdict.failed(f"{label} is in {_context_name(case)} only with words the person did not type "
                               f"added to it (\"{_short(added, 60)}\"): \"{_short(last.text)}\"", expected=last.text)

@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from .extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
@@ -40,11 +40,13 @@ def whole_context(case: Any) -> Haystack:
     return cached
 
 
-def message_kept(text: str, hay: Haystack, rare: Callable[[str], bool] | None = None) -> Match:
+def message_kept(text: str, hay: Haystack, rare: Callable[[str], bool] | None = None,
+                 others: Collection[str] = ()) -> Match:
     """A person's message is kept when it is verbatim (see pytest_ctxeval.reading.verbatim), or, for a long
-    one, its head and tail are. ``rare``: which of its words may be typos (:func:`verbatim.find`)."""
+    one, its head and tail are. ``rare``: which of its words may be typos (:func:`verbatim.find`);
+    ``others``: the person's messages, normalised (:func:`copy_runs_on`)."""
     found = find(text, hay, rare)
-    if found and not (found.how == "exact" and copy_runs_on(text, hay)):
+    if found and not (found.how == "exact" and copy_runs_on(text, hay, others)):
         return found
     if found:
         return Match(False)
@@ -63,17 +65,21 @@ _WORD_GOES_ON = re.compile(r"^(?:\w|[-/.]\w)")
 _EDITORIAL_NOTE = re.compile(r"\[[^\[\]\n]{1,120}\]")
 
 
-def copy_runs_on(text: str, hay: Haystack) -> str:
+def copy_runs_on(text: str, hay: Haystack, others: Collection[str] = ()) -> str:
     """What every copy of ``text`` in ``hay`` adds, when no copy is the message alone: a copy that
     runs on into a longer word or path (``…/api-reference/pages-v2`` for ``…/pages``), or a quote
     that holds the message and words the person did not type (``"fix the login bug. Also drop the
     old tables."``). "" when one copy is the message itself (quoted alone, or unquoted between word
     edges) or the message is not there word for word. A quote whose marks cannot be paired (the
-    message has quotes of its own) is not read as one.
+    message has quotes of its own) is not read as one. A quote that lists the person's messages
+    apart with semicolons (``"fix the login bug; add a test for it"``: each part one of ``others``,
+    the person's messages normalised) holds each as a message of its own.
 
     >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug. Also drop the old tables."'))
     'also drop the old tables.'
     >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug" (first request)'))
+    ''
+    >>> copy_runs_on("fix the login bug", Haystack('"fix the login bug; add a test"'), ["add a test"])
     ''
     """
     norm = normalize(text)
@@ -93,7 +99,7 @@ def copy_runs_on(text: str, hay: Haystack) -> str:
         return added
     # marks on two lines are the ends of two quotes, not one quote
     for qn in _one_line_quotes(hay.text):
-        if norm not in qn:
+        if norm not in qn or _listed_apart(norm, qn, others):
             continue
         # An editor's note in square brackets ("[followed by the summary request]", "[screenshot
         # attached]") says something about the message, not words the person is said to have typed.
@@ -102,6 +108,16 @@ def copy_runs_on(text: str, hay: Haystack) -> str:
             copies -= qn.count(norm)
             added = added or re.sub(r"^[^\w]+", "", normalize_ws(rest))
     return added if copies <= 0 else ""
+
+
+def _listed_apart(norm: str, quote: str, others: Collection[str]) -> bool:
+    """Whether ``quote`` lists messages apart with semicolons, ``norm`` one of them and every other
+    part one of ``others`` (the person's messages, normalised)."""
+    parts = [p.strip(" .") for p in quote.split(";")]
+    if len(parts) < 2 or norm.strip(" .") not in parts:
+        return False
+    said = {o.strip(" .") for o in others}
+    return all(p in said or p == norm.strip(" .") for p in parts if p)
 
 
 @lru_cache(maxsize=32)
