@@ -179,6 +179,13 @@ def test_a_free_form_summary_that_drops_a_message_says_what_was_asked_not_cannot
     text = " ".join(verdict.reasons)
     assert "cannot survive" not in text and "is missing" not in text, text
     assert ASKED in text and "also bump the timeout" in text, text
+    assert "leave-out" not in text, text          # "no sections" asks for a form: it leaves nothing out
+
+
+def test_a_prompt_that_lost_section_6_on_its_own_still_misses_it(grade, kit):
+    case = _free_case(kit, "- Fixing the flaky upload test\n- Timeout raised")
+    verdict = grade("verbatim_user_messages", dataclasses.replace(case, compact_args=None))
+    assert verdict.status == "fail" and verdict.reasons[0].startswith("section 6 'All user messages' is missing")
 
 
 # -- 2e. a semicolon-separated list of the person's messages in section 6 --------------------------------
