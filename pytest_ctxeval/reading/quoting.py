@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection
 from .extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
 from .pasted import prose_kept
-from .refinement import running_requests
+from .refinement import running_requests, starts_new_task
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize, strip_fences
 
@@ -466,8 +466,9 @@ class Conversation:
 def recent_conversation(history: list, people: list) -> Conversation:
     """The last person-typed message, the ones sent right before it with no assistant message
     between (the API merges consecutive user turns, so "fix it" sent after an interrupt is one
-    request with what came before), the request a bare go-ahead ("Kick it off") starts, and what the
-    assistant said and did after it (its text, the plan or command it wrote, the results it got).
+    request with what came before), the request a bare go-ahead ("Kick it off") starts (a short
+    message that opens a new task, "now add CSV export", stands alone), and what the assistant said
+    and did after it (its text, the plan or command it wrote, the results it got).
     Compacted right after the last request, before any reply: also the turn that request answered.
     ``people``: :func:`pytest_ctxeval.reading.extract.person_messages` of ``history`` (not empty)."""
     last = people[-1]
@@ -476,7 +477,8 @@ def recent_conversation(history: list, people: list) -> Conversation:
         if any(isinstance(m, AssistantMessage) for m in history[earlier.index + 1:run[0].index]):
             break
         run.insert(0, earlier)
-    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS:
+    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS and \
+            not starts_new_task(last.text):   # "now add CSV export" is a request of its own
         run.insert(0, people[-len(run) - 1])
     recent = [r for p in run for r in readings(p.text)]
     if len(run) > 1:
