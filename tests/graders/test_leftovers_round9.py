@@ -101,7 +101,8 @@ def _commit_case(kit, current):
 def test_a_changed_commit_id_fails_stale_values_naming_both(grade, kit):
     verdict = grade("stale_values", _commit_case(kit, "Committed the fix as abc1243; writing the changelog entry."))
     assert verdict.status == "fail", verdict.reasons
-    assert "abc1243" in verdict.reasons[0] and "abc1234" in verdict.reasons[0] and "section 8" in verdict.reasons[0]
+    assert "names abc1243" in verdict.reasons[0] and "it shows abc1234" in verdict.reasons[0], verdict.reasons
+    assert "section 8" in verdict.reasons[0] and "[main abc1234] Fix empty input crash" in verdict.reasons[0]
 
 
 @pytest.mark.parametrize("current", [
