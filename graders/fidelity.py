@@ -207,11 +207,11 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     where = f"section 6 (line {section.line})" if section else "the post-compact context"
     asked_form = format_request(case.compact_args)
     if region is None and asked_form is not None and asked_form.structure and \
-            (why := _free_form(case, "user_messages")):
+            (free := _free_form(case, "user_messages")):
         # /compact asked for another form ("5 bullets, no sections"): a message may be anywhere in
         # it, and a reason says where it looked and what was asked (reading.summary_form). A prompt
         # that lost section 6 on its own is a missing section, as before.
-        region, where = _whole_region(case), _free_where(case, "user_messages", 6, why)
+        region, where = _whole_region(case), _free_where(case, "user_messages", 6, free)
     if region is None:
         return _section_missing(case, "user_messages", 6, f"the {len(people)} person-typed messages",
                                 [p.text for p in people])
