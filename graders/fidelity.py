@@ -59,7 +59,9 @@ from pytest_ctxeval.reading.quoting import (
 )
 from pytest_ctxeval.reading.cancellations import proposes_intent, superseded_intents, typed_cancellations, violates
 from pytest_ctxeval.reading.finished_tasks import finish_evidence, list_updates
-from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
+from pytest_ctxeval.reading.tasks import (
+    called_done, open_items as _open_items, task_in_item, task_state, task_told as _task_told,
+)
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section, plain_emphasis
 from pytest_ctxeval.reading.summary_form import format_request, free_form
@@ -1083,6 +1085,11 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     missing = [i for i in missing if i not in dict(excused)]
     reasons = [f"open task not in {where}" + (" as an open task (marked as done or cancelled)" if done(i) else "")
                + f": \"{_short(i)}\"{stale(i)}" for i in missing]
+    # Section 8 calling done a task section 7 lists open: the summary contradicts itself, and the next
+    # context window cannot tell whether it is finished (reading.tasks.called_done).
+    contradicted = _done_in_8_open_in_7(case, [i for i in items if i not in missing], open_head)
+    reasons += [r for _, r in contradicted]
+    missing += [i for i, _ in contradicted]
     if reasons:
         reasons[-1] += dropped_note
     reasons += unbacked
@@ -1105,6 +1112,26 @@ def pending_tasks(case: CompactionCase) -> Verdict:
                                      case.compact_args, asked)
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found + dropped_note, missing=missing,
                                  superseded=list(cancelled))
+
+
+def _done_in_8_open_in_7(case: CompactionCase, items: list[str], open_head: str) -> list[tuple[str, str]]:
+    """The tasks of ``items`` that section 7 (its open items: ``open_head``) lists open and a sentence
+    of section 8 calls done, each with a reason quoting both places."""
+    current, pending = case.sections.get("current"), case.sections.get("pending")
+    if case.summary_format is not None or current is None or pending is None:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+    for i in items:
+        if not (_task_present(i, open_head) or _task_told(i, open_head)):
+            continue
+        said = called_done(i, plain_emphasis(current.body))
+        if said is not None:
+            out.append((i, f"section 8 '{current.title}' (line {_line_of(lines, current, said)}) calls the task "
+                           f"\"{_short(i)}\" done (\"{_short(said, 110)}\") while section 7 '{pending.title}' (line "
+                           f"{pending.line}) lists it open: the summary contradicts itself, and the next context "
+                           "window cannot tell whether it is finished"))
+    return out
 
 
 def _line_of(lines: list[str], section: Section, text: str) -> int:
