@@ -26,7 +26,7 @@ without negating it; for a change, asks to change it) lifts it (:func:`prohibiti
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .clauses import CONDITION, LEAD, clause_starts, negated_before, phrase_object, sentence_around
 from .contradicted import is_value
@@ -62,7 +62,8 @@ _USE_RULE = re.compile(
 _NOT_A_THING = frozenset({"need", "problem", "problems", "worries", "idea", "matter", "way", "thanks", "longer",
                           "more", "one", "changes", "issue", "issues", "rush", "doubt", "it", "this", "that", "them",
                           "i", "you", "we", "they", "not", "the", "a", "an", "just"})
-_CHANGE_OPENER = re.compile(rf"{LEAD}(?:{CHANGE})\s+(?P<object>(?:[^\n.!?;,:()\"“”]|\.(?=\w))+)", re.IGNORECASE)
+_CHANGE_OPENER = re.compile(rf"{LEAD}(?P<rule>(?:{CHANGE})\s+(?P<object>(?:[^\n.!?;,:()\"“”]|\.(?=\w))+))",
+                             re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Forbidden:
 
     what: str
     forbids: str
+    said: str = field(default="", compare=False, repr=False)   # the person's words that forbid it
 
     def broken_by(self, text: str, start: int, end: int) -> bool:
         """Whether ``text``'s proposal of the thing at ``start:end`` does what this forbids: any
@@ -90,19 +92,27 @@ def forbidden(message: str) -> list[Forbidden]:
     >>> forbidden("wait, don't touch the sitemap, only the feed. No Chakra anywhere.")
     [Forbidden(what='Chakra', forbids='use'), Forbidden(what='sitemap', forbids='change')]
     """
-    out = [Forbidden(what, "use") for what in _uses(message)]
+    out = [Forbidden(what, "use", said) for what, said in _uses(message)]
     for at in clause_starts(message):
         before, around = sentence_around(message, at)
         if CONDITION.search(before) or negated_before(message, at) or FOR_A_WHILE.search(around):
             continue
         for m in (_CHANGE_OPENER.match(message, at), _CHANGE_AROUND.match(message, at)):
             if m is not None and (what := phrase_object(m.group("object"))):
-                out.append(Forbidden(what, "change"))
+                said = _sentence_from(message, m.start("rule") if "rule" in m.re.groupindex else m.start())
+                out.append(Forbidden(what, "change", said))
     return list(dict.fromkeys(out))
 
 
-def _uses(text: str) -> list[str]:
-    """What ``text`` rules out in a sentence of its own ("No MVP terminology in our app")."""
+def _sentence_from(text: str, at: int) -> str:
+    """``text`` from ``at`` to the end of its sentence: the words of a rule."""
+    end = min([i for i in (text.find(c, at) for c in ".!?\n") if i >= 0] or [len(text)])
+    return " ".join(text[at:end].split())
+
+
+def _uses(text: str) -> list[tuple[str, str]]:
+    """What ``text`` rules out in a sentence of its own ("No MVP terminology in our app"), each with
+    the words that rule it out."""
     out = []
     for m in _USE_RULE.finditer(text):
         what = m.group("x").strip().rstrip(".")
@@ -114,7 +124,7 @@ def _uses(text: str) -> list[str]:
         end = min([i for i in (text.find(c, m.end()) for c in ".!?\n") if i >= 0] or [len(text)])
         if FOR_A_WHILE.search(text[m.start():end]):
             continue
-        out.append(what)
+        out.append((what, " ".join(text[m.start():end].split())))
     return out
 
 
@@ -126,6 +136,7 @@ class Prohibition:
     number: int      # 1-based among the person's messages
     message: str
     forbids: str = "use"
+    said: str = ""   # the person's words that forbid it ("don't change the public API")
 
 
 def prohibitions(messages: list[str]) -> list[Prohibition]:
@@ -135,7 +146,7 @@ def prohibitions(messages: list[str]) -> list[Prohibition]:
         for rule in forbidden(text):
             if any(rule.asked_for(later) for later in messages[k + 1:]):
                 continue   # asked for again: allowed again
-            out.append(Prohibition(rule.what, k + 1, text, rule.forbids))
+            out.append(Prohibition(rule.what, k + 1, text, rule.forbids, rule.said))
     return out
 
 
@@ -174,12 +185,12 @@ _ABOUT_IT = re.compile(r"^\s*(?:docs?|documentation|readme|changelog|tests?|spec
 _PAST = re.compile(r"(?:ed|wrote|written|put)$", re.IGNORECASE)
 
 
-def changes(clause: str, start: int, end: int) -> bool:
+def changes(clause: str, start: int, end: int, *, done: bool = False) -> bool:
     """Whether a change verb in ``clause`` acts on the mention at ``start:end`` (offsets in
     ``clause``): it comes before the mention in the clause, not in the past tense ("updated the
-    sitemap" tells what was done), with at most four words between them and none that points
-    elsewhere ("for", "about", "and"...), and the mention is not the modifier of the docs or tests
-    about it.
+    sitemap" tells what was done; with ``done``, what was done counts too), with at most four words
+    between them and none that points elsewhere ("for", "about", "and"...), and the mention is not
+    the modifier of the docs or tests about it.
 
     >>> s = "Update the sitemap generator so sitemap dates use localtime too."
     >>> changes(s, s.index("sitemap"), s.index("sitemap") + 7)
@@ -191,7 +202,7 @@ def changes(clause: str, start: int, end: int) -> bool:
     if _ABOUT_IT.match(clause[end:]):
         return False
     for verb in _VERB.finditer(clause, 0, start):
-        if _PAST.search(verb.group(0)):
+        if _PAST.search(verb.group(0)) and not done:
             continue   # "updated the sitemap" tells what was done, it proposes nothing
         between = clause[verb.end():start]
         if _BETWEEN.match(between.lstrip()) and not _NOT_ON_IT.search(between):

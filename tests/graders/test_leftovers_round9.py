@@ -87,6 +87,22 @@ def test_a_step_that_would_break_the_rule_fails_constraints_too(grade, kit):
     assert verdict.status == "fail" and "section 9" in verdict.reasons[0], verdict.reasons
 
 
+@pytest.mark.parametrize("current, fails", [
+    ("Built the settings dialog; added Chakra for its modal.", True),
+    ("Built the settings dialog with plain CSS, no Chakra.", False),
+    ("Built the settings dialog; Chakra was added, which the user forbade: it must be reverted.", False),
+])
+def test_work_that_uses_what_the_person_ruled_out_fails_constraints(grade, kit, current, fails):
+    ask, rule = "Build the settings dialog", "No Chakra anywhere."
+    msgs = [kit.user(ask), kit.say("I could use Chakra."), kit.user(rule), kit.say("Understood.")]
+    case = kit.case(msgs, kit.summary({**dict.fromkeys(kit.SECTION_KINDS, "x"), "current": current,
+                                       "user_messages": f'- "{ask}"\n- "{rule}"'}))
+    verdict = grade("constraints_preserved", case)
+    assert (verdict.status == "fail") is fails, verdict.reasons
+    if fails:
+        assert '"Chakra", which the person forbade (user message 2 of 2: "No Chakra anywhere")' in verdict.reasons[0]
+
+
 # -- 2b. a changed commit id ---------------------------------------------------------------------------
 
 
