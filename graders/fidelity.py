@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 
 import re
 
+from pytest_ctxeval.core.words import all_of, plural
 from pytest_ctxeval.reading.extract import (
     FailingResult, failing_results, file_ledger, file_mentioned, latest_requests, person_messages,
     said_unchanged_removed, touched_files,
@@ -221,13 +222,13 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     kept: dict[int, Match] = {}
     rare = _rare_words(case)
     places: list[str] | None = None
-    said = [normalize(p.text) for p in people]   # a quote listing them apart with ";" holds each
     for n, p in enumerate(people):
         if _is_short(p.text):
             places = _short_places(case, section) if places is None else places
             found = _short_message_kept(p.text, places)
         else:
-            found = _message_kept(p.text, hay, rare, said)
+            # a quote listing it with the person's other messages (" / ", ";") holds it
+            found = _message_kept(p.text, hay, rare, [q.text for q in people if q is not p])
         if not found and _is_command_arguments(case.history[p.index]):
             # A /command's arguments ("/gsd:discuss-phase 14" -> "14") are a parameter of the command,
             # which summaries state where the command's work is told (section 1), not as a message.
@@ -235,7 +236,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             # quotes the request) does not stand in for the list the prompt asks for ("List ALL user
             # messages"), and an altered copy in section 6 would contradict it. The reason says
             # where the copy is.
-            elsewhere = _message_kept(p.text, _whole(case), others=said)
+            elsewhere = _message_kept(p.text, _whole(case), others=[q.text for q in people if q is not p])
             if elsewhere:
                 found = Match(True, "elsewhere", "command arguments stated outside section 6")
         if found:
@@ -288,7 +289,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                        f"{show_difference(normalize_ws(p.text), near[0])}")
         reasons.append(reason)
     notes = sorted({m.how for m in kept.values() if m.how not in ("exact",)})
-    ok = f"all {len(people)} person-typed messages verbatim in {where}"
+    ok = f"{all_of(len(people), 'person-typed message')} verbatim in {where}"
     if notes:
         ok += " (" + ", ".join(f"{sum(1 for m in kept.values() if m.how == h)} {_HOW[h]}" for h in notes) + ")"
     ok, reasons = with_leave_out(ok, reasons, excused, len(people), "messages", case.compact_args, asked)
@@ -340,8 +341,9 @@ def _invented(case: CompactionCase, section: Section) -> list[str]:
         start = normalize_ws(made.quote)[:30]
         at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines)) if start in normalize_ws(lines[i])),
                   section.line)
-        whose = ("the assistant said it, the person did not" if made.assistant
-                 else "no message, answer or tool result of the session holds its words")
+        whose = ("the assistant said it, the person did not" if made.verbatim else
+                 "no message the person typed holds it; only the assistant's words come close, not word for word"
+                 if made.assistant else "no message, answer or tool result of the session holds its words")
         out.append(f"section 6 (line {at}) quotes a user message the person never typed: \"{_short(made.quote, 100)}\" "
                    f"({whose})")
     return out
@@ -776,7 +778,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
     reasons = [f"{f} was {_how_changed(f, changed, moved, ledger.how)} but is not named "
                + (f"anywhere in {where}" if free else f"in {where} nor anywhere else in the summary")
                + _not_told_note(f, files, said, own, whole) for f in missing]
-    ok = f"all {len(files)} changed files named in {where}" + (
+    ok = f"{all_of(len(files), 'changed file')} named in {where}" + (
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     ok, reasons = with_leave_out(ok, reasons, [w for _, w in excused], len(files), "changed files", case.compact_args,
                                   asked)
@@ -863,7 +865,7 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     if region is None and (why := _free_form(case, "errors")):
         region, where = _whole_region(case), _free_where(case, "errors", 4, why)
     if region is None:
-        return _section_missing(case, "errors", 4, f"the {len(wanted)} error lines", list(wanted))
+        return _section_missing(case, "errors", 4, f"the {plural(len(wanted), 'error line')}", list(wanted))
     # Where else an error is told: the problem-solving and current-work sections (by its identifying
     # tokens only in an item that speaks of an error: not by any mention of a name it holds). Words in
     # underscore emphasis are read as rendered (``__Ruff UP038__`` names UP038).
@@ -922,10 +924,10 @@ def errors_preserved(case: CompactionCase) -> Verdict:
           f"{by_test} by a failing test they belong to" if by_test else ""]
     tokens = f" ({', '.join(b for b in by if b)})" if how else ""
     if elsewhere:
-        ok = (f"all {len(wanted)} error lines kept: {len(wanted) - elsewhere} in {where}, {elsewhere} in the "
+        ok = (f"{all_of(len(wanted), 'error line')} kept: {len(wanted) - elsewhere} in {where}, {elsewhere} in the "
               f"problem-solving or current-work section{tokens}")
     else:
-        ok = f"all {len(wanted)} error lines in {where}{tokens}"
+        ok = f"{all_of(len(wanted), 'error line')} in {where}{tokens}"
     ok, reasons = with_leave_out(ok, reasons, excused, len(wanted), "error lines", case.compact_args, asked)
     return Verdict.from_fraction(max(len(wanted) - len(missing) - len(misplaced), 0), len(wanted), reasons, ok,
                                  missing=missing)
@@ -1031,7 +1033,7 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     if region is None and (why := _free_form(case, "pending")):
         region, where = _whole_region(case), _free_where(case, "pending", 7, why)
     if region is None:
-        return _section_missing(case, "pending", 7, f"the {len(items)} open tasks", items)
+        return _section_missing(case, "pending", 7, f"the {plural(len(items), 'open task')}", items)
     # Only the summary's own items are read for done marks and for a task told in other words: kept
     # messages are what was said (file contents, tool output), not a task list.
     kept = case.kept_text
@@ -1097,9 +1099,9 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     later_only = [i for i in items if i not in missing and i not in agreed and i not in dict(excused)
                   and not _task_present(i, open_region)
                   and not _task_told(i, open_head)]
-    found = f"all {len(items)} open tasks in {where}"
+    found = f"{all_of(len(items), 'open task')} in {where}"
     if later_only or agreed:
-        found = f"all {len(items)} open tasks kept: {len(items) - len(later_only) - len(agreed)} in {where}"
+        found = f"{all_of(len(items), 'open task')} kept: {len(items) - len(later_only) - len(agreed)} in {where}"
     if later_only:
         found += (f", {len(later_only)} told only in sections 8-9 (as work in progress): "
                   + "; ".join(f"\"{_short(i, 60)}\" ({_told_where(case, i)}"

@@ -24,6 +24,7 @@ from collections.abc import Collection
 import re
 from functools import lru_cache
 
+from pytest_ctxeval.core.words import all_of
 from pytest_ctxeval.reading.extract import (
     LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, contains_text, latest_requests, message_fragments, person_messages, significant_tokens,
 )
@@ -135,8 +136,8 @@ def last_request_intact(case: CompactionCase) -> Verdict:
                                f"output or document) kept by its head and tail only: its first and last "
                                f"{LONG_MESSAGE_KEEP} characters are verbatim in {_where_found(case, fragments)}, the "
                                f"middle may be summarised: \"{_short(last.text)}\"")
-    # a quote that lists the person's messages apart with ";" holds each as a message of its own
-    added = copy_runs_on(last.text, hay, [normalize(p.text) for p in people]) if found.how == "exact" else ""
+    # a quote that lists the person's messages apart (" / ", ";") holds each as a message of its own
+    added = copy_runs_on(last.text, hay, [p.text for p in people[:-1]]) if found.how == "exact" else ""
     if added:   # every copy goes on with words the person did not type
         return Verdict.failed(f"{label} is in {_context_name(case)} only with words the person did not type "
                               f"added to it (\"{_short(added, 60)}\"): \"{_short(last.text)}\"", expected=last.text)
@@ -315,7 +316,7 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
     reasons = [f"constraint lost: \"{_short(c, 100)}\" ({_origin(case, c)}) is not in {where}, so the agent "
                "may break it after this compaction" for c in missing] + contradicted
     return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,
-                                 f"all {len(constraints)} constraints in {where}", missing=missing)
+                                 f"{all_of(len(constraints), 'constraint')} in {where}", missing=missing)
 
 
 def _rules(history: list) -> tuple[list, list[Prohibition]]:
@@ -462,7 +463,7 @@ def failed_approaches_preserved(case: CompactionCase) -> Verdict:
                 missing.append(approach)
                 reasons.append(f"{where_s} (line {section.line}) proposes the failed "
                                f"approach \"{_short(approach, 80)}\" again: \"{_short(found[0], 100)}\"")
-    ok, reasons = with_leave_out(f"all {len(approaches)} failed approaches recorded as failed in {where}", reasons,
+    ok, reasons = with_leave_out(f"{all_of(len(approaches), 'failed approach')} recorded as failed in {where}", reasons,
                                  excused, len(approaches), "failed approaches", case.compact_args, asked)
     return Verdict.from_fraction(len(approaches) - len(set(missing)), len(approaches), reasons, ok,
                                  missing=list(dict.fromkeys(missing)))

@@ -27,6 +27,7 @@ from typing import Any
 from dataclasses import replace
 from statistics import mean
 
+from pytest_ctxeval.core.words import all_of, plural
 from pytest_ctxeval.reading.extract import person_messages
 from pytest_ctxeval.reading.language import cross_language
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
@@ -170,7 +171,7 @@ def intent_preservation(case: CompactionCase) -> Verdict:
                                  intent=case.expect.intent or "", share=_shares_context(case))
     verdict = _finish(case, judgement, "intent preserved")
     if untold:
-        verdict.reasons.append(f"not judged offline: {len(untold)} message(s) whose language the context holds "
+        verdict.reasons.append(f"not judged offline: {plural(len(untold), 'message')} whose language the context holds "
                                f"none of ({untold[0]}); a real judge reads both")
     return verdict
 
@@ -259,10 +260,10 @@ def _probe_verdict(case, judgements, rows, reasons, by_kind, ungraded) -> Verdic
     if not scored:
         return Verdict.ungraded("no probe could be judged: " + "; ".join(ungraded), **evidence)
     score = round(mean(scored) / 5, 4)
-    summary = (f"{sum(1 for j in judgements if j.passed)} of {len(judgements)} probes at the bar; by kind: "
+    summary = (f"{sum(1 for j in judgements if j.passed)} of {plural(len(judgements), 'probe')} at the bar; by kind: "
                + ", ".join(f"{k} {v:.1f}/5" for k, v in evidence["by_kind"].items()))
     if ungraded:
-        reasons.append(f"{len(ungraded)} probe(s) ungraded: " + "; ".join(ungraded))
+        reasons.append(f"{plural(len(ungraded), 'probe')} ungraded: " + "; ".join(ungraded))
     failing = [r for r in reasons if not r.startswith("UNSTABLE")]
     if any(not j.ungraded and not j.passed for j in judgements):
         return Verdict("fail", score, [summary, *failing, *[r for r in reasons if r.startswith("UNSTABLE")]], evidence)
@@ -368,7 +369,7 @@ def drift(case: CompactionCase) -> Verdict:
         why = ("a transcript cannot be re-compacted" if case.recompact is None else
                f"compacting the last context again left it as it was: the {case.compactor} compactor found "
                "nothing to summarise")
-        return Verdict.not_applicable(f"only {len(generations)} compaction generation(s); drift needs "
+        return Verdict.not_applicable(f"only {plural(len(generations), 'compaction generation')}; drift needs "
                                       f"{DRIFT_GENERATIONS} ({why})")
     # Each generation against the requests made before it: an early generation cannot be judged
     # against a request the person made after it (the forced ones share the last case's history).
@@ -402,5 +403,5 @@ def drift(case: CompactionCase) -> Verdict:
         return Verdict("fail", score, [f"generation {n} of {len(generations)}{note} falls below the bar "
                                        f"({j.score:g}/5){lost}", f"scores by generation: {trail}",
                                        *[r for r in j.reasons if r][:3]], evidence)
-    return Verdict("pass", score, [f"all {len(generations)} generations{note} stay on the original intent: {trail}"],
+    return Verdict("pass", score, [f"{all_of(len(generations), 'generation')}{note} stay on the original intent: {trail}"],
                    evidence)

@@ -23,6 +23,7 @@ from typing import Any
 
 import re
 
+from pytest_ctxeval.core.words import plural
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AttachmentMessage, CompactBoundary, UserMessage, plain_text
 from pytest_ctxeval.scenario.planted import (
@@ -56,7 +57,7 @@ def facts_survive(case: CompactionCase) -> Verdict:
     curves = survival(facts, case.generations or [case], bars) if case.is_last else None
     evidence: dict[str, Any] = {"survival": curves} if curves else {}
     if not states:
-        return Verdict.not_applicable(f"round {rnd}: none of the {len(facts)} facts is planted yet", **evidence)
+        return Verdict.not_applicable(f"round {rnd}: none of the {plural(len(facts), 'fact')} is planted yet", **evidence)
     reasons, missing = [], []
     shares = {}
     for t in dict.fromkeys(s.fact.type for s in states):
@@ -77,7 +78,7 @@ def facts_survive(case: CompactionCase) -> Verdict:
     if case.is_last:  # a fact that never showed up where the scenario says it is planted: say so
         never = [s for s in fact_states(facts, case) if not s.planted]
         if never:
-            missing_note = (f"{len(never)} fact(s) not planted before any compaction (their tokens never appeared in "
+            missing_note = (f"{plural(len(never), 'fact')} not planted before any compaction (their tokens never appeared in "
                             "the place 'planted' names; check 'planted' and 'tokens', or the fact comes after the "
                             "last compaction): " + ", ".join(f"{s.fact.type} '{s.label}' ({PLACE_NAMES[s.fact.planted]})"
                                                               for s in never[:5])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from pytest_ctxeval.core.words import all_of, plural
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import RequestValidator, to_api, validate_api
 from pytest_ctxeval.core.tokens import estimate_api_request
@@ -235,7 +236,7 @@ def format_sections(case: CompactionCase) -> Verdict:
     score = max(0.0, (len(fmt.titles) - problems) / len(fmt.titles))
     if reasons:
         return Verdict.failed(*reasons, score=round(score, 4), found=titles, missing=missing)
-    return Verdict.passed_(f"all {len(fmt.titles)} sections of the {fmt.name} present, in order, none empty",
+    return Verdict.passed_(f"{all_of(len(fmt.titles), 'section')} of the {fmt.name} present, in order, none empty",
                            found=titles)
 
 
@@ -261,5 +262,5 @@ def fits_window(case: CompactionCase) -> Verdict:
                               "the API would answer 'prompt is too long'",
                               score=round(1 - len(over) / len(sizes), 4), over=[w for w, _ in over])
     peak = max(n for _, n in sizes)
-    return Verdict.passed_(f"the {len(sizes)} request(s) after it peak at {peak:,} of the {window:,}-token window",
+    return Verdict.passed_(f"the {plural(len(sizes), 'request')} after it peak at {peak:,} of the {window:,}-token window",
                            peak=peak)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Sequence
 
+from .core.words import plural
 from .core.config import EngineConfig, resolve_context_window
 from .engine.compact import CompactionFailed, compact_conversation
 from .engine.prompt import PromptSet
@@ -582,7 +583,7 @@ def format_real_comparison(cmp: RealComparison, *, verbose: bool = False) -> lis
              f"({cmp.prompt['fingerprint']})"]
     for c in cmp.compactions:
         lines.append("")
-        lines.append(f"compaction {c.index} ({c.trigger}, summary on line {c.line}): {c.messages} messages summarised"
+        lines.append(f"compaction {c.index} ({c.trigger}, summary on line {c.line}): {plural(c.messages, 'message')} summarised"
                      + (f"; instructions given to ours: {cmp.text(normalize_ws(c.instructions))[:60]!r}"
                         if c.instructions else ""))
         rows = [("", "Claude Code", "ctxeval")] + rows_for(c)

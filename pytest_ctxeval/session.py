@@ -33,6 +33,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from .core.words import plural
 from .reporting.baseline import (
     DEFAULT_TOLERANCE, RunDiff, ab_table, diff_runs, format_ab, format_run_diff, load_document, write_baseline,
 )
@@ -524,8 +525,9 @@ class CtxEvalSession:
         errors = sum(r.counts.get("error", 0) for r in rows)
         if config.getoption("verbose") < 0:
             fails = sum(r.counts.get("fail", 0) for r in rows)
-            tr.write_line(f"ctxeval: {len(rows)} scenarios, {sum(r.compactions for r in rows)} compactions, "
-                          f"{fails} grader failures, {errors} grader errors, {ungraded} ungraded")
+            tr.write_line(f"ctxeval: {plural(len(rows), 'scenario')}, "
+                          f"{plural(sum(r.compactions for r in rows), 'compaction')}, "
+                          f"{plural(fails, 'grader failure')}, {plural(errors, 'grader error')}, {ungraded} ungraded")
         else:
             tr.write_sep("=", "ctxeval summary")
             for line in format_table(rows):

@@ -270,13 +270,29 @@ def test_a_run_with_no_compaction_says_why_once(tiny: Path, capsys: pytest.Captu
     assert "FAIL: no compaction happened in tiny (context window 200000): lower context_window" in capsys.readouterr().out
 
 
-@needs_shared
+def _a_summary_that_drops_the_last_request(path: Path) -> Path:
+    """A two-request session whose one compaction's summary keeps only the first request: grading it
+    fails (exit 1)."""
+    s = Session()
+    s.user("rename load_config to read_config in src/app.py")
+    s.assistant(text="Renaming.")
+    s.user("also add a test for read_config")
+    s.assistant(text="Adding the test.")
+    sections = ["Primary Request and Intent:\n   Rename load_config to read_config.", "Key Technical Concepts:\n   - Python",
+                "Files and Code Sections:\n   - src/app.py", "Errors and fixes:\n   - none", "Problem Solving:\n   Renamed.",
+                "All user messages:\n   - rename load_config to read_config in src/app.py", "Pending Tasks:\n   - none",
+                "Current Work:\n   Renaming.", "Optional Next Step:\n   Done."]
+    s.compact("This session is being continued from a previous conversation that ran out of context. The conversation "
+              "is summarized below:\nSummary:\n" + "\n".join(f"{i}. {t}" for i, t in enumerate(sections, 1)))
+    return s.write(path)
+
+
 def test_output_piped_into_head_still_writes_the_files_and_the_exit_code(tmp_path: Path) -> None:
     """``ctxeval grade S --json out.json | head -1``: the reader goes away after one line; the
-    command still writes out.json and exits with its verdict (1: a next step that quotes nothing), not 0
+    command still writes out.json and exits with its verdict (1: the last request is lost), not 0
     (found in review: the closed pipe ended it before the JSON was written)."""
     out = tmp_path / "g.json"
-    transcript = CORPUS / "fenv-org__mementor__2.1.50-auto-planmode-rejects-063071b3.jsonl"
+    transcript = _a_summary_that_drops_the_last_request(tmp_path / "s.jsonl")
     proc = subprocess.Popen([sys.executable, "-m", "pytest_ctxeval.cli", "grade", str(transcript), "--json", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None

@@ -26,14 +26,14 @@ def before(messages, limit: int = 400) -> list[str]:
     return list(out)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(_texts)
 def test_the_answer_is_the_searchs(text: str) -> None:
     for _ in range(2):
         assert extract._says_failed(text) is (extract.FAILED_ATTEMPT.search(text) is not None)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(st.lists(st.tuples(st.booleans(), _texts), max_size=8), st.integers(3, 40))
 def test_failed_attempts_are_those_listed_before(said, limit: int) -> None:
     history = [AssistantMessage(uuid=f"a{n}", content=[TextBlock(text=t)]) if mine

@@ -44,6 +44,15 @@ SUMMARISER = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _sdk_backoff_of_a_millisecond(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A connection error or a timeout has no retry-after to read: the SDK waits its own backoff
+    (0.5 s and up). The retries are the point here, not their wait."""
+    import anthropic._base_client
+
+    monkeypatch.setattr(anthropic._base_client, "INITIAL_RETRY_DELAY", 0.001)
+
+
 @pytest.fixture
 def scenario_file(tmp_path: Path) -> Path:
     path = tmp_path / "faults.yaml"

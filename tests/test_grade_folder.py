@@ -152,9 +152,9 @@ def test_a_run_that_graded_nothing_exits_2_with_the_reports_written(tmp_path, ca
     assert skipped["run.jsonl"].startswith("Claude Code SDK stream output (claude -p --output-format stream-json), "
                                            "not a session transcript: grade /home/dev/.claude/projects/")
     assert doc["problems"] == []                          # refused whole: no line reported as dropped
-    # One file with --md goes through the folder report: the same rule as the single-file report.
+    # One file with --md is the single-file report: the same rule (nothing to grade is exit 2).
     assert main(["grade", str(folder / "plain.jsonl"), "--md", str(tmp_path / "r.md")]) == 2
-    assert "the one session file given holds no compaction" in capsys.readouterr().err
+    assert "no compaction in this transcript" in capsys.readouterr().err
 
 
 def test_a_skipped_file_beside_a_graded_one_keeps_exit_0(tmp_path, capsys):

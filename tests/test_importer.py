@@ -18,6 +18,7 @@ from pytest_ctxeval.errors import TranscriptError, UsageError
 from pytest_ctxeval.evaluation import evaluate_run
 from pytest_ctxeval.results import results_document
 from pytest_ctxeval.grading import load_graders
+from pytest_ctxeval.grading.registry import cases_from_run
 from pytest_ctxeval.scenario.importer import NO_RESULT, import_transcript, scenario_yaml, write_scenario
 from pytest_ctxeval.core.messages import (
     AssistantMessage, RequestValidator, ToolResultBlock, UserMessage, person_text, result_text, tool_results, tool_uses,
@@ -92,8 +93,8 @@ def test_all_keeps_the_line_and_installs_claude_codes_summary(path, tmp_path):
     installed = [c for c in run.compactions if c.result.kind == "transcript"]
     assert [c.result.summary for c in installed] == [r.summary for r in recorded]
     assert all(c.result.request is None for c in installed)  # no model call
-    outcome = evaluate_run(run, RULES, RULE_SPECS)
-    case = next(c for c in outcome.cases if c.kind == "transcript")
+    # the compaction cases the graders get (grading them is the test above and `ctxeval grade`'s)
+    case = next(c for c in cases_from_run(run) if c.kind == "transcript")
     assert case.pre_tokens == transcript.compactions[0].boundary.pre_tokens
     assert any(e.tier == "recorded" for e in run.events)
 

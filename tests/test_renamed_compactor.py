@@ -54,7 +54,7 @@ def test_compare_strategies_still_compares_and_warns(capsys):
     assert main(["compare", "--strategies", "claude_code,observation_masking", "--graders", "tool_pairing",
                  str(LIBRARY / "auth_refactor.yaml")]) == 0
     captured = capsys.readouterr()
-    assert "2 compactors x 1 scenarios" in captured.out and "observation_masking" in captured.out
+    assert "2 compactors x 1 scenario" in captured.out and "observation_masking" in captured.out
     assert _deprecations(captured.err) == [
         "ctxeval: warning: --strategies is deprecated: use --compactors (compaction strategies are called "
         "compactors now; the old spelling will be removed in a later release)"]

@@ -56,12 +56,12 @@ def test_corpus_file_reads_and_normalises_to_valid_api(path):
         assert "is not in the file" in t.problems[0].message
     elif "2.1.149" in path.name:
         # A resumed session wrote 588 records of its history again: reported once, first copies used.
-        assert [p.line for p in t.problems] == [725] and "588 record(s) repeat a uuid" in t.problems[0].message
+        assert [p.line for p in t.problems] == [725] and "588 records repeat a uuid" in t.problems[0].message
     elif path.name.startswith("moredip"):
         # Line 9 starts the conversation again with no parent, a copy of lines 3-5 under new uuids
         # (the same times): said, and read from there on as Claude Code reads it, not twice.
         assert [p.line for p in t.problems] == [9]
-        assert "the 3 earlier message record(s) (lines 3-5) are left out: each has the time of a message read" \
+        assert "the 3 earlier message records (lines 3-5) are left out: each has the time of a message read" \
             in t.problems[0].message
     else:
         assert t.problems == []

@@ -35,7 +35,7 @@ def _general(message, parent, session, version) -> str:
                       ensure_ascii=False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(_blocks, _chars, st.none() | _chars, st.none() | _chars, st.none() | _chars, _usage, _chars, _chars, _times)
 def test_replies_are_written_as_json_dumps_writes_them(blocks, uuid, mid, model, parent, usage, session, version,
                                                        at) -> None:

@@ -88,7 +88,7 @@ def test_duplicate_uuid_and_invalid_block_are_reported(tmp_path):
                      + _line(_rec("u1", "user", None, "second")))
     t = read_transcript(path)
     assert sorted(p.line for p in t.problems) == [2, 3]
-    assert any("1 record(s) repeat a uuid" in p.message and p.line == 3 for p in t.problems)
+    assert any("1 record repeats a uuid" in p.message and p.line == 3 for p in t.problems)
     # The repeat does not become the newest leaf: the conversation read is the first copy's.
     assert [m.uuid for m in t.messages] == ["u1", "a1"] and t.messages[0].content == "first"
     path.write_bytes(_line(_rec("u1", "user", None, "first"))

@@ -98,7 +98,7 @@ def test_a_mid_file_record_with_no_parent_is_reported_with_what_it_leaves_out(tm
     (p,) = t.problems
     assert p.line == 11
     assert "a message record with no parent" in p.message
-    assert "the 10 earlier message record(s) (lines 1-10) are left out" in p.message
+    assert "the 10 earlier message records (lines 1-10) are left out" in p.message
     assert "restore this record's parentUuid" in p.message
 
 
@@ -125,7 +125,7 @@ def test_a_single_record_left_out_is_named_by_its_line(tmp_path):
     s.user("question 1")
     s.assistant(text="answer 1")
     (p,) = read_transcript(s.write(tmp_path / "s.jsonl")).problems
-    assert p.line == 2 and "the 1 earlier message record(s) (line 1) are left out" in p.message
+    assert p.line == 2 and "the 1 earlier message record (line 1) is left out" in p.message
 
 
 def test_a_compaction_before_a_record_with_no_parent_is_named_without_contradiction(tmp_path, capsys):
@@ -199,7 +199,7 @@ def test_a_record_repeated_at_the_end_does_not_hide_the_conversation(tmp_path, w
     assert len(t.compactions) == 1 and len(t.compactions[0].before) == 12
     assert person_text(t.messages[-2]) == "after"
     (p,) = t.problems
-    assert p.line == len(s.records) and "1 record(s) repeat a uuid" in p.message
+    assert p.line == len(s.records) and "1 record repeats a uuid" in p.message
 
 
 def test_version_trigger_pre_tokens_on_every_compaction(tmp_path):
@@ -419,7 +419,7 @@ def test_a_file_rewritten_while_read_gives_one_error(tmp_path, monkeypatch):
     path = s.write(tmp_path / "s.jsonl")
     shifted = b"\n" * 7 + path.read_bytes()
     _between_passes(monkeypatch, lambda: path.write_bytes(shifted))
-    with pytest.raises(TranscriptError, match=r"changed \(\d+ record\(s\) were not where"):
+    with pytest.raises(TranscriptError, match=r"changed \(\d+ records were not where"):
         read_transcript(path)
 
 

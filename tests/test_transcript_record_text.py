@@ -27,7 +27,7 @@ def _general(message, parent, session, version) -> str:
                       ensure_ascii=False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(st.lists(st.tuples(_chars, _chars | _long, st.booleans()), max_size=4), _chars, st.none() | _chars,
        _chars, _chars, _times)
 def test_tool_results_are_written_as_json_dumps_writes_them(results, uuid, parent, session, version, at) -> None:

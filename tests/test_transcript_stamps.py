@@ -14,7 +14,7 @@ _UTC_TIMES = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 
                           timezones=st.just(UTC))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(st.lists(_UTC_TIMES, min_size=1, max_size=8), st.integers(0, 3))
 def test_utc_fast_path_writes_what_the_general_path_writes(stamps, whole_millis):
     # mostly the same minute after the first (what the kept minute's text serves), whole

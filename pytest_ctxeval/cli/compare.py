@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.words import plural
 from ..core.renamed import add_renamed_option
 from ..errors import UsageError
 from ..evaluation import usage_lines
@@ -87,7 +88,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     price = DEFAULT_MODEL if options.backend == "offline" else None
     doc = comparison_document(results, backend=options.backend, model=options.model, price_model=price)
-    print(f"ctxeval compare: {len(specs)} compactors x {len(scenarios)} scenarios ({options.backend})")
+    print(f"ctxeval compare: {plural(len(specs), 'compactor')} x {plural(len(scenarios), 'scenario')} ({options.backend})")
     for line in format_compactor_table(doc["table"]):
         print(line)
     print()

@@ -39,7 +39,7 @@ def add_compare_real_command(sub: Any) -> None:
     cmp.add_argument("--html", dest="html_out", metavar="OUT", help="write a self-contained HTML page here")
     grader_args(cmp)
     cmp.add_argument("--strict", action="store_true",
-                     help="a malformed transcript line is an error (exit 2) instead of being reported and skipped")
+                     help="a malformed transcript line (or a record of a type the reader does not know) is an error (exit 2) instead of being reported and skipped")
     cmp.add_argument("--no-redact", dest="redact", action="store_false",
                      help="print and write the summaries as they are (key- and token-shaped strings are replaced "
                           "by [REDACTED:<kind>] by default)")

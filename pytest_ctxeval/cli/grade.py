@@ -49,26 +49,19 @@ def add_grade_command(sub: Any) -> None:
     grader_args(grade)
     grade.add_argument("-v", "--verbose", action="store_true", help="print every verdict, not only failures")
     grade.add_argument("--strict", action="store_true",
-                       help="a malformed transcript line is an error (exit 2) instead of being reported and skipped; "
+                       help="a malformed transcript line (or a record of a type the reader does not know) is an error (exit 2) instead of being reported and skipped; "
                             "an ungraded verdict (a judge that could not decide) fails the run (exit 1)")
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
     if is_folder_mode(args.transcript):
         return run_grade_folder(args)
-    reports = [flag for flag, value in (("--md", args.md_out), ("--html", args.html_out)) if value]
-    if reports:  # the folder report of this one session: never an output option ignored without a word
-        single = [flag for flag, value in (("--summary", args.summary), ("--expect", args.expect)) if value]
-        if single:
-            verb = "writes" if len(reports) == 1 else "write"
-            raise UsageError(f"{' and '.join(reports)} {verb} the report of the compactions in the file; with "
-                             f"{' and '.join(single)} (one text graded against the transcript) use --json")
-        return run_grade_folder(args)
     args.transcript = args.transcript[0]
     options = RunOptions.from_namespace(args)
     options.check_key()
-    if args.json_out:
-        check_writable(Path(args.json_out))
+    for out in (args.json_out, args.md_out, args.html_out):
+        if out:
+            check_writable(Path(out))
     if not Path(args.transcript).exists():
         raise UsageError(f"{args.transcript}: no such file or folder (give a session .jsonl file, or a folder "
                          "such as ~/.claude/projects)")
@@ -92,10 +85,18 @@ def cmd_grade(args: argparse.Namespace) -> int:
         for line in usage_lines(usage, options.backend):
             print(line)
         print(f"judge: {evaluator.judge_label}")
-    if args.json_out:
+    if args.json_out or args.md_out or args.html_out:
+        # One format for one file, whatever else is asked for: --json is the results file `ctxeval report`
+        # reads, and --html/--md are the report it renders of it (the session's verdicts, summaries, losses).
         doc = results_document([outcome], usage=usage, backend=options.backend, model=None,
                                judge=evaluator.judge_label)
-        print(f"results written to {write_results(args.json_out, doc)}")
+        if args.json_out:
+            print(f"results written to {write_results(args.json_out, doc)}")
+        from ..reporting.report import write_report
+
+        for out, kind in ((args.md_out, "md"), (args.html_out, "html")):
+            if out:
+                print(f"report written to {write_report(out, doc, kind=kind)}")
     return exit_code([outcome], strict=args.strict)
 
 
@@ -106,6 +107,10 @@ def _check_something_to_grade(path: str, transcript: Any) -> None:
     why = nothing_to_grade(transcript.compactions, transcript.left_boundaries, transcript.microcompactions)
     if why is None:
         return
+    from ..scenario.importer import compaction_call_message, is_compaction_call
+
+    if is_compaction_call(transcript):  # as `ctxeval import` recognises it (its notes would mislead)
+        raise UsageError(compaction_call_message(Path(path), transcript, "grade", "Grade"))
     for problem in transcript.problems:  # the lines skipped on the way, as a graded file shows them
         print(f"note: {path}: {problem}", file=sys.stderr)
     if not transcript.compactions and transcript.left_boundaries:
@@ -168,6 +173,12 @@ def read_summary(p: Path) -> str:
     finally:
         os.close(fd)
     try:
-        return b"".join(chunks).decode("utf-8")
+        text = b"".join(chunks).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise fail(f"not UTF-8 at byte {exc.start}") from None
+    if not text.strip():
+        # graded, an empty text would read as a summary that lost everything: bad input, not a verdict
+        what = "empty" if not text else f"blank ({len(text):,} whitespace characters)"
+        raise UsageError(f"{p}: the summary file is {what}; give the file holding the summary text "
+                         "(e.g. the text after 'Summary:' that Claude Code wrote)")
+    return text

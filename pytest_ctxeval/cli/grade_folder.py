@@ -20,6 +20,7 @@ from ..reporting.folder_report import (
 )
 from ..options import RunOptions, positive_int
 from ..core.redact import scrub_output
+from ..core.words import plural
 
 __all__ = ["add_folder_options", "run_grade_folder"]
 
@@ -30,9 +31,22 @@ def add_folder_options(grade: argparse.ArgumentParser) -> None:
                        help="folder mode: grade in N processes (default: one per core)")
     grade.add_argument("--md", dest="md_out", metavar="OUT.md",
                        help="write the folder report (tables per grader and version, failures) as Markdown; "
-                            "with one file, the report of that session")
+                            "with one file, the report of that session (as ctxeval report renders its --json)")
     grade.add_argument("--html", dest="html_out", metavar="OUT.html",
-                       help="the same report as a self-contained HTML page")
+                       help="the same report as a self-contained HTML page (with one file: its verdicts, "
+                            "summaries by section and what each compaction lost)")
+
+
+#: How many of the files not read (not ending in .jsonl) the report names.
+_EXAMPLES = 3
+
+
+def not_jsonl_note(others: list[Path]) -> str:
+    """One line for the files below the folders that were not read, naming a few of them."""
+    names = ", ".join(p.name for p in others[:_EXAMPLES]) + (", …" if len(others) > _EXAMPLES else "")
+    verb = "was" if len(others) == 1 else "were"
+    return (f"{plural(len(others), 'file')} not ending in .jsonl {verb} not read ({names}); Claude Code's session "
+            "files end in .jsonl: name a session saved under another name on the command line, or rename it")
 
 
 def run_grade_folder(args: argparse.Namespace) -> int:
@@ -45,13 +59,15 @@ def run_grade_folder(args: argparse.Namespace) -> int:
     for value, flag in ((args.json_out, "--json"), (args.md_out, "--md"), (args.html_out, "--html")):
         check_report_path(value, flag)
     subagents: list[Path] = []
-    files = find_sessions(args.transcript, subagents)
+    others: list[Path] = []
+    files = find_sessions(args.transcript, subagents, others)
     if not files:
         raise UsageError(f"{', '.join(args.transcript)}: no .jsonl session file in "
                          f"{'this folder' if len(args.transcript) == 1 else 'these folders'} or below (Claude Code "
                          "keeps them in ~/.claude/projects/<project>/<session>.jsonl)"
-                         + (f"; {len(subagents)} subagent transcript{'s' if len(subagents) != 1 else ''} "
-                            "(subagents/agent-*.jsonl) left out: name one to grade it" if subagents else ""))
+                         + (f"; {plural(len(subagents), 'subagent transcript')} "
+                            "(subagents/agent-*.jsonl) left out: name one to grade it" if subagents else "")
+                         + (f"; {not_jsonl_note(others)}" if others else ""))
     options = RunOptions.from_namespace(args, graders_dirs=tuple(Path(d) for d in (args.graders_dir or [])))
     options.check_key()
     from ..grading.registry import load_graders
@@ -66,6 +82,10 @@ def run_grade_folder(args: argparse.Namespace) -> int:
     doc = folder_document(results, paths=list(args.transcript), graders=graders, workers=workers,
                           seconds=time.perf_counter() - start)
     doc["summary"]["subagents"] = len(subagents)
+    doc["summary"]["not_jsonl"] = len(others)
+    if others:
+        doc["not_jsonl"] = {"count": len(others), "note": not_jsonl_note(others),
+                            "examples": [str(p) for p in others[:_EXAMPLES]]}
     if judge_label() is not None:  # the reports say which judge scored the llm graders (offline: a heuristic)
         doc["judge"] = judge_label()
     for line in text_lines(doc, verbose=args.verbose):

@@ -37,7 +37,7 @@ def add_import_command(sub: Any) -> None:
                      help="leave subagent conversations out (by default they go under sidechains:, not replayed)")
     imp.add_argument("--name", help="the scenario's name (default: the output file's name)")
     imp.add_argument("--strict", action="store_true",
-                     help="a malformed transcript line is an error (exit 2) instead of being reported and skipped")
+                     help="a malformed transcript line (or a record of a type the reader does not know) is an error (exit 2) instead of being reported and skipped")
     imp.add_argument("--force", action="store_true", help="overwrite OUT.yaml if it exists")
 
 

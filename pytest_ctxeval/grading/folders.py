@@ -70,14 +70,17 @@ def is_folder_mode(paths: list[str]) -> bool:
     return len(paths) > 1 or Path(paths[0]).is_dir()
 
 
-def find_sessions(paths: Iterable[str], subagents: list[Path] | None = None) -> list[Path]:
+def find_sessions(paths: Iterable[str], subagents: list[Path] | None = None,
+                  others: list[Path] | None = None) -> list[Path]:
     """The session files under ``paths``: each file named, and every ``*.jsonl`` below each folder
     (recursively, sorted, symlinked folders not followed). A path that does not exist is a usage
     error naming it.
 
     Below a folder, the transcripts of subagents and of Claude Code's own compaction calls (the
     2.1 layout's ``<session>/subagents/agent-*.jsonl``) are not sessions of their own: they are
-    left out (and added to ``subagents`` when given), unless one holds a compaction of its own."""
+    left out (and added to ``subagents`` when given), unless one holds a compaction of its own.
+    Files below a folder whose names do not end in ``.jsonl`` are not read; ``others`` (when given)
+    receives them, so the report can say how many were passed over."""
     out: dict[Path, None] = {}
     for raw in paths:
         p = Path(raw).expanduser()
@@ -86,6 +89,8 @@ def find_sessions(paths: Iterable[str], subagents: list[Path] | None = None) -> 
                 dirs.sort()
                 for name in sorted(files):
                     if not name.endswith(".jsonl"):
+                        if others is not None:
+                            others.append(Path(root) / name)
                         continue
                     f = Path(root) / name
                     if _is_subagent_file(f):
@@ -162,8 +167,12 @@ def grade_session(path: str | os.PathLike[str], *, strict: bool = False) -> Sess
     comps = transcript.compactions
     why = nothing_to_grade(comps, transcript.left_boundaries, transcript.microcompactions)
     if why is not None:
+        from ..scenario.importer import COMPACTION_CALL, is_compaction_call
+
         result.status = "skipped"
-        result.reason = why
+        result.reason = COMPACTION_CALL if is_compaction_call(transcript) else why
+        if is_compaction_call(transcript):
+            result.problems, result.problem_lines = [], []   # its notes (a parent not in the file) would mislead
     registry, specs, judge = _WORKER["registry"], _WORKER["specs"], _WORKER.get("judge")
     # As evaluate_transcript does, without importing the run machinery (the model SDK) per worker.
     spent_before = judge.llm.usage.as_dict() if judge is not None else None

@@ -25,7 +25,8 @@ from .session_facts import (
     claude_storage, error_kind, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
 )
 from .context_instructions import without_instruction_sections
-from .file_shorthand import expand_file_shorthand
+from .error_message import message_in_testify_block
+from .file_shorthand import expand_file_shorthand, named_by_pattern
 from .feedback import typed_text
 from .file_changes import FileLedger
 from .mcp_writes import mcp_file_ops
@@ -212,7 +213,7 @@ _TAGS = re.compile(r"</?tool_use_error>")
 def key_error_line(text: str, limit: int = 200) -> str:
     """The line of a failing tool result that says what went wrong.
 
-    Preference: the last exception line (``ValueError: ...``); else a failing Go test's message
+    Preference: the ``Error:`` field of a Go testify block; the last exception line (``ValueError: ...``); else a failing Go test's message
     (``x_test.go:31: got 1, want 2``); else the first ``FAILED``/``error:``
     line; else the first line naming a problem (not found, denied, ...); else the first line that is
     not noise (``Exit code 1``). Shell prefixes (``/bin/bash: line 1:``), pytest's ``E`` margin and
@@ -225,13 +226,14 @@ def key_error_line(text: str, limit: int = 200) -> str:
     >>> key_error_line("--- FAIL: TestRender (0.00s)\\n    render_test.go:31: got 1, want 2\\nFAIL")
     'render_test.go:31: got 1, want 2'
     """
-    lines = [_PYTEST_E.sub("", _SHELL_PREFIX.sub("", _TAGS.sub("", _ANSI.sub("", l))).strip())
-             for l in text.splitlines()]
+    raw = text.splitlines()
+    lines = [_PYTEST_E.sub("", _SHELL_PREFIX.sub("", _TAGS.sub("", _ANSI.sub("", l))).strip()) for l in raw]
     lines = [l for l in lines if l and not _NOISE.match(l)]
     if not lines:
         return normalize_ws(_TAGS.sub("", text))[:limit]
-    chosen = None
-    for line in reversed(lines):
+    # a Go testify block: its Error field, not the "Error Trace:" location (reading/error_message.py)
+    chosen = message_in_testify_block([_ANSI.sub("", l) for l in raw]) if "Error Trace:" in text else None
+    for line in reversed(lines if chosen is None else []):
         if _EXCEPTION.match(line):
             chosen = line
             break
@@ -395,12 +397,14 @@ _MD_ESCAPED = re.compile(r"\\([_*`\[\]#~])")
 def file_mentioned(path: str, text: str, all_paths: Iterable[str] = ()) -> bool:
     """:func:`_file_mentioned`; a file name written with Markdown escapes (``hello\\_world.py``)
     names the file too (a backslash is otherwise read as a Windows path separator), and so does a
-    shorthand word for several files (``popup.html/css/js``, ``src/{api,cli}/main.go``:
-    :mod:`pytest_ctxeval.reading.file_shorthand`)."""
+    shorthand word for several files (``popup.html/css/js``, ``src/{api,cli}/main.go``), a glob that
+    matches only this changed file (``spec/RFC-0001-*.md``) or its folder and number range
+    (``docs/adr/0006-0009``): :mod:`pytest_ctxeval.reading.file_shorthand`."""
     return _file_mentioned(path, text, all_paths) or (
         "\\" in text and _MD_ESCAPED.search(text) is not None
         and _file_mentioned(path, _MD_ESCAPED.sub(r"\1", text), all_paths)) or (
-        (spelled := expand_file_shorthand(text)) is not text and _file_mentioned(path, spelled, all_paths))
+        (spelled := expand_file_shorthand(text)) is not text and _file_mentioned(path, spelled, all_paths)) or (
+        named_by_pattern(path, text, all_paths))
 
 
 #: Words that say a file named just before them was not changed ("(read-only reference)",

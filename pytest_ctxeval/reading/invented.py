@@ -76,6 +76,9 @@ class Invented:
     quote: str
     item: str           # the item of section 6 that holds it
     assistant: bool     # found in the assistant's words, not in anything from the person's side
+    #: The assistant's words hold the judged part word for word (not only most of its words: a
+    #: paraphrase in its thinking, "The user wants me to create…", is not "the assistant said it").
+    verbatim: bool = False
 
 
 Record = str
@@ -125,6 +128,12 @@ def _said_in(part: str, records: list[Record]) -> bool:
             known = records.answers[whole] = _said_in_any(words, whole, records)
         return known
     return _said_in_any(words, whole, records)
+
+
+def _word_for_word(part: str, records: list[Record]) -> bool:
+    """Whether one of ``records`` holds ``part``'s words in order, none left out."""
+    whole = " " + " ".join(_TOKEN.findall(part)) + " "
+    return any(whole in text for text in records)
 
 
 def _said_in_any(words: list[str], whole: str, records: list[Record]) -> bool:
@@ -194,7 +203,8 @@ def invented_quotes(body: str, records: Callable[[], tuple[list[Record], list[Re
                 said_by_assistant = _said_in(part, assistant)
                 if said_by_assistant and _OTHERS_WORDS.search(item):
                     continue
-                found.append(Invented(quote, item, said_by_assistant))
+                found.append(Invented(quote, item, said_by_assistant,
+                                      said_by_assistant and _word_for_word(part, assistant)))
                 break
     return found
 

@@ -156,7 +156,8 @@ def with_leave_out(ok: str, reasons: list[str], excused: list[LeaveOut], total: 
     /compact text was and that it was not read as a leave-out of what failed."""
     if excused:
         note = left_out_note(excused, what)
-        ok = ok.replace(f"all {total} ", f"{total - len(excused)} of {total} ", 1) + note
+        head = next((h for h in (f"all {total} ", f"the {total} ") if h in ok), f"all {total} ")
+        ok = ok.replace(head, f"{total - len(excused)} of {total} ", 1) + note
         return ok, [reasons[0] + note, *reasons[1:]] if reasons else reasons
     if reasons:
         reasons = [reasons[0] + unread_note(args, asked), *reasons[1:]]

@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Sequence
 
 from .extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
@@ -41,10 +41,10 @@ def whole_context(case: Any) -> Haystack:
 
 
 def message_kept(text: str, hay: Haystack, rare: Callable[[str], bool] | None = None,
-                 others: Collection[str] = ()) -> Match:
+                 others: Sequence[str] = ()) -> Match:
     """A person's message is kept when it is verbatim (see pytest_ctxeval.reading.verbatim), or, for a long
     one, its head and tail are. ``rare``: which of its words may be typos (:func:`verbatim.find`);
-    ``others``: the person's messages, normalised (:func:`copy_runs_on`)."""
+    ``others``: the person's other messages (a quote may list several of them, :func:`copy_runs_on`)."""
     found = find(text, hay, rare)
     if found and not (found.how == "exact" and copy_runs_on(text, hay, others)):
         return found
@@ -65,19 +65,22 @@ _WORD_GOES_ON = re.compile(r"^(?:\w|[-/.]\w)")
 _EDITORIAL_NOTE = re.compile(r"\[[^\[\]\n]{1,120}\]")
 
 
-def copy_runs_on(text: str, hay: Haystack, others: Collection[str] = ()) -> str:
+def copy_runs_on(text: str, hay: Haystack, others: Sequence[str] = ()) -> str:
     """What every copy of ``text`` in ``hay`` adds, when no copy is the message alone: a copy that
     runs on into a longer word or path (``…/api-reference/pages-v2`` for ``…/pages``), or a quote
     that holds the message and words the person did not type (``"fix the login bug. Also drop the
     old tables."``). "" when one copy is the message itself (quoted alone, or unquoted between word
     edges) or the message is not there word for word. A quote whose marks cannot be paired (the
-    message has quotes of its own) is not read as one. A quote that lists the person's messages
-    apart with semicolons (``"fix the login bug; add a test for it"``: each part one of ``others``,
-    the person's messages normalised) holds each as a message of its own.
+    message has quotes of its own) is not read as one. A quote that lists the message with others
+    of the person's messages (``others``), each whole and apart by " / " (``"3. New / try again"``,
+    a real 2.1.205 section 6 for two messages in a row) or by semicolons (``"fix the login bug; add
+    a test for it"``), adds nothing the person did not type.
 
     >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug. Also drop the old tables."'))
     'also drop the old tables.'
     >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug" (first request)'))
+    ''
+    >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug / try again"'), ["try again"])
     ''
     >>> copy_runs_on("fix the login bug", Haystack('"fix the login bug; add a test"'), ["add a test"])
     ''
@@ -99,7 +102,7 @@ def copy_runs_on(text: str, hay: Haystack, others: Collection[str] = ()) -> str:
         return added
     # marks on two lines are the ends of two quotes, not one quote
     for qn in _one_line_quotes(hay.text):
-        if norm not in qn or _listed_apart(norm, qn, others):
+        if norm not in qn or (others and _lists_messages(qn, norm, others)):
             continue
         # An editor's note in square brackets ("[followed by the summary request]", "[screenshot
         # attached]") says something about the message, not words the person is said to have typed.
@@ -110,14 +113,22 @@ def copy_runs_on(text: str, hay: Haystack, others: Collection[str] = ()) -> str:
     return added if copies <= 0 else ""
 
 
-def _listed_apart(norm: str, quote: str, others: Collection[str]) -> bool:
-    """Whether ``quote`` lists messages apart with semicolons, ``norm`` one of them and every other
-    part one of ``others`` (the person's messages, normalised)."""
-    parts = [p.strip(" .") for p in quote.split(";")]
-    if len(parts) < 2 or norm.strip(" .") not in parts:
-        return False
-    said = {o.strip(" .") for o in others}
-    return all(p in said or p == norm.strip(" .") for p in parts if p)
+def _lists_messages(quote: str, norm: str, others: Sequence[str]) -> bool:
+    """Whether the normalised ``quote`` is the message ``norm`` and other messages of the person,
+    each whole, apart by " / " or by semicolons (the message's own flattened lines may hold " / " or
+    ";" too)."""
+    known = {normalize(o).strip(" .") for o in others}
+    for sep in (" / ", ";"):
+        if sep not in quote:
+            continue
+        parts = quote.split(sep)
+        k = norm.count(sep) + 1
+        for i in range(len(parts) - k + 1):
+            if sep.join(parts[i:i + k]).strip(" .") == norm.strip(" ."):
+                rest = [p.strip(" .") for p in parts[:i] + parts[i + k:]]
+                if rest and all(p in known for p in rest if p):
+                    return True
+    return False
 
 
 @lru_cache(maxsize=32)

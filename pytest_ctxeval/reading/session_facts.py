@@ -35,6 +35,7 @@ from collections.abc import Iterable
 
 from ..core.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, result_text
 from .probes import only_asks
+from .error_message import error_message_kept
 
 __all__ = ["error_kind", "ERROR_KINDS", "claude_storage", "failed_call_ids", "open_tasks", "error_identifiers",
            "error_kept", "items_about", "error_denied", "command_signature", "runs_tests", "failed_test_run", "failed_tests", "failing_test_told"]
@@ -614,6 +615,8 @@ def error_kept(key_line: str, text: str, command: str, region: str, *, read_all:
     own = error_identifiers("", key_line)           # what the key line itself names
     if not read_all:
         region = items_about(region, key_line)
+    if error_message_kept(key_line, region):   # the runner's frame dropped, the message verbatim (reading/error_message.py)
+        return True, "its message verbatim"
     low = region.lower()
     context = [t for t in error_identifiers(text, key_line) if t not in own]
     if own and all(t.isdigit() for t in own):

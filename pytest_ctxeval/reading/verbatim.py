@@ -144,11 +144,12 @@ def normalize(text: str) -> str:
     True
     """
     # The graders normalise the same history texts for every grader and every mutant of a
-    # compaction: remembered (by value) for texts up to _CACHED_CHARS long.
-    return _normalize_cached(text) if len(text) <= _CACHED_CHARS else _normalize(text)
+    # compaction: remembered (by value), many short texts and a few long ones (a pasted log, a
+    # whole summary: each costs milliseconds, and a real session's are read again by every grader).
+    return _normalize_cached(text) if len(text) <= _CACHED_CHARS else _normalize_long(text)
 
 
-#: The longest text :func:`normalize` remembers (longer ones are rare and computed each time).
+#: The longest text :func:`normalize` remembers among many (8,192); longer ones are kept 16 at a time.
 _CACHED_CHARS = 20_000
 
 
@@ -180,6 +181,7 @@ def _normalize(text: str) -> str:
 
 
 _normalize_cached = lru_cache(maxsize=8192)(_normalize)
+_normalize_long = lru_cache(maxsize=16)(_normalize)
 
 
 def strip_fences(text: str) -> str:
@@ -267,13 +269,20 @@ _NEGATIONS = frozenset({"none", "never", "cannot", "cant", "dont", "doesnt", "di
                         "couldnt", "isnt", "arent", "wasnt", "werent", "havent", "hasnt", "hadnt", "mustnt", "neednt"})
 
 
-def _typo_match(needle: list[str], hay: list[str], rare: Callable[[str], bool] | None = None) -> str | None:
+def _typo_match(needle: list[str], hay: list[str], rare: Callable[[str], bool] | None = None,
+                hay_words: frozenset[str] | None = None) -> str | None:
     """The typo fixes that make ``needle`` a run of ``hay`` (``"pythin->python"``), or None. With
     ``rare``, a word of the needle counts as a typo only when ``rare(word)``: a word the session uses
-    elsewhere ("want", "full", "better") is a word, and changing it changes what was said."""
+    elsewhere ("want", "full", "better") is a word, and changing it changes what was said.
+    ``hay_words``: the set of ``hay``'s words, when the caller keeps it."""
     if len(needle) < 3:
         return None
     allowed = max(1, len(needle) // TYPO_WORDS)
+    # Every word of the needle but the fixed ones is a word of the run, so of the haystack: with
+    # more words than that absent from it, no run can match (decided without the alignment below).
+    words = hay_words if hay_words is not None else frozenset(hay)
+    if sum(1 for w in needle if w not in words) > allowed:
+        return None
     # Anchor on the longest run of the needle's words that is in the haystack as it stands.
     sm = difflib.SequenceMatcher(None, hay, needle, autojunk=False)
     block = sm.find_longest_match(0, len(hay), 0, len(needle))
@@ -345,6 +354,11 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
     kept lead (in words) and the rest; else None."""
     parts = needle.split()
     if word_count(parts) < 4:
+        return None
+    # The shortest prefix of four words must be verbatim for any lead to be kept (presence is
+    # monotone in length): most needles that are not found fail here, on one short search.
+    first = next(k for k in range(1, len(parts) + 1) if word_count(parts[:k]) >= 4)
+    if normalize(" ".join(parts[:first])) not in norm_hay:
         return None
     lo, hi = 0, len(parts)  # the longest verbatim prefix, in words (presence is monotone in length)
     while lo < hi:
@@ -603,6 +617,10 @@ class Haystack:
     def words(self) -> list[str]:
         return self.flat.split(" ")
 
+    @cached_property
+    def word_set(self) -> frozenset[str]:
+        return frozenset(self.words)
+
 
 @lru_cache(maxsize=32)
 def haystack(text: str) -> Haystack:
@@ -632,7 +650,7 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
     lines = [normalize(l) for l in needle.splitlines() if normalize(l)]
     if len(lines) > 1 and _in_order(lines, hay.norm) and _lines_as_items(lines, hay.lines):
         return Match(True, "lines", "its lines kept in order as separate items")
-    fixes = _typo_match(flat.split(" "), hay.words, rare)
+    fixes = _typo_match(flat.split(" "), hay.words, rare, hay.word_set)
     if fixes is not None:
         return Match(True, "typo", f"a typo fixed ({fixes})")
     lead = _lead_kept(needle, hay.flat)

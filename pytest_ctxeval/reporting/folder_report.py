@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import UsageError
 from ..grading.folders import STATUSES, _clean
 from ..core.redact import scrub_output
-from .report import md
+from .report import md, md_code
 
 __all__ = ["text_lines", "render_folder_markdown", "render_folder_html", "check_report_path", "write_text"]
 
@@ -93,6 +93,7 @@ _MAX_REASONS = 3
 def text_lines(doc: dict[str, Any], *, verbose: bool = False) -> list[str]:
     """The report for the terminal."""
     out = [_totals(doc)] + ([f"judge: {doc['judge']}"] if doc.get("judge") else [])
+    out += [_clean(doc["not_jsonl"]["note"])] if doc.get("not_jsonl") else []
     out += ["", "By grader (verdicts over all compactions):"]
     out += ["  " + line for line in _table(_GRADER_HEAD, _grader_rows(doc))]
     idle = _never_applied(doc)
@@ -134,20 +135,23 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
 def render_folder_markdown(doc: dict[str, Any]) -> str:
     """The report as Markdown (escaped: no HTML, links, tables or mentions can come from a transcript)."""
     out = ["# ctxeval grade: real sessions", "", md(_totals(doc), 1000), ""]
+    out += [md(doc["not_jsonl"]["note"], 600), ""] if doc.get("not_jsonl") else []
     if doc.get("judge"):
         out += [f"judge of the llm graders: {md(doc['judge'], 400)}", ""]
     out += ["## By grader", ""]
     out += _md_table(_GRADER_HEAD, _grader_rows(doc))
     out += ["", "## By Claude Code version", ""] + _md_table(_VERSION_HEAD, _version_rows(doc))
-    out += ["", f"## Failures ({len(doc['failures'])})", ""]
+    out += ["", f"## Failures ({len(doc['failures'])})", ""] + ([] if doc["failures"] else ["none"])
     for f in doc["failures"]:
-        out.append(f"- **{md(f['grader'])}** {md(f['status'])}: `{md(_where(f), 400)}` "
+        out.append(f"- **{md(f['grader'])}** {md(f['status'])}: {md_code(_where(f), 400)} "
                    f"(compaction {f['index']}, {md(f['version'] or 'unknown version')})")
         out += [f"  - {md(r, 400)}" for r in f["reasons"]]
     for key, title in (("errors", "Could not be read"), ("problems", _PROBLEMS_TITLE), ("skipped", "Skipped"),
                        ("inherited", "Inherited compactions"), ("incomplete", _INCOMPLETE_TITLE)):
+        if not doc.get(key):
+            continue  # an empty section is left out (the totals line counts it)
         out += ["", f"## {title} ({len(doc.get(key, []))})", ""]
-        out += [f"- `{md(_where(i), 400)}`: {md(i['reason'], 400)}" for i in doc.get(key, [])]
+        out += [f"- {md_code(_where(i), 400)}: {md(i['reason'], 400)}" for i in doc.get(key, [])]
     return scrub_output("\n".join(out) + "\n")
 
 
@@ -169,10 +173,11 @@ def render_folder_html(doc: dict[str, Any]) -> str:
              "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">",
              f"<title>ctxeval grade</title><style>{_CSS}</style></head><body>",
              "<h1>ctxeval grade: real sessions</h1>", f"<p>{e(_totals(doc))}</p>",
+             f"<p>{e(doc['not_jsonl']['note'])}</p>" if doc.get("not_jsonl") else "",
              f"<p>judge of the llm graders: {e(doc['judge'])}</p>" if doc.get("judge") else "",
              "<h2>By grader</h2>", _html_table(_GRADER_HEAD, _grader_rows(doc)),
              "<h2>By Claude Code version</h2>", _html_table(_VERSION_HEAD, _version_rows(doc)),
-             f"<h2>Failures ({len(doc['failures'])})</h2><ul>"]
+             f"<h2>Failures ({len(doc['failures'])})</h2>" + ("" if doc["failures"] else "<p>none</p>") + "<ul>"]
     for f in doc["failures"]:
         parts.append(f"<li><b class='fail'>{e(f['grader'])}</b> {e(f['status'])}: <code>{e(_where(f))}</code> "
                      f"(compaction {e(str(f['index']))}, {e(f['version'] or 'unknown version')})<ul>"
@@ -181,6 +186,8 @@ def render_folder_html(doc: dict[str, Any]) -> str:
     for key, title in (("errors", "Could not be read"), ("problems", _PROBLEMS_TITLE), ("skipped", "Skipped"),
                        ("inherited", "Inherited compactions"), ("incomplete", _INCOMPLETE_TITLE)):
         items = doc.get(key, [])
+        if not items:
+            continue  # an empty section is left out (the totals line counts it)
         parts.append(f"<h2>{e(title)} ({len(items)})</h2><ul>"
                      + "".join(f"<li><code>{e(_where(i))}</code>: {e(i['reason'])}</li>" for i in items) + "</ul>")
     parts.append("</body></html>\n")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .baseline import RunDiff, _normalise, rollup, verdict_label
+from ..core.words import plural
 from ..errors import CtxEvalError
 from ..grading.lost import CATEGORIES, CATEGORY_TITLES
 from ..core.redact import excerpt, scrub_output
@@ -318,13 +319,28 @@ def md(text: Any, limit: int = 240) -> str:
 _WWW = re.compile(r"(?i)\bwww\.")
 
 
+def md_code(text: Any, limit: int = 240) -> str:
+    """Text from the run as an inert Markdown code span: one line, cut at ``limit``, secrets
+    redacted, and *not* backslash-escaped (Markdown shows a code span's characters as written, so a
+    path keeps its ``_`` and can be copied); a backtick inside gets a longer fence.
+
+    >>> md_code("FSM1__cipher-box__2.1.49.jsonl:754"), md_code("a`b")
+    ('`FSM1__cipher-box__2.1.49.jsonl:754`', '``a`b``')
+    """
+    s = excerpt(" ".join(str(text).split()), limit)
+    runs = [len(r) for r in re.findall(r"`+", s)]
+    fence = "`" * (max(runs) + 1 if runs else 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
 def render_markdown(doc: dict[str, Any], *, max_items: int = 30) -> str:
     """A short Markdown summary of a results document (no links, no images, no HTML)."""
     ctx = report_context(doc)
     t = ctx["totals"]
     prompt = ctx["prompt"]
     lines = [f"### ctxeval: {'FAILED' if ctx['failed'] else 'passed'}", ""]
-    lines.append(f"{len(ctx['rows'])} scenarios, {ctx['compaction_count']} compactions: "
+    lines.append(f"{plural(len(ctx['rows']), 'scenario')}, {plural(ctx['compaction_count'], 'compaction')}: "
                  f"**{t['pass']} passed**, **{t['fail'] + t['xpass'] + t['error']} failed**, "
                  f"{t['n/a'] + t['ungraded'] + t['xfail']} other (n/a, ungraded, known failures). "
                  f"Backend {md(doc.get('backend') or '-')}, model {md(doc.get('model') or '-')}, prompt "
@@ -426,14 +442,16 @@ def _mean(rate: dict[str, Any]) -> str:
 # Writing
 
 
-def write_report(path: str | os.PathLike[str], doc: dict[str, Any], *, baseline: dict[str, Any] | None = None) -> Path:
-    """Write the report ``path``'s suffix names: ``.html``/``.htm``, ``.md`` or ``.json``."""
+def write_report(path: str | os.PathLike[str], doc: dict[str, Any], *, baseline: dict[str, Any] | None = None,
+                 kind: str | None = None) -> Path:
+    """Write the report ``path``'s suffix names: ``.html``/``.htm``, ``.md`` or ``.json`` (``kind``,
+    ``"html"`` or ``"md"``, says it instead: an option such as ``--html OUT`` names the kind)."""
     from ..results import write_results
 
     from ..core.redact import scrub_tree
 
     p = Path(path)
-    suffix = p.suffix.lower()
+    suffix = {"html": ".html", "md": ".md"}.get(kind or "", p.suffix.lower())
     if suffix == ".json":
         return write_results(p, doc)
     # Every string scrubbed before it is rendered (a key cut by an excerpt is still recognised at the

@@ -43,6 +43,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from ..core.words import plural
 from ..core.config import resolve_context_window
 from ..errors import ScenarioError, TranscriptError, UsageError
 from ..reading.extract import edited_files, failing_results, open_todos, person_messages
@@ -121,15 +122,16 @@ class ImportResult:
             think += f" ({c['redacted_thinking']} redacted_thinking blocks dropped: they cannot be scripted)"
         lines.append(think)
         if c["unanswered"]:
-            lines.append(f"  {c['unanswered']} tool call(s) without a result in the transcript: given "
+            lines.append(f"  {plural(c['unanswered'], 'tool call')} without a result in the transcript: given "
                          f"a placeholder result")
         side = doc.get("sidechains") or {}
         lines.append(f"  sidechains: {len(side)}" + (" (" + ", ".join(f"{k}: {len(v)} turns" for k, v in
                                                                    list(side.items())[:6])
                                                      + (", ..." if len(side) > 6 else "") + ")" if side else ""))
         exp = doc.get("expect", {})
-        lines.append(f"  expect: {len(exp.get('files', []))} files, {len(exp.get('errors', []))} errors, "
-                     f"{len(exp.get('pending', []))} open todos" + (", intent" if exp.get("intent") else ""))
+        lines.append(f"  expect: {plural(len(exp.get('files', [])), 'file')}, "
+                     f"{plural(len(exp.get('errors', [])), 'error')}, "
+                     f"{plural(len(exp.get('pending', [])), 'open todo')}" + (", intent" if exp.get("intent") else ""))
         total = sum(self.redactions.values())
         lines.append(f"  redactions: {total}" + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(self.redactions.items()))
                                                  + ")" if total else ""))
@@ -147,6 +149,23 @@ def is_compaction_call(transcript: Transcript) -> bool:
         return True
     users = [m for m in transcript.messages if isinstance(m, UserMessage) and not m.is_meta]
     return len(users) == 1 and text_of(users[0].content).lstrip().startswith(_SUMMARY_REQUEST)
+
+
+#: How a folder report lists a compaction call given as a session (import and grade say the same).
+COMPACTION_CALL = ("Claude Code's compaction call (agent-acompact), not a session: grade the session it belongs "
+                   "to; compare this call with ours: ctxeval compare-real SESSION.jsonl --acompact FILE")
+
+
+def compaction_call_message(src: Path, transcript: Transcript, nothing_to: str, verb: str) -> str:
+    """What ``ctxeval import`` and ``ctxeval grade`` say of a compaction call given as a session
+    (``nothing_to``: what there is nothing to do; ``verb``: what to do with the session instead)."""
+    session = src.parent.parent.with_suffix(".jsonl") if src.parent.name == "subagents" else None
+    where = (f" ({session.name}, next to its subagents/ folder)" if session is not None and session.exists()
+             else "")
+    return (f"{src} is Claude Code's compaction call (agent {transcript.agent_id or '?'}) for session "
+            f"{transcript.session_id}: the summarisation prompt and the model's reply, not a session, so there is "
+            f"nothing to {nothing_to}. {verb} the session it belongs to{where}, or compare this call with ours: "
+            f"ctxeval compare-real SESSION.jsonl --acompact {src}")
 
 
 def compact_instructions(after: list[Any]) -> str | None:
@@ -402,15 +421,8 @@ def import_transcript(
     if is_compaction_call(transcript):
         # Its one "request" is Claude Code's summarisation prompt and its one reply the summary:
         # replayed as a session, every grader would judge that prompt as the person's intent.
-        session = src.parent.parent.with_suffix(".jsonl") if src.parent.name == "subagents" else None
-        where = (f" ({session.name}, next to its subagents/ folder)" if session is not None and session.exists()
-                 else "")
-        raise TranscriptError(
-            f"{src} is Claude Code's compaction call (agent {transcript.agent_id or '?'}) for session "
-            f"{transcript.session_id}: the summarisation prompt and the model's reply, not a session, so there is "
-            f"nothing to replay. Import the session it belongs to{where}, or compare this call with ours: "
-            f"ctxeval compare-real SESSION.jsonl --acompact {src}",
-            not_a_session="Claude Code's compaction call (agent-acompact), not a session")
+        raise TranscriptError(compaction_call_message(src, transcript, "replay", "Import"),
+                              not_a_session=COMPACTION_CALL)
     counts: Counter = Counter()
     notes: list[str] = []
     messages = transcript.messages

@@ -224,6 +224,10 @@ def _why_no_summary(transcript: Transcript, boundary_at: int, stop: int) -> str:
     next_line = transcript.line_of.get(nxt.uuid, 0) if nxt is not None else 0
     unread = [p.line for p in transcript.problems if p.line > line and (not next_line or p.line < next_line)
               and "skipped" in p.message]
+    typed = [p.line for p in transcript.problems if p.line in unread and "isCompactSummary but unknown type" in p.message]
+    if typed:
+        return (f"no summary after the boundary (line {typed[0]} holds one, flagged isCompactSummary, but its record "
+                "type is unknown, so it was skipped: see the note on that line)")
     if unread:
         return (f"no summary after the boundary (line {unread[0]}, the record after it, could not be read: "
                 "see the note on that line)")

@@ -52,6 +52,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ..core.documents import BadDocument, parse_record
 from ..errors import TranscriptError
+from ..core.words import plural
 from ..core.messages import (
     AssistantMessage, AttachmentMessage, Block, CompactBoundary, TextBlock, ToolUseBlock, UserMessage, Usage,
 )
@@ -61,6 +62,13 @@ __all__ = ["RecordProblem", "Compaction", "Transcript", "read_transcript", "Tran
 
 _BLOCKS = TypeAdapter(list[Block])
 _NOT_MESSAGES = {"progress", "file-history-snapshot", "queue-operation", "summary"}
+#: Every record type the reader knows (shared/corpus/README.md; tests/fixtures/transcript_variants.md):
+#: messages, boundaries (system) and the records it reads past on purpose. A record of another type
+#: that has a uuid (a node of the conversation tree), a ``message`` or ``isCompactSummary`` is
+#: reported with its line (:func:`_unknown_notes`); one with none of these is metadata (``ai-title``,
+#: ``worktree-state`` ... and the metadata kinds newer versions add).
+KNOWN_TYPES = frozenset({"user", "assistant", "attachment", "system", *_NOT_MESSAGES,
+                         "result"})   # SDK stream-json's closing record (:class:`_StreamShape`), kept by some exports
 #: Record types that must carry a uuid (they can be messages); others without one are metadata.
 _NEEDS_UUID = {"user", "assistant", "attachment"}
 
@@ -228,6 +236,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
     micro: list[int] = []              # lines of microcompact_boundary records
     partial: dict[str, dict[str, Any]] = {}   # summary uuid -> summarizeMetadata (partial compactions)
     metadata = 0
+    unknown: list[tuple[int, str, str | None, bool]] = []   # (line, type, uuid, isCompactSummary)
     stream = _StreamShape()            # the marks of SDK stream-json output, not a transcript
     try:
         before = os.stat(p)
@@ -274,6 +283,17 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
             if rtype == "summary":
                 title = data.get("summary") if isinstance(data.get("summary"), str) else title
                 continue
+            if rtype not in KNOWN_TYPES and (isinstance(data.get("uuid"), str) or "message" in data
+                                             or data.get("isCompactSummary")):
+                if strict:
+                    raise TranscriptError(f"{p}:{number}: unknown record type {rtype!r} (strict mode: a record the "
+                                          f"reader does not know is an error, as it would be skipped; the reader "
+                                          f"knows {', '.join(sorted(KNOWN_TYPES))} records; leave out --strict to "
+                                          "skip it with a note)")
+                unknown.append((number, rtype, data.get("uuid") if isinstance(data.get("uuid"), str) else None,
+                                bool(data.get("isCompactSummary"))))
+                if not isinstance(data.get("uuid"), str):
+                    continue  # nothing links to it: not a node of the tree
             if rtype == "system" and data.get("subtype") == "microcompact_boundary":
                 micro.append(number)
             uid = data.get("uuid")
@@ -331,7 +351,7 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
         raise TranscriptError(f"{p}: cannot read ({exc.strerror or exc})") from None
     stream.check(p)
     if repeats:
-        problems.append(RecordProblem(repeats[0], f"{len(repeats)} record(s) repeat a uuid read earlier in the file "
+        problems.append(RecordProblem(repeats[0], f"{plural(len(repeats), 'record')} repeat{'s' if len(repeats) == 1 else ''} a uuid read earlier in the file "
                                             f"(lines {repeats[0]}-{repeats[-1]}; a resumed session can write its "
                                             "history again); the first copy of each is used"))
     main_is_sidechain = False
@@ -344,10 +364,16 @@ def read_transcript(path: str | os.PathLike[str], *, strict: bool = False, sidec
         raise TranscriptError(f"{p}: the file is empty (no records at all); is this the session file you meant?",
                               not_a_session="an empty file")
     if not order:
+        strange = sorted({rtype for _, rtype, _, _ in unknown})
         raise TranscriptError(f"{p}: no user or assistant records "
-                              f"({len(problems)} bad lines); is this a Claude Code session file?",
+                              f"({plural(len(problems), 'bad line')}"
+                              + (f"; {plural(len(unknown), 'record')} of unknown type "
+                                 f"{', '.join(map(repr, strange))}" if unknown else "")
+                              + "); is this a Claude Code session file?",
                               not_a_session="not a Claude Code session file (no user or assistant records)")
-    chain, restart = _choose_chain(nodes, order, problems)
+    walked: set[str] = set()
+    chain, restart = _choose_chain(nodes, order, problems, walked)
+    problems.extend(_unknown_notes(unknown, walked))
     restart_at = len(problems)           # its note goes here, once the records left out were looked at
     chain = _add_parallel_results(nodes, chain)
     left_boundaries = _report_off_chain(nodes, chain, problems, nodes[restart[0]].line if restart else 0)
@@ -506,7 +532,7 @@ class _Loader:
         """One error when records changed under the reader; one warning when the file only grew
         (a running session appends; what was appended after the first pass is not included)."""
         if self.changed:
-            self._raise(self.changed[0], f"changed ({len(self.changed)} record(s) were not where the first pass "
+            self._raise(self.changed[0], f"changed ({plural(len(self.changed), 'record')} {'was' if len(self.changed) == 1 else 'were'} not where the first pass "
                                          "found them)")
         after = os.fstat(self.fh.fileno())
         if after.st_size > before.st_size:
@@ -585,10 +611,12 @@ def _step(nodes: dict[str, _Node], node: _Node) -> str | None:
     return parent
 
 
-def _walk(nodes: dict[str, _Node], leaf: str, problems: list[RecordProblem] | None) -> tuple[list[str], bool, str]:
+def _walk(nodes: dict[str, _Node], leaf: str, problems: list[RecordProblem] | None,
+          walked: set[str] | None = None) -> tuple[list[str], bool, str]:
     """The chain ending at ``leaf`` (message records only, oldest first), whether it is broken
     (a parent missing from the file or a loop; breaks are reported to ``problems``) and the uuid of
-    the record it starts at (its root, a message or not)."""
+    the record it starts at (its root, a message or not). ``walked`` receives every record the chain
+    passes through, messages or not."""
     chain: list[str] = []
     seen: set[str] = set()
     cur: str | None = leaf
@@ -615,23 +643,52 @@ def _walk(nodes: dict[str, _Node], leaf: str, problems: list[RecordProblem] | No
             problems.append(RecordProblem(node.line, f"parent {node.parent} is not in the file; the record is placed "
                                                f"after line {nodes[cur].line}, the newest message before it"))
     root = chain[-1] if chain else leaf
+    if walked is not None:
+        walked.update(chain)
     chain.reverse()
     return [uid for uid in chain if nodes[uid].keep], broken, root
 
 
-def _choose_chain(nodes: dict[str, _Node], order: list[str],
-                  problems: list[RecordProblem]) -> tuple[list[str], tuple[str, list[str]] | None]:
+def _choose_chain(nodes: dict[str, _Node], order: list[str], problems: list[RecordProblem],
+                  walked: set[str] | None = None) -> tuple[list[str], tuple[str, list[str]] | None]:
     """The conversation: the chain ending at the newest main-line message record. A break in it
     (a loop) is reported; an older chain is never preferred because it is longer. Also, when the
     chain starts at a record with no ``parentUuid`` (null or absent) after earlier main-line message
     records, that record's uuid and the earlier records it leaves out (for :func:`_restart_note`)."""
-    chain, broken, root = _walk(nodes, order[-1], problems)
+    chain, broken, root = _walk(nodes, order[-1], problems, walked)
     node = nodes.get(root)
     if broken or node is None or node.prev is None or _step(nodes, node) is not None:
         return chain, None
     on = set(chain)
     left = [u for u in order if nodes[u].line < node.line and u not in on and nodes[u].type != "system"]
     return chain, ((root, left) if left else None)
+
+
+def _unknown_notes(unknown: list[tuple[int, str, str | None, bool]], walked: set[str]) -> list[RecordProblem]:
+    """The records of a type the reader does not know, never skipped in silence: one note per type
+    (its count, its first line, how many were on the conversation), and one per record flagged
+    ``isCompactSummary`` (a compaction's summary under an unknown type: its compaction has none)."""
+    out: list[RecordProblem] = []
+    by_type: dict[str, list[tuple[int, str | None]]] = {}
+    for line, rtype, uid, summary in unknown:
+        if summary:
+            out.append(RecordProblem(line, f"a record with isCompactSummary but unknown type {rtype!r} (a compaction "
+                                           "summary is a 'user' record); line skipped, so its compaction has no "
+                                           "summary"))
+        else:
+            by_type.setdefault(rtype, []).append((line, uid))
+    known = ", ".join(sorted(KNOWN_TYPES))
+    for rtype, rows in by_type.items():
+        on = sum(1 for _, uid in rows if uid is not None and uid in walked)
+        if len(rows) == 1:
+            what = f"unknown record type {rtype!r}{' on the conversation chain' if on else ''}"
+        else:
+            what = (f"{len(rows)} records of unknown type {rtype!r} (the first on this line"
+                    f"{f'; {on} on the conversation chain' if on else ''})")
+        out.append(RecordProblem(rows[0][0], f"{what}; skipped, its content not read; the reader knows {known} "
+                                             "records (a newer Claude Code, or a file edited by hand? --strict "
+                                             "makes this an error)"))
+    return sorted(out, key=lambda pr: pr.line)
 
 
 #: At most this many left-out records are read again to tell a repeated history from a cut.
@@ -651,8 +708,8 @@ def _restart_note(nodes: dict[str, _Node], root: str, left: list[str], loader: _
     what = "message" if node.keep else repr(node.type)
     span = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
     head = (f"a {what} record with no parent (parentUuid null or absent): the conversation is read from "
-            f"this record on, as Claude Code reads it; the {len(left)} earlier message record(s) ({span}) "
-            "are left out")
+            f"this record on, as Claude Code reads it; the {plural(len(left), 'earlier message record')} ({span}) "
+            f"{'is' if len(left) == 1 else 'are'} left out")
     copy = len(left) <= _RESTART_CHECK
 
     def stamp(uid: str) -> str | None:

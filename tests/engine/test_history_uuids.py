@@ -11,7 +11,7 @@ from engine_kit import Session, user
 ops = st.lists(st.sampled_from(["append", "append", "ask", "replace_list", "swap_last", "pop", "clear"]), max_size=30)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(ops)
 def test_the_kept_set_is_the_history_uuids(tmp_path_factory, plan: list[str]) -> None:
     cm = Session(tmp_path_factory.mktemp("s")).cm

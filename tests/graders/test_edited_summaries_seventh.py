@@ -73,6 +73,27 @@ def test_the_assistants_sentence_listed_as_the_persons_fails(grade, kit):
     assert verdict.status == "fail" and "the assistant said it" in verdict.reasons[0]
 
 
+def test_a_quote_the_assistant_only_paraphrased_is_not_called_its_words(grade, kit):
+    """Review 5, #3: a person's message the reader could not read (a record of an unknown type) whose
+    words the assistant's thinking paraphrases. The quote is still unaccounted for, but "the assistant
+    said it" would be false: it is said only when an assistant message holds the quote word for word."""
+    quote = "ok can you create a hello_world.py file and add a minimal code in it?"
+    history = [kit.user(FIRST), kit.say("The user wants me to create a hello_world.py file with minimal code in it. "
+                                        "Creating it now."), kit.user(SECOND), kit.say("Switched.")]
+    text = _s(kit, user_messages=f'- "{FIRST}"\n- "{quote}"\n- "{SECOND}"')
+    verdict = grade("verbatim_user_messages", kit.case(history, text))
+    assert verdict.status == "fail"
+    assert "the assistant said it" not in verdict.reasons[0]
+    assert "only the assistant's words come close, not word for word" in verdict.reasons[0]
+    # the same words said word for word by the assistant: then it is the assistant's sentence
+    history[1] = kit.say(quote)
+    verdict = grade("verbatim_user_messages", kit.case(history, text))
+    assert verdict.status == "fail" and "(the assistant said it, the person did not)" in verdict.reasons[0]
+    # and listed where the person typed it: passes
+    history = [kit.user(FIRST), kit.user(quote), kit.user(SECOND), kit.say("Switched.")]
+    assert grade("verbatim_user_messages", kit.case(history, text)).status == "pass"
+
+
 @pytest.mark.parametrize("item", [
     '- In response to the question "I will write the export job now." the user agreed',  # says whose words
     '- (quoted in a file) "Every export runs nightly at two in the morning, UTC."',          # a file's words

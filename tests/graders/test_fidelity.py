@@ -158,7 +158,7 @@ def test_verbatim_ignores_meta_command_echo_and_tool_results(grade, kit):
     verdict = grade("verbatim_user_messages", kit.case(messages, _s6(kit, typed)))
     assert verdict.status == "pass", verdict.reasons
     [reason] = verdict.reasons
-    assert reason.startswith("all 1 person-typed messages verbatim in section 6 ")
+    assert reason.startswith("the 1 person-typed message verbatim in section 6 ")
 
 
 def test_verbatim_is_na_without_person_messages(grade, kit):
@@ -399,7 +399,7 @@ def test_files_read_only_files_are_not_required(grade, kit):
     verdict = grade("files_preserved", kit.case(messages, _s3(kit, "- src/app.py — edited")))
     assert verdict.status == "pass"
     [reason] = verdict.reasons
-    assert reason.startswith("all 1 changed files named in section 3 ")
+    assert reason.startswith("the 1 changed file named in section 3 ")
 
 
 def test_files_is_na_without_edits_or_expectations(grade, kit):
@@ -441,7 +441,7 @@ def test_errors_key_line_verbatim_passes(grade, kit, session):
                     kit.case(messages, _s4(kit, f"- The test run failed with {session.key_error}; fixed in load()")))
     assert verdict.status == "pass", verdict.reasons
     [reason] = verdict.reasons
-    assert reason.startswith("all 1 error lines in section 4 ")
+    assert reason.startswith("the 1 error line in section 4 ")
 
 
 OPERATIONAL = "sqlalchemy.exc.OperationalError: no such table: sessions revoked tokens"
@@ -509,7 +509,7 @@ def test_an_error_told_only_outside_section_4_must_be_told_as_an_error(grade, ki
     verdict = grade("errors_preserved", kit.case(messages, text))
     assert verdict.status == status, verdict.reasons
     if status == "pass":
-        assert "all 1 error lines kept: 0 in section 4" in verdict.reasons[0]
+        assert "the 1 error line kept: 0 in section 4" in verdict.reasons[0]
         assert "1 in the problem-solving or current-work section" in verdict.reasons[0]
     else:
         assert "RawEntry" in verdict.reasons[0]

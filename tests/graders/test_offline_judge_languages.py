@@ -107,7 +107,7 @@ def test_only_the_messages_in_another_language_are_left_out(registry, kit):
                            "user_messages": f"- {FRENCH_TOLD}", "next": "Restyle the login page."})
     v = _run(registry, "intent_preservation", _offline(kit.case(messages, summary)))
     assert v.status == "fail", v
-    assert any("not judged offline: 1 message(s)" in r and "French vs English" in r for r in v.reasons), v.reasons
+    assert any("not judged offline: 1 message whose" in r and "French vs English" in r for r in v.reasons), v.reasons
 
 
 def test_a_real_judge_is_never_told_to_skip(registry, kit):

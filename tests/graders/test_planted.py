@@ -264,4 +264,4 @@ def test_a_fact_never_planted_where_the_scenario_says_is_reported(kit, grade) ->
     summary = kit.summary({"request": f"{SAFETY}. 8080 garnet_signal httpx"})
     v = grade("facts_survive", case_for(kit, msgs, summary, planted))
     assert v.status == "pass" and v.evidence["not_planted"] == ["ghost"]
-    assert "1 fact(s) not planted before any compaction" in v.reasons[1] and "fact 'ghost' (a tool result)" in v.reasons[1]
+    assert "1 fact not planted before any compaction" in v.reasons[1] and "fact 'ghost' (a tool result)" in v.reasons[1]

@@ -48,7 +48,7 @@ def _case(kit, steps, files_body="- src/app/dates.py: parse() uses fromisoformat
 def test_an_edit_reverted_with_git_is_no_change(grade, kit, revert):
     verdict = grade("files_preserved", _case(kit, [_edit(kit), _bash(kit, revert)]))
     assert verdict.status == "pass", verdict.reasons
-    assert "all 1 changed files" in verdict.reasons[0]
+    assert "the 1 changed file" in verdict.reasons[0]
 
 
 @pytest.mark.parametrize("steps, why", [

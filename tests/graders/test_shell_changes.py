@@ -84,7 +84,7 @@ def test_not_a_project_change(grade, kit, command):
     case = _case(kit, [_bash(kit, command, "")], "- src/shop/views.py: a = 2")
     verdict = grade("files_preserved", case)
     assert verdict.status == "pass", verdict.reasons
-    assert "all 1 changed files" in verdict.reasons[0]
+    assert "the 1 changed file" in verdict.reasons[0]
 
 
 def test_a_failing_call_changed_nothing_here(kit):

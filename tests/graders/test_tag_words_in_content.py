@@ -76,7 +76,7 @@ _WORDS = st.sampled_from(["<summary>", "</summary>", "<analysis>", "</analysis>"
                           "<details><summary>x</summary>", "`<analysis>`"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(words=st.lists(st.tuples(st.integers(0, 8), _WORDS), min_size=1, max_size=4))
 def test_tag_words_inside_any_item_change_no_section(kit, words):
     """Any of the tag words, inside an item of any section, leaves the nine sections as they were."""

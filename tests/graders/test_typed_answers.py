@@ -33,7 +33,7 @@ def _summary(kit, extra=""):
 def test_a_typed_answer_told_verbatim_or_in_other_words_passes(grade, kit, extra):
     verdict = grade("verbatim_user_messages", kit.case(_messages(kit), _summary(kit, extra)))
     assert verdict.status == "pass", verdict.reasons
-    assert "all 1 person-typed messages" in verdict.reasons[0] and "1 typed answer" in verdict.reasons[0]
+    assert "the 1 person-typed message" in verdict.reasons[0] and "1 typed answer" in verdict.reasons[0]
 
 
 def test_a_typed_answer_the_summary_drops_fails_and_quotes_it(grade, kit):

@@ -315,7 +315,7 @@ _PIECES = ["no", "No", "LONGER", "longer", " ", "  ", "\t", "\n", "\r\n", "\v", 
            "\u00a0", "é", "after", "all", "any", "more", "now", "kNOWn", "switch", "replac", "ed", "x", ".", "8080"]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join),
        st.sampled_from([relied._CHANGE_WORDS, ("no longer",), ("after all", "any more", "now"), ("",), (" no",),
                         ("no  longer",), ("no\tlonger",), ("x",), ()]))
@@ -350,7 +350,7 @@ _LINE_PIECES = ["Port", "5433", "x", ".", "!", "?", " ", "  ", "\t", "\x1f", "\n
                 "\x1d", "\x1e", "\x85", "\u2028", "é", "İ", "Done", "ok", "=", "#"]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(st.lists(st.lists(st.sampled_from(_LINE_PIECES), max_size=10).map("".join), min_size=1, max_size=3),
        st.integers(0, 50))
 def test_plain_results_give_the_rows_of_reading_them_line_by_line(bodies: list[str], at: int) -> None:

@@ -49,7 +49,7 @@ def before(items: list[str], history: list) -> list[str]:
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(st.integers(0, 10_000), st.integers(0, 150))
 def test_marks_are_those_of_the_loop_before(seed: int, start: int) -> None:
     history, items = span(seed)  # items said in the span, and said before it (carried)
@@ -78,7 +78,7 @@ def test_the_comparison_sees_marks_and_early_stops() -> None:
     assert marked > 10 and calls  # changes were found, and first mentions looked up
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)  # examples: the profile's (conftest.py: 50 in the suite, 1,000 in .ci/soak)
 @given(st.text(st.sampled_from("ab xyz_/.-09Port now\t\n"), max_size=60))
 def test_an_items_keys_are_read_as_before(item: str) -> None:
     """mark_replaced reads an item's words, key and values once per text (relied._item_keys)."""
