@@ -60,7 +60,9 @@ from pytest_ctxeval.reading.quoting import (
 )
 from pytest_ctxeval.reading.cancellations import proposes_intent, superseded_intents, typed_cancellations, violates
 from pytest_ctxeval.reading.finished_tasks import finish_evidence, list_updates
-from pytest_ctxeval.reading.tasks import open_items as _open_items, task_in_item, task_state, task_told as _task_told
+from pytest_ctxeval.reading.tasks import (
+    called_done, open_items as _open_items, task_in_item, task_state, task_told as _task_told,
+)
 from pytest_ctxeval.reading.session_facts import error_kept, error_told_as_error, failing_test_told, items_about, error_denied
 from pytest_ctxeval.reading.summary import Section, normalize_ws, notes_section, plain_emphasis
 from pytest_ctxeval.reading.summary_form import format_request, free_form
@@ -204,11 +206,18 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     if not people:
         return Verdict.not_applicable("no person-typed messages before this compaction")
     region = case.region("user_messages")
+    section = case.sections.get("user_messages")
+    where = f"section 6 (line {section.line})" if section else "the post-compact context"
+    asked_form = format_request(case.compact_args)
+    if region is None and asked_form is not None and asked_form.structure and \
+            (free := _free_form(case, "user_messages")):
+        # /compact asked for another form ("5 bullets, no sections"): a message may be anywhere in
+        # it, and a reason says where it looked and what was asked (reading.summary_form). A prompt
+        # that lost section 6 on its own is a missing section, as before.
+        region, where = _whole_region(case), _free_where(case, "user_messages", 6, free)
     if region is None:
         return _section_missing(case, "user_messages", 6, f"the {len(people)} person-typed messages",
                                 [p.text for p in people])
-    section = case.sections.get("user_messages")
-    where = f"section 6 (line {section.line})" if section else "the post-compact context"
     hay = haystack(region)
     kept: dict[int, Match] = {}
     rare = _rare_words(case)
@@ -218,6 +227,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             places = _short_places(case, section) if places is None else places
             found = _short_message_kept(p.text, places)
         else:
+            # a quote listing it with the person's other messages (" / ", ";") holds it
             found = _message_kept(p.text, hay, rare, [q.text for q in people if q is not p])
         if not found and _is_command_arguments(case.history[p.index]):
             # A /command's arguments ("/gsd:discuss-phase 14" -> "14") are a parameter of the command,
@@ -226,7 +236,7 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             # quotes the request) does not stand in for the list the prompt asks for ("List ALL user
             # messages"), and an altered copy in section 6 would contradict it. The reason says
             # where the copy is.
-            elsewhere = _message_kept(p.text, _whole(case))
+            elsewhere = _message_kept(p.text, _whole(case), others=[q.text for q in people if q is not p])
             if elsewhere:
                 found = Match(True, "elsewhere", "command arguments stated outside section 6")
         if found:
@@ -1077,6 +1087,11 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     missing = [i for i in missing if i not in dict(excused)]
     reasons = [f"open task not in {where}" + (" as an open task (marked as done or cancelled)" if done(i) else "")
                + f": \"{_short(i)}\"{stale(i)}" for i in missing]
+    # Section 8 calling done a task section 7 lists open: the summary contradicts itself, and the next
+    # context window cannot tell whether it is finished (reading.tasks.called_done).
+    contradicted = _done_in_8_open_in_7(case, [i for i in items if i not in missing], open_head)
+    reasons += [r for _, r in contradicted]
+    missing += [i for i, _ in contradicted]
     if reasons:
         reasons[-1] += dropped_note
     reasons += unbacked
@@ -1099,6 +1114,26 @@ def pending_tasks(case: CompactionCase) -> Verdict:
                                      case.compact_args, asked)
     return Verdict.from_fraction(len(items) - len(missing), len(items), reasons, found + dropped_note, missing=missing,
                                  superseded=list(cancelled))
+
+
+def _done_in_8_open_in_7(case: CompactionCase, items: list[str], open_head: str) -> list[tuple[str, str]]:
+    """The tasks of ``items`` that section 7 (its open items: ``open_head``) lists open and a sentence
+    of section 8 calls done, each with a reason quoting both places."""
+    current, pending = case.sections.get("current"), case.sections.get("pending")
+    if case.summary_format is not None or current is None or pending is None:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+    for i in items:
+        if not (_task_present(i, open_head) or _task_told(i, open_head)):
+            continue
+        said = called_done(i, plain_emphasis(current.body))
+        if said is not None:
+            out.append((i, f"section 8 '{current.title}' (line {_line_of(lines, current, said)}) calls the task "
+                           f"\"{_short(i)}\" done (\"{_short(said, 110)}\") while section 7 '{pending.title}' (line "
+                           f"{pending.line}) lists it open: the summary contradicts itself, and the next context "
+                           "window cannot tell whether it is finished"))
+    return out
 
 
 def _line_of(lines: list[str], section: Section, text: str) -> int:
@@ -1162,7 +1197,8 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
     # stood (pytest_ctxeval.reading.cancellations.superseded_intents).
     held, waiting = superseded_intents(case.history, case.summarized, case.expect.superseded, _cancellations(case))
     # What the person ruled out in a sentence of its own ("No MVP terminology in our app"), planned in
-    # sections 7-9 (pytest_ctxeval.reading.prohibitions).
+    # sections 7-9 (the "use" prohibitions of pytest_ctxeval.reading.prohibitions; its "change" ones,
+    # "don't touch X", are held with the cancellations, where a later todo list may lift them).
     ruled_out = _ruled_out_planned(case)
     if ruled_out:
         return Verdict.failed(*ruled_out)
@@ -1216,11 +1252,13 @@ def no_superseded_work(case: CompactionCase) -> Verdict:
 
 def _prohibitions(history: list) -> tuple[list, list]:
     people = person_messages(history)
-    return people, prohibitions([p.text for p in people]) if people else []
+    ruled = prohibitions([p.text for p in people]) if people else []
+    return people, [r for r in ruled if r.forbids == "use"]
 
 
 def _ruled_out_planned(case: CompactionCase) -> list[str]:
-    """Reasons for sections 7-9 planning what the person ruled out in words (reading.prohibitions)."""
+    """Reasons for sections 7-9 planning what the person ruled out in words (the "use" prohibitions
+    of reading.prohibitions)."""
     if case.summary_format is not None or case.kind == "session_memory":
         return []
     people, ruled = case.shared_view("prohibitions", lambda: _prohibitions(case.history), case.history)

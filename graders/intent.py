@@ -5,7 +5,9 @@
   request ("do X, then Y, then Z") arriving just as compaction triggers must survive whole; a reason
   names the parts that are missing.
 * ``constraints_preserved``: every ``expect.constraints`` rule (set by the user or by a memory file
-  such as CLAUDE.md) is in the post-compact context, so the agent keeps following it.
+  such as CLAUDE.md) is in the post-compact context, so the agent keeps following it; and the
+  summary does not tell work that breaks a rule the person set in words ("don't change the public
+  API") without saying so (:mod:`pytest_ctxeval.reading.broken_rules`).
 * ``failed_approaches_preserved``: every ``expect.failed_approaches`` entry is recorded *as failed*
   (next to words such as "did not work", "reverted", "not the fix") and not proposed again in
   sections 7-9, so the agent does not retry it after compaction.
@@ -30,6 +32,8 @@ from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.reading.contradicted import PersonWords, contradicted_values
 from pytest_ctxeval.reading.misquote import altered_quote, quote_words
+from pytest_ctxeval.reading.broken_rules import broken_rules
+from pytest_ctxeval.reading.prohibitions import Prohibition, prohibitions
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
 from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, long_prose_note, quotes, whole_context
 from pytest_ctxeval.reading.summary import normalize_ws
@@ -132,6 +136,7 @@ def last_request_intact(case: CompactionCase) -> Verdict:
                                f"output or document) kept by its head and tail only: its first and last "
                                f"{LONG_MESSAGE_KEEP} characters are verbatim in {_where_found(case, fragments)}, the "
                                f"middle may be summarised: \"{_short(last.text)}\"")
+    # a quote that lists the person's messages apart (" / ", ";") holds each as a message of its own
     added = copy_runs_on(last.text, hay, [p.text for p in people[:-1]]) if found.how == "exact" else ""
     if added:   # every copy goes on with words the person did not type
         return Verdict.failed(f"{label} is in {_context_name(case)} only with words the person did not type "
@@ -293,6 +298,9 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
     # What the person set, restated in sections 1-2 with another value (reading.contradicted): a
     # rule broken by the summary itself, whether or not expect.constraints lists it.
     contradicted = _contradicted(case)
+    # Work the summary tells (or plans) that breaks a rule the person set in words ("don't change the
+    # public API"), without saying so (reading.broken_rules): a rule kept in words, broken in deeds.
+    contradicted += _broken(case)
     if not case.expect.constraints:
         if contradicted:
             return Verdict.failed(*contradicted, contradicted=contradicted)
@@ -309,6 +317,34 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
                "may break it after this compaction" for c in missing] + contradicted
     return Verdict.from_fraction(len(constraints) - len(missing), len(constraints), reasons,
                                  f"{all_of(len(constraints), 'constraint')} in {where}", missing=missing)
+
+
+def _rules(history: list) -> tuple[list, list[Prohibition]]:
+    people = person_messages(history)
+    return people, prohibitions([p.text for p in people]) if people else []
+
+
+def _broken(case: CompactionCase) -> list[str]:
+    """Reasons for sections 4-5 and 7-9 telling work that breaks a rule the person set in words
+    (pytest_ctxeval.reading.broken_rules), each quoting the rule and the summary's clause."""
+    if case.summary_format is not None or case.kind == "session_memory":
+        return []
+    people, rules = case.shared_view("person_rules", lambda: _rules(case.history), case.history)
+    if not rules:
+        return []
+    said = [p.text for p in people]
+    out = []
+    for kind in ("errors", "problem", "pending", "current", "next"):
+        section = case.sections.get(kind)
+        if section is None:
+            continue
+        for b in broken_rules(section.body, rules, quoted_spans(section.body, said)):
+            what = "changes" if b.rule.forbids == "change" else "uses"
+            out.append(f"section {section.number} '{section.title}' (line {section.line}) tells work that {what} "
+                       f"\"{b.rule.what}\", which the person forbade (user message {b.rule.number} of {len(people)}: "
+                       f"\"{_short(b.rule.said or b.rule.message, 90)}\"), and does not say it breaks that rule: "
+                       f"\"{_short(b.clause, 140)}\"")
+    return out
 
 
 def _person_words(history: list) -> tuple[list, PersonWords, dict[int, str]]:

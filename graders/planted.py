@@ -4,7 +4,8 @@
   held in the post-compact context; per type, the share held must reach the type's bar
   (``expect.survival``; safety rules and constraints 1.0 by default). The last compaction's verdict
   carries the survival curve of every type over the run's rounds and each type's cliff round.
-* ``stale_values``: once a fact's value was updated, the old value appears after the compaction only
+* ``stale_values``: a commit id the summary names is as the session shows it, not one character
+  changed (:mod:`pytest_ctxeval.reading.changed_ids`); once a fact's value was updated, the old value appears after the compaction only
   marked as replaced (``was 8080, now 9090``), or inside a verbatim user message of section 6 (or a
   message kept as it was) with the new value also present, or in an item of section 6 that gives the
   user's message in other words with the correction listed after it; stated as current anywhere, it
@@ -29,6 +30,7 @@ from pytest_ctxeval.scenario.planted import (
     DEFAULT_MIN_TOKENS, DEFAULT_SHARE, PLACE_NAMES, bars_of, fact_states, has_all, has_any, post_text, survival,
     token_spans,
 )
+from pytest_ctxeval.reading.changed_ids import changed_ids, commit_ids
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.core.tokens import estimate_messages
 
@@ -156,12 +158,49 @@ def _excerpt(text: str, at: int, n: int = 50) -> str:
     return normalize_ws(text[max(0, at - n): at + n])
 
 
+def _session_ids(case: CompactionCase) -> tuple[set[str], str]:
+    text = plain_text(case.history)
+    return set(commit_ids(text)), text
+
+
+def _changed_ids(case: CompactionCase) -> tuple[list[str], list[str]]:
+    """The commit ids the summary names as the session shows them, and reasons for those it names
+    with a character changed (pytest_ctxeval.reading.changed_ids), each with its place and the
+    session's line that shows the real id."""
+    if not commit_ids(case.summary or ""):
+        return [], []
+    ids, text = case.shared_view("commit_ids", lambda: _session_ids(case), case.history)
+    shown, changed = changed_ids(case.summary, ids)
+    out = []
+    lines = case.summary.split("\n")
+    for c in changed:
+        section = _section_at(case, c.line)
+        where = (f"section {section.number} '{section.title}'" if section is not None and section.kind
+                 else "the summary")
+        at = text.lower().find(c.shown)
+        seen = text[max(0, text.rfind("\n", 0, at) + 1):text.find("\n", at) if "\n" in text[at:] else len(text)]
+        out.append(f"{where} (summary line {c.line}) names {c.told} (a commit or other hexadecimal id), which the "
+                   f"session never shows; it shows {c.shown} (\"{normalize_ws(seen)[:100]}\"): a changed id, the next "
+                   f"context window would look for one that is not there: \"{normalize_ws(lines[c.line - 1])[:140]}\"")
+    return shown, out
+
+
 @grader("stale_values", kind="rule")
 def stale_values(case: CompactionCase) -> Verdict:
-    """An updated fact's old value is not stated as current after the compaction."""
+    """An updated fact's old value is not stated as current after the compaction, and no commit id
+    the summary names is one the session shows with a character changed."""
     facts = _facts(case)
     updated = [s for s in fact_states(facts, case) if s.updated] if facts else []
+    ids_ok, ids_changed = _changed_ids(case)
     if not updated:
+        if ids_changed:
+            return Verdict.failed(*ids_changed, changed_ids=len(ids_changed))
+        if ids_ok:
+            many = len(ids_ok) > 1
+            return Verdict.passed_(f"no planted fact's value has been updated; the {len(ids_ok)} hexadecimal "
+                                   f"id{'s' if many else ''} the summary names (commits and the like: "
+                                   f"{', '.join(ids_ok[:3])}{', …' if len(ids_ok) > 3 else ''}) "
+                                   f"{'are' if many else 'is'} as the session shows {'them' if many else 'it'}")
         return Verdict.not_applicable("no planted fact's value has been updated before this compaction")
     text_after = post_text(case)
     people = [normalize_ws(p.text) for p in case.person_messages()]
@@ -223,8 +262,8 @@ def stale_values(case: CompactionCase) -> Verdict:
             hits.append(f"round {case.index}: {s.fact.type} '{s.label}' was updated to "
                         f"{', '.join(map(repr, s.wanted))} (message {(s.updated_pos or 0) + 1}) but its old value "
                         f"{', '.join(map(repr, old))} is still there: {place}: \"{normalize_ws(line)[:160]}\"")
-    if hits:
-        return Verdict.failed(*hits, score=round(1 - len(stale) / len(updated), 4), missing=stale)
+    if hits or ids_changed:
+        return Verdict.failed(*hits, *ids_changed, score=round(1 - len(stale) / len(updated), 4), missing=stale)
     return Verdict.passed_(f"round {case.index}: none of the {len(updated)} updated facts keeps its old value as current")
 
 

@@ -86,7 +86,7 @@ def invert_constraint(case: Any, rng: random.Random) -> list[Mutant]:
                        text=allowed)
     targets = ["constraints_preserved", *lost_people_targets(case, mutant.case)]
     # The person's own "don't touch X", now a permission in section 7 or 9: the summary proposes the
-    # change they forbade, which no_superseded_work reads (reading/hands_off.py).
+    # change they forbade, which no_superseded_work reads (the "change" prohibitions of reading/prohibitions.py).
     if _forbidden_by_the_person(case, rule) and pattern.search(case.sections.body("pending", "next")):
         targets.append("no_superseded_work")
     mutant.targets = tuple(dict.fromkeys(targets))

@@ -20,8 +20,8 @@ A person-typed message cancels ``X`` when:
 "Don't forget X", "did you forget X", a pronoun ("forget it", "never mind that"), a generic object
 ("forget the tests", "drop the changes"), a condition ("if it fails, scrap X") and a slash command's
 arguments cancel nothing the reader can name. A prohibition ("don't touch X", "leave X alone") is
-read too (:mod:`pytest_ctxeval.reading.hands_off`): it forbids changing ``X``, whether or not it
-came up (a step breaks it only when it changes ``X``).
+read too (the "change" prohibitions of :mod:`pytest_ctxeval.reading.prohibitions`): it forbids
+changing ``X``, whether or not it came up (a step breaks it only when it changes ``X``).
 
 Either is held while no later person message asks for ``X`` again ("actually, do the PDF export
 after all": a mention its clause does not negate; for a prohibition, a request to change ``X``), and
@@ -40,7 +40,8 @@ from ..core.messages import AssistantMessage, person_text, text_of, tool_uses
 from .extract import LONG_MESSAGE_CHARS, open_todos
 from .feedback import typed_text
 from .pasted import mostly_prose
-from .hands_off import HANDS_OFF, HANDS_OFF_AFTER, changes
+from .clauses import CONDITION, LEAD, clause_starts, negated_before, phrase_object, sentence_around
+from .prohibitions import FOR_A_WHILE, changes, forbidden
 from .proposals import Proposal, mention_pattern, proposals, reworded_mentions
 
 __all__ = ["Cancellation", "cancels_something", "Superseded", "typed_cancellations", "superseded_intents", "names_intent",
@@ -54,7 +55,7 @@ class Cancellation:
     as :func:`pytest_ctxeval.reading.extract.person_messages` counts them, 1-based, and their count)
     and that message. ``kind`` is "cancel" (any proposal of the subject revives it) or "hands_off"
     ("don't touch X": a step that changes it does what the person forbade;
-    :mod:`pytest_ctxeval.reading.hands_off`)."""
+    :mod:`pytest_ctxeval.reading.prohibitions`)."""
 
     subject: str
     index: int          # position of the message in the list read
@@ -69,11 +70,6 @@ class Cancellation:
         return f"user message {self.number} of {self.of}: \"{text if len(text) <= 90 else text[:89] + '…'}\""
 
 
-# A clause opens after a sentence end, a comma, a semicolon, a dash or a line break.
-_CLAUSE = re.compile(r"(?:^|(?<=[.!?;,:\n])|(?<=\s[-–—]))\s*")
-_LEAD = (r"(?:(?:actually|ok(?:ay)?|oh|hmm+|wait|no|nah|so|and|but|also|then|please|just|right|alright|well|"
-         r"on second thought|on reflection|scratch that|you know what|in that case|for now)\b[\s,]*)*"
-         r"(?:(?:let's|lets|let us|we can|you can|i think we can|we could|go ahead and|feel free to|just)\s+)?")
 #: A cancel phrase that needs nothing else; the object follows it.
 _STRONG = (r"forget(?:\s+about)?|never\s?mind(?:\s+about)?|nevermind(?:\s+about)?|scratch|scrap|ditch|"
            r"(?:don't|do not|no need to)\s+bother\s+(?:with|about)|no need for|not do|hold off on|"
@@ -95,16 +91,12 @@ _CHANGED = re.compile(r"\b(?:actually|instead|for now|any ?more|after all|no lon
                       r"(?:isn't|is not|aren't|are not)\s+(?:used|needed|wanted))\b"
                       # a contrast that keeps the rest: "skip the sitemap, only the feed", "…, just Y"
                       r"|[,;:–—-]\s*(?:only|just)\b", re.IGNORECASE)
-_OPENER = re.compile(rf"{_LEAD}(?P<verb>{_STRONG}|{_STOP}|{HANDS_OFF}|{_WEAK})\s+"
+_OPENER = re.compile(rf"{LEAD}(?P<verb>{_STRONG}|{_STOP}|{_WEAK})\s+"
                      r"(?P<object>(?:[^\n.!?;,:()\"“”]|\.(?=\w))+)",
                      re.IGNORECASE)
-#: A prohibition for a while ("don't touch the sitemap yet", "leave X alone until the feed works"):
-#: a matter of order, which a later step may rightly lift; not held.
-_FOR_A_WHILE = re.compile(r"\b(?:yet|until|till|before|first|for the moment|at the moment|right now|later)\b",
-                          re.IGNORECASE)
 #: "remove X from the todo list": the object sits between.
 _OFF_THE_LIST = re.compile(
-    rf"{_LEAD}(?:remove|take|strike|cross)\s+(?P<object>[^\n.!?;,:()\"“”]{{3,60}}?)\s+(?:off|from|out of)\s+"
+    rf"{LEAD}(?:remove|take|strike|cross)\s+(?P<object>[^\n.!?;,:()\"“”]{{3,60}}?)\s+(?:off|from|out of)\s+"
     r"(?:the|my|our|your)?\s*(?:todo|to-do|task|tasks|plan|backlog|pending)?\s*(?:list|lists|plan|backlog|todos|tasks)\b",
     re.IGNORECASE)
 #: "X is no longer needed", "X isn't needed (anymore)": the object leads.
@@ -113,52 +105,6 @@ _OBJECT_FIRST = re.compile(
     r"necessary|required)\b{_END}|(?P<object2>(?:the\s+)?[\w][\w\s/'-]{2,60}?)\s+(?:isn't|aren't)\s+(?:needed|necessary)\b{_END}"
     .replace("{_END}", r"(?=\s*(?:$|[.,;!?)\n]|any ?more\b|after all\b|at all\b|either\b|now\b|for now\b))"),
     re.IGNORECASE)
-#: Words that say "don't forget" or ask about forgetting: not a cancellation.
-_NOT_A_CANCEL = re.compile(r"(?:\b(?:don't|do not|never|not|didn't|did you|you|to|i|we)\s+)$", re.IGNORECASE)
-#: Where the object ends: a joined predicate or a reason ("forget the PDF export and just write tests").
-_OBJECT_END = re.compile(r"\s+(?:and|but|so|since|because|as|then|we|it|it's|that's|for now|for the moment|any ?more|"
-                         r"after all|altogether|entirely|completely|too|either|please|pls|instead|though|yet|"
-                         r"(?:is|are|isn't|aren't|was)\b)\b.*$|\s+-\s.*$", re.IGNORECASE | re.DOTALL)
-_DETERMINER = re.compile(r"^(?:(?:about|with|on|the|a|an|that|this|those|these|all|any|my|our|your|whole|entire|"
-                         r"idea of|part about|bit about|doing|adding|building|making|implementing|writing|creating)\s+)+",
-                         re.IGNORECASE)
-_TRAILING = re.compile(r"(?:\s+(?:part|bit|idea|stuff|thing|things|step|for now|request|work|to|of|for|with|in|on|at|"
-                       r"next|by|from|the|a|an))+$", re.IGNORECASE)
-#: Objects that name no task the reader can hold a summary to.
-_GENERIC = {"it", "that", "this", "them", "those", "these", "everything", "all", "rest", "that one", "this one",
-            "above", "last", "previous", "tests", "test", "docs", "changes", "change", "code", "file", "files",
-            "step", "steps", "task", "tasks", "plan", "idea", "thing", "things", "last one", "last step",
-            "last part", "rest of it", "what i said", "my last message", "the last message", "others",
-            "other one", "one", "other", "both", "either", "anything", "something", "me", "you", "him", "her", "us",
-            "anything else", "everything else", "something else", "nothing else", "else", "the rest",
-            "other files", "other stuff", "stuff", "unrelated code", "unrelated files"}
-_WORDS = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'-]*")
-_MAX_OBJECT_WORDS = 7
-
-
-def _object(raw: str) -> str | None:
-    """The task a cancel phrase names, trimmed to its noun phrase; None for a pronoun or a generic word."""
-    text = _OBJECT_END.sub("", " ".join(raw.split())).strip(" '’`*_")
-    text = _DETERMINER.sub("", text)
-    text = _TRAILING.sub("", text).strip(" '’`*_")
-    words = _WORDS.findall(text)
-    if not words or len(words) > _MAX_OBJECT_WORDS or text.lower() in _GENERIC:
-        return None
-    if len(words) == 1 and (len(words[0]) < 4 or words[0].lower() in _GENERIC):
-        return None
-    return text
-
-
-#: A sentence that makes its cancel phrase conditional: "if it fails, forget the retry".
-_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case|otherwise|until|should|whether)\b", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
-
-
-def _sentence_around(message: str, at: int) -> tuple[str, str]:
-    """The words of ``at``'s sentence before it, and its sentence with the next one."""
-    start = max((m.end() for m in _SENTENCE_END.finditer(message, 0, at)), default=0)
-    ends = [m.end() for m in _SENTENCE_END.finditer(message, at)]
-    return message[start:at], message[start:ends[1] if len(ends) > 1 else len(message)]
 
 
 def _readings(message: str) -> list[tuple[str, str]]:
@@ -169,46 +115,37 @@ def _readings(message: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if len(message) > LONG_MESSAGE_CHARS and not mostly_prose(message):
         return found
-    for m in _CLAUSE.finditer(message):
-        at = m.end()
-        if at >= len(message):
-            continue
-        before, around = _sentence_around(message, at)
-        if _CONDITION.search(before):
+    for at in clause_starts(message):
+        before, around = sentence_around(message, at)
+        if CONDITION.search(before):
             continue
         changed = bool(_CHANGED.search(around))
-        negated_before = bool(_NOT_A_CANCEL.search(message[max(0, at - 12):at]))
         opener = _OPENER.match(message, at)
-        if opener is not None and not negated_before:
+        if opener is not None and not negated_before(message, at):
             verb = opener.group("verb")
-            subject = _object(opener.group("object"))
+            subject = phrase_object(opener.group("object"))
             if re.fullmatch(_WEAK, verb, re.IGNORECASE):
                 # a weak verb needs a word that says the plan changed, and for "drop" no database
                 # object ("actually, drop the orders table")
                 if subject and changed and not (verb.lower() == "drop" and _DATABASE.search(subject)):
                     found.append((subject, "planned"))
-            elif re.fullmatch(HANDS_OFF, verb, re.IGNORECASE):
-                if subject and not _FOR_A_WHILE.search(around):
-                    found.append((subject, "hands_off"))
-            elif re.fullmatch(r"(?:don't|do not)\s+do", verb, re.IGNORECASE) and _FOR_A_WHILE.search(around):
+            elif re.fullmatch(r"(?:don't|do not)\s+do", verb, re.IGNORECASE) and FOR_A_WHILE.search(around):
                 pass   # "don't do the migration yet": a matter of order, not a cancellation
             elif re.fullmatch(_STOP, verb, re.IGNORECASE):
                 if subject:
                     found.append((subject, "stop"))
             elif subject:
                 found.append((subject, "cancel"))
-        after = HANDS_OFF_AFTER.match(message, at)
-        if after is not None and not negated_before and not _FOR_A_WHILE.search(around) \
-                and (subject := _object(after.group("object"))):
-            found.append((subject, "hands_off"))
         listed = _OFF_THE_LIST.match(message, at)
-        if listed is not None and (subject := _object(listed.group("object"))):
+        if listed is not None and (subject := phrase_object(listed.group("object"))):
             found.append((subject, "cancel"))
         first = _OBJECT_FIRST.match(message, at)
         if first is not None:
-            subject = _object(first.group("object") or first.group("object2") or "")
+            subject = phrase_object(first.group("object") or first.group("object2") or "")
             if subject:
                 found.append((subject, "cancel"))
+    # what the person forbade changing ("don't touch X"): the one reader of prohibitions
+    found += [(f.what, "hands_off") for f in forbidden(message) if f.forbids == "change"]
     return list(dict.fromkeys(found))
 
 

@@ -11,7 +11,8 @@ when no record of the session holds its words:
 * not told by most of its words in any one of those records: a misquote of a real message (a word
   changed, a typo fixed) is the missing message's fault, which verbatim_user_messages reports as such.
 
-A quote the summary marks as abridged (``…``, ``[...]``, ``[detailed plan]``) is read part by part;
+A quote the summary marks as abridged (``…``, ``[...]``, ``[detailed plan]``) is read part by part, and
+one that lists messages apart with semicolons piece by piece;
 a part shorter than :data:`MIN_WORDS` words (an option label, "merged") is not judged. The summarisation
 request a summary lists as the last message is tolerated by its own rule (``SUMMARY_REQUEST``).
 
@@ -169,6 +170,14 @@ def _parts(quote: str) -> list[str]:
     return out
 
 
+def _listed_apart(part: str, person: list[Record]) -> bool:
+    """Whether ``part`` lists the person's messages apart with semicolons (``"fix the login bug; add a
+    test for it"``): every piece of it long enough to judge is said by the person, and one is."""
+    pieces = [p.strip(" .") for p in part.split(";")]
+    judged = [p for p in pieces if len(p.split(" ")) >= MIN_WORDS]
+    return len(pieces) > 1 and bool(judged) and all(_said_in(p, person) for p in judged)
+
+
 def invented_quotes(body: str, records: Callable[[], tuple[list[Record], list[Record]]]
                     ) -> list[Invented]:
     """The quotes of section 6 (``body``) that no record of
@@ -189,7 +198,7 @@ def invented_quotes(body: str, records: Callable[[], tuple[list[Record], list[Re
                 read = records()
             person, assistant = read
             for part in parts:
-                if _said_in(part, person):
+                if _said_in(part, person) or _listed_apart(part, person):
                     continue
                 said_by_assistant = _said_in(part, assistant)
                 if said_by_assistant and _OTHERS_WORDS.search(item):

@@ -4,7 +4,8 @@ Claude Code passes the arguments of ``/compact`` to the summariser as additional
 person's own instruction wins over the base prompt: a summary that leaves out what it was told to
 leave out is right to. Read conservatively, only clear leave-out wording counts: "leave out X",
 "don't/do not include (or mention, keep, list) X", "skip X", "omit X", "exclude X" at the start of a clause
-("ignore X", "drop X", "no X" may be about the work, not the summary: not read). Anything else (``/compact focus on the API work``, "keep only X") is graded
+("ignore X", "drop X", "no X" may be about the work, not the summary: not read; "no sections",
+"without headings" ask for a form, :mod:`.summary_form`, and leave nothing out). Anything else (``/compact focus on the API work``, "keep only X") is graded
 as before: a focus is not a leave-out of everything else.
 
 ``X`` is a topic ("the PDF detour") or a kind of fact: "errors" (error messages, stack traces,
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .summary_form import format_request
 
 __all__ = ["LeaveOut", "leave_out", "left_out", "left_out_note", "unread_note", "with_leave_out"]
 
@@ -82,6 +85,8 @@ def leave_out(args: str | None) -> list[LeaveOut]:
                               if not any(v.start() < m.end() and m.start() < v.end() for v in verbs))],
                    key=lambda m: m.start())
     for m in found:
+        if (form := format_request(m.group(0))) is not None and form.structure:
+            continue   # "no sections", "without headings": a form asked for, not a fact left out
         what = _TAIL.sub("", m.group("what").strip())
         words = _words(what)
         content = [w for w in words if w not in _GENERIC]
@@ -110,8 +115,9 @@ def unread_note(args: str | None, asked: list[LeaveOut]) -> str:
     not read as a leave-out of what failed (the person can judge whether it asked for it), or ""
     without ``/compact`` text."""
     text = " ".join((args or "").split())
-    if not text:
-        return ""
+    form = format_request(args)
+    if not text or (not asked and form is not None and form.structure):
+        return ""   # a form asked for ("5 bullets, no sections"): the reasons that read it say so
     shown = text if len(text) <= 100 else text[:99] + "…"
     if not asked:
         return f"; the /compact text was \"{shown}\": not read as a leave-out"

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from .extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
 from .pasted import prose_kept
-from .refinement import running_requests
+from .refinement import running_requests, starts_new_task
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize, strip_fences
 
@@ -73,13 +73,16 @@ def copy_runs_on(text: str, hay: Haystack, others: Sequence[str] = ()) -> str:
     edges) or the message is not there word for word. A quote whose marks cannot be paired (the
     message has quotes of its own) is not read as one. A quote that lists the message with others
     of the person's messages (``others``), each whole and apart by " / " (``"3. New / try again"``,
-    a real 2.1.205 section 6 for two messages in a row), adds nothing the person did not type.
+    a real 2.1.205 section 6 for two messages in a row) or by semicolons (``"fix the login bug; add
+    a test for it"``), adds nothing the person did not type.
 
     >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug. Also drop the old tables."'))
     'also drop the old tables.'
     >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug" (first request)'))
     ''
     >>> copy_runs_on("fix the login bug", Haystack('- "fix the login bug / try again"'), ["try again"])
+    ''
+    >>> copy_runs_on("fix the login bug", Haystack('"fix the login bug; add a test"'), ["add a test"])
     ''
     """
     norm = normalize(text)
@@ -112,14 +115,19 @@ def copy_runs_on(text: str, hay: Haystack, others: Sequence[str] = ()) -> str:
 
 def _lists_messages(quote: str, norm: str, others: Sequence[str]) -> bool:
     """Whether the normalised ``quote`` is the message ``norm`` and other messages of the person,
-    each whole, apart by " / " (the message's own flattened lines may hold " / " too)."""
-    parts = [p.strip() for p in quote.split(" / ")]
-    k = norm.count(" / ") + 1
-    known = {normalize(o) for o in others}
-    for i in range(len(parts) - k + 1):
-        if " / ".join(parts[i:i + k]) == norm:
-            rest = parts[:i] + parts[i + k:]
-            return bool(rest) and all(p in known for p in rest)
+    each whole, apart by " / " or by semicolons (the message's own flattened lines may hold " / " or
+    ";" too)."""
+    known = {normalize(o).strip(" .") for o in others}
+    for sep in (" / ", ";"):
+        if sep not in quote:
+            continue
+        parts = quote.split(sep)
+        k = norm.count(sep) + 1
+        for i in range(len(parts) - k + 1):
+            if sep.join(parts[i:i + k]).strip(" .") == norm.strip(" ."):
+                rest = [p.strip(" .") for p in parts[:i] + parts[i + k:]]
+                if rest and all(p in known for p in rest if p):
+                    return True
     return False
 
 
@@ -469,8 +477,9 @@ class Conversation:
 def recent_conversation(history: list, people: list) -> Conversation:
     """The last person-typed message, the ones sent right before it with no assistant message
     between (the API merges consecutive user turns, so "fix it" sent after an interrupt is one
-    request with what came before), the request a bare go-ahead ("Kick it off") starts, and what the
-    assistant said and did after it (its text, the plan or command it wrote, the results it got).
+    request with what came before), the request a bare go-ahead ("Kick it off") starts (a short
+    message that opens a new task, "now add CSV export", stands alone), and what the assistant said
+    and did after it (its text, the plan or command it wrote, the results it got).
     Compacted right after the last request, before any reply: also the turn that request answered.
     ``people``: :func:`pytest_ctxeval.reading.extract.person_messages` of ``history`` (not empty)."""
     last = people[-1]
@@ -479,7 +488,8 @@ def recent_conversation(history: list, people: list) -> Conversation:
         if any(isinstance(m, AssistantMessage) for m in history[earlier.index + 1:run[0].index]):
             break
         run.insert(0, earlier)
-    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS:
+    if len(people) > len(run) and len(normalize(last.text).split()) <= GO_AHEAD_WORDS and \
+            not starts_new_task(last.text):   # "now add CSV export" is a request of its own
         run.insert(0, people[-len(run) - 1])
     recent = [r for p in run for r in readings(p.text)]
     if len(run) > 1:

@@ -33,8 +33,8 @@ from ..core.messages import AssistantMessage, text_of, tool_uses
 from .cancellations import cancels_something
 from .extract import significant_tokens
 
-__all__ = ["running_requests", "refines", "refinement_words", "refinement_told", "short_refinement", "CHAIN",
-           "TOLD_SHARE"]
+__all__ = ["running_requests", "refines", "refinement_words", "refinement_told", "short_refinement", "starts_new_task",
+           "CHAIN", "TOLD_SHARE"]
 
 #: How many requests back a chain of refinements is followed.
 CHAIN = 3
@@ -120,6 +120,30 @@ _GO_AHEAD = {"yes", "yeah", "yep", "yup", "okay", "sure", "ahead", "please", "pr
              "execute", "plan", "thanks", "thank", "now", "then", "alright", "cool", "nice", "awesome", "excellent",
              "works", "done", "this", "that", "them", "those", "these", "option", "way", "one", "just", "again",
              "retry", "try", "run"}
+
+
+#: An opening that moves on to the next task ("now …", "next: …", "then …", "let's …").
+_MOVES_ON = re.compile(rf"^\W*{_ACK}(?:now|next|then|after that|afterwards|let'?s|lets|moving on|new task|switch to)\b",
+                       re.IGNORECASE)
+#: Words that point back at the running work or a thing in view ("commit it", "ship this").
+_POINTS_BACK = re.compile(r"\b(?:it|them|they|its|their|this|that|these|those)\b", re.IGNORECASE)
+_OPENER_WORDS = {"now", "next", "then", "after", "afterwards", "lets", "let", "moving", "new", "task", "switch"}
+
+
+def starts_new_task(text: str) -> bool:
+    """Whether a short message opens a new task in words of its own ("now add CSV export", "next: the
+    export button"): it moves on ("now", "next", "then", "let's"), names something beyond a go-ahead
+    ("now do it", "then go ahead", "let's implement the plan" name nothing) and does not point back at
+    the running work ("then commit it"). The go-ahead rule does not join it to the request before it.
+
+    >>> starts_new_task("now add CSV export"), starts_new_task("now do it"), starts_new_task("then commit it")
+    (True, False, False)
+    """
+    said = " ".join(text.split())
+    if not _MOVES_ON.match(said) or _FOLLOW_UP.match(said) or _POINTS_BACK.search(said):
+        return False
+    return any(t not in _GO_AHEAD and t not in _FILLER and t not in _OPENER_WORDS and not t.isdigit()
+               for t in significant_tokens(said))
 
 
 def short_refinement(history: list[Any], run: list[Any]) -> bool:

@@ -22,7 +22,8 @@ from .extract import significant_tokens
 from .summary import normalize_ws
 from .task_actions import same_action
 
-__all__ = ["open_items", "marked_items", "done_item", "task_state", "task_told", "task_in_item", "TASK_OVERLAP"]
+__all__ = ["open_items", "marked_items", "done_item", "called_done", "task_state", "task_told", "task_in_item",
+           "TASK_OVERLAP"]
 
 #: A task counts as told when this share of its subject's words is in one item (a summary tells a
 #: task by its number and description: "Task #11: End-to-end test — regenerate InfiniteRunner via CLI").
@@ -307,3 +308,34 @@ def task_told(subject: str, *regions: str, share: float = TASK_OVERLAP) -> bool:
     False
     """
     return any(task_in_item(subject, item, share) for r in regions for item in _ITEMS.split(r) if item.strip())
+
+
+# ---------------------------------------------------------------------------------------------
+# A task a sentence calls done
+
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+#: "<the task> is done", "<the task> has been completed": the task is the sentence's own subject.
+_IS_DONE = re.compile(r"^(?P<subject>.+?)\s+(?:is|are|was|were|has been|have been)\s+(?:now\s+|already\s+|fully\s+)*"
+                      r"(?:done|complete|completed|finished|implemented|in place)\b(?P<rest>.*)$", re.IGNORECASE)
+
+
+def called_done(subject: str, text: str, share: float = TASK_OVERLAP) -> str | None:
+    """The sentence of ``text`` (section 8, say) that calls ``subject`` done, or None: it tells the
+    task (:func:`task_in_item`) and marks it finished (:func:`done_item`: "Finished adding the CSV
+    export", "CSV export — DONE"), or makes the task its subject and says it is done ("The CSV export
+    on the reports page is done"), with nothing that says it is not yet ("the download is not done
+    yet", "once the tests pass").
+
+    >>> called_done("Add CSV export to the reports page", "Tests pass. The CSV export on the reports page is done.")
+    'The CSV export on the reports page is done.'
+    >>> called_done("Add CSV export to the reports page", "The CSV export's button is done; the download is next.")
+    """
+    for sentence in _SENTENCES.split(text):
+        said = sentence.strip(" -*•")
+        if not said or not task_in_item(subject, said, share) or _STILL_OPEN.search(said):
+            continue
+        own = _IS_DONE.match(said.rstrip(" ."))
+        if done_item(said) or (own is not None and task_in_item(subject, own.group("subject"), share)
+                               and not _NOT_YET.search(own.group("subject") + own.group("rest"))):
+            return said
+    return None

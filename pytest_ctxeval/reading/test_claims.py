@@ -27,7 +27,7 @@ from typing import Any
 from ..core.messages import AssistantMessage, result_text, text_of
 from .session_facts import failed_test_run, failed_tests, names_failing_test, runs_tests
 
-__all__ = ["LastRun", "PassingClaim", "last_test_run", "passing_claims"]
+__all__ = ["LastRun", "PassingClaim", "TOOLS_THAT_CANNOT_RUN_TESTS", "last_test_run", "passing_claims"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,8 @@ def last_test_run(messages: list[Any]) -> LastRun | None:
             if command and runs_tests(command):
                 calls[use.id] = use
                 unsure = last is not None   # until its result is read (a run with no result: unsure)
-            elif last is not None and (use.name not in _READS or _MAY_RUN_TESTS.search(command)):
+            elif last is not None and ((use.name != "Bash" and use.name not in TOOLS_THAT_CANNOT_RUN_TESTS)
+                                       or _MAY_RUN_TESTS.search(command)):
                 unsure = True
         for res in tool_results(message):
             if (call := calls.get(res.tool_use_id)) is not None:
@@ -80,10 +81,12 @@ def last_test_run(messages: list[Any]) -> LastRun | None:
     return run
 
 
-#: Tools that cannot run tests (reading, searching, planning): a later call of any other tool, or a
-#: shell command that may run them another way, leaves the last test run's outcome unsure.
-_READS = frozenset({"Read", "Grep", "Glob", "LS", "TodoWrite", "TaskCreate", "TaskUpdate", "TaskList", "WebFetch",
-                    "WebSearch", "Edit", "Write", "MultiEdit", "NotebookEdit", "AskUserQuestion", "ExitPlanMode", "Bash"})
+#: Tools that cannot run tests (reading, searching, editing, planning): a later call of any other tool
+#: (a subagent, an MCP tool), or a shell command that may run them another way (its command decides:
+#: :data:`_MAY_RUN_TESTS`), leaves the last test run's outcome unsure.
+TOOLS_THAT_CANNOT_RUN_TESTS = frozenset({
+    "Read", "Grep", "Glob", "LS", "TodoWrite", "TaskCreate", "TaskUpdate", "TaskList", "WebFetch", "WebSearch", "Edit",
+    "Write", "MultiEdit", "NotebookEdit", "AskUserQuestion", "ExitPlanMode"})
 _MAY_RUN_TESTS = re.compile(r"\b(?:make|just|tox|nox|npm|pnpm|yarn|bun|npx|cargo|go|gradle|mvn|bazel|ctest|rake|"
                             r"mix|dotnet|ci|check|verify|validate)\b|(?:^|\s)\./|\.sh\b", re.IGNORECASE)
 
