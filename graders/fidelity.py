@@ -41,6 +41,7 @@ from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quot
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
 from pytest_ctxeval.reading.file_claims import new_claims, only_read
+from pytest_ctxeval.reading.workarounds import not_counted
 from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.prohibitions import prohibitions
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
@@ -845,9 +846,13 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     for line in case.reached(case.expect.errors):
         wanted.setdefault(line, ("expect.errors", None))
     if not wanted:
-        return Verdict.not_applicable("no tool result failed with an error in the summarised span (rejected, "
-                                      "cancelled and mis-made calls and empty probes are not errors), and no line "
-                                      "of expect.errors has come up yet")
+        others = case.shared_view("other_failures", lambda: failing_results(
+            case.summarized, kinds=("rejected", "cancelled", "tool_usage", "probe")), case.summarized)
+        told = not_counted(others, [p.text for p in person_messages(case.summarized)])
+        what = (f"no tool result failed with an error in the summarised span ({told}; an error is a failure "
+                "of the work, or a refused command line worked around another way)") if told else (
+            "no tool result failed in the summarised span")
+        return Verdict.not_applicable(f"{what}, and no line of expect.errors has come up yet")
     region = case.region("errors")
     where = _where(case, "errors", 4)
     if region is None and (why := _free_form(case, "errors")):
@@ -867,7 +872,8 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         if _present(key, items_about(region, key)):
             continue
         # told in section 4 by its tokens counts for section 4, even when section 8 also quotes it
-        kept_here = error_kept(key, res.text, str(res.input.get("command", "")), region) if res else (False, "")
+        kept_here = error_kept(key, res.text, str(res.input.get("command", "")), region,
+                               workaround=res.workaround) if res else (False, "")
         if kept_here[0]:
             how.append(kept_here[1])
             continue
@@ -876,12 +882,12 @@ def errors_preserved(case: CompactionCase) -> Verdict:
             continue
         if res is not None:
             command = str(res.input.get("command", ""))
-            kept, why = error_kept(key, res.text, command, region)
+            kept, why = error_kept(key, res.text, command, region, workaround=res.workaround)
             if not kept and res.tests:
                 why = failing_test_told(res.tests, region, errors_section=True)
                 kept = bool(why)
             if not kept and others:
-                kept, why = error_told_as_error(key, res.text, command, others)
+                kept, why = error_told_as_error(key, res.text, command, others, workaround=res.workaround)
                 if not kept and res.tests:
                     why = failing_test_told(res.tests, others)
                     kept = bool(why)

@@ -1,0 +1,64 @@
+"""Review 5 (#4, #5, #6, #13, #18-#20): hand-built sessions in words written for the test. Each rule
+is shown passing a good summary and failing a defective one with a reason that says what is wrong."""
+
+from __future__ import annotations
+
+from pytest_ctxeval.reading.workarounds import worked_around
+
+# -- #4: a command line the environment refused, then worked around, is an error to keep ---------------
+
+RUN = "python /srv/tally/gen_report.py"
+NOT_FOUND = "Exit code 127\n/bin/bash: line 1: python: command not found"
+
+
+def _workaround_case(kit, errors: str, *, asked: bool = False, worked: bool = True):
+    messages = [kit.user("generate the weekly tally report"),
+                *kit.tool("Bash", {"command": RUN}, NOT_FOUND, is_error=True)]
+    if worked:
+        messages += kit.tool("Bash", {"command": "python3 /srv/tally/gen_report.py"}, "report written: 42 rows")
+    if asked:
+        messages += [kit.user("can you run `cat missing_notes.txt`"),
+                     *kit.tool("Bash", {"command": "cat missing_notes.txt"},
+                               "Exit code 1\ncat: missing_notes.txt: No such file or directory", is_error=True)]
+    messages.append(kit.say("Done."))
+    bodies = {k: "x" for k in kit.SECTION_KINDS}
+    bodies["errors"] = errors
+    return kit.case(messages, kit.summary(bodies))
+
+
+def test_a_missing_program_worked_around_is_an_error_the_summary_keeps(grade, kit):
+    good = grade("errors_preserved", _workaround_case(kit, "- `python: command not found`; used `python3` instead"))
+    assert good.status == "pass", good.reasons
+    told_by_fix = grade("errors_preserved", _workaround_case(kit, "- the report script runs with python3, not python"))
+    assert told_by_fix.status == "pass", told_by_fix.reasons
+    bad = grade("errors_preserved", _workaround_case(kit, "- None."))
+    assert bad.status == "fail" and "python: command not found" in bad.reasons[0], bad.reasons
+    # naming the program without saying it was refused, nor what worked instead, keeps no lesson
+    vague = grade("errors_preserved", _workaround_case(kit, "- a python version issue, sorted by switching python"))
+    assert vague.status == "fail", vague.reasons
+
+
+def test_a_refusal_nothing_worked_around_and_an_asked_probe_stay_out_and_the_reason_says_so(grade, kit):
+    verdict = grade("errors_preserved", _workaround_case(kit, "- None.", worked=False, asked=True))
+    assert verdict.status == "n/a", verdict.reasons
+    reason = verdict.reasons[0]
+    assert "2 tool results failed, not counted" in reason, reason
+    assert "1 command line the shell refused, not worked around (`python /srv/tally/gen_report.py`" in reason, reason
+    assert "asked for by the person (`cat missing_notes.txt`" in reason, reason
+    assert "no tool result failed in" not in reason
+
+
+def test_a_wrong_flag_counts_by_the_flag_and_a_retry_that_only_looks_is_no_workaround(grade, kit):
+    messages = [kit.user("list what PR 12 changed"),
+                *kit.tool("Bash", {"command": "gh pr diff 12 --stat"},
+                          "unknown flag: --stat\n\nUsage:  gh pr diff [<number>] [flags]\n  --name-only  Display only names",
+                          is_error=True),
+                *kit.tool("Bash", {"command": "gh pr diff 12 --name-only"}, "src/app.py"), kit.say("One file.")]
+    bodies = {k: "x" for k in kit.SECTION_KINDS}
+    bodies["errors"] = "- PR #12 review: a reviewer asked for smaller diffs"   # "pr" and "diff", not the lesson
+    bad = grade("errors_preserved", kit.case(messages, kit.summary(bodies)))
+    assert bad.status == "fail" and "unknown flag: --stat" in bad.reasons[0], bad.reasons
+    bodies["errors"] = "- `gh pr diff` has no `--stat` flag; `--name-only` lists the files"
+    assert grade("errors_preserved", kit.case(messages, kit.summary(bodies))).status == "pass"
+    assert worked_around("docker ps", [("which docker || /usr/local/bin/docker ps", True)]) == ""
+    assert worked_around("cd web && grep -n foo *.ts", [("grep -n foo web/*.ts", True)]) == ""
