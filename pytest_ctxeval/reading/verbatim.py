@@ -16,7 +16,8 @@ A summariser that keeps a message "verbatim" still changes characters that carry
   (``[Image #2]``, ``[Pasted text #1 +40 lines]``) kept or dropped;
 * a typo the person made, fixed (``pythin`` -> ``python``): at most one word in 15, each one edit
   from the original, same first letter, letters only (``sync``/``async``, ``1.0.5``/``1.0.6`` differ),
-  never a word's other form (``merge``/``merged``, ``test``/``tests``).
+  never a word's other form (``merge``/``merged``, ``test``/``tests``), never a change of a common
+  English word (``ship``/``skip``, ``lock``/``look``: :mod:`pytest_ctxeval.reading.common_words`).
 
 And a message that is a typed lead followed by pasted machine output (a stack trace, a console log, code)
 counts as kept when the lead is verbatim and the paste is what was left out; pasted output followed by a
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from .paste_error import content_free_tail, error_told, last_error_line
+from .common_words import is_common_word
 
 __all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words",
            "strip_fences", "typed_tail", "typed_after_paste", "paste_error_lost", "machine_line", "lines_apart", "word_count"]
@@ -267,6 +269,9 @@ _NEGATIONS = frozenset({"none", "never", "cannot", "cant", "dont", "doesnt", "di
                         "couldnt", "isnt", "arent", "wasnt", "werent", "havent", "hasnt", "hadnt", "mustnt", "neednt"})
 
 
+_PUNCT = ".,;:!?()'\""
+
+
 def _typo_match(needle: list[str], hay: list[str], rare: Callable[[str], bool] | None = None) -> str | None:
     """The typo fixes that make ``needle`` a run of ``hay`` (``"pythin->python"``), or None. With
     ``rare``, a word of the needle counts as a typo only when ``rare(word)``: a word the session uses
@@ -285,6 +290,9 @@ def _typo_match(needle: list[str], hay: list[str], rare: Callable[[str], bool] |
         return None
     fixes = [(a, b) for a, b in zip(needle, window) if a != b]
     if len(fixes) > allowed or not all(_near(a, b) for a, b in fixes):
+        return None
+    # a common word the person typed, changed by a letter, is another word (ship -> skip), not a typo
+    if any(is_common_word(a.strip(_PUNCT)) for a, b in fixes if a.strip(_PUNCT) != b.strip(_PUNCT)):
         return None
     if rare is not None and not all(rare(a.strip(".,;:!?()'\"")) for a, _ in fixes):
         return None

@@ -62,3 +62,31 @@ def test_a_wrong_flag_counts_by_the_flag_and_a_retry_that_only_looks_is_no_worka
     assert grade("errors_preserved", kit.case(messages, kit.summary(bodies))).status == "pass"
     assert worked_around("docker ps", [("which docker || /usr/local/bin/docker ps", True)]) == ""
     assert worked_around("cd web && grep -n foo *.ts", [("grep -n foo web/*.ts", True)]) == ""
+
+
+# -- #5: a one-letter change of a common word is another word, not a fixed typo ---------------------------
+
+
+def _quote_case(kit, typed: str, quoted: str):
+    messages = [kit.user("set up the nightly export job"), kit.say("Set up."), kit.user(typed), kit.say("On it.")]
+    bodies = {k: "x" for k in kit.SECTION_KINDS}
+    bodies["user_messages"] = f'- "set up the nightly export job"\n- "{quoted}"'
+    return kit.case(messages, kit.summary(bodies))
+
+
+def test_a_real_word_turned_into_another_is_not_a_typo_fixed(grade, kit):
+    for typed, quoted, changed in [("ship the release but skip the changelog", "skip the release but skip the changelog",
+                                    "[-ship-]{+skip+}"),
+                                   ("lock the ledger table before the import", "look the ledger table before the import",
+                                    "[-lock-]{+look+}"),
+                                   ("make the billing endpoint public", "make the billing endpoint pubic",
+                                    "[-public-]{+pubic+}")]:
+        for grader in ("verbatim_user_messages", "last_request_intact"):
+            bad = grade(grader, _quote_case(kit, typed, quoted))
+            assert bad.status == "fail" and changed in bad.reasons[0], (grader, bad.reasons)
+
+
+def test_the_persons_own_typo_fixed_still_passes(grade, kit):
+    for grader in ("verbatim_user_messages", "last_request_intact"):
+        good = grade(grader, _quote_case(kit, "rerun the exporter with pythin 3.12", "rerun the exporter with python 3.12"))
+        assert good.status == "pass" and "typo" in good.reasons[0], good.reasons
