@@ -34,13 +34,14 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, text_of
+from pytest_ctxeval.core.messages import AssistantMessage, text_of, tool_uses
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.person_quotes import person_quotes_removed
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
-from pytest_ctxeval.reading.file_claims import new_claims, only_read
+from pytest_ctxeval.reading.file_claims import new_claims, only_read, state_claims
+from pytest_ctxeval.reading.file_changes import FileLedger
 from pytest_ctxeval.reading.workarounds import not_counted
 from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.prohibitions import prohibitions
@@ -771,6 +772,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     ok, reasons = with_leave_out(ok, reasons, [w for _, w in excused], len(files), "changed files", case.compact_args,
                                   asked)
+    called_new += _called_gone(case, ledger)
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons + called_new, ok, missing=missing)
 
 
@@ -799,6 +801,38 @@ def _called_new(case: CompactionCase, changed: list[str]) -> list[str]:
         out.append(f"section 3 (line {at}) calls {claim.path} new: \"{_short(claim.line, 100)}\"; but the session read "
                    f"it before any command or subagent could have made it (its Read returned \"{_short(claim.evidence, 60)}\") "
                    "and no edit of the session wrote or moved it")
+    return out
+
+
+def _called_gone(case: CompactionCase, ledger: FileLedger) -> list[str]:
+    """Reasons for lines of section 3 that call a file the session changed deleted (no command or
+    subagent could have deleted it), pre-existing (its Write created it) or unchanged
+    (pytest_ctxeval.reading.file_claims.state_claims): the mirror of a file only read called new."""
+    section = case.sections.get("files")
+    changed = [p for p in ledger.changed() if not ledger.how.get(p, "").startswith("deleted")]
+    if section is None or not changed:
+        return []
+    def facts() -> tuple[dict[str, tuple[bool, bool]], list[str], dict[str, str]]:
+        shell = [str(u.input.get("command", "")) for m in case.history for u in tool_uses(m) if u.name == "Bash"]
+        delegated = any(u.name in ("Task", "Agent") for m in case.history for u in tool_uses(m))
+        touched = dict(touched_files(case.history))
+        names = {p: p.replace("\\", "/").rsplit("/", 1)[-1] for p in changed}
+        return ({p: (ledger.state[p].created if p in ledger.state else False,
+                     delegated or p in ledger.moved_from or any(names[p] in c for c in shell)) for p in changed},
+                list(touched), touched)
+    files, all_paths, touched = case.shared_view("state_claim_facts", facts, case.history)
+    lines = case.summary.split("\n")
+    out = []
+    for claim in state_claims(plain_emphasis(section.body), files):
+        if not file_mentioned(claim.path, claim.line, all_paths):
+            continue
+        at = _line_of(lines, section, claim.line)
+        tool = ledger.how.get(claim.path) or f"with {touched.get(claim.path, 'an edit tool')}"
+        fact = {"deleted": f"no command or subagent of the session deleted it (it was changed {tool} and no shell "
+                           "command names it)",
+                "pre-existing": f"the session created it (its {touched.get(claim.path, 'Write')} returned \"File created\")",
+                "unchanged": f"the session changed it ({tool})"}[claim.claim]
+        out.append(f"section 3 (line {at}) calls {claim.path} {claim.claim}: \"{_short(claim.line, 100)}\"; but {fact}")
     return out
 
 

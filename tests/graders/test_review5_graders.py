@@ -90,3 +90,45 @@ def test_the_persons_own_typo_fixed_still_passes(grade, kit):
     for grader in ("verbatim_user_messages", "last_request_intact"):
         good = grade(grader, _quote_case(kit, "rerun the exporter with pythin 3.12", "rerun the exporter with python 3.12"))
         assert good.status == "pass" and "typo" in good.reasons[0], good.reasons
+
+
+# -- #6: a changed file called deleted, pre-existing or unchanged -----------------------------------------
+
+
+def _files_case(kit, files_body: str, *, removed: bool = False):
+    messages = [kit.user("write the seed data and a loader for it"),
+                *kit.tool("Write", {"file_path": "/srv/farm/seed_rows.csv", "content": "id,name\n1,oak\n"},
+                          "File created successfully at: /srv/farm/seed_rows.csv"),
+                *kit.tool("Write", {"file_path": "/srv/farm/load_seed.py", "content": "import csv\n"},
+                          "File created successfully at: /srv/farm/load_seed.py")]
+    if removed:
+        messages += kit.tool("Bash", {"command": "rm /srv/farm/seed_rows.csv"}, "")
+    messages.append(kit.say("Done."))
+    bodies = {k: "x" for k in kit.SECTION_KINDS}
+    bodies["files"] = files_body
+    return kit.case(messages, kit.summary(bodies))
+
+
+def test_a_file_called_deleted_that_no_command_deleted_fails(grade, kit):
+    good = grade("files_preserved", _files_case(kit, "- seed_rows.csv (created: two rows)\n- load_seed.py (created)"))
+    assert good.status == "pass", good.reasons
+    bad = grade("files_preserved", _files_case(
+        kit, "- seed_rows.csv (created, then deleted again)\n- load_seed.py (created; removed the unused import)"))
+    assert bad.status == "fail" and len(bad.reasons) == 1, bad.reasons   # "removed the unused import" is content
+    assert "calls /srv/farm/seed_rows.csv deleted" in bad.reasons[0] and "no shell command names it" in bad.reasons[0]
+    # when a command of the session did delete it, saying so is true
+    told = grade("files_preserved", _files_case(kit, "- seed_rows.csv (created, then deleted)\n- load_seed.py (created)",
+                                                removed=True))
+    assert told.status == "pass", told.reasons
+
+
+def test_a_written_file_called_pre_existing_or_only_read_fails(grade, kit):
+    bad = grade("files_preserved", _files_case(
+        kit, "- seed_rows.csv (pre-existing file, only read to check its rows)\n- load_seed.py (created)\n"
+             "- notes: seed_rows.csv was written by the Write tool"))
+    assert bad.status == "fail" and "calls /srv/farm/seed_rows.csv pre-existing" in bad.reasons[0], bad.reasons
+    assert 'returned "File created"' in bad.reasons[0]
+    unchanged = grade("files_preserved", _files_case(
+        kit, "- seed_rows.csv — read-only reference\n- load_seed.py (created)\n- seed_rows.csv holds the two rows"))
+    assert unchanged.status == "fail" and "calls /srv/farm/seed_rows.csv unchanged" in unchanged.reasons[-1], \
+        unchanged.reasons
