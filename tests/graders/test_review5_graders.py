@@ -132,3 +132,30 @@ def test_a_written_file_called_pre_existing_or_only_read_fails(grade, kit):
         kit, "- seed_rows.csv — read-only reference\n- load_seed.py (created)\n- seed_rows.csv holds the two rows"))
     assert unchanged.status == "fail" and "calls /srv/farm/seed_rows.csv unchanged" in unchanged.reasons[-1], \
         unchanged.reasons
+
+
+# -- #13: a whole request lost is never a full intent score ---------------------------------------------
+
+
+def _intent_case(kit, kept: int):
+    from pytest_ctxeval.grading.judging import Judge
+    from pytest_ctxeval.llm import make_llm
+
+    asks = ["rename the orchard module to grove everywhere", "keep the grove importer backwards compatible",
+            "bump the grove schema version to seven", "write a migration note for the grove rename",
+            "after that split the remaining plan across three teammates"]
+    messages = [m for a in asks for m in (kit.user(a), kit.say("Done."))]
+    told = "\n".join(f'- "{a}"' for a in asks[:kept])
+    case = kit.case(messages, kit.summary({"request": told, "user_messages": told, "next": "x"}))
+    case.judge = Judge(make_llm("offline"))
+    return case
+
+
+def test_a_lost_request_lowers_the_offline_intent_score_and_says_why(grade, kit):
+    good = grade("intent_preservation", _intent_case(kit, kept=5))
+    assert good.status == "pass" and good.score == 1.0 and not any(r.startswith("lost:") for r in good.reasons)
+    one_lost = grade("intent_preservation", _intent_case(kit, kept=4))
+    assert one_lost.score <= 0.8, one_lost.reasons
+    assert any("1 of 5 messages holds under half of its terms there (lost), so at most 4/5" in r
+               for r in one_lost.reasons), one_lost.reasons
+    assert any(r.startswith("lost: after that split the remaining plan") for r in one_lost.reasons)
