@@ -34,7 +34,7 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, text_of, tool_uses
+from pytest_ctxeval.core.messages import AssistantMessage, result_text, text_of, tool_results, tool_uses
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.person_quotes import person_quotes_removed
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
@@ -549,11 +549,12 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                      if len(c.split()) >= 4 and closest_line(c, said, 0.6) is not None]
         quotes = near_code[:1]
     if not quotes:
-        elsewhere = _quoted_elsewhere(case, recent, min_len, last.text, spoken)
+        later = case.span()[last.index + 1:]
+        elsewhere = _quoted_elsewhere(case, recent, min_len, last.text, spoken, later)
         return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
                               "it to quote the most recent conversation verbatim (the last request, or what was said "
-                              f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
-                              expected=last.text)
+                              f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}"
+                              f"{_command_as_code(body, later)}", expected=last.text)
     # Each message on one line: a quote of a whole typed list is compared with the whole list.
     near = closest_line(quotes[0], "\n".join([_flat_lines(p.text) for p in run] + after))
     shown = (f"; closest ({percent_alike(near[1], quotes[0], near[0])} similar), differences: "
@@ -687,7 +688,31 @@ _CONDITION_FILLER = {"but", "only", "not", "never", "don", "and", "the", "just",
                      "provided", "long", "that", "this", "with", "for"}
 
 
-def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str, spoken: list[str]) -> str:
+def _command_as_code(body: str, later: list) -> str:
+    """A note for a section 9 without a quote that names a command the assistant ran after the last
+    request in a code span: the rule that a code span of a command is code, not a quote, decided it."""
+    commands = [normalize(str(u.input.get("command", ""))) for m in later for u in tool_uses(m) if u.name == "Bash"]
+    for m in _CODE_SPAN.finditer(body):
+        span = normalize(m.group(1))
+        if len(span) >= 10 and any(span in c or (len(c) >= 10 and c in span) for c in commands):
+            return (f"; section 9 names a command run after it, `{_short(m.group(1), 60)}`, in a code span, which "
+                    "counts as code, not a quote (a code span of a command or path is code)")
+    return ""
+
+
+def _said_by(hit: str, later: list) -> str:
+    """Who said a quote of what came after the last request: the assistant, a command it wrote, or a
+    tool's output (a test title in a runner's log is no one's words)."""
+    hit = normalize(hit)
+    if any(hit in normalize(text_of(m.content)) for m in later if isinstance(m, AssistantMessage)):
+        return "what the assistant said after the last request"
+    if any(hit in normalize(result_text(r)) for m in later for r in tool_results(m)):
+        return "a tool's output after the last request (not the person's or the assistant's words)"
+    return "code or a command the assistant wrote after the last request (not what anyone said)"
+
+
+def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str, spoken: list[str],
+                      later: list | None = None) -> str:
     """A note for a section 9 without a quote: another section of the summary that does quote the
     most recent conversation (section 8 often does), which section 9 could have carried. The note
     says "quotes it" only of the last request; a quote of what came after it (a task title in a tool's
@@ -702,7 +727,8 @@ def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, las
             start = hits[0][:25]
             at = next((i + 1 for i in range(max(other.line - 1, 0), len(lines)) if start in normalize_ws(lines[i])),
                       other.line)
-            what = "it" if _quote_in(hits[0], [last], min_len) else "the most recent conversation"
+            what = "it" if _quote_in(hits[0], [last], min_len) else (
+                _said_by(hits[0], later) if later is not None else "the most recent conversation")
             return f" (section {number} quotes {what}, line {at}: \"{_short(hits[0], 50)}\", but not in the next step)"
     return ""
 
@@ -851,12 +877,33 @@ def _unnamed_note(path: str, text: str, files: list[str]) -> str:
     namesakes = same_name(path, files)
     if namesakes and re.search(rf"(?<![\w./-]){re.escape(base)}(?![\w-]|\.\w)", flat):
         return f" (the summary says only '{base}', the name of {len(namesakes) + 1} changed files)"
+    if span := _in_named_range(base, flat):
+        return f" (named only as part of a range: '{span}')"
     folder = norm.rsplit("/", 1)[0]
     parts = [p for p in folder.split("/") if p]
     for k in range(min(len(parts), 3), 0, -1):
         tail = "/".join(parts[-k:])
         if re.search(rf"(?<![\w.-]){re.escape(tail)}/?(?![\w./-])", flat) and (k > 1 or len(tail) >= 8):
             return f" (only its folder '{tail}/' is named)"
+    return ""
+
+
+#: A range of numbered names: "00_overview through 08_cleanup-docs", "01-setup.md to 05-deploy.md".
+_NAMED_RANGE = re.compile(r"(?<![\w.-])(?P<a>(?P<na>\d+)[\w.-]*)\s*(?:through|thru|to|until|[-–—]|\.\.\.?)\s*"
+                          r"(?P<b>(?P<nb>\d+)[\w.-]*)")
+
+
+def _in_named_range(base: str, text: str) -> str:
+    """The range of numbered names in ``text`` whose numbers hold the number ``base`` starts with
+    ("02_data-layer.md" in "00_overview through 08_cleanup-docs"), or ``""``. A range tells a reader the
+    file is among those, not which of them changed: the file is still not named, the reason says so."""
+    own = re.match(r"\d+(?=[_.-])", base)
+    if own is None:
+        return ""
+    for m in _NAMED_RANGE.finditer(text):
+        if len(m.group("na")) == len(m.group("nb")) == len(own.group()) and \
+                int(m.group("na")) <= int(own.group()) <= int(m.group("nb")) and not m.group("a").replace(".", "").isdigit():
+            return m.group(0)
     return ""
 
 

@@ -40,6 +40,7 @@ from collections.abc import Callable
 
 from .paste_error import content_free_tail, error_told, last_error_line
 from .common_words import is_common_word
+from .pasted_chat import chat_start
 
 __all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words",
            "strip_fences", "typed_tail", "typed_after_paste", "paste_error_lost", "machine_line", "lines_apart", "word_count"]
@@ -372,6 +373,8 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
         # The kept words end inside a line of pasted output ("TypeError: Cannot read properties of
         # undefined" of "... (reading 'create')"): they are the start of the paste, not a typed lead.
         return None
+    if chat_start(rest) != -1 and not rest[:chat_start(rest)].strip():
+        return word_count(parts[:lo]), rest   # a pasted conversation after the lead (reading/pasted_chat.py)
     if not machine_output(rest):
         return None
     # What the person typed after the paste (a paragraph of prose after its last machine line) is
@@ -646,10 +649,12 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
     lead = _lead_kept(needle, hay.flat)
     if lead is not None:
         n, rest = lead
-        note = f"its first {n} words verbatim; the {len(rest):,} characters of pasted output after them summarised"
+        chat = chat_start(rest) != -1 and not rest[:chat_start(rest)].strip()
+        what = "pasted conversation" if chat else "pasted output"
+        note = f"its first {n} words verbatim; the {len(rest):,} characters of {what} after them summarised"
         if (tail := typed_tail(rest)) and content_free_tail(tail) and normalize(_flat(tail)) not in hay.flat:
             note += f"; the question typed after it (\"{visible(tail, 40)}\") left out, it asks nothing of its own"
-        return Match(True, "lead", note)
+        return Match(True, "chat" if chat else "lead", note)
     paste = _paste_kept(needle, hay)
     if paste is not None:
         return paste

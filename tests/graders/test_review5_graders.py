@@ -159,3 +159,79 @@ def test_a_lost_request_lowers_the_offline_intent_score_and_says_why(grade, kit)
     assert any("1 of 5 messages holds under half of its terms there (lost), so at most 4/5" in r
                for r in one_lost.reasons), one_lost.reasons
     assert any(r.startswith("lost: after that split the remaining plan") for r in one_lost.reasons)
+
+
+# -- #18: a conversation pasted after a typed lead is a paste --------------------------------------------
+
+LEAD = ("I want to split the garden planner into packages that a user copies into their project, the way the "
+        "component registries do it. Read the three example levels first and ask me before you pick a layout. "
+        "Take into account this conversation for better context:")
+CHAT = "\n".join(f"> {who}:\n{line}" for who, line in [
+    ("Dana", "should the planner ship as one library or as copied source?"),
+    ("Helper Bot", "copied source works better when agents edit it: " + "they read every file they own. " * 30),
+    ("Dana", "and updates upstream?"),
+    ("Helper Bot", "a small CLI re-applies the registry diff on request. " * 20)])
+
+
+def _chat_case(kit, quoted: str):
+    message = f"{LEAD}\n{CHAT}"
+    messages = [kit.user(message), kit.say("I'll read the levels first.")]
+    bodies = {k: "x" for k in kit.SECTION_KINDS}
+    bodies["user_messages"] = f'- "{quoted}"'
+    return kit.case(messages, kit.summary(bodies))
+
+
+def test_a_typed_lead_kept_whole_before_a_pasted_chat_passes_and_a_cut_lead_says_so(grade, kit):
+    good = grade("verbatim_user_messages", _chat_case(kit, LEAD + " [pasted conversation with Helper Bot]"))
+    assert good.status == "pass" and "conversation pasted after it summarised" in good.reasons[0], good.reasons
+    bad = grade("verbatim_user_messages", _chat_case(kit, LEAD[:120] + "... (pasted chat)"))
+    assert bad.status == "fail", bad.reasons
+    reason = bad.reasons[0]
+    assert "it is a typed lead (" in reason and "then a pasted conversation" in reason, reason
+    assert "the typed lead is cut after" in reason and "none of its last 300" not in reason, reason
+
+
+# -- #19: a file named only by a range of numbered names -----------------------------------------------
+
+
+def test_a_file_inside_a_named_range_is_still_missing_and_the_reason_says_range(grade, kit):
+    names = ["00_overview.md", "01_layout.md", "02_storage.md", "03_watering.md"]
+    messages = [kit.user("write the design notes")]
+    for n in names:
+        messages += kit.tool("Write", {"file_path": f"/srv/garden/notes/{n}", "content": "# x\n"},
+                             f"File created successfully at: /srv/garden/notes/{n}")
+    bodies = {k: "x" for k in kit.SECTION_KINDS}
+    bodies["files"] = "- notes/ (00_overview through 03_watering): four design notes"
+    bad = grade("files_preserved", kit.case(messages, kit.summary(bodies)))
+    assert bad.status == "fail", bad.reasons
+    assert all("named only as part of a range: '00_overview through 03_watering'" in r for r in bad.reasons), bad.reasons
+    bodies["files"] = "- notes/: " + ", ".join(names)
+    assert grade("files_preserved", kit.case(messages, kit.summary(bodies))).status == "pass"
+
+
+# -- #20: next_step_quote says whose words section 8 quoted, and when the code-span rule decided ----------
+
+
+def _next_case(kit, current: str, next_step: str):
+    run = "npm run e2e -- --grep 'shelf sync keeps order'"
+    messages = [kit.user("the e2e suite is still red, go through the failing specs one by one"),
+                *kit.tool("Bash", {"command": run}, "1) shelf.spec.ts:40 › shelf sync keeps order\n  Timeout 30000ms",
+                          is_error=True),
+                kit.say("The sync spec times out.")]
+    bodies = {k: "x" for k in kit.SECTION_KINDS}
+    bodies.update(current=current, next=next_step)
+    return kit.case(messages, kit.summary(bodies))
+
+
+def test_a_missing_next_step_quote_names_a_test_title_and_a_command_for_what_they_are(grade, kit):
+    good = grade("next_step_quote", _next_case(
+        kit, "Fixing the sync spec.",
+        'Rerun the spec: "the e2e suite is still red, go through the failing specs one by one"'))
+    assert good.status == "pass", good.reasons
+    bad = grade("next_step_quote", _next_case(
+        kit, 'The spec "shelf sync keeps order" times out.',
+        "Rerun `npm run e2e -- --grep 'shelf sync keeps order'` after raising the timeout."))
+    assert bad.status == "fail", bad.reasons
+    reason = bad.reasons[0]
+    assert "section 8 quotes a tool's output after the last request" in reason, reason
+    assert "names a command run after it, `npm run e2e" in reason and "counts as code, not a quote" in reason, reason
