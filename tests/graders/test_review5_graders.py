@@ -235,3 +235,28 @@ def test_a_missing_next_step_quote_names_a_test_title_and_a_command_for_what_the
     reason = bad.reasons[0]
     assert "section 8 quotes a tool's output after the last request" in reason, reason
     assert "names a command run after it, `npm run e2e" in reason and "counts as code, not a quote" in reason, reason
+
+
+# -- #10: the "what was lost" panel reads as the graders do ---------------------------------------------
+
+
+def test_the_lost_panel_uses_the_graders_matching(kit):
+    from pytest_ctxeval.grading.lost import lost_facts
+
+    root = "/home/me/orchard"
+    span = [kit.user("pull the agent branch, then fix the docs"),
+            *kit.tool("Bash", {"command": "git pull origin agent7"},
+                      "fatal: couldn't find remote ref agent7", is_error=True),
+            *kit.tool("Read", {"file_path": f"{root}/.github/workflows/ci.yml"}, "1→name: ci"),
+            *kit.tool("Read", {"file_path": "/home/me/.claude/plans/fuzzy-purring-wombat.md"}, "1→# plan"),
+            kit.say("Reading history/2026-02-20_active-agent-pivot.md and the pruneStaleRows helper next.")]
+    told = ("4. Errors and fixes:\n   - `git pull origin agent7` failed: the branch `agent7` is not on the remote\n"
+            "3. Files: `.github/workflows/ci.yml` (read), history/2026-02-20_active-agent-pivot.md (read)")
+    lost = lost_facts(span, [kit.summary_msg(told)], span)
+    assert lost.facts["errors"] == [], lost.facts["errors"]          # told by its tokens, as errors_preserved reads it
+    texts = [f.text for f in lost.facts["identifiers"]]
+    assert not any("ci.yml" in t or ".claude/plans" in t for t in texts), texts   # suffix; Claude Code storage
+    assert not any(t in ("pivot.md", "active-agent-pivot.md") for t in texts), texts   # no fragments of names
+    assert "pruneStaleRows" in texts, texts                            # what the summary dropped is still listed
+    dropped = lost_facts(span, [kit.summary_msg("3. Files: none")], span)
+    assert [f.text for f in dropped.facts["errors"]] == ["fatal: couldn't find remote ref agent7"]
