@@ -257,7 +257,7 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
     wanted = set(kinds)
     calls: dict[str, ToolUseBlock] = {}
     out = []
-    later: list[tuple[str, bool]] | None = None   # the Bash calls in order, read once when needed
+    later: list[tuple[str, str, bool]] | None = None   # the Bash calls in order, read once when needed
     for i, message in enumerate(messages):
         for use in tool_uses(message):
             calls[use.id] = use
@@ -275,7 +275,7 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
                 kind = "error"
             else:
                 kind = error_kind(tool, text, dict(found.input) if found else {})
-                if kind == "probe" and tool == "Bash" and found and "error" in wanted and refused_line(text):
+                if kind == "probe" and tool == "Bash" and found and refused_line(text):
                     # refused or not there, then done another way: a lesson, not a probe (reading/workarounds.py)
                     later = _bash_runs(messages) if later is None else later
                     mine = next((k for k, (use_id, _, _) in enumerate(later) if use_id == found.id), len(later))

@@ -11,7 +11,9 @@ of a real session counts them.
     Skill or SendMessage failing): how the agent called a tool, not how the work went;
   - ``probe``: a lookup that found nothing or a command line the shell would not take (``ls``/``cd``
     of a missing path, a command that is not installed, an unknown flag, a glob with no match) or a
-    failure with no output but its exit code: the agent asking the environment a question;
+    failure with no output but its exit code: the agent asking the environment a question (unless a
+    different command then did the job, ``python`` refused and ``python3`` run: that is an error to
+    keep, :mod:`pytest_ctxeval.reading.workarounds`, decided by :func:`~pytest_ctxeval.reading.extract.failing_results`);
   - ``error``: everything else (a failing test, a build or type error, an exception, a refused
     connection): what ``errors_preserved`` asks section 4 to keep.
 
