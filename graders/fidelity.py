@@ -35,13 +35,15 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, text_of
+from pytest_ctxeval.core.messages import AssistantMessage, result_text, text_of, tool_results, tool_uses
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.person_quotes import person_quotes_removed
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
-from pytest_ctxeval.reading.file_claims import new_claims, only_read
+from pytest_ctxeval.reading.file_claims import new_claims, only_read, state_claims
+from pytest_ctxeval.reading.file_changes import FileLedger
+from pytest_ctxeval.reading.workarounds import not_counted
 from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.prohibitions import prohibitions
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
@@ -559,11 +561,12 @@ def next_step_quote(case: CompactionCase) -> Verdict:
                      if len(c.split()) >= 4 and closest_line(c, said, 0.6) is not None]
         quotes = near_code[:1]
     if not quotes:
-        elsewhere = _quoted_elsewhere(case, recent, min_len, last.text, spoken)
+        later = case.span()[last.index + 1:]
+        elsewhere = _quoted_elsewhere(case, recent, min_len, last.text, spoken, later)
         return Verdict.failed(f"section 9 (line {section.line}) proposes a step but quotes nothing; the prompt asks "
                               "it to quote the most recent conversation verbatim (the last request, or what was said "
-                              f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}",
-                              expected=last.text)
+                              f"and done after it); the last request: \"{_short(last.text)}\"{elsewhere}"
+                              f"{_command_as_code(body, later)}", expected=last.text)
     # Each message on one line: a quote of a whole typed list is compared with the whole list.
     near = closest_line(quotes[0], "\n".join([_flat_lines(p.text) for p in run] + after))
     shown = (f"; closest ({percent_alike(near[1], quotes[0], near[0])} similar), differences: "
@@ -697,7 +700,31 @@ _CONDITION_FILLER = {"but", "only", "not", "never", "don", "and", "the", "just",
                      "provided", "long", "that", "this", "with", "for"}
 
 
-def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str, spoken: list[str]) -> str:
+def _command_as_code(body: str, later: list) -> str:
+    """A note for a section 9 without a quote that names a command the assistant ran after the last
+    request in a code span: the rule that a code span of a command is code, not a quote, decided it."""
+    commands = [normalize(str(u.input.get("command", ""))) for m in later for u in tool_uses(m) if u.name == "Bash"]
+    for m in _CODE_SPAN.finditer(body):
+        span = normalize(m.group(1))
+        if len(span) >= 10 and any(span in c or (len(c) >= 10 and c in span) for c in commands):
+            return (f"; section 9 names a command run after it, `{_short(m.group(1), 60)}`, in a code span, which "
+                    "counts as code, not a quote (a code span of a command or path is code)")
+    return ""
+
+
+def _said_by(hit: str, later: list) -> str:
+    """Who said a quote of what came after the last request: the assistant, a command it wrote, or a
+    tool's output (a test title in a runner's log is no one's words)."""
+    hit = normalize(hit)
+    if any(hit in normalize(text_of(m.content)) for m in later if isinstance(m, AssistantMessage)):
+        return "what the assistant said after the last request"
+    if any(hit in normalize(result_text(r)) for m in later for r in tool_results(m)):
+        return "a tool's output after the last request (not the person's or the assistant's words)"
+    return "code or a command the assistant wrote after the last request (not what anyone said)"
+
+
+def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, last: str, spoken: list[str],
+                      later: list | None = None) -> str:
     """A note for a section 9 without a quote: another section of the summary that does quote the
     most recent conversation (section 8 often does), which section 9 could have carried. The note
     says "quotes it" only of the last request; a quote of what came after it (a task title in a tool's
@@ -712,7 +739,8 @@ def _quoted_elsewhere(case: CompactionCase, recent: list[str], min_len: int, las
             start = hits[0][:25]
             at = next((i + 1 for i in range(max(other.line - 1, 0), len(lines)) if start in normalize_ws(lines[i])),
                       other.line)
-            what = "it" if _quote_in(hits[0], [last], min_len) else "the most recent conversation"
+            what = "it" if _quote_in(hits[0], [last], min_len) else (
+                _said_by(hits[0], later) if later is not None else "the most recent conversation")
             return f" (section {number} quotes {what}, line {at}: \"{_short(hits[0], 50)}\", but not in the next step)"
     return ""
 
@@ -782,6 +810,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     ok, reasons = with_leave_out(ok, reasons, [w for _, w in excused], len(files), "changed files", case.compact_args,
                                   asked)
+    called_new += _called_gone(case, ledger)
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons + called_new, ok, missing=missing)
 
 
@@ -813,6 +842,38 @@ def _called_new(case: CompactionCase, changed: list[str]) -> list[str]:
     return out
 
 
+def _called_gone(case: CompactionCase, ledger: FileLedger) -> list[str]:
+    """Reasons for lines of section 3 that call a file the session changed deleted (no command or
+    subagent could have deleted it), pre-existing (its Write created it) or unchanged
+    (pytest_ctxeval.reading.file_claims.state_claims): the mirror of a file only read called new."""
+    section = case.sections.get("files")
+    changed = [p for p in ledger.changed() if not ledger.how.get(p, "").startswith("deleted")]
+    if section is None or not changed:
+        return []
+    def facts() -> tuple[dict[str, tuple[bool, bool]], list[str], dict[str, str]]:
+        shell = [str(u.input.get("command", "")) for m in case.history for u in tool_uses(m) if u.name == "Bash"]
+        delegated = any(u.name in ("Task", "Agent") for m in case.history for u in tool_uses(m))
+        touched = dict(touched_files(case.history))
+        names = {p: p.replace("\\", "/").rsplit("/", 1)[-1] for p in changed}
+        return ({p: (ledger.state[p].created if p in ledger.state else False,
+                     delegated or p in ledger.moved_from or any(names[p] in c for c in shell)) for p in changed},
+                list(touched), touched)
+    files, all_paths, touched = case.shared_view("state_claim_facts", facts, case.history)
+    lines = case.summary.split("\n")
+    out = []
+    for claim in state_claims(plain_emphasis(section.body), files):
+        if not file_mentioned(claim.path, claim.line, all_paths):
+            continue
+        at = _line_of(lines, section, claim.line)
+        tool = ledger.how.get(claim.path) or f"with {touched.get(claim.path, 'an edit tool')}"
+        fact = {"deleted": f"no command or subagent of the session deleted it (it was changed {tool} and no shell "
+                           "command names it)",
+                "pre-existing": f"the session created it (its {touched.get(claim.path, 'Write')} returned \"File created\")",
+                "unchanged": f"the session changed it ({tool})"}[claim.claim]
+        out.append(f"section 3 (line {at}) calls {claim.path} {claim.claim}: \"{_short(claim.line, 100)}\"; but {fact}")
+    return out
+
+
 def _how_changed(path: str, changed: list[str], moved: dict[str, str], how: dict[str, str]) -> str:
     if path not in changed:
         return "expected"
@@ -828,12 +889,33 @@ def _unnamed_note(path: str, text: str, files: list[str]) -> str:
     namesakes = same_name(path, files)
     if namesakes and re.search(rf"(?<![\w./-]){re.escape(base)}(?![\w-]|\.\w)", flat):
         return f" (the summary says only '{base}', the name of {len(namesakes) + 1} changed files)"
+    if span := _in_named_range(base, flat):
+        return f" (named only as part of a range: '{span}')"
     folder = norm.rsplit("/", 1)[0]
     parts = [p for p in folder.split("/") if p]
     for k in range(min(len(parts), 3), 0, -1):
         tail = "/".join(parts[-k:])
         if re.search(rf"(?<![\w.-]){re.escape(tail)}/?(?![\w./-])", flat) and (k > 1 or len(tail) >= 8):
             return f" (only its folder '{tail}/' is named)"
+    return ""
+
+
+#: A range of numbered names: "00_overview through 08_cleanup-docs", "01-setup.md to 05-deploy.md".
+_NAMED_RANGE = re.compile(r"(?<![\w.-])(?P<a>(?P<na>\d+)[\w.-]*)\s*(?:through|thru|to|until|[-–—]|\.\.\.?)\s*"
+                          r"(?P<b>(?P<nb>\d+)[\w.-]*)")
+
+
+def _in_named_range(base: str, text: str) -> str:
+    """The range of numbered names in ``text`` whose numbers hold the number ``base`` starts with
+    ("02_data-layer.md" in "00_overview through 08_cleanup-docs"), or ``""``. A range tells a reader the
+    file is among those, not which of them changed: the file is still not named, the reason says so."""
+    own = re.match(r"\d+(?=[_.-])", base)
+    if own is None:
+        return ""
+    for m in _NAMED_RANGE.finditer(text):
+        if len(m.group("na")) == len(m.group("nb")) == len(own.group()) and \
+                int(m.group("na")) <= int(own.group()) <= int(m.group("nb")) and not m.group("a").replace(".", "").isdigit():
+            return m.group(0)
     return ""
 
 
@@ -857,9 +939,13 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     for line in case.reached(case.expect.errors):
         wanted.setdefault(line, ("expect.errors", None))
     if not wanted:
-        return Verdict.not_applicable("no tool result failed with an error in the summarised span (rejected, "
-                                      "cancelled and mis-made calls and empty probes are not errors), and no line "
-                                      "of expect.errors has come up yet")
+        others = case.shared_view("other_failures", lambda: failing_results(
+            case.summarized, kinds=("rejected", "cancelled", "tool_usage", "probe")), case.summarized)
+        told = not_counted(others, [p.text for p in person_messages(case.summarized)])
+        what = (f"no tool result failed with an error in the summarised span ({told}; an error is a failure "
+                "of the work, or a refused command line worked around another way)") if told else (
+            "no tool result failed in the summarised span")
+        return Verdict.not_applicable(f"{what}, and no line of expect.errors has come up yet")
     region = case.region("errors")
     where = _where(case, "errors", 4)
     if region is None and (why := _free_form(case, "errors")):
@@ -879,7 +965,8 @@ def errors_preserved(case: CompactionCase) -> Verdict:
         if _present(key, items_about(region, key)):
             continue
         # told in section 4 by its tokens counts for section 4, even when section 8 also quotes it
-        kept_here = error_kept(key, res.text, str(res.input.get("command", "")), region) if res else (False, "")
+        kept_here = error_kept(key, res.text, str(res.input.get("command", "")), region,
+                               workaround=res.workaround) if res else (False, "")
         if kept_here[0]:
             how.append(kept_here[1])
             continue
@@ -888,12 +975,12 @@ def errors_preserved(case: CompactionCase) -> Verdict:
             continue
         if res is not None:
             command = str(res.input.get("command", ""))
-            kept, why = error_kept(key, res.text, command, region)
+            kept, why = error_kept(key, res.text, command, region, workaround=res.workaround)
             if not kept and res.tests:
                 why = failing_test_told(res.tests, region, errors_section=True)
                 kept = bool(why)
             if not kept and others:
-                kept, why = error_told_as_error(key, res.text, command, others)
+                kept, why = error_told_as_error(key, res.text, command, others, workaround=res.workaround)
                 if not kept and res.tests:
                     why = failing_test_told(res.tests, others)
                     kept = bool(why)

@@ -144,7 +144,7 @@ def last_request_intact(case: CompactionCase) -> Verdict:
     if found:
         note = f" ({found.note})" if found.note else ""
         where_found = _where_found(case, [last.text] if len(fragments) == 1 else fragments)
-        if found.how in ("lead", "command"):   # the paste is summarised: what is verbatim is what the person typed
+        if found.how in ("lead", "chat", "command"):   # the paste is summarised: what is verbatim is what the person typed
             return Verdict.passed_(f"{label} has what the person typed verbatim in {where_found}, its pasted output "
                                    f"summarised{note}: \"{_short(last.text)}\"")
         return Verdict.passed_(f"{label} is verbatim in {where_found}{note}: \"{_short(last.text)}\"")

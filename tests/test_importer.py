@@ -137,9 +137,10 @@ def test_fasthooks_golden(tmp_path):
     assert scenario.provenance.session_id == "c45af7b1-cb7c-4e51-93db-8cbb250a877a"
     assert scenario.expect.intent == "do something requiring multiple tools in one turn, "
     assert scenario.expect.files == ["/workspace/hello_world.py", "/workspace/number_generator.py", "/workspace/data.txt"]
-    # `cat` of a missing file and `python` not installed are probes of the environment, not errors of
-    # the work a summary must keep (session_facts.error_kind); the summary keeps them anyway
-    assert scenario.expect.errors == []
+    # `cat` of a missing file (the person asked for it: its failure is the answer) is a probe; `python`
+    # not installed, worked around with `python3`, is an error the summary must keep (review 5, #4:
+    # reading/workarounds.py)
+    assert scenario.expect.errors == ["python: command not found"]
     assert scenario.start == datetime(2026, 1, 2, 19, 18, 31, 28_000, tzinfo=UTC)
     # parallel calls (one response over records sharing message.id) stay one turn
     widest = max(scenario.turns, key=lambda t: len(getattr(t, "tools", [])))

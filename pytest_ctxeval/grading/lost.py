@@ -39,8 +39,9 @@ from typing import Any
 from collections.abc import Iterable
 
 from ..reading.extract import (
-    edited_files, failing_results, file_mentioned, latest_todos, message_fragments, person_messages,
+    edited_files, failing_results, file_mentioned, latest_todos, message_fragments, person_messages, touched_files,
 )
+from ..reading.session_facts import claude_storage, error_kept
 from ..core.messages import (
     AssistantMessage, AttachmentMessage, CompactBoundary, TextBlock, UserMessage, plain_text,
     text_of, tool_results, tool_uses,
@@ -101,12 +102,14 @@ class Lost:
 _IDENT_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"`([^`\n]{2,60})`"),                                          # `backticked code`
     re.compile(r"(?<![\w./~-])((?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*\w)"),      # paths with a slash
-    re.compile(r"(?<![\w./-])([A-Za-z_][\w-]*\.[A-Za-z][A-Za-z0-9]{0,5})(?![\w(])"),  # file.ext, module.attr
-    re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?=\()"),          # function(, obj.method(
-    re.compile(r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w(])"),          # snake_case (columns)
-    re.compile(r"(?<![\w.])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w(])"),          # UPPER_CASE constants
-    re.compile(r"(?<![\w.])([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)(?![\w(])"),  # camelCase, PascalCase
-    re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,4})(?![\w(])"),      # dotted.names
+    # a file name may start with a digit and hold hyphens (2026-02-20_active-agent-pivot.md): never a
+    # piece of one cut at "_" or "-" (review 5, #10), so no pattern below starts or ends inside a name
+    re.compile(r"(?<![\w./-])([A-Za-z0-9_][\w-]*\.[A-Za-z][A-Za-z0-9]{0,5})(?![\w(-])"),  # file.ext, module.attr
+    re.compile(r"(?<![\w.-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?=\()"),          # function(, obj.method(
+    re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w(-])"),          # snake_case (columns)
+    re.compile(r"(?<![\w.-])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w(-])"),          # UPPER_CASE constants
+    re.compile(r"(?<![\w.-])([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)(?![\w(-])"),  # camelCase, PascalCase
+    re.compile(r"(?<![\w.-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,4})(?![\w(-])"),      # dotted.names
     re.compile(r"(?<![\w.,])(\d+(?:\.\d+)+|\d{2,})(?![\w])"),                   # numbers (2+ digits), versions
 )
 _HEXISH = re.compile(r"^(?:[0-9a-f-]{16,}|toolu_\w+|msg_\w+)$", re.IGNORECASE)
@@ -130,7 +133,7 @@ def _identifiers(text: str) -> tuple[str, ...]:
         for m in pattern.finditer(text):
             value = m.group(1).strip().rstrip(".,:;")
             if (len(value) < 2 or len(value) > 80 or value.lower() in _BORING or _HEXISH.match(value)
-                    or "REDACTED" in value):
+                    or "REDACTED" in value or re.fullmatch(r"[\d.]+\.[A-Za-z]\w*", value)):
                 continue
             spans.append((m.start(1), m.start(1) + len(value), value))
     # The longest match wins where matches overlap (src/util.py, not also util.py).
@@ -266,7 +269,9 @@ def lost_facts(summarized: list[Any], post_messages: list[Any], history: list[An
         seen_errors.add(f.key_line)
         key = normalize_ws(f.key_line)   # (contains_text, with both texts normalised once)
         held = history[f.index].uuid in pre_ids or key in pre_norm
-        if held and key not in post_norm:
+        # kept as errors_preserved counts it: the line, or its identifying tokens (session_facts.error_kept)
+        if held and key not in post_norm and not error_kept(
+                f.key_line, f.text, str(f.input.get("command", "")), post_text, workaround=f.workaround)[0]:
             out.facts["errors"].append(LostFact("errors", f.key_line, pos(f.index)))
 
     # Open todos of the latest TodoWrite.
@@ -288,6 +293,7 @@ def lost_facts(summarized: list[Any], post_messages: list[Any], history: list[An
     already = lost_paths | {normalize_ws(f.text) for f in out.facts["errors"]}
     ident_lost: dict[str, LostFact] = {}
     held_after = _Held(post_text)
+    touched = [p for p, _ in touched_files(history)]
     for m in summarized:
         for text in _said_and_done(m):
             # Secrets are masked first: an identifier is never a token pulled out of its label
@@ -295,6 +301,10 @@ def lost_facts(summarized: list[Any], post_messages: list[Any], history: list[An
             text = redact(text)[0]
             for value in identifiers(text):
                 if value in ident_lost or value in already or held_after(value):
+                    continue
+                # a path as files_preserved reads one: named by a suffix of two components or more, or
+                # by its file name; Claude Code's own storage (plans, memory) is no project file
+                if "/" in value and (claude_storage(value) or file_mentioned(value, post_slashed, touched)):
                     continue
                 ident_lost[value] = LostFact("identifiers", value, position.get(m.uuid), _context(text, value))
     out.identifiers_total = len(ident_lost)

@@ -860,6 +860,10 @@ def judge_reply(prompt: str) -> str:
         cov = sum(c for _, c in covs) / len(covs)
         lost = [w[:120] for w, c in covs if c < 0.5]
         why = f"offline heuristic: the context holds {cov:.0%} of the user's terms on average"
+        if lost:   # a whole message lost is not outweighed by the others (review 5, #13): never a full score
+            cov = min(cov, 0.8)
+            why += (f"; {len(lost)} of {len(covs)} message{'s' if len(covs) != 1 else ''} "
+                    f"{'holds' if len(lost) == 1 else 'hold'} under half of its terms there (lost), so at most 4/5")
     elif "original intent" in blocks:
         gen = next((v for k, v in blocks.items() if k.startswith("generation")), "")
         have = _terms(gen)

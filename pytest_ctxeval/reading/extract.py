@@ -31,6 +31,7 @@ from .feedback import typed_text
 from .file_changes import FileLedger
 from .mcp_writes import mcp_file_ops
 from .shell_writes import project_root, record, shell_writes
+from .workarounds import refused_line, worked_around
 from .pasted import mostly_prose
 from .summary import normalize_ws
 
@@ -75,6 +76,8 @@ class FailingResult:
     tests: tuple[tuple[str, str], ...] = ()
     #: The run exited 0 (piped through ``tail``) but its output reports failing tests.
     exit_ok: bool = False
+    #: A refused command line's later command that did the job (reading/workarounds.py).
+    workaround: str = ""
 
 
 def person_messages(messages: Iterable[Any]) -> list[PersonMessage]:
@@ -256,6 +259,7 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
     wanted = set(kinds)
     calls: dict[str, ToolUseBlock] = {}
     out = []
+    later: list[tuple[str, str, bool]] | None = None   # the Bash calls in order, read once when needed
     for i, message in enumerate(messages):
         for use in tool_uses(message):
             calls[use.id] = use
@@ -265,6 +269,7 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
                 continue
             text = result_text(res)
             tool = found.name if found else "?"
+            workaround = ""
             if not res.is_error:
                 # A test run piped through tail/grep exits 0: its failing tests are an error all the same.
                 if not failed_test_run(str(found.input["command"]) if found else "", text):
@@ -272,13 +277,27 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
                 kind = "error"
             else:
                 kind = error_kind(tool, text, dict(found.input) if found else {})
+                if kind == "probe" and tool == "Bash" and found and refused_line(text):
+                    # refused or not there, then done another way: a lesson, not a probe (reading/workarounds.py)
+                    later = _bash_runs(messages) if later is None else later
+                    mine = next((k for k, (use_id, _, _) in enumerate(later) if use_id == found.id), len(later))
+                    workaround = worked_around(str(found.input.get("command", "")),
+                                               [(c, ok) for _, c, ok in later[mine + 1:]])
+                    kind = "error" if workaround else kind
             if kind not in wanted:
                 continue
             command = str(found.input.get("command", "")) if found and tool == "Bash" else ""
             tests = tuple(failed_tests(text)) if command and runs_tests(command) else ()
             out.append(FailingResult(i, tool, res.tool_use_id, dict(found.input) if found else {}, text,
-                                     key_error_line(text), kind, tests, not res.is_error))
+                                     key_error_line(text), kind, tests, not res.is_error, workaround))
     return out
+
+
+def _bash_runs(messages: list[Any]) -> list[tuple[str, str, bool]]:
+    """``(tool_use_id, command, succeeded)`` for every Bash call, in call order."""
+    ok = {res.tool_use_id: not res.is_error for message in messages for res in tool_results(message)}
+    return [(use.id, str(use.input.get("command", "")), ok.get(use.id, False))
+            for message in messages for use in tool_uses(message) if use.name == "Bash"]
 
 
 def latest_todos(messages: Iterable[Any]) -> list[dict[str, Any]] | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..core.messages import result_text, tool_results, tool_uses
 
-__all__ = ["NewClaim", "new_claims", "only_read"]
+__all__ = ["NewClaim", "new_claims", "only_read", "StateClaim", "state_claims"]
 
 _WRITE_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 #: Tools that hand work to a subagent, whose own tool calls this transcript does not hold.
@@ -91,3 +91,67 @@ def _path_start(line: str, at: int) -> str:
     while start > 0 and re.match(r"[\w./~@-]", line[start - 1]):
         start -= 1
     return line[:start]
+
+
+# -- the mirror: a changed file called deleted, pre-existing or unchanged (review 5, #6) ---------------
+
+#: Said of a file, right beside its name: it is gone ("(deleted)", "— removed", "then deleted again").
+#: "removed the unused import" speaks of the file's content, so the word must end the clause.
+_GONE = re.compile(r"(?<!\bnot )(?<!\bnever )\b(?:deleted|removed)(?:\s+(?:again|afterwards|later|entirely|"
+                   r"(?:from|off) (?:disk|the (?:repo|repository|project|tree)))){0,2}\s*(?:[),;.]|$)", re.IGNORECASE)
+_GONE_BEFORE = re.compile(r"(?:\b(?:[Dd]eleted|DELETED|[Rr]emoved|REMOVED)\s*:?\s*[`*_\"']*)$")
+#: The file was there before the session: false of a file its Write created.
+_BEFORE_SESSION = re.compile(r"\bpre-?existing\b|\balready (?:existed|there|present)\b|\bexisting file\b", re.IGNORECASE)
+#: The session did not change it: false of a changed file (unless the clause also tells a change).
+_UNTOUCHED = re.compile(r"\bonly read\b|\bread[- ]only\b|\b(?:not|never) (?:been )?(?:modified|changed|edited|touched)\b|"
+                        r"\bunchanged\b|\buntouched\b|\bno (?:changes|edits)\b", re.IGNORECASE)
+_A_CHANGE = re.compile(r"\b(?:modif|chang|edit|add|creat|updat|fix|writ|wrote|rewr|renam|refactor|replac|implement)"
+                       r"\w*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class StateClaim:
+    line: str
+    path: str
+    claim: str      # "deleted", "pre-existing" or "unchanged"
+
+
+def _clause(rest: str) -> str:
+    """What a line says of the file named just before ``rest``: a parenthesis right after the name,
+    or the words after a dash or colon up to the end of the sentence."""
+    rest = re.sub(r"^[`*_\"']+", "", rest).lstrip()
+    if rest.startswith("("):
+        depth, out = 0, []
+        for c in rest:
+            depth += (c == "(") - (c == ")")
+            out.append(c)
+            if depth == 0:
+                break
+        return "".join(out)
+    if m := re.match(r"^[—–:-]+\s*([^.;\n]*)", rest):
+        return m.group(1)
+    return ""
+
+
+def state_claims(body: str, files: dict[str, tuple[bool, bool]]) -> list[StateClaim]:
+    """Lines of ``body`` that say one of ``files`` is deleted, pre-existing or unchanged right beside
+    its name, where the transcript says otherwise. ``files``: changed path -> ``(created, deletable)``:
+    its Write created it (so "pre-existing" is false); some command or subagent could have deleted it
+    (so "deleted" is not judged)."""
+    out = []
+    for line in body.split("\n"):
+        for path, (created, deletable) in files.items():
+            name = path.replace("\\", "/").rsplit("/", 1)[-1]
+            for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line):
+                clause = _clause(line[m.end():])
+                claim = ""
+                if not deletable and (_GONE.search(clause) or _GONE_BEFORE.search(_path_start(line, m.start()))):
+                    claim = "deleted"
+                elif created and _BEFORE_SESSION.search(clause):
+                    claim = "pre-existing"
+                elif _UNTOUCHED.search(clause) and not _A_CHANGE.search(_UNTOUCHED.sub(" ", clause)):
+                    claim = "unchanged"
+                if claim:
+                    out.append(StateClaim(line.strip(), path, claim))
+                    break
+    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from .pasted_chat import chat_start
 from .verbatim import Haystack, find, machine_line
 
 __all__ = ["TYPED_PROSE_SHARE", "prose_share", "mostly_prose", "prose_kept"]
@@ -86,4 +87,6 @@ def mostly_prose(text: str) -> bool:
     >>> mostly_prose("请把导出功能加到报表页面，不要写到共享目录。" * 100)
     True
     """
+    if (chat := chat_start(text)) > 0 and text[:chat].strip():
+        return False   # a conversation pasted after a typed lead is a paste (reading/pasted_chat.py)
     return prose_share(text) >= TYPED_PROSE_SHARE

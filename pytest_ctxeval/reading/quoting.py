@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from .extract import LONG_MESSAGE_CHARS, LONG_MESSAGE_KEEP, message_fragments, significant_tokens
 from ..core.messages import AssistantMessage, ToolResultBlock, UserMessage, result_text, text_of, tool_uses
 from .pasted import prose_kept
+from .pasted_chat import chat_start, speaker_lines
 from .refinement import running_requests, starts_new_task
 from .summary import normalize_ws
 from .verbatim import Haystack, Match, find, normalize, strip_fences
@@ -146,6 +147,8 @@ def long_message_gap(text: str, hay: Haystack) -> str:
     frags = message_fragments(text)
     if len(frags) != 2:
         return ""
+    if (chat := chat_start(text)) > 0 and text[:chat].strip():
+        return _chat_gap(text, chat, hay)
     head, tail = frags
     said = []
     for which, frag in (("first", head), ("last", tail)):
@@ -160,6 +163,18 @@ def long_message_gap(text: str, hay: Haystack) -> str:
             said.append(f"none of its {which} {LONG_MESSAGE_KEEP} are")
     return (f"; the long-message policy asks for its first and last {LONG_MESSAGE_KEEP} characters verbatim: "
             + "; ".join(said))
+
+
+def _chat_gap(text: str, chat: int, hay: Haystack) -> str:
+    """:func:`long_message_gap` for a typed lead then a pasted conversation: the lead is what must be
+    kept (reading/pasted_chat.py); the conversation may be summarised."""
+    lead = normalize_ws(text[:chat])
+    kept = _verbatim_extent(lead, hay, from_start=True)
+    ends = lead if len(lead) <= 40 else "…" + lead[-39:]
+    told = f"is cut after {kept} characters" if kept else "is not there verbatim"
+    return (f"; it is a typed lead ({len(lead):,} characters, up to \"{ends}\") then a pasted conversation "
+            f"({len(normalize_ws(text[chat:])):,} characters, {speaker_lines(text)} '> speaker:' lines), which may be "
+            f"summarised: the typed lead {told}")
 
 
 def long_prose_note(text: str) -> str:
@@ -261,7 +276,8 @@ HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead
        "prose": "long prose kept, the pasted lines in it summarised", "elsewhere": "command arguments stated outside section 6",
        "tail": "typed paragraph kept, pasted output before it summarised",
        "paste": "pasted output only, its error line kept",
-       "command": "command kept, its pasted output summarised", "emoji": "with an emoji dropped"}
+       "command": "command kept, its pasted output summarised", "emoji": "with an emoji dropped",
+       "chat": "typed lead kept, the conversation pasted after it summarised"}
 
 NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)

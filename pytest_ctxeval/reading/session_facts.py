@@ -11,7 +11,9 @@ of a real session counts them.
     Skill or SendMessage failing): how the agent called a tool, not how the work went;
   - ``probe``: a lookup that found nothing or a command line the shell would not take (``ls``/``cd``
     of a missing path, a command that is not installed, an unknown flag, a glob with no match) or a
-    failure with no output but its exit code: the agent asking the environment a question;
+    failure with no output but its exit code: the agent asking the environment a question (unless a
+    different command then did the job, ``python`` refused and ``python3`` run: that is an error to
+    keep, :mod:`pytest_ctxeval.reading.workarounds`, decided by :func:`~pytest_ctxeval.reading.extract.failing_results`);
   - ``error``: everything else (a failing test, a build or type error, an exception, a refused
     connection): what ``errors_preserved`` asks section 4 to keep.
 
@@ -36,6 +38,7 @@ from collections.abc import Iterable
 from ..core.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage, result_text
 from .probes import only_asks
 from .error_message import error_message_kept
+from .workarounds import MISSING_PATH, REFUSED, refused_tokens, workaround_words
 
 __all__ = ["error_kind", "ERROR_KINDS", "claude_storage", "failed_call_ids", "open_tasks", "error_identifiers",
            "error_kept", "items_about", "error_denied", "command_signature", "runs_tests", "failed_test_run", "failed_tests", "failing_test_told"]
@@ -61,15 +64,11 @@ _HARNESS_TOOLS = {"ExitPlanMode", "EnterPlanMode", "AskUserQuestion", "Skill", "
                   "TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "TaskOutput", "TaskStop", "ToolSearch",
                   "TeamCreate", "TeamDelete", "KillShell", "KillBash", "BashOutput", "ListMcpResourcesTool"}
 #: The shell or a CLI refused the command line as typed (whatever the command was for).
-_REFUSED_LINE = re.compile(
-    r"command not found|: not found$|unknown (?:flag|option|shorthand flag|command)|unrecognized (?:option|"
-    r"argument|subcommand|arguments)|invalid option|^\s*usage:|no matches found", re.IGNORECASE | re.MULTILINE)
+_REFUSED_LINE = REFUSED
 #: A lookup found nothing (a probe unless the command was a test, check or build).
 #: Tools that look something up: their failure is the answer "not there".
 _LOOKUP_TOOLS = {"Grep", "Glob", "LS", "WebFetch", "WebSearch", "ListMcpResources", "ReadMcpResource"}
-_PROBE_OUTPUT = re.compile(
-    r"No such file or directory|is not a git repository|did not match any file|pathspec .* did not match|"
-    r"No such process|cannot access", re.IGNORECASE | re.MULTILINE)
+_PROBE_OUTPUT = MISSING_PATH
 _ERROR_SIGNAL = re.compile(
     r"\b\w*(?:Error|Exception|Failure|Fault|Panic)\b|\b(?:FAIL|FAILED|ERROR|FATAL)\b|\b(?:error|fatal|panic)"
     r"(?:\[\w+\])?:|\bfailed\b|\bfailing\b|✗|×|\btimed out\b|\brefused\b|\bdenied\b|\bcannot\b|\bcan't\b|"
@@ -501,7 +500,8 @@ def _speaks_of_error(item: str) -> bool:
     return False
 
 
-def error_told_as_error(key_line: str, text: str, command: str, region: str) -> tuple[bool, str]:
+def error_told_as_error(key_line: str, text: str, command: str, region: str, *,
+                        workaround: str = "") -> tuple[bool, str]:
     """:func:`error_kept` for a region that is not section 4 (problem solving, current work): the
     error's identifying tokens or command must be in one item that speaks of something going wrong
     or being fixed, and that names one of the key line's own identifiers when it has some.
@@ -513,7 +513,7 @@ def error_told_as_error(key_line: str, text: str, command: str, region: str) -> 
             continue
         if own and not any(_token_in(t, item.lower()) for t in own):
             continue  # an item about another error of the same command (cargo clippy's other lints)
-        kept, why = error_kept(key_line, text, command, item)
+        kept, why = error_kept(key_line, text, command, item, workaround=workaround)
         if kept:
             return kept, why
     return False, ""
@@ -605,18 +605,28 @@ def error_denied(key_line: str, text: str, command: str, region: str) -> str:
     return ""
 
 
-def error_kept(key_line: str, text: str, command: str, region: str, *, read_all: bool = False) -> tuple[bool, str]:
+def error_kept(key_line: str, text: str, command: str, region: str, *, read_all: bool = False,
+               workaround: str = "") -> tuple[bool, str]:
     """Whether section 4 (``region``) keeps this error, and how: its identifying tokens (at least
     half of them, and at least one), or the failing command with a token of its output in one item.
     An item that says no error happened ("No ruff errors: ... passed cleanly", "never failed") or
     that names another code of the error's kind (``UP037`` for ``UP038``) keeps nothing.
     The key line's own presence is checked by the caller (``read_all``: every item counts, for
     :func:`error_denied`)."""
-    own = error_identifiers("", key_line)           # what the key line itself names
     if not read_all:
         region = items_about(region, key_line)
     if error_message_kept(key_line, region):   # the runner's frame dropped, the message verbatim (reading/error_message.py)
         return True, "its message verbatim"
+    if refused := refused_tokens(key_line, command):
+        # a command line refused, then worked around: its lesson is the program or flag refused, told
+        # as refused or with what worked instead ("python: command not found", "used python3")
+        for item in _ITEM.split(region):
+            low = item.lower()
+            if all(_token_in(t, low) for t in refused) and (_REFUSAL_WORDS.search(low) or any(
+                    _token_in(t, low) for t in workaround_words(command, workaround))):
+                return True, "the refused " + " and ".join(f"'{t}'" for t in refused)
+        return False, ""
+    own = error_identifiers("", key_line)           # what the key line itself names
     low = region.lower()
     context = [t for t in error_identifiers(text, key_line) if t not in own]
     if own and all(t.isdigit() for t in own):
@@ -659,6 +669,13 @@ def error_kept(key_line: str, text: str, command: str, region: str, *, read_all:
                     any(w in item_low for w in words) or any(_whole_word(w).search(item_low) for w in subject)):
                 return True, f"the failing {' '.join(signature)} and its output"
     return False, ""
+
+
+#: An item that tells a command line was refused (not only that something changed).
+_REFUSAL_WORDS = re.compile(
+    r"not found|not installed|not (?:available|on (?:the )?path)|unavailable|missing|(?:does ?n[o']t|did ?n[o']t) "
+    r"(?:exist|support|accept|take|know|have|work)|no such|unknown|unrecogni[sz]ed|unsupported|not supported|"
+    r"invalid|fail|error|refus|reject|exit(?: code)? 12[67]|\bwrong\b|\bisn't\b|\bis not\b")
 
 
 #: Words any error message may say: not what tells one error from another ("retry" in "TypeError:

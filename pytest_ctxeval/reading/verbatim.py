@@ -16,7 +16,8 @@ A summariser that keeps a message "verbatim" still changes characters that carry
   (``[Image #2]``, ``[Pasted text #1 +40 lines]``) kept or dropped;
 * a typo the person made, fixed (``pythin`` -> ``python``): at most one word in 15, each one edit
   from the original, same first letter, letters only (``sync``/``async``, ``1.0.5``/``1.0.6`` differ),
-  never a word's other form (``merge``/``merged``, ``test``/``tests``).
+  never a word's other form (``merge``/``merged``, ``test``/``tests``), never a change of a common
+  English word (``ship``/``skip``, ``lock``/``look``: :mod:`pytest_ctxeval.reading.common_words`).
 
 And a message that is a typed lead followed by pasted machine output (a stack trace, a console log, code)
 counts as kept when the lead is verbatim and the paste is what was left out; pasted output followed by a
@@ -38,6 +39,8 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from .paste_error import content_free_tail, error_told, last_error_line
+from .common_words import is_common_word
+from .pasted_chat import chat_start
 
 __all__ = ["normalize", "typography", "Match", "Haystack", "haystack", "find", "closest_line", "most_alike", "percent_alike", "show_difference", "visible", "machine_output", "words",
            "strip_fences", "typed_tail", "typed_after_paste", "paste_error_lost", "machine_line", "lines_apart", "word_count"]
@@ -269,6 +272,9 @@ _NEGATIONS = frozenset({"none", "never", "cannot", "cant", "dont", "doesnt", "di
                         "couldnt", "isnt", "arent", "wasnt", "werent", "havent", "hasnt", "hadnt", "mustnt", "neednt"})
 
 
+_PUNCT = ".,;:!?()'\""
+
+
 def _typo_match(needle: list[str], hay: list[str], rare: Callable[[str], bool] | None = None,
                 hay_words: frozenset[str] | None = None) -> str | None:
     """The typo fixes that make ``needle`` a run of ``hay`` (``"pythin->python"``), or None. With
@@ -294,6 +300,9 @@ def _typo_match(needle: list[str], hay: list[str], rare: Callable[[str], bool] |
         return None
     fixes = [(a, b) for a, b in zip(needle, window) if a != b]
     if len(fixes) > allowed or not all(_near(a, b) for a, b in fixes):
+        return None
+    # a common word the person typed, changed by a letter, is another word (ship -> skip), not a typo
+    if any(is_common_word(a.strip(_PUNCT)) for a, b in fixes if a.strip(_PUNCT) != b.strip(_PUNCT)):
         return None
     if rare is not None and not all(rare(a.strip(".,;:!?()'\"")) for a, _ in fixes):
         return None
@@ -378,6 +387,8 @@ def _lead_kept(needle: str, norm_hay: str, *, with_tail: bool = True) -> tuple[i
         # The kept words end inside a line of pasted output ("TypeError: Cannot read properties of
         # undefined" of "... (reading 'create')"): they are the start of the paste, not a typed lead.
         return None
+    if chat_start(rest) != -1 and not rest[:chat_start(rest)].strip():
+        return word_count(parts[:lo]), rest   # a pasted conversation after the lead (reading/pasted_chat.py)
     if not machine_output(rest):
         return None
     # What the person typed after the paste (a paragraph of prose after its last machine line) is
@@ -656,10 +667,12 @@ def find(needle: str, haystack: str | Haystack, rare: Callable[[str], bool] | No
     lead = _lead_kept(needle, hay.flat)
     if lead is not None:
         n, rest = lead
-        note = f"its first {n} words verbatim; the {len(rest):,} characters of pasted output after them summarised"
+        chat = chat_start(rest) != -1 and not rest[:chat_start(rest)].strip()
+        what = "pasted conversation" if chat else "pasted output"
+        note = f"its first {n} words verbatim; the {len(rest):,} characters of {what} after them summarised"
         if (tail := typed_tail(rest)) and content_free_tail(tail) and normalize(_flat(tail)) not in hay.flat:
             note += f"; the question typed after it (\"{visible(tail, 40)}\") left out, it asks nothing of its own"
-        return Match(True, "lead", note)
+        return Match(True, "chat" if chat else "lead", note)
     paste = _paste_kept(needle, hay)
     if paste is not None:
         return paste

@@ -44,4 +44,7 @@ def test_a_cut_long_message_names_how_much_of_its_head_is_there(grade, kit, grad
 def test_monodreams_first_request_cut_after_its_first_characters(corpus_verdict):
     verdict = corpus_verdict("roo-oliv__monodreams__2.1.150-manual-compact-args-469e58d2.jsonl", "verbatim_user_messages")
     assert verdict.status == "fail" and len(verdict.reasons) == 1
-    assert "of its first 300 are there (the start, then it is cut); none of its last 300 are" in verdict.reasons[0]
+    # review 5, #18: the message is a typed lead, then a conversation pasted in '>' speaker lines: the
+    # lead is what is cut (after 154 characters), not "none of its last 300" of the paste
+    assert "it is a typed lead (1,700 characters" in verdict.reasons[0] and "then a pasted conversation" in verdict.reasons[0]
+    assert "the typed lead is cut after 154 characters" in verdict.reasons[0]

@@ -51,5 +51,7 @@ def test_a_quote_of_a_tool_output_in_section_8_is_not_called_a_quote_of_the_last
     assert verdict.status == "fail"
     (reason,) = verdict.reasons
     assert f'the last request: "{request}"' in reason
-    assert f"(section 8 quotes the most recent conversation, line {kit.line_of(text, 'Working on dov.3')}" in reason
+    # review 5, #20: and it says whose words they are (a tool's output), not "the most recent conversation"
+    assert (f"(section 8 quotes a tool's output after the last request (not the person's or the assistant's words), "
+            f"line {kit.line_of(text, 'Working on dov.3')}") in reason
     assert "quotes it" not in reason
