@@ -1,7 +1,7 @@
 """Common English words (review 5, #5): a word on this list that a summary changes by one letter is
 another word (``ship`` -> ``skip``, ``lock`` -> ``look``, ``public`` -> ``pubic``), so the change is
-not a typo fixed. The list is ``common_words.txt`` beside this module (its header says where it
-comes from), read once."""
+not a typo fixed. The list is ``common_words.txt`` beside this module: the words of four letters or
+more of SCOWL size 35 (its header carries SCOWL's licence and notices), read once."""
 
 from __future__ import annotations
 
