@@ -12,7 +12,9 @@ generic word names nothing (:func:`phrase_object`).
 
 from __future__ import annotations
 
+import bisect
 import re
+from functools import lru_cache
 
 __all__ = ["CLAUSE", "CONDITION", "LEAD", "clause_starts", "negated_before", "phrase_object", "sentence_around"]
 
@@ -55,9 +57,20 @@ def clause_starts(message: str) -> list[int]:
 
 def sentence_around(message: str, at: int) -> tuple[str, str]:
     """The words of ``at``'s sentence before it, and its sentence with the next one."""
-    start = max((m.end() for m in _SENTENCE_END.finditer(message, 0, at)), default=0)
-    ends = [m.end() for m in _SENTENCE_END.finditer(message, at)]
-    return message[start:at], message[start:ends[1] if len(ends) > 1 else len(message)]
+    ends = _sentence_ends(message)   # each sentence end is one character: it ends right after it
+    if at > 0 and message[at - 1] in ".!?\n":
+        start = at                   # a mark right before ``at`` ends the sentence before it
+    else:
+        i = bisect.bisect_right(ends, at)
+        start = ends[i - 1] if i else 0
+    j = bisect.bisect_right(ends, at)
+    return message[start:at], message[start:ends[j + 1] if len(ends) > j + 1 else len(message)]
+
+
+@lru_cache(maxsize=64)
+def _sentence_ends(message: str) -> tuple[int, ...]:
+    """Where each sentence of ``message`` ends (read once per message: a long one has many clauses)."""
+    return tuple(m.end() for m in _SENTENCE_END.finditer(message))
 
 
 def negated_before(message: str, at: int) -> bool:
