@@ -34,17 +34,18 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, text_of
+from pytest_ctxeval.core.messages import AssistantMessage, plain_text, text_of
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.person_quotes import person_quotes_removed
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
-from pytest_ctxeval.reading.file_claims import new_claims, only_read
+from pytest_ctxeval.reading.file_claims import deleted_claims, new_claims, only_read
 from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.prohibitions import prohibitions
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
-from pytest_ctxeval.reading.answers import answer_told, typed_answers
+from pytest_ctxeval.reading.unseen_values import unseen_reasons
+from pytest_ctxeval.reading.answers import answer_told, choices, misreported_choices, typed_answers
 from pytest_ctxeval.reading.leave_out import leave_out, left_out, with_leave_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans, without_trailer
 from pytest_ctxeval.reading.refinement import refinement_told, short_refinement
@@ -302,6 +303,10 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                        "such answers in section 6, e.g. \"User chose: …\")")
     if answers and not lost_answers:
         ok += f"; {len(answers)} typed answer{'s' if len(answers) > 1 else ''} to the agent's questions told in the summary"
+    # An option of the agent's question the person did not pick, told as their choice ("User chose:
+    # Worktree" when they picked "Current directory"): the next window acts on the decision reversed.
+    misreported = _misreported_choices(case)
+    reasons += misreported
     if section is not None and case.summary_format is None:
         made_up = _invented(case, section)
         reasons += made_up
@@ -309,7 +314,35 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             return Verdict.failed(*reasons, score=round(len(people) / (len(people) + len(made_up)), 4),
                                   missing=missing)
     total = len(people) + len(answers)
+    if misreported and not missing:
+        return Verdict.failed(*reasons, score=round(total / (total + len(misreported)), 4), missing=missing)
     return Verdict.from_fraction(total - len(missing), total, reasons, ok, missing=missing)
+
+
+def _section_at(case: CompactionCase, line: int) -> str:
+    """"section 6" for a 1-based summary line (the last header at or above it), or "the summary"."""
+    heads = [sec for sec in case.sections.sections if sec.kind and sec.line <= line]
+    return f"section {heads[-1].number}" if heads else "the summary"
+
+
+def _misreported_choices(case: CompactionCase) -> list[str]:
+    """Reasons for lines of the summary that tell an option the person did not pick as their answer
+    to the agent's question (pytest_ctxeval.reading.answers.misreported_choices)."""
+    if case.summary_format is not None:
+        return []
+    asked = case.shared_view("choices", lambda: choices(case.history), case.history)
+    if not asked:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+    for bad in misreported_choices(plain_emphasis(case.summary), asked):
+        start = normalize_ws(bad.line)[:40]
+        at = next((i + 1 for i, line in enumerate(lines) if start and start in normalize_ws(plain_emphasis(line))), 0)
+        picked = " and ".join(f'"{c}"' for c in bad.choice.chosen)
+        out.append(f"{_section_at(case, at)} (line {at}) tells \"{bad.told}\" as the person's choice: \"{_short(bad.line, 110)}\"; "
+                   f"but to the agent's question \"{_short(bad.choice.question, 70)}\" they picked {picked}, not "
+                   f"\"{bad.told}\" (the decision is told reversed)")
+    return out
 
 
 def _cancellations(case: CompactionCase) -> list:
@@ -734,6 +767,11 @@ def files_preserved(case: CompactionCase) -> Verdict:
     files = list(dict.fromkeys(changed + case.reached(case.expect.files)))
     # A file the session only read, called new beside its name (pytest_ctxeval.reading.file_claims).
     called_new = _called_new(case, [*changed, *moved.values()])
+    # A value section 3 tells that the session never showed (a dated path, a version, a commit id
+    # misremembered: pytest_ctxeval.reading.unseen_values).
+    called_new += _unseen(case, "files")
+    # A file the session wrote and kept, called deleted (pytest_ctxeval.reading.file_claims).
+    called_new += _called_deleted(case, changed, ledger.how)
     if not files and called_new:
         return Verdict.failed(*called_new)
     if not files:
@@ -801,6 +839,22 @@ def _called_new(case: CompactionCase, changed: list[str]) -> list[str]:
     return out
 
 
+def _called_deleted(case: CompactionCase, changed: list[str], how: dict[str, str]) -> list[str]:
+    """Reasons for lines of section 3 that call a file deleted which the session changed and kept."""
+    section = case.sections.get("files")
+    if section is None or not changed or case.summary_format is not None:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+    for claim in deleted_claims(plain_emphasis(section.body), changed, how, case.history,
+                                lambda p, t: file_mentioned(p, t, changed)):
+        at = _line_of(lines, section, claim.line)
+        out.append(f"section 3 (line {at}) calls {claim.path} deleted: \"{_short(claim.line, 100)}\"; but the session "
+                   f"{how.get(claim.path, 'changed')} it and no command or tool of the session removed it: the file is "
+                   "there, and the next context window will not look for it")
+    return out
+
+
 def _how_changed(path: str, changed: list[str], moved: dict[str, str], how: dict[str, str]) -> str:
     if path not in changed:
         return "expected"
@@ -844,6 +898,9 @@ def errors_preserved(case: CompactionCase) -> Verdict:
             wanted.setdefault(f.key_line, (label, f))
     for line in case.reached(case.expect.errors):
         wanted.setdefault(line, ("expect.errors", None))
+    unseen = _unseen(case, "errors")   # an exit code, a count, a commit id the session never showed
+    if not wanted and unseen:
+        return Verdict.failed(*unseen)
     if not wanted:
         return Verdict.not_applicable("no tool result failed with an error in the summarised span (rejected, "
                                       "cancelled and mis-made calls and empty probes are not errors), and no line "
@@ -906,6 +963,7 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     misplaced = _misplaced_errors(case, [r for _, r in wanted.values() if r is not None])
     # A test the span's last run still fails, called passing (pytest_ctxeval.reading.test_claims).
     misplaced += _passing_claims(case)
+    misplaced += unseen
     reasons += misplaced
     by_test = sum(w.startswith("its failing test") for w in how)
     by = [f"{len(how) - by_test} by their identifying tokens" if len(how) > by_test else "",
@@ -997,6 +1055,9 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     # Work called done that no command of the session did: pushed, committed, a pull request opened
     # (pytest_ctxeval.reading.done_claims).
     unbacked = _unbacked_claims(case)
+    # A value sections 5 and 7-9 tell that the session never showed (a PR number, a commit id, a test
+    # count misremembered: pytest_ctxeval.reading.unseen_values).
+    unbacked += _unseen(case, "problem", "pending", "current", "next")
     if not items and unbacked:
         return Verdict.failed(*unbacked)
     # A todo whose work the transcript shows finished after the list was last updated (the list went
@@ -1128,6 +1189,18 @@ def _unbacked_claims(case: CompactionCase) -> list[str]:
                        f"but no command or tool call of the session did it (and no subagent ran, nor did the person "
                        f"say they did): a task called done that was never done")
     return out
+
+
+def _unseen(case: CompactionCase, *kinds: str) -> list[str]:
+    """Reasons for values the summary's sections of ``kinds`` tell that nothing in the session shows
+    (pytest_ctxeval.reading.unseen_values); the nine-section summaries of Claude Code's prompt only."""
+    if case.summary_format is not None or case.kind == "session_memory":
+        return []
+    sections = [s for k in kinds if (s := case.sections.get(k)) is not None]
+    if not sections:
+        return []
+    raw = case.shared_view("session_text", lambda: plain_text(case.history), case.history)
+    return unseen_reasons(sections, case.summary, case.history_text, raw)
 
 
 def _told_where(case: CompactionCase, subject: str) -> str:

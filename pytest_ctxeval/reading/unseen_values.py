@@ -1,0 +1,212 @@
+"""Values a summary tells about the session that the session never showed.
+
+A summariser that misremembers a value writes one of its own in its place: "PR #47 merged" for the
+session's #40, commit ``a1b2c3e`` for ``a1b2c3f``, ``history/2026-02-24_plugin.md`` for the file
+dated the 23rd, "ratatui 0.30" for the 0.29 the session wrote into ``Cargo.toml``, "27 tests pass"
+when every run printed 26, "38.75%" for a measured 28.75. The next context window acts on the wrong
+value (opens the wrong PR, checks out the wrong commit, edits a file that does not exist). These
+values are settled by the transcript, because the session can only have learnt them from a command,
+a tool's output or the person: :func:`unseen_values` reports one the session's text (every message,
+tool input and tool output before the compaction, earlier summaries included) never holds:
+
+* an issue or pull-request number (``#41``; the session holds it as ``#41``, ``pull/41``,
+  ``issues/41``, ``PR 41``, ``"number": 41``, a line of ``gh pr list``), not one that numbers the
+  session's own tasks, steps or findings ("Task #10": a summary may number its todo list itself);
+* a commit id (seven to forty hexadecimal characters with a digit and a letter, not after ``#``: a
+  colour);
+* a date inside a name or a path (``2026-02-23_plugin.md``, ``logs/2026-02-23/``; a date standing
+  alone may be the day the summary was written);
+* a measured figure with decimals (``38.75%``; the session may print it without the sign);
+* a version of three parts (``4.0.18``, ``v2.1.49``), or of two written as a requirement
+  (``@^4.0``, ``= "0.29"``, ``==1.2``), that the session holds one part away (``4.0.17``, ``0.28``)
+  and never as written: a version the session never came near may be the summariser's knowledge of
+  the package; outside the plan (sections 7 and 9 may name the version to move to);
+* a count of tests passed or failed, of errors or warnings ("26 tests pass", "3 failed" in a line
+  about tests, "reported 5 errors"; not a tally of tool calls or commands), when no output of the session prints that number beside such a count, nor two counts
+  that add up to it (a line that adds counts up, "26 + 1 = 27", is the summary's own arithmetic and
+  not judged, nor is its result said again elsewhere);
+* an exit code ("exit code 129") no result of the session ended with.
+
+Sections 6 (the person's messages, which ``verbatim_user_messages`` judges) and the kept messages
+are not read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .summary import plain_emphasis
+
+__all__ = ["UnseenValue", "derived_counts", "unseen_reasons", "unseen_values"]
+
+
+@dataclass(frozen=True)
+class UnseenValue:
+    kind: str      # what the value is: "issue or pull-request number", "commit id", "count", ...
+    value: str     # as the summary wrote it
+    line: str      # the summary's line that holds it
+
+
+_REF = re.compile(r"(?<![\w&#/])#(\d{2,6})(?!\d)")
+#: A word before ``#12`` that numbers something of the session's own ("Task #12", "Step #3", "Finding
+#7"): the summary may number its tasks itself.
+_LOCAL_NUMBER = re.compile(r"\b(?:tasks?|steps?|phases?|items?|todos?|findings?|points?|parts?|stages?|options?|"
+                           r"questions?|rounds?|cases?|tests?|iterations?|milestones?|messages?|lines?|rows?|no\.?)\s*$",
+                           re.IGNORECASE)
+_HASH = re.compile(r"(?<![\w/#.-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w/-])")
+_DATE = re.compile(r"(?<!\d)20\d\d-[01]\d-[0-3]\d(?!\d)")
+_FIGURE = re.compile(r"(?<![\w.])(\d+\.\d+)\s?%")
+_VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)(?![\w.]*\d)|"
+                      r"(?:@\^?|@~|[\^~]|==|>=|=\s*\"|:\s*\"\^?)(\d+\.\d+)(?![\w.])")
+_COUNT = re.compile(r"\b(\d+)\s+(?:(?:[\w-]+\s+){0,2}?(?:tests?|specs?|cases?)\s+)?(?:now\s+|all\s+)?"
+                    r"(passed|passing|passes|pass|failed|failing|fails|fail|errors?|warnings?)\b", re.IGNORECASE)
+#: A line that counts tests, errors or warnings (not the summary's tally of its own tool calls).
+_OF_TESTS = re.compile(r"\b(?:tests?|specs?|suites?|cases?|errors?|warnings?|pytest|jest|vitest|playwright|cargo|"
+                       r"go test|dotnet test|mocha|rspec|lint|clippy|tsc)\b", re.IGNORECASE)
+_OF_CALLS = re.compile(r"\b(?:tool calls?|calls?|commands?|requests?|attempts?|retries)\b", re.IGNORECASE)
+_EXIT = re.compile(r"\bexit(?:ed)?\s*(?:code|status)?\s*(?:of|with|=|:)?\s*(\d{1,3})\b", re.IGNORECASE)
+#: A count of tests passed as a runner prints it ("26 passed", "Passed: 26", "26 tests passing").
+_PRINTED = re.compile(r"(?<![\d.])(\d+)\s+(?:tests?\s+)?pass(?:ed|ing)?\b|\bpass(?:ed)?\W{1,3}(\d+)(?!\d)")
+_ARITHMETIC = re.compile(r"\s[+=]\s*\d|\btotal of\b|\bsum\b", re.IGNORECASE)
+_DERIVED = re.compile(r"(?:=|\btotal(?: of)?:?)\s*(\d+)\b", re.IGNORECASE)
+_ANY_VERSION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?![\w.]*\d)")
+#: Sections that plan (pending tasks, next step) may name a version or a dated file still to come.
+_PLAN_KINDS = frozenset({"pending", "next"})
+
+
+def _ref_seen(n: str, seen: str, raw: str) -> bool:
+    """Whether the session names issue or pull request ``n``: ``#n``, ``pull/n``, "PR n", ``gh pr view
+    n``, ``"number": n``, or a line of ``gh pr list`` / ``gh issue list`` (``raw``: the session's text
+    with its line breaks) that starts with it."""
+    n = n.lstrip("0") or "0"
+    if re.search(rf"(?:#|pulls?/|issues?/|merge_requests/|\b(?:pr|issue|mr)\W{{0,3}}(?:(?:view|merge|checkout|close|"
+                 rf"comment|edit|diff|checks|ready|reopen|review|status)\s+)?|number\W{{0,4}}|request\W{{0,3}})0*{n}(?!\d)",
+                 seen):
+        return True
+    return re.search(rf"(?m)^\s*#?{n}(?:\t|\s{{2,}})", raw) is not None
+
+
+def _number_seen(n: str, seen: str) -> bool:
+    return re.search(rf"(?<![\d.]){re.escape(n)}(?!\d)", seen) is not None
+
+
+def _count_seen(n: str, seen: str) -> bool:
+    """Whether the session prints ``n`` beside a passed, failed, total, tests, errors or warnings
+    count, or two counts of tests passed that add up to it (26 passed in one run, 1 in another:
+    "27 pass")."""
+    near = r"(?:pass|fail|total|tests?|specs?|ok\b|succe|error|warn)"
+    if re.search(rf"(?<![\d.]){n}(?!\d)\W{{0,3}}(?:[\w-]+\W{{1,3}}){{0,2}}{near}|{near}\w*\W{{0,4}}{n}(?!\d)", seen):
+        return True
+    printed = {int(m.group(1) or m.group(2)) for m in _PRINTED.finditer(seen)}
+    return any(int(n) - a in printed for a in printed)
+
+
+def _exit_seen(n: str, seen: str) -> bool:
+    return re.search(rf"\b(?:exit\w*|status|code|returned)\W{{0,3}}(?:code|status)?\W{{0,3}}{n}(?!\d)", seen) is not None
+
+
+def _near_version(v: str, seen: str) -> bool:
+    """Whether the session holds a version one part away from ``v`` (``0.29`` for ``0.30``,
+    ``4.0.17`` for ``4.0.18``): a version the session never came near may be the summariser's own
+    knowledge of a package, not a value of the session misremembered."""
+    parts = v.split("-")[0].split(".")
+    for m in _ANY_VERSION.finditer(seen):
+        other = m.group(1).split(".")
+        if len(other) == len(parts) and sum(a != b for a, b in zip(parts, other)) == 1:
+            return True
+    return False
+
+
+def _attached(text: str, start: int, end: int) -> bool:
+    """A date inside a name or a path: a ``/``, ``_``, a letter or a backtick right beside it."""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return before in "/_`-" or before.isalnum() or after in "/_`." or after.isalnum()
+
+
+def _values(line: str, kind: str | None) -> Iterable[tuple[str, str, str]]:
+    """(kind of value, value as written, what to look for) of each value ``line`` holds."""
+    for m in _REF.finditer(line):
+        if not _LOCAL_NUMBER.search(line[:m.start()]):
+            yield "issue or pull-request number", m.group(0), m.group(1)
+    for m in _HASH.finditer(line):
+        yield "commit id", m.group(0), m.group(0)
+    plan = kind in _PLAN_KINDS
+    if not plan:
+        for m in _DATE.finditer(line):
+            if _attached(line, m.start(), m.end()):
+                yield "date", m.group(0), m.group(0)
+        for m in _VERSION.finditer(line):
+            v = m.group(1) or m.group(2)
+            yield "version", v, v
+    for m in _FIGURE.finditer(line):
+        yield "measured figure", m.group(0).replace(" ", ""), m.group(1)
+    if not _ARITHMETIC.search(line) and _OF_TESTS.search(line) and not _OF_CALLS.search(line):
+        for m in _COUNT.finditer(line):
+            if m.group(1) != "0":
+                yield "count", m.group(0), m.group(1)
+    for m in _EXIT.finditer(line):
+        yield "exit code", m.group(0), m.group(1)
+
+
+def derived_counts(summary: str) -> frozenset[str]:
+    """The numbers a summary works out itself ("26 pre-existing + 1 new = 27", "27 total"): it may
+    say them again as a count elsewhere."""
+    return frozenset(m.group(1) for line in summary.split("\n") if _ARITHMETIC.search(line) or "total" in line.lower()
+                     for m in _DERIVED.finditer(line))
+
+
+def unseen_values(lines: Iterable[str], seen: str, kind: str | None = None,
+                  derived: frozenset[str] = frozenset(), raw: str = "") -> list[UnseenValue]:
+    """The values (see the module's kinds) in ``lines`` of a section of ``kind`` that ``seen`` (the
+    session's text, lower-cased and whitespace-normalised; ``raw``: the same with its line breaks)
+    never holds; ``derived`` are the counts the summary works out itself (:func:`derived_counts`)."""
+    out: list[UnseenValue] = []
+    for line in lines:
+        if not re.search(r"\d", line):
+            continue
+        for what, told, probe in _values(line, kind):
+            low = probe.lower()
+            if what == "issue or pull-request number":
+                found = _ref_seen(low, seen, raw)
+            elif what == "commit id":
+                found = low in seen
+            elif what == "count":
+                found = low in derived or _count_seen(low, seen)
+            elif what == "exit code":
+                found = _exit_seen(low, seen)
+            elif what == "version":
+                found = _number_seen(low, seen) or not _near_version(low.lstrip("v"), seen)
+            elif what == "measured figure":
+                found = _number_seen(low, seen)
+            else:
+                found = low in seen
+            if not found:
+                out.append(UnseenValue(what, told, line.strip()))
+    return out
+
+
+def unseen_reasons(sections: Iterable[Any], summary: str, seen: str, raw: str = "") -> list[str]:
+    """A reason for each value :func:`unseen_values` finds in the bodies of ``sections`` (parsed
+    sections of ``summary``: ``kind``, ``number``, ``body``, ``line``), naming the section, the
+    summary line and the value; ``seen`` and ``raw`` as for :func:`unseen_values`."""
+    lines = summary.split("\n")
+    derived = derived_counts(summary)
+    out = []
+    for section in sections:
+        for u in unseen_values(plain_emphasis(section.body).split("\n"), seen, section.kind, derived, raw):
+            start = " ".join(u.line.split())[:40]
+            at = next((i + 1 for i in range(max(section.line - 1, 0), len(lines))
+                       if start and start in " ".join(plain_emphasis(lines[i]).split())), section.line)
+            out.append(f"section {section.number} (line {at}) tells {u.kind} {u.value!r}, which nothing in the session "
+                       f"shows (no message, command or output before the compaction holds it): \"{_short(u.line)}\"; a "
+                       f"value misremembered sends the next context window to the wrong one")
+    return out
+
+
+def _short(text: str, n: int = 110) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
