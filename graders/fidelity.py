@@ -43,6 +43,7 @@ from pytest_ctxeval.reading.error_location import misplaced_errors
 from pytest_ctxeval.reading.file_claims import deleted_claims, new_claims, only_read
 from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.prohibitions import prohibitions
+from pytest_ctxeval.reading.rerun_claims import unverified_reruns
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
 from pytest_ctxeval.reading.unseen_values import unseen_reasons
 from pytest_ctxeval.reading.answers import answer_told, choices, misreported_choices, typed_answers
@@ -963,6 +964,8 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     misplaced = _misplaced_errors(case, [r for _, r in wanted.values() if r is not None])
     # A test the span's last run still fails, called passing (pytest_ctxeval.reading.test_claims).
     misplaced += _passing_claims(case)
+    # An error called re-run or passing that nothing ran again (pytest_ctxeval.reading.rerun_claims).
+    misplaced += _unverified_reruns(case, [r for _, r in wanted.values() if r is not None])
     misplaced += unseen
     reasons += misplaced
     by_test = sum(w.startswith("its failing test") for w in how)
@@ -1005,6 +1008,26 @@ def _misplaced_errors(case: CompactionCase, results: list[FailingResult]) -> lis
             out.append(f"section 4 (line {at}) tells {mark} in `{bad.told}`: \"{_short(bad.item, 110)}\"; but the "
                        f"failing {res.tool} result" + (f" of `{shown}`" if shown else "") +
                        f" places it in {bad.path}: \"{_short(bad.evidence, 110)}\" (the error is told against the wrong file)")
+    return out
+
+
+def _unverified_reruns(case: CompactionCase, results: list[FailingResult]) -> list[str]:
+    """Reasons for items of section 4 that call a failing command's error re-run or passing when
+    nothing ran its tool again after the failure (pytest_ctxeval.reading.rerun_claims)."""
+    section = case.sections.get("errors")
+    if section is None or not results or case.summary_format is not None:
+        return []
+    lines = case.summary.split("\n")
+
+    def tells(res: FailingResult, item: str) -> bool:
+        return error_kept(res.key_line, res.text, str(res.input.get("command", "")), item)[0]
+
+    out = []
+    for claim in unverified_reruns(_items(plain_emphasis(section.body)), results, case.summarized, tells):
+        at = _line_of(lines, section, claim.item)
+        out.append(f"section 4 (line {at}) says \"{_short(claim.claim, 90)}\" of the error of `{_short(claim.command, 60)}`: "
+                   f"\"{_short(claim.item, 100)}\"; but no command after the failure ran it again without failing (nor did a "
+                   "subagent run): a fix called verified that was never run")
     return out
 
 

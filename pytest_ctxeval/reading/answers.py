@@ -113,17 +113,20 @@ def typed_answers(messages: Sequence[Any]) -> list[TypedAnswer]:
 
 def answer_told(answer: str, text: str) -> bool:
     """Whether ``text`` (a summary, the kept messages) tells ``answer``: verbatim (whitespace and case
-    aside), or :data:`TOLD_SHARE` of its significant words (two at least) in one line."""
+    aside), or :data:`TOLD_SHARE` of its significant words (two at least) in one line that holds every
+    number of it ("back to finding 8" does not tell "back to finding 7")."""
     flat = " ".join(answer.split()).lower()
     if flat and flat in " ".join(text.split()).lower():
         return True
     wanted = set(significant_tokens(answer))
     if not wanted:
         return False
+    numbers = set(re.findall(r"\d+(?:\.\d+)?", answer))
     for line in text.splitlines():
         have = set(significant_tokens(line))
         hit = len(wanted & have)
-        if hit >= min(2, len(wanted)) and hit / len(wanted) >= TOLD_SHARE:
+        if hit >= min(2, len(wanted)) and hit / len(wanted) >= TOLD_SHARE \
+                and numbers <= set(re.findall(r"\d+(?:\.\d+)?", line)):
             return True
     return False
 

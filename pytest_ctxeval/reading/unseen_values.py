@@ -16,6 +16,8 @@ tool input and tool output before the compaction, earlier summaries included) ne
   colour);
 * a date inside a name or a path (``2026-02-23_plugin.md``, ``logs/2026-02-23/``; a date standing
   alone may be the day the summary was written);
+* a branch named in backticks ("on branch ``phase0-workspace-cleanup``") in a sentence that does not
+  speak of one still to come ("create branch …", "a new branch …"), outside the plan;
 * a measured figure with decimals (``38.75%``; the session may print it without the sign);
 * a version of three parts (``4.0.18``, ``v2.1.49``), or of two written as a requirement
   (``@^4.0``, ``= "0.29"``, ``==1.2``), that the session holds one part away (``4.0.17``, ``0.28``)
@@ -25,7 +27,8 @@ tool input and tool output before the compaction, earlier summaries included) ne
   about tests, "reported 5 errors"; not a tally of tool calls or commands), when no output of the session prints that number beside such a count, nor two counts
   that add up to it (a line that adds counts up, "26 + 1 = 27", is the summary's own arithmetic and
   not judged, nor is its result said again elsewhere);
-* an exit code ("exit code 129") no result of the session ended with.
+* an exit code ("exit code 129") no result of the session ended with, an HTTP status ("502 Bad
+  Gateway", "status 404") no output of the session holds.
 
 Sections 6 (the person's messages, which ``verbatim_user_messages`` judges) and the kept messages
 are not read.
@@ -58,15 +61,27 @@ _LOCAL_NUMBER = re.compile(r"\b(?:tasks?|steps?|phases?|items?|todos?|findings?|
                            re.IGNORECASE)
 _HASH = re.compile(r"(?<![\w/#.-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w/-])")
 _DATE = re.compile(r"(?<!\d)20\d\d-[01]\d-[0-3]\d(?!\d)")
+#: A branch named in backticks: "branch `feat/x`", "on `feat/x`", "`feat/x` branch" (a name with a
+#: ``-`` or ``/``: ``main`` is everyone's).
+_BRANCH = re.compile(r"\b(?:branch(?:es)?|on|checked out|checkout(?:\s+-b)?|switch(?:ed)? to|rebased)\s+(?:named\s+)?`([\w.]+[-/][\w./-]+)`|"
+                     r"`([\w.]+[-/][\w./-]+)`\s+branch\b", re.IGNORECASE)
+#: A line that speaks of a branch still to come ("create branch `x`", "a new branch `x`").
+_FUTURE = re.compile(r"\b(?:creat\w*|new|will|would|should|next|plan\w*|propos\w*|suggest\w*|could|to be|later)\b",
+                     re.IGNORECASE)
 _FIGURE = re.compile(r"(?<![\w.])(\d+\.\d+)\s?%")
 _VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)(?![\w.]*\d)|"
                       r"(?:@\^?|@~|[\^~]|==|>=|=\s*\"|:\s*\"\^?)(\d+\.\d+)(?![\w.])")
-_COUNT = re.compile(r"\b(\d+)\s+(?:(?:[\w-]+\s+){0,2}?(?:tests?|specs?|cases?)\s+)?(?:now\s+|all\s+)?"
-                    r"(passed|passing|passes|pass|failed|failing|fails|fail|errors?|warnings?)\b", re.IGNORECASE)
+_COUNT = re.compile(r"\b(\d+)\s+(?:(?:[\w-]+\s+)?(?:tests?|specs?|cases?)\s+(?:now\s+|all\s+)?)?"
+                    r"(?:passed|passing|passes|pass|failed|failing|fails|fail)\b|"
+                    r"\b(\d+)\s+(?:(?:new|more|remaining|lint|type|compile|compiler|clippy|build|TypeScript|tsc|mypy|ruff)\s+)?"
+                    r"(?:errors?|warnings?)\b", re.IGNORECASE)
+_STATUS = re.compile(r"\b(?:HTTP|status(?: code)?)\s*:?\s*([1-5]\d\d)\b|\b([45]\d\d)\s+(?:error|response|status|Internal|Bad|Not|"
+                     r"Unauthori[sz]ed|Forbidden|Service|Gateway|Conflict|Too)\b", re.IGNORECASE)
 #: A line that counts tests, errors or warnings (not the summary's tally of its own tool calls).
 _OF_TESTS = re.compile(r"\b(?:tests?|specs?|suites?|cases?|errors?|warnings?|pytest|jest|vitest|playwright|cargo|"
                        r"go test|dotnet test|mocha|rspec|lint|clippy|tsc)\b", re.IGNORECASE)
-_OF_CALLS = re.compile(r"\b(?:tool calls?|calls?|commands?|requests?|attempts?|retries)\b", re.IGNORECASE)
+_OF_CALLS = re.compile(r"\b\d+\s+(?:tool\s+|shell\s+|bash\s+)?(?:calls?|commands?|requests?|attempts?|retries)\b|"
+                       r"\btool calls?\b", re.IGNORECASE)
 _EXIT = re.compile(r"\bexit(?:ed)?\s*(?:code|status)?\s*(?:of|with|=|:)?\s*(\d{1,3})\b", re.IGNORECASE)
 #: A count of tests passed as a runner prints it ("26 passed", "Passed: 26", "26 tests passing").
 _PRINTED = re.compile(r"(?<![\d.])(\d+)\s+(?:tests?\s+)?pass(?:ed|ing)?\b|\bpass(?:ed)?\W{1,3}(\d+)(?!\d)")
@@ -93,13 +108,23 @@ def _number_seen(n: str, seen: str) -> bool:
     return re.search(rf"(?<![\d.]){re.escape(n)}(?!\d)", seen) is not None
 
 
-def _count_seen(n: str, seen: str) -> bool:
-    """Whether the session prints ``n`` beside a passed, failed, total, tests, errors or warnings
-    count, or two counts of tests passed that add up to it (26 passed in one run, 1 in another:
-    "27 pass")."""
-    near = r"(?:pass|fail|total|tests?|specs?|ok\b|succe|error|warn)"
-    if re.search(rf"(?<![\d.]){n}(?!\d)\W{{0,3}}(?:[\w-]+\W{{1,3}}){{0,2}}{near}|{near}\w*\W{{0,4}}{n}(?!\d)", seen):
+#: Words a runner or a compiler prints beside a count, in English and in the languages their
+#: localised builds print (MSBuild's "52 aviso(s) 0 erro(s)", dotnet test's "Aprovado: 26"; any
+#: "N word(s)" counts too).
+_COUNTED = (r"pass|fail|error|warn|total|tests?\b|specs?\b|ok\b|succe|aprovad|falh|reprovad|erro|aviso|réussi|"
+            r"échou|erreur|avertissement|bestanden|fehlgeschlagen|fehler|warnung|superad|fallid|advertencia|exitos|"
+            r"通过|失败|错误|警告|成功")
+
+
+def _count_seen(n: str, seen: str, passed: bool = False) -> bool:
+    """Whether the session prints ``n`` as a count of tests, errors or warnings ("26 passed", "Passed:
+    26", "3 errors", "Tests: 26", "26 tests"), or, for a count of tests passed (``passed``), two
+    counts of tests passed that add up to it (26 passed in one run, 1 in another: "27 pass")."""
+    if re.search(rf"(?<![\d.]){n}\s+(?:tests?\s+|specs?\s+)?(?:{_COUNTED})|(?:{_COUNTED})\w*\W{{0,3}}{n}(?![\d.])|"
+                 rf"(?<![\d.]){n}\s+\w+\((?:s|es|en|e|i)\)", seen):
         return True
+    if not passed:
+        return False
     printed = {int(m.group(1) or m.group(2)) for m in _PRINTED.finditer(seen)}
     return any(int(n) - a in printed for a in printed)
 
@@ -142,12 +167,21 @@ def _values(line: str, kind: str | None) -> Iterable[tuple[str, str, str]]:
         for m in _VERSION.finditer(line):
             v = m.group(1) or m.group(2)
             yield "version", v, v
+        for m in _BRANCH.finditer(line):
+            start = max(line.rfind(". ", 0, m.start()), line.rfind("; ", 0, m.start()), -1) + 1
+            end = min([i for i in (line.find(". ", m.end()), line.find("; ", m.end())) if i >= 0] or [len(line)])
+            if not _FUTURE.search(line[start:end]):   # the sentence that names it
+                name = m.group(1) or m.group(2)
+                yield "branch", name, name
     for m in _FIGURE.finditer(line):
         yield "measured figure", m.group(0).replace(" ", ""), m.group(1)
     if not _ARITHMETIC.search(line) and _OF_TESTS.search(line) and not _OF_CALLS.search(line):
         for m in _COUNT.finditer(line):
-            if m.group(1) != "0":
-                yield "count", m.group(0), m.group(1)
+            n = m.group(1) or m.group(2)
+            if n != "0" and not _LOCAL_NUMBER.search(line[:m.start()]) and not _STATUS.match(line, m.start()):
+                yield "count", m.group(0), n
+    for m in _STATUS.finditer(line):
+        yield "HTTP status", m.group(0), m.group(1) or m.group(2)
     for m in _EXIT.finditer(line):
         yield "exit code", m.group(0), m.group(1)
 
@@ -175,12 +209,12 @@ def unseen_values(lines: Iterable[str], seen: str, kind: str | None = None,
             elif what == "commit id":
                 found = low in seen
             elif what == "count":
-                found = low in derived or _count_seen(low, seen)
+                found = low in derived or _count_seen(low, seen, "pass" in told.lower())
             elif what == "exit code":
                 found = _exit_seen(low, seen)
             elif what == "version":
                 found = _number_seen(low, seen) or not _near_version(low.lstrip("v"), seen)
-            elif what == "measured figure":
+            elif what in ("measured figure", "HTTP status"):
                 found = _number_seen(low, seen)
             else:
                 found = low in seen
