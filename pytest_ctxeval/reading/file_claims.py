@@ -134,7 +134,7 @@ def _removal_named(path: str, messages: Iterable[Any]) -> bool:
     subagent's work)."""
     norm = path.replace("\\", "/")
     parts = [p for p in norm.split("/") if p]
-    low = 3 if norm.startswith("/") else 0     # /Users/me/… and /home/me/… name no project folder
+    low = 2 if parts[:1] in (["Users"], ["home"]) else 1 if parts[:1] == ["root"] else 0   # /Users/me/… names no project folder
     names = [parts[-1]] + [p for p in parts[max(low, len(parts) - 4):-1] if len(p) > 2] if parts else []
 
     def names_it(text: str) -> bool:

@@ -100,8 +100,10 @@ def unverified_reruns(items: list[str], failures: list[Any], messages: list[Any]
         return not tool or any(not t or (_same(t) == tool and not bad) for i, t, bad in runs if i > res.index)
 
     shell = [r for r in failures if isinstance(r.input.get("command"), str)]
-    out = []
+    out: list[RerunClaim] = []
     for item, sentence in claims:
+        if any(c.item == item for c in out):
+            continue   # one reason an item: its first claim
         told = [r for r in shell if tells(r, item)]
         # an item telling several failures speaks of them all: one run again and passing verifies it
         if told and not any(r.tests for r in told) and not any(rerun(r) for r in told):

@@ -83,8 +83,10 @@ _OF_TESTS = re.compile(r"\b(?:tests?|specs?|suites?|cases?|errors?|warnings?|pyt
 _OF_CALLS = re.compile(r"\b\d+\s+(?:tool\s+|shell\s+|bash\s+)?(?:calls?|commands?|requests?|attempts?|retries)\b|"
                        r"\btool calls?\b", re.IGNORECASE)
 _EXIT = re.compile(r"\bexit(?:ed)?\s*(?:code|status)?\s*(?:of|with|=|:)?\s*(\d{1,3})\b", re.IGNORECASE)
-#: A count of tests passed as a runner prints it ("26 passed", "Passed: 26", "26 tests passing").
-_PRINTED = re.compile(r"(?<![\d.])(\d+)\s+(?:tests?\s+)?pass(?:ed|ing)?\b|\bpass(?:ed)?\W{1,3}(\d+)(?!\d)")
+#: A count of tests passed as a runner prints it ("26 passed", "Passed: 26", "26 tests passing",
+#: dotnet test's localised "Aprovado: 26").
+_PASSED = r"(?:pass(?:ed|ing)?|aprovad[oa]s?|réussis?|bestanden|superad[oa]s?|通过)"
+_PRINTED = re.compile(rf"(?<![\d.])(\d+)\s+(?:tests?\s+)?{_PASSED}(?!\w)|(?<!\w){_PASSED}\W{{1,3}}(\d+)(?!\d)")
 _ARITHMETIC = re.compile(r"\s[+=]\s*\d|\btotal of\b|\bsum\b", re.IGNORECASE)
 _DERIVED = re.compile(r"(?:=|\btotal(?: of)?:?)\s*(\d+)\b", re.IGNORECASE)
 _ANY_VERSION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?![\w.]*\d)")
@@ -200,7 +202,7 @@ def unseen_values(lines: Iterable[str], seen: str, kind: str | None = None,
     never holds; ``derived`` are the counts the summary works out itself (:func:`derived_counts`)."""
     out: list[UnseenValue] = []
     for line in lines:
-        if not re.search(r"\d", line):
+        if not re.search(r"[\d`]", line):   # every value holds a digit, but a branch
             continue
         for what, told, probe in _values(line, kind):
             low = probe.lower()
@@ -214,6 +216,8 @@ def unseen_values(lines: Iterable[str], seen: str, kind: str | None = None,
                 found = _exit_seen(low, seen)
             elif what == "version":
                 found = _number_seen(low, seen) or not _near_version(low.lstrip("v"), seen)
+            elif what == "branch":
+                found = re.search(rf"(?<![\w.-]){re.escape(low)}(?![\w-])", seen) is not None
             elif what in ("measured figure", "HTTP status"):
                 found = _number_seen(low, seen)
             else:
