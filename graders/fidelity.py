@@ -40,6 +40,7 @@ from pytest_ctxeval.reading.person_quotes import person_quotes_removed
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
+from pytest_ctxeval.reading.code_attribution import file_texts, misattributed_code
 from pytest_ctxeval.reading.file_claims import deleted_claims, new_claims, only_read
 from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.prohibitions import prohibitions
@@ -773,6 +774,8 @@ def files_preserved(case: CompactionCase) -> Verdict:
     called_new += _unseen(case, "files")
     # A file the session wrote and kept, called deleted (pytest_ctxeval.reading.file_claims).
     called_new += _called_deleted(case, changed, ledger.how)
+    # Code shown under one file that the session wrote into another (reading.code_attribution).
+    called_new += _misattributed_code(case)
     if not files and called_new:
         return Verdict.failed(*called_new)
     if not files:
@@ -853,6 +856,23 @@ def _called_deleted(case: CompactionCase, changed: list[str], how: dict[str, str
         out.append(f"section 3 (line {at}) calls {claim.path} deleted: \"{_short(claim.line, 100)}\"; but the session "
                    f"{how.get(claim.path, 'changed')} it and no command or tool of the session removed it: the file is "
                    "there, and the next context window will not look for it")
+    return out
+
+
+def _misattributed_code(case: CompactionCase) -> list[str]:
+    """Reasons for code blocks of section 3 shown under a file whose text the session never showed
+    them in, while another file of it holds them."""
+    section = case.sections.get("files")
+    if section is None or case.summary_format is not None or "```" not in section.body:
+        return []
+    texts = case.shared_view("file_texts", lambda: file_texts(case.history), case.history)
+    paths = list(texts.text)
+    lines = case.summary.split("\n")
+    out = []
+    for bad in misattributed_code(section.body, texts, lambda p, t: file_mentioned(p, plain_emphasis(t), paths)):
+        at = _line_of(lines, section, bad.item)
+        out.append(f"section 3 (line {at}) shows under {bad.told} code the session wrote or read in {bad.shown}, none of "
+                   f"it in {bad.told}: \"{_short(bad.lines[0], 80)}\" (the snippet is attributed to the wrong file)")
     return out
 
 

@@ -15,6 +15,8 @@ defects every grader passed, each shown on the good and the bad side.
   (``reading/rerun_claims.py``).
 * A typed answer told in other words keeps its numbers ("back to finding 8" does not tell "back to
   finding 7").
+* A code block of section 3 shown under a file whose text holds none of it, while another file of the
+  session holds it (two files' snippets swapped): ``files_preserved`` fails (``reading/code_attribution.py``).
 """
 
 from __future__ import annotations
@@ -233,3 +235,50 @@ def test_an_error_fixed_without_a_verification_claim_passes(grade, kit, said):
 def test_a_typed_answer_told_in_other_words_keeps_its_numbers():
     assert answer_told("back to finding 7 please", "- Finding 8: the user asked to go back to finding 7")
     assert not answer_told("back to finding 7 please", "- the user asked to go back to finding 8")
+
+
+# -- code shown under the wrong file -----------------------------------------------------------------
+
+WORKSPACE = '[workspace]\nmembers = ["crates/lib", "crates/tui", "crates/main"]\ndefault-members = ["crates/main"]\nresolver = "3"'
+LIB = '[dependencies]\nanyhow = "1"\nserde = { version = "1", features = ["derive"] }\ntokio = { version = "1", features = ["macros"] }'
+PATTERN = '[workspace.dependencies]\nratatui = { version = "0.29", default-features = false }\ncrossterm = { version = "0.28" }'
+
+
+def _cargo(kit, *between) -> list:
+    return [kit.user("slim the workspace"), *between,
+            *kit.tool("Write", {"file_path": "/repo/Cargo.toml", "content": WORKSPACE}),
+            *kit.tool("Write", {"file_path": "/repo/crates/lib/Cargo.toml", "content": LIB}),
+            *kit.tool("Write", {"file_path": "/repo/docs/plan.md", "content": "Pattern:\n" + PATTERN})]
+
+
+def _files(first: str, second: str) -> str:
+    fence = "```"
+    block = lambda text: "\n".join("  " + line for line in [fence + "toml", *text.split("\n"), fence])  # noqa: E731
+    return (f"- `Cargo.toml` (workspace root): members cut to two\n{block(first)}\n"
+            f"- `crates/lib/Cargo.toml`: old deps stripped\n  - kept the async runtime\n{block(second)}\n"
+            "- `docs/plan.md`: the plan, with the dependency pattern")
+
+
+def test_code_under_its_own_file_passes(grade, kit):
+    verdict = grade("files_preserved", kit.case(_cargo(kit), _s(kit, files=_files(WORKSPACE, LIB))))
+    assert verdict.status == "pass", verdict.reasons
+
+
+def test_code_swapped_between_two_files_fails_naming_both(grade, kit):
+    text = _s(kit, files=_files(LIB, WORKSPACE))
+    verdict = grade("files_preserved", kit.case(_cargo(kit), text))
+    assert verdict.status == "fail"
+    reasons = [r for r in verdict.reasons if "attributed to the wrong file" in r]
+    assert len(reasons) == 2
+    assert f"section 3 (line {kit.line_of(text, 'workspace root')}) shows under /repo/Cargo.toml" in reasons[0]
+    assert "in /repo/crates/lib/Cargo.toml" in reasons[0]
+
+
+@pytest.mark.parametrize("first, second, later", [
+    (PATTERN, LIB, False),      # the plan's pattern shown under the file that follows it
+    (LIB, WORKSPACE, True),     # a subagent started after the files were first touched may have changed them
+])
+def test_a_plans_pattern_or_a_subagents_file_is_not_judged(grade, kit, first, second, later):
+    after = kit.tool("Task", {"prompt": "tidy the manifests", "description": "tidy"}, "done") if later else []
+    verdict = grade("files_preserved", kit.case(_cargo(kit) + after, _s(kit, files=_files(first, second))))
+    assert verdict.status == "pass", verdict.reasons
