@@ -1242,7 +1242,9 @@ def _unseen(case: CompactionCase, *kinds: str) -> list[str]:
     sections = [s for k in kinds if (s := case.sections.get(k)) is not None]
     if not sections:
         return []
-    raw = case.shared_view("session_text", lambda: plain_text(case.history), case.history)
+    def raw() -> str:
+        return case.shared_view("session_text", lambda: plain_text(case.history), case.history)
+
     return unseen_reasons(sections, case.summary, case.history_text, raw)
 
 

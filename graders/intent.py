@@ -297,7 +297,9 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
     # version misremembered: pytest_ctxeval.reading.unseen_values).
     if case.summary_format is None and case.kind != "session_memory":
         told = [s for k in ("request", "concepts") if (s := case.sections.get(k)) is not None]
-        raw = case.shared_view("session_text", lambda: plain_text(case.history), case.history) if told else ""
+        def raw() -> str:
+            return case.shared_view("session_text", lambda: plain_text(case.history), case.history)
+
         contradicted += unseen_reasons(told, case.summary, case.history_text, raw) if told else []
     if not case.expect.constraints:
         if contradicted:

@@ -120,7 +120,8 @@ def _blocks(body: str, paths: list[str], mentioned: Callable[[str, str], bool]) 
             code.append(line)
         elif _BULLET.match(line) and line.strip():
             indent = len(line) - len(line.lstrip())
-            named = [p for p in paths if mentioned(p, line)] or _by_name(line, body, paths, mentioned)
+            near = [p for p in paths if _base(p) in line]   # a path is named by its file name at least
+            named = [p for p in near if mentioned(p, line)] or _by_name(line, body, near, mentioned)
             if named or indent <= depth or not told:   # a sub-item naming no file speaks of its item's file
                 item, told, depth = line.strip(), (named[0] if len(named) == 1 else ""), indent
     return out

@@ -171,7 +171,8 @@ def deleted_claims(body: str, changed: Iterable[str], how: dict[str, str], messa
     for path in changed:
         if re.search(r"delet|remov", how.get(path, ""), re.IGNORECASE):
             continue
-        naming = [ln for ln in lines if mentioned(path, ln)]
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        naming = [ln for ln in lines if name in ln and mentioned(path, ln)]
         if not naming or not all(_called_gone(path, ln) and not _CHANGE_WORD.search(_DELETED.sub(" ", ln)) for ln in naming):
             continue
         if _removal_named(path, messages):

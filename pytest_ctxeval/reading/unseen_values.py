@@ -37,7 +37,7 @@ are not read.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +53,7 @@ class UnseenValue:
     line: str      # the summary's line that holds it
 
 
-_REF = re.compile(r"(?<![\w&#/])#(\d{2,6})(?!\d)")
+_REF = re.compile(r"(?<![\w&#/])#([1-9]\d{1,4})(?![\dA-Fa-f])")   # not a colour (#003322, #1e1e2e)
 #: A word before ``#12`` that numbers something of the session's own ("Task #12", "Step #3", "Finding
 #7"): the summary may number its tasks itself.
 _LOCAL_NUMBER = re.compile(r"\b(?:tasks?|steps?|phases?|items?|todos?|findings?|points?|parts?|stages?|options?|"
@@ -94,20 +94,35 @@ _ANY_VERSION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?![\w.]*\d)")
 _PLAN_KINDS = frozenset({"pending", "next"})
 
 
+def _around(n: str, text: str, before: int = 0, after: int = 0) -> Iterator[tuple[str, str]]:
+    """The ``before`` characters ahead of and the ``after`` characters behind each place ``text`` holds
+    the number ``n`` standing alone (no digit, nor ``digit.``, beside it): a literal search, far quicker
+    over a long session than a pattern tried at every place."""
+    at = text.find(n)
+    while at >= 0:
+        end = at + len(n)
+        if (at == 0 or not (text[at - 1].isdigit() or text[at - 1] == ".")) and (end >= len(text) or not text[end].isdigit()):
+            yield text[max(at - before, 0):at], text[end:end + after]
+        at = text.find(n, at + 1)
+
+
+_REF_BEFORE = re.compile(r"(?:#|pulls?/|issues?/|merge_requests/|\b(?:pr|issue|mr)\W{0,3}(?:(?:view|merge|checkout|close|"
+                         r"comment|edit|diff|checks|ready|reopen|review|status)\s+)?|number\W{0,4}|request\W{0,3})0*$")
+
+
 def _ref_seen(n: str, seen: str, raw: str) -> bool:
     """Whether the session names issue or pull request ``n``: ``#n``, ``pull/n``, "PR n", ``gh pr view
     n``, ``"number": n``, or a line of ``gh pr list`` / ``gh issue list`` (``raw``: the session's text
     with its line breaks) that starts with it."""
     n = n.lstrip("0") or "0"
-    if re.search(rf"(?:#|pulls?/|issues?/|merge_requests/|\b(?:pr|issue|mr)\W{{0,3}}(?:(?:view|merge|checkout|close|"
-                 rf"comment|edit|diff|checks|ready|reopen|review|status)\s+)?|number\W{{0,4}}|request\W{{0,3}})0*{n}(?!\d)",
-                 seen):
+    if any(_REF_BEFORE.search(ahead) for ahead, _ in _around(n, seen, before=40)):
         return True
-    return re.search(rf"(?m)^\s*#?{n}(?:\t|\s{{2,}})", raw) is not None
+    return any(re.search(r"(?:^|\n)[ \t]*#?$", ahead) is not None and re.match(r"\t| {2,}", behind) is not None
+               for ahead, behind in _around(n, raw, before=8, after=2))
 
 
 def _number_seen(n: str, seen: str) -> bool:
-    return re.search(rf"(?<![\d.]){re.escape(n)}(?!\d)", seen) is not None
+    return next(_around(n, seen), None) is not None
 
 
 #: Words a runner or a compiler prints beside a count, in English and in the languages their
@@ -116,14 +131,16 @@ def _number_seen(n: str, seen: str) -> bool:
 _COUNTED = (r"pass|fail|error|warn|total|tests?\b|specs?\b|ok\b|succe|aprovad|falh|reprovad|erro|aviso|réussi|"
             r"échou|erreur|avertissement|bestanden|fehlgeschlagen|fehler|warnung|superad|fallid|advertencia|exitos|"
             r"通过|失败|错误|警告|成功")
+_COUNT_AFTER = re.compile(rf"\s+(?:tests?\s+|specs?\s+)?(?:{_COUNTED})|\s+\w+\((?:s|es|en|e|i)\)")
+_COUNT_BEFORE = re.compile(rf"(?:{_COUNTED})\w*\W{{0,3}}$")
+_EXIT_BEFORE = re.compile(r"\b(?:exit\w*|status|code|returned)\W{0,3}(?:code|status)?\W{0,3}$")
 
 
 def _count_seen(n: str, seen: str, passed: bool = False) -> bool:
     """Whether the session prints ``n`` as a count of tests, errors or warnings ("26 passed", "Passed:
     26", "3 errors", "Tests: 26", "26 tests"), or, for a count of tests passed (``passed``), two
     counts of tests passed that add up to it (26 passed in one run, 1 in another: "27 pass")."""
-    if re.search(rf"(?<![\d.]){n}\s+(?:tests?\s+|specs?\s+)?(?:{_COUNTED})|(?:{_COUNTED})\w*\W{{0,3}}{n}(?![\d.])|"
-                 rf"(?<![\d.]){n}\s+\w+\((?:s|es|en|e|i)\)", seen):
+    if any(_COUNT_AFTER.match(behind) or _COUNT_BEFORE.search(ahead) for ahead, behind in _around(n, seen, 30, 30)):
         return True
     if not passed:
         return False
@@ -132,7 +149,7 @@ def _count_seen(n: str, seen: str, passed: bool = False) -> bool:
 
 
 def _exit_seen(n: str, seen: str) -> bool:
-    return re.search(rf"\b(?:exit\w*|status|code|returned)\W{{0,3}}(?:code|status)?\W{{0,3}}{n}(?!\d)", seen) is not None
+    return any(_EXIT_BEFORE.search(ahead) for ahead, _ in _around(n, seen, before=30))
 
 
 def _near_version(v: str, seen: str) -> bool:
@@ -196,9 +213,10 @@ def derived_counts(summary: str) -> frozenset[str]:
 
 
 def unseen_values(lines: Iterable[str], seen: str, kind: str | None = None,
-                  derived: frozenset[str] = frozenset(), raw: str = "") -> list[UnseenValue]:
+                  derived: frozenset[str] = frozenset(), raw: str | Callable[[], str] = "") -> list[UnseenValue]:
     """The values (see the module's kinds) in ``lines`` of a section of ``kind`` that ``seen`` (the
-    session's text, lower-cased and whitespace-normalised; ``raw``: the same with its line breaks)
+    session's text, lower-cased and whitespace-normalised; ``raw``: the same with its line breaks, or
+    a function that makes it, called only for an issue number ``seen`` does not hold)
     never holds; ``derived`` are the counts the summary works out itself (:func:`derived_counts`)."""
     out: list[UnseenValue] = []
     for line in lines:
@@ -207,7 +225,7 @@ def unseen_values(lines: Iterable[str], seen: str, kind: str | None = None,
         for what, told, probe in _values(line, kind):
             low = probe.lower()
             if what == "issue or pull-request number":
-                found = _ref_seen(low, seen, raw)
+                found = _ref_seen(low, seen, raw if isinstance(raw, str) else raw())
             elif what == "commit id":
                 found = low in seen
             elif what == "count":
@@ -227,7 +245,7 @@ def unseen_values(lines: Iterable[str], seen: str, kind: str | None = None,
     return out
 
 
-def unseen_reasons(sections: Iterable[Any], summary: str, seen: str, raw: str = "") -> list[str]:
+def unseen_reasons(sections: Iterable[Any], summary: str, seen: str, raw: str | Callable[[], str] = "") -> list[str]:
     """A reason for each value :func:`unseen_values` finds in the bodies of ``sections`` (parsed
     sections of ``summary``: ``kind``, ``number``, ``body``, ``line``), naming the section, the
     summary line and the value; ``seen`` and ``raw`` as for :func:`unseen_values`."""
