@@ -1,10 +1,10 @@
 """Values a summary tells about the session that the session never showed.
 
 A summariser that misremembers a value writes one of its own in its place: "PR #47 merged" for the
-session's #40, commit ``a1b2c3e`` for ``a1b2c3f``, ``history/2026-02-24_plugin.md`` for the file
+session's #40, ``history/2026-02-24_plugin.md`` for the file
 dated the 23rd, "ratatui 0.30" for the 0.29 the session wrote into ``Cargo.toml``, "27 tests pass"
 when every run printed 26, "38.75%" for a measured 28.75. The next context window acts on the wrong
-value (opens the wrong PR, checks out the wrong commit, edits a file that does not exist). These
+value (opens the wrong PR, checks out the wrong branch, edits a file that does not exist). These
 values are settled by the transcript, because the session can only have learnt them from a command,
 a tool's output or the person: :func:`unseen_values` reports one the session's text (every message,
 tool input and tool output before the compaction, earlier summaries included) never holds:
@@ -12,12 +12,13 @@ tool input and tool output before the compaction, earlier summaries included) ne
 * an issue or pull-request number (``#41``; the session holds it as ``#41``, ``pull/41``,
   ``issues/41``, ``PR 41``, ``"number": 41``, a line of ``gh pr list``), not one that numbers the
   session's own tasks, steps or findings ("Task #10": a summary may number its todo list itself);
-* a commit id (seven to forty hexadecimal characters with a digit and a letter, not after ``#``: a
-  colour);
 * a date inside a name or a path (``2026-02-23_plugin.md``, ``logs/2026-02-23/``; a date standing
-  alone may be the day the summary was written);
+  alone may be the day the summary was written), in a sentence that does not speak of a file still to
+  come;
 * a branch named in backticks ("on branch ``phase0-workspace-cleanup``") in a sentence that does not
-  speak of one still to come ("create branch …", "a new branch …"), outside the plan;
+  speak of one still to come ("create branch …", "a new branch …"), outside the plan, when the session
+  holds a name two edits or fewer from it (the system prompt names the current branch, which the
+  transcript does not hold);
 * a measured figure with decimals (``38.75%``; the session may print it without the sign);
 * a version of three parts (``4.0.18``, ``v2.1.49``), or of two written as a requirement
   (``@^4.0``, ``= "0.29"``, ``==1.2``), that the session holds one part away (``4.0.17``, ``0.28``)
@@ -31,7 +32,7 @@ tool input and tool output before the compaction, earlier summaries included) ne
   Gateway", "status 404") no output of the session holds.
 
 Sections 6 (the person's messages, which ``verbatim_user_messages`` judges) and the kept messages
-are not read.
+are not read, nor are commit ids (``stale_values`` judges a commit id told with a character changed).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ __all__ = ["UnseenValue", "derived_counts", "unseen_reasons", "unseen_values"]
 
 @dataclass(frozen=True)
 class UnseenValue:
-    kind: str      # what the value is: "issue or pull-request number", "commit id", "count", ...
+    kind: str      # what the value is: "issue or pull-request number", "branch", "count", ...
     value: str     # as the summary wrote it
     line: str      # the summary's line that holds it
 
@@ -59,7 +60,6 @@ _REF = re.compile(r"(?<![\w&#/])#([1-9]\d{1,4})(?![\dA-Fa-f])")   # not a colour
 _LOCAL_NUMBER = re.compile(r"\b(?:tasks?|steps?|phases?|items?|todos?|findings?|points?|parts?|stages?|options?|"
                            r"questions?|rounds?|cases?|tests?|iterations?|milestones?|messages?|lines?|rows?|no\.?)\s*$",
                            re.IGNORECASE)
-_HASH = re.compile(r"(?<![\w/#.-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w/-])")
 _DATE = re.compile(r"(?<!\d)20\d\d-[01]\d-[0-3]\d(?!\d)")
 #: A branch named in backticks: "branch `feat/x`", "on `feat/x`", "`feat/x` branch" (a name with a
 #: ``-`` or ``/``: ``main`` is everyone's).
@@ -164,6 +164,37 @@ def _near_version(v: str, seen: str) -> bool:
     return False
 
 
+def _sentence(line: str, start: int, end: int) -> str:
+    """The sentence of ``line`` that holds ``line[start:end]``."""
+    a = max(line.rfind(". ", 0, start), line.rfind("; ", 0, start), -1) + 1
+    b = min([i for i in (line.find(". ", end), line.find("; ", end)) if i >= 0] or [len(line)])
+    return line[a:b]
+
+
+def _distance(a: str, b: str) -> int:
+    """The edit distance of two short names."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def _near_name(name: str, seen: str) -> bool:
+    """Whether the session holds a name two edits or fewer from ``name`` (``feat/registry-blocks`` for
+    ``feat/registry-block``): a misremembered branch, not the current branch Claude Code's system
+    prompt named (the transcript does not hold it)."""
+    head = name[:6]
+    at = seen.find(head)
+    while at >= 0:
+        token = re.match(r"[\w./-]+", seen[at:])
+        if token and token.group(0) != name and _distance(token.group(0).rstrip("./-"), name) <= 2:
+            return True
+        at = seen.find(head, at + 1)
+    return False
+
+
 def _attached(text: str, start: int, end: int) -> bool:
     """A date inside a name or a path: a ``/``, ``_``, a letter or a backtick right beside it."""
     before = text[start - 1] if start else " "
@@ -176,20 +207,16 @@ def _values(line: str, kind: str | None) -> Iterable[tuple[str, str, str]]:
     for m in _REF.finditer(line):
         if not _LOCAL_NUMBER.search(line[:m.start()]):
             yield "issue or pull-request number", m.group(0), m.group(1)
-    for m in _HASH.finditer(line):
-        yield "commit id", m.group(0), m.group(0)
     plan = kind in _PLAN_KINDS
     if not plan:
         for m in _DATE.finditer(line):
-            if _attached(line, m.start(), m.end()):
+            if _attached(line, m.start(), m.end()) and not _FUTURE.search(_sentence(line, m.start(), m.end())):
                 yield "date", m.group(0), m.group(0)
         for m in _VERSION.finditer(line):
             v = m.group(1) or m.group(2)
             yield "version", v, v
         for m in _BRANCH.finditer(line):
-            start = max(line.rfind(". ", 0, m.start()), line.rfind("; ", 0, m.start()), -1) + 1
-            end = min([i for i in (line.find(". ", m.end()), line.find("; ", m.end())) if i >= 0] or [len(line)])
-            if not _FUTURE.search(line[start:end]):   # the sentence that names it
+            if not _FUTURE.search(_sentence(line, m.start(), m.end())):
                 name = m.group(1) or m.group(2)
                 yield "branch", name, name
     for m in _FIGURE.finditer(line):
@@ -226,8 +253,6 @@ def unseen_values(lines: Iterable[str], seen: str, kind: str | None = None,
             low = probe.lower()
             if what == "issue or pull-request number":
                 found = _ref_seen(low, seen, raw if isinstance(raw, str) else raw())
-            elif what == "commit id":
-                found = low in seen
             elif what == "count":
                 found = low in derived or _count_seen(low, seen, "pass" in told.lower())
             elif what == "exit code":
@@ -235,7 +260,7 @@ def unseen_values(lines: Iterable[str], seen: str, kind: str | None = None,
             elif what == "version":
                 found = _number_seen(low, seen) or not _near_version(low.lstrip("v"), seen)
             elif what == "branch":
-                found = re.search(rf"(?<![\w.-]){re.escape(low)}(?![\w-])", seen) is not None
+                found = re.search(rf"(?<![\w.-]){re.escape(low)}(?![\w-])", seen) is not None or not _near_name(low, seen)
             elif what in ("measured figure", "HTTP status"):
                 found = _number_seen(low, seen)
             else:

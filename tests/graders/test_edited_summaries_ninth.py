@@ -5,8 +5,7 @@ defects every grader passed, each shown on the good and the bad side.
   Worktree" when they picked "Current directory"): ``verbatim_user_messages`` fails, naming the
   option, the question and the one picked (``reading/answers.py``); 2.1.150's "Your questions have
   been answered: …" is read like the older "User has answered your questions: …".
-* A value the session never showed, told by the summary: a pull-request number, a commit id, a dated
-  path, a version one part away from the session's, a count of tests or errors, an exit code, a branch
+* A value the session never showed, told by the summary: a pull-request number, a dated path, a version one part away from the session's, a count of tests or errors, an exit code, a branch
   (``reading/unseen_values.py``): the grader of its section fails (1-2 ``constraints_preserved``, 3
   ``files_preserved``, 4 ``errors_preserved``, 5 and 7-9 ``pending_tasks``).
 * A file the session wrote and kept, called deleted in section 3: ``files_preserved`` fails
@@ -87,14 +86,13 @@ def test_an_option_picked_elsewhere_or_a_short_label_is_not_judged(kit):
 def _shipped(kit) -> list:
     return [kit.user("ship the registry PR"),
             *kit.tool("Bash", {"command": "gh pr create --fill"}, "https://github.com/acme/blocks/pull/40"),
-            *kit.tool("Bash", {"command": "git log --oneline -1"}, "a1b2c3d Add registry manifests"),
             *kit.tool("Bash", {"command": "pytest -q"}, "26 passed in 3.1s"),
             *kit.tool("Write", {"file_path": "/repo/history/2026-02-23_registry.md", "content": "# Registry"}),
             *kit.tool("Write", {"file_path": "/repo/Cargo.toml", "content": '[dependencies]\nratatui = "0.29"'})]
 
 
 @pytest.mark.parametrize("current", [
-    "PR #40 is open; commit a1b2c3d holds the manifests; 26 tests pass.",
+    "PR #40 is open and holds the manifests; 26 tests pass.",
     "Task #12 is next (the summary numbers its own tasks); all 26 tests passed.",
     "Ran 28 tool calls; 5 failed along the way.",              # a tally of tool calls, not of tests
 ])
@@ -105,7 +103,6 @@ def test_values_the_session_showed_pass(grade, kit, current):
 
 @pytest.mark.parametrize("current, value", [
     ("PR #47 is open and waiting for review.", "'#47'"),
-    ("Commit a1b2c3e holds the manifests.", "'a1b2c3e'"),
     ("All 28 tests pass after the change.", "'28 tests pass'"),
 ])
 def test_a_value_the_session_never_showed_fails_with_its_line(grade, kit, current, value):
@@ -150,6 +147,7 @@ def test_counts_worked_out_gh_lists_and_localised_builds_are_seen(kit):
     ("Committed on branch `feat/registry-blocks`.", False),
     ("Committed on branch `feat/registry-block`.", True),
     ("Next, create a new branch `feat/cli-tool` for the CLI.", False),    # one still to come
+    ("Working on branch `release/q3-hotfix`.", False),   # near no name of the session: the system prompt's
     ("Bash exited with exit code 127 (python not found).", False),
     ("Bash exited with exit code 129 (python not found).", True),
     ("The upload returned 500 Internal Server Error.", False),
