@@ -68,6 +68,9 @@ _BRANCH = re.compile(r"\b(?:branch(?:es)?|on|checked out|checkout(?:\s+-b)?|swit
 #: A line that speaks of a branch still to come ("create branch `x`", "a new branch `x`").
 _FUTURE = re.compile(r"\b(?:creat\w*|new|will|would|should|next|plan\w*|propos\w*|suggest\w*|could|to be|later)\b",
                      re.IGNORECASE)
+#: A sentence that speaks of a file still to come ("will write `docs/2026-06-18-plan.md`").
+_TO_COME = re.compile(r"\b(?:will|would|should|next|plan(?:s|ned)?|to be|later|going to|to (?:create|write|add|save)|"
+                      r"propos\w*|suggest\w*)\b", re.IGNORECASE)
 _FIGURE = re.compile(r"(?<![\w.])(\d+\.\d+)\s?%")
 _VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)(?![\w.]*\d)|"
                       r"(?:@\^?|@~|[\^~]|==|>=|=\s*\"|:\s*\"\^?)(\d+\.\d+)(?![\w.])")
@@ -165,10 +168,11 @@ def _near_version(v: str, seen: str) -> bool:
 
 
 def _sentence(line: str, start: int, end: int) -> str:
-    """The sentence of ``line`` that holds ``line[start:end]``."""
+    """The words of the sentence of ``line`` that holds ``line[start:end]`` (code and paths left out:
+    ``docs/plans/…`` plans nothing)."""
     a = max(line.rfind(". ", 0, start), line.rfind("; ", 0, start), -1) + 1
     b = min([i for i in (line.find(". ", end), line.find("; ", end)) if i >= 0] or [len(line)])
-    return line[a:b]
+    return re.sub(r"`[^`]*`|\S*/\S*", " ", line[a:b])   # its words: not the names and paths it holds
 
 
 def _distance(a: str, b: str) -> int:
@@ -210,7 +214,7 @@ def _values(line: str, kind: str | None) -> Iterable[tuple[str, str, str]]:
     plan = kind in _PLAN_KINDS
     if not plan:
         for m in _DATE.finditer(line):
-            if _attached(line, m.start(), m.end()) and not _FUTURE.search(_sentence(line, m.start(), m.end())):
+            if _attached(line, m.start(), m.end()) and not _TO_COME.search(_sentence(line, m.start(), m.end())):
                 yield "date", m.group(0), m.group(0)
         for m in _VERSION.finditer(line):
             v = m.group(1) or m.group(2)

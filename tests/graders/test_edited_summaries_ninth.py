@@ -119,6 +119,8 @@ def test_a_value_the_session_never_showed_fails_with_its_line(grade, kit, curren
     ("- `history/2026-02-24_registry.md`: written\n- `Cargo.toml`: ratatui = \"0.29\"", True),     # the date
     ("- `history/2026-02-23_registry.md`: written\n- `Cargo.toml`: ratatui = \"0.30\"", True),     # the version
     ("- `history/2026-02-23_registry.md`: written\n- `Cargo.toml`: ratatui, crossterm 0.28.1", False),  # never near
+    ("- `history/2026-02-23_registry.md`, `Cargo.toml`: written\n- `docs/plans/2026-02-25_cli.md`: to be written next", False),
+    ("- `history/2026-02-23_registry.md`, `Cargo.toml`: written\n- `docs/plans/2026-02-25_cli.md` (created)", True),
 ])
 def test_section_3_values_are_the_sessions(grade, kit, files, fails):
     verdict = grade("files_preserved", kit.case(_shipped(kit), _s(kit, files=files)))
