@@ -7,7 +7,7 @@ against the wrong file, a constraint of the person's contradicted in sections 1-
 fails called passing, ...); each *harmless* kind rewrites it the way a careful one may (items
 reordered, other list markers, a correct detail added, ...). An edit is applied to every labelled
 compaction of ``tests/validity/labels.yaml`` where it finds what it edits, and the edited summary is
-graded by the rule graders:
+graded by the rule graders (round 9's kinds live in ``edited_summaries_round9.py``):
 
 * a defect is *caught* when some grader fails that did not fail the real summary, or fails it with a
   reason it did not give;
@@ -608,18 +608,21 @@ def main(argv: list[str] | None = None) -> int:
 
     registry = load_graders()
     cases = labelled_cases(args.labels, _corpus())
+    import edited_summaries_round9 as round9   # round 9's kinds (it imports this module's helpers)
+
+    defects, harmless = {**DEFECTS, **round9.DEFECTS}, {**HARMLESS, **round9.HARMLESS}
 
     def pick(kinds: dict[str, Callable]) -> dict[str, Callable]:
         return {k: v for k, v in kinds.items() if not args.kind or k in args.kind}
 
     print(f"{len(cases)} labelled compactions\n")
     print(f"{'defect kind':28} applied  caught  missed")
-    for kind, (applied, flagged, notes) in measure(cases, pick(DEFECTS), registry, args.verbose).items():
+    for kind, (applied, flagged, notes) in measure(cases, pick(defects), registry, args.verbose).items():
         print(f"{kind:28} {applied:7} {flagged:7} {applied - flagged:7}")
         for n in notes:
             print(f"    {n}")
     print(f"\n{'harmless kind':28} applied  false alarms")
-    for kind, (applied, flagged, notes) in measure(cases, pick(HARMLESS), registry, args.verbose).items():
+    for kind, (applied, flagged, notes) in measure(cases, pick(harmless), registry, args.verbose).items():
         print(f"{kind:28} {applied:7} {flagged:7}")
         for n in notes:
             print(f"    {n}")

@@ -35,19 +35,22 @@ from pytest_ctxeval.reading.extract import (
     message_fragments, open_todos, same_name, significant_tokens, text_index,
 )
 from pytest_ctxeval.grading import CompactionCase, Verdict, grader
-from pytest_ctxeval.core.messages import AssistantMessage, result_text, text_of, tool_results, tool_uses
+from pytest_ctxeval.core.messages import AssistantMessage, plain_text, result_text, text_of, tool_results, tool_uses
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.person_quotes import person_quotes_removed
 from pytest_ctxeval.reading.misquote import altered_quote, opposite_action, quote_words
 from pytest_ctxeval.reading.feedback import rejection_feedback
 from pytest_ctxeval.reading.error_location import misplaced_errors
-from pytest_ctxeval.reading.file_claims import new_claims, only_read, state_claims
+from pytest_ctxeval.reading.code_attribution import file_texts, misattributed_code
+from pytest_ctxeval.reading.file_claims import deleted_claims, new_claims, only_read, removal_named, state_claims
 from pytest_ctxeval.reading.file_changes import FileLedger
 from pytest_ctxeval.reading.workarounds import not_counted
 from pytest_ctxeval.reading.done_claims import unbacked_claims
 from pytest_ctxeval.reading.prohibitions import prohibitions
+from pytest_ctxeval.reading.rerun_claims import unverified_reruns
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
-from pytest_ctxeval.reading.answers import answer_told, typed_answers
+from pytest_ctxeval.reading.unseen_values import unseen_reasons
+from pytest_ctxeval.reading.answers import answer_told, choices, misreported_choices, typed_answers
 from pytest_ctxeval.reading.leave_out import leave_out, left_out, with_leave_out
 from pytest_ctxeval.reading.proposals import proposals, proposed_step, quoted_spans, without_trailer
 from pytest_ctxeval.reading.refinement import refinement_told, short_refinement
@@ -315,6 +318,10 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
                        "such answers in section 6, e.g. \"User chose: …\")")
     if answers and not lost_answers:
         ok += f"; {len(answers)} typed answer{'s' if len(answers) > 1 else ''} to the agent's questions told in the summary"
+    # An option of the agent's question the person did not pick, told as their choice ("User chose:
+    # Worktree" when they picked "Current directory"): the next window acts on the decision reversed.
+    misreported = _misreported_choices(case)
+    reasons += misreported
     if section is not None and case.summary_format is None:
         made_up = _invented(case, section)
         reasons += made_up
@@ -322,7 +329,35 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             return Verdict.failed(*reasons, score=round(len(people) / (len(people) + len(made_up)), 4),
                                   missing=missing)
     total = len(people) + len(answers)
+    if misreported and not missing:
+        return Verdict.failed(*reasons, score=round(total / (total + len(misreported)), 4), missing=missing)
     return Verdict.from_fraction(total - len(missing), total, reasons, ok, missing=missing)
+
+
+def _section_at(case: CompactionCase, line: int) -> str:
+    """"section 6" for a 1-based summary line (the last header at or above it), or "the summary"."""
+    heads = [sec for sec in case.sections.sections if sec.kind and sec.line <= line]
+    return f"section {heads[-1].number}" if heads else "the summary"
+
+
+def _misreported_choices(case: CompactionCase) -> list[str]:
+    """Reasons for lines of the summary that tell an option the person did not pick as their answer
+    to the agent's question (pytest_ctxeval.reading.answers.misreported_choices)."""
+    if case.summary_format is not None:
+        return []
+    asked = case.shared_view("choices", lambda: choices(case.history), case.history)
+    if not asked:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+    for bad in misreported_choices(plain_emphasis(case.summary), asked):
+        start = normalize_ws(bad.line)[:40]
+        at = next((i + 1 for i, line in enumerate(lines) if start and start in normalize_ws(plain_emphasis(line))), 0)
+        picked = " and ".join(f'"{c}"' for c in bad.choice.chosen)
+        out.append(f"{_section_at(case, at)} (line {at}) tells \"{bad.told}\" as the person's choice: \"{_short(bad.line, 110)}\"; "
+                   f"but to the agent's question \"{_short(bad.choice.question, 70)}\" they picked {picked}, not "
+                   f"\"{bad.told}\" (the decision is told reversed)")
+    return out
 
 
 def _cancellations(case: CompactionCase) -> list:
@@ -774,6 +809,14 @@ def files_preserved(case: CompactionCase) -> Verdict:
     files = list(dict.fromkeys(changed + case.reached(case.expect.files)))
     # A file the session only read, called new beside its name (pytest_ctxeval.reading.file_claims).
     called_new = _called_new(case, [*changed, *moved.values()])
+    # A value section 3 tells that the session never showed (a dated path, a version, a commit id
+    # misremembered: pytest_ctxeval.reading.unseen_values).
+    called_new += _unseen(case, "files")
+    # A file the session wrote and kept, called deleted (pytest_ctxeval.reading.file_claims).
+    deleted = _called_deleted(case, changed, ledger.how)
+    called_new += deleted
+    # Code shown under one file that the session wrote into another (reading.code_attribution).
+    called_new += _misattributed_code(case)
     if not files and called_new:
         return Verdict.failed(*called_new)
     if not files:
@@ -810,7 +853,7 @@ def files_preserved(case: CompactionCase) -> Verdict:
         f" ({len(elsewhere)} of them only in another section)" if elsewhere else "")
     ok, reasons = with_leave_out(ok, reasons, [w for _, w in excused], len(files), "changed files", case.compact_args,
                                   asked)
-    called_new += _called_gone(case, ledger)
+    called_new += _called_gone(case, ledger, told=deleted)
     return Verdict.from_fraction(len(files) - len(missing), len(files), reasons + called_new, ok, missing=missing)
 
 
@@ -842,7 +885,7 @@ def _called_new(case: CompactionCase, changed: list[str]) -> list[str]:
     return out
 
 
-def _called_gone(case: CompactionCase, ledger: FileLedger) -> list[str]:
+def _called_gone(case: CompactionCase, ledger: FileLedger, told: list[str]) -> list[str]:
     """Reasons for lines of section 3 that call a file the session changed deleted (no command or
     subagent could have deleted it), pre-existing (its Write created it) or unchanged
     (pytest_ctxeval.reading.file_claims.state_claims): the mirror of a file only read called new."""
@@ -856,12 +899,16 @@ def _called_gone(case: CompactionCase, ledger: FileLedger) -> list[str]:
         touched = dict(touched_files(case.history))
         names = {p: p.replace("\\", "/").rsplit("/", 1)[-1] for p in changed}
         return ({p: (ledger.state[p].created if p in ledger.state else False,
-                     delegated or p in ledger.moved_from or any(names[p] in c for c in shell)) for p in changed},
+                     delegated or p in ledger.moved_from or any(names[p] in c for c in shell)
+                     or removal_named(p, case.history)) for p in changed},
                 list(touched), touched)
     files, all_paths, touched = case.shared_view("state_claim_facts", facts, case.history)
     lines = case.summary.split("\n")
     out = []
     for claim in state_claims(plain_emphasis(section.body), files):
+        # a file _called_deleted already reported (``told``) gets one reason
+        if claim.claim == "deleted" and any(f"calls {claim.path} deleted" in r for r in told):
+            continue
         if not file_mentioned(claim.path, claim.line, all_paths):
             continue
         at = _line_of(lines, section, claim.line)
@@ -871,6 +918,39 @@ def _called_gone(case: CompactionCase, ledger: FileLedger) -> list[str]:
                 "pre-existing": f"the session created it (its {touched.get(claim.path, 'Write')} returned \"File created\")",
                 "unchanged": f"the session changed it ({tool})"}[claim.claim]
         out.append(f"section 3 (line {at}) calls {claim.path} {claim.claim}: \"{_short(claim.line, 100)}\"; but {fact}")
+    return out
+
+
+def _called_deleted(case: CompactionCase, changed: list[str], how: dict[str, str]) -> list[str]:
+    """Reasons for lines of section 3 that call a file deleted which the session changed and kept."""
+    section = case.sections.get("files")
+    if section is None or not changed or case.summary_format is not None:
+        return []
+    lines = case.summary.split("\n")
+    out = []
+    for claim in deleted_claims(plain_emphasis(section.body), changed, how, case.history,
+                                lambda p, t: file_mentioned(p, t, changed)):
+        at = _line_of(lines, section, claim.line)
+        out.append(f"section 3 (line {at}) calls {claim.path} deleted: \"{_short(claim.line, 100)}\"; but the session "
+                   f"{how.get(claim.path, 'changed')} it and no command or tool of the session removed it: the file is "
+                   "there, and the next context window will not look for it")
+    return out
+
+
+def _misattributed_code(case: CompactionCase) -> list[str]:
+    """Reasons for code blocks of section 3 shown under a file whose text the session never showed
+    them in, while another file of it holds them."""
+    section = case.sections.get("files")
+    if section is None or case.summary_format is not None or "```" not in section.body:
+        return []
+    texts = case.shared_view("file_texts", lambda: file_texts(case.history), case.history)
+    paths = list(texts.text)
+    lines = case.summary.split("\n")
+    out = []
+    for bad in misattributed_code(section.body, texts, lambda p, t: file_mentioned(p, plain_emphasis(t), paths)):
+        at = _line_of(lines, section, bad.item)
+        out.append(f"section 3 (line {at}) shows under {bad.told} code the session wrote or read in {bad.shown}, none of "
+                   f"it in {bad.told}: \"{_short(bad.lines[0], 80)}\" (the snippet is attributed to the wrong file)")
     return out
 
 
@@ -938,6 +1018,9 @@ def errors_preserved(case: CompactionCase) -> Verdict:
             wanted.setdefault(f.key_line, (label, f))
     for line in case.reached(case.expect.errors):
         wanted.setdefault(line, ("expect.errors", None))
+    unseen = _unseen(case, "errors")   # an exit code, a count, a commit id the session never showed
+    if not wanted and unseen:
+        return Verdict.failed(*unseen)
     if not wanted:
         others = case.shared_view("other_failures", lambda: failing_results(
             case.summarized, kinds=("rejected", "cancelled", "tool_usage", "probe")), case.summarized)
@@ -1005,6 +1088,9 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     misplaced = _misplaced_errors(case, [r for _, r in wanted.values() if r is not None])
     # A test the span's last run still fails, called passing (pytest_ctxeval.reading.test_claims).
     misplaced += _passing_claims(case)
+    # An error called re-run or passing that nothing ran again (pytest_ctxeval.reading.rerun_claims).
+    misplaced += _unverified_reruns(case, [r for _, r in wanted.values() if r is not None])
+    misplaced += unseen
     reasons += misplaced
     by_test = sum(w.startswith("its failing test") for w in how)
     by = [f"{len(how) - by_test} by their identifying tokens" if len(how) > by_test else "",
@@ -1046,6 +1132,26 @@ def _misplaced_errors(case: CompactionCase, results: list[FailingResult]) -> lis
             out.append(f"section 4 (line {at}) tells {mark} in `{bad.told}`: \"{_short(bad.item, 110)}\"; but the "
                        f"failing {res.tool} result" + (f" of `{shown}`" if shown else "") +
                        f" places it in {bad.path}: \"{_short(bad.evidence, 110)}\" (the error is told against the wrong file)")
+    return out
+
+
+def _unverified_reruns(case: CompactionCase, results: list[FailingResult]) -> list[str]:
+    """Reasons for items of section 4 that call a failing command's error re-run or passing when
+    nothing ran its tool again after the failure (pytest_ctxeval.reading.rerun_claims)."""
+    section = case.sections.get("errors")
+    if section is None or not results or case.summary_format is not None:
+        return []
+    lines = case.summary.split("\n")
+
+    def tells(res: FailingResult, item: str) -> bool:
+        return error_kept(res.key_line, res.text, str(res.input.get("command", "")), item)[0]
+
+    out = []
+    for claim in unverified_reruns(_items(plain_emphasis(section.body)), results, case.summarized, tells):
+        at = _line_of(lines, section, claim.item)
+        out.append(f"section 4 (line {at}) says \"{_short(claim.claim, 90)}\" of the error of `{_short(claim.command, 60)}`: "
+                   f"\"{_short(claim.item, 100)}\"; but no command after the failure ran it again without failing (nor did a "
+                   "subagent run): a fix called verified that was never run")
     return out
 
 
@@ -1096,6 +1202,9 @@ def pending_tasks(case: CompactionCase) -> Verdict:
     # Work called done that no command of the session did: pushed, committed, a pull request opened
     # (pytest_ctxeval.reading.done_claims).
     unbacked = _unbacked_claims(case)
+    # A value sections 5 and 7-9 tell that the session never showed (a PR number, a commit id, a test
+    # count misremembered: pytest_ctxeval.reading.unseen_values).
+    unbacked += _unseen(case, "problem", "pending", "current", "next")
     if not items and unbacked:
         return Verdict.failed(*unbacked)
     # A todo whose work the transcript shows finished after the list was last updated (the list went
@@ -1252,6 +1361,20 @@ def _unbacked_claims(case: CompactionCase) -> list[str]:
                        f"but no command or tool call of the session did it (and no subagent ran, nor did the person "
                        f"say they did): a task called done that was never done")
     return out
+
+
+def _unseen(case: CompactionCase, *kinds: str) -> list[str]:
+    """Reasons for values the summary's sections of ``kinds`` tell that nothing in the session shows
+    (pytest_ctxeval.reading.unseen_values); the nine-section summaries of Claude Code's prompt only."""
+    if case.summary_format is not None or case.kind == "session_memory":
+        return []
+    sections = [s for k in kinds if (s := case.sections.get(k)) is not None]
+    if not sections:
+        return []
+    def raw() -> str:
+        return case.shared_view("session_text", lambda: plain_text(case.history), case.history)
+
+    return unseen_reasons(sections, case.summary, case.history_text, raw)
 
 
 def _told_where(case: CompactionCase, subject: str) -> str:

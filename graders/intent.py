@@ -39,6 +39,7 @@ from pytest_ctxeval.reading.quoting import copy_runs_on, long_message_gap, long_
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.reading.leave_out import leave_out, left_out, with_leave_out
 from pytest_ctxeval.reading.pasted import prose_kept
+from pytest_ctxeval.reading.unseen_values import unseen_reasons
 from pytest_ctxeval.reading.verbatim import (Haystack, Match, closest_line, find, normalize, paste_error_lost, percent_alike,
                                           show_difference, typed_after_paste)
 
@@ -301,6 +302,14 @@ def constraints_preserved(case: CompactionCase) -> Verdict:
     # Work the summary tells (or plans) that breaks a rule the person set in words ("don't change the
     # public API"), without saying so (reading.broken_rules): a rule kept in words, broken in deeds.
     contradicted += _broken(case)
+    # A value sections 1-2 tell that the session never showed (an issue number, a dated path, a
+    # version misremembered: pytest_ctxeval.reading.unseen_values).
+    if case.summary_format is None and case.kind != "session_memory":
+        told = [s for k in ("request", "concepts") if (s := case.sections.get(k)) is not None]
+        def raw() -> str:
+            return case.shared_view("session_text", lambda: plain_text(case.history), case.history)
+
+        contradicted += unseen_reasons(told, case.summary, case.history_text, raw) if told else []
     if not case.expect.constraints:
         if contradicted:
             return Verdict.failed(*contradicted, contradicted=contradicted)

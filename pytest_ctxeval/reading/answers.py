@@ -28,7 +28,7 @@ from typing import Any
 from ..core.messages import ToolResultBlock, UserMessage, result_text, tool_uses
 from .extract import significant_tokens
 
-__all__ = ["TypedAnswer", "typed_answers", "answer_told", "MIN_WORDS"]
+__all__ = ["Choice", "Misreport", "TypedAnswer", "choices", "misreported_choices", "typed_answers", "answer_told", "MIN_WORDS"]
 
 #: A typed answer has at least this many words.
 MIN_WORDS = 3
@@ -37,8 +37,13 @@ MIN_WORDS = 3
 #: that tells the person's next answer to the same question in fuller words tells this one too.
 TOLD_SHARE = 0.5
 
-_HEAD = re.compile(r"^\s*(?:Error:\s*)?User has answered your questions?:\s*", re.IGNORECASE)
-_TAIL = re.compile(r"\.?\s*You can now continue with the user'?s answers in mind\.?\s*$", re.IGNORECASE | re.DOTALL)
+#: The result's lead and tail: "User has answered your questions: … You can now continue with the
+#: user's answers in mind." (2.1.x to 2.1.149), "Your questions have been answered: … You can now
+#: continue with these answers in mind." (2.1.150 on).
+_HEAD = re.compile(r"^\s*(?:Error:\s*)?(?:User has answered your questions?|Your questions? (?:has|have) been answered):\s*",
+                   re.IGNORECASE)
+_TAIL = re.compile(r"\.?\s*You can now continue with (?:the user'?s|these|this|the) answers? in mind\.?\s*$",
+                   re.IGNORECASE | re.DOTALL)
 #: One '"question"="answer"' pair, up to the next pair, a note or the end.
 _PAIR = re.compile(r'"(?P<q>.+?)"="(?P<a>.*?)"(?P<rest>(?:\s+(?:user notes|selected markdown):.*?)?)'
                    r'(?=,\s*"[^"]+"="|\s*$)', re.DOTALL)
@@ -108,16 +113,116 @@ def typed_answers(messages: Sequence[Any]) -> list[TypedAnswer]:
 
 def answer_told(answer: str, text: str) -> bool:
     """Whether ``text`` (a summary, the kept messages) tells ``answer``: verbatim (whitespace and case
-    aside), or :data:`TOLD_SHARE` of its significant words (two at least) in one line."""
+    aside), or :data:`TOLD_SHARE` of its significant words (two at least) in one line that holds every
+    number of it ("back to finding 8" does not tell "back to finding 7")."""
     flat = " ".join(answer.split()).lower()
     if flat and flat in " ".join(text.split()).lower():
         return True
     wanted = set(significant_tokens(answer))
     if not wanted:
         return False
+    numbers = set(re.findall(r"\d+(?:\.\d+)?", answer))
     for line in text.splitlines():
         have = set(significant_tokens(line))
         hit = len(wanted & have)
-        if hit >= min(2, len(wanted)) and hit / len(wanted) >= TOLD_SHARE:
+        if hit >= min(2, len(wanted)) and hit / len(wanted) >= TOLD_SHARE \
+                and numbers <= set(re.findall(r"\d+(?:\.\d+)?", line)):
             return True
     return False
+
+
+# -- an option the person did not pick, told as their choice ---------------------------------------
+
+@dataclass(frozen=True)
+class Choice:
+    """One question the person answered with option labels: the labels they picked and the others."""
+
+    question: str
+    chosen: tuple[str, ...]   # lower-cased, without "(Recommended)"
+    others: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Misreport:
+    line: str        # the summary's line
+    told: str        # the option it names, as the summary wrote it
+    choice: Choice
+
+
+_RECOMMENDED = re.compile(r"\s*\(recommended\)\s*$", re.IGNORECASE)
+#: Words that make a line tell a choice ("User chose: …", "Selected …", "**Approach:** …").
+_CHOICE_WORDS = re.compile(r"\b(?:chose|chosen|choose|choosing|choice|picked|selected|select(?:ion)?|opted|went with|"
+                           r"answered|answers?|decided|decision|approach|preferred|prefers)\b", re.IGNORECASE)
+#: Words just before an option that set it aside ("not the share dialog", "rather than Worktree").
+_SET_ASIDE = re.compile(r"(?:\bnot|\bno|rather than|instead of|\bover|\brejected|\bdeclined|\bvs\.?|\bversus|"
+                        r"\bor|\bnor|\bexcept|\bwithout|\binstead)\W{0,4}(?:the\s+|an?\s+)?[\"'“‘`*]*$", re.IGNORECASE)
+
+
+def _core(label: str) -> str:
+    return _RECOMMENDED.sub("", " ".join(label.split())).strip().lower()
+
+
+def _distinct(label: str) -> bool:
+    """An option name a line cannot hold by chance: two words or more, or one of eight letters or more."""
+    return len(label.split()) >= 2 or len(label) >= 8
+
+
+def choices(messages: Sequence[Any]) -> list[Choice]:
+    """The questions the person answered by picking options of an AskUserQuestion call, in order."""
+    options = None
+    out = []
+    for message in messages:
+        if not isinstance(message, UserMessage) or isinstance(message.content, str):
+            continue
+        for block in message.content:
+            if not isinstance(block, ToolResultBlock):
+                continue
+            text = result_text(block)
+            head = _HEAD.match(text[:200])
+            if head is None:
+                continue
+            if options is None:
+                options = _options(messages)
+            asked = options.get(block.tool_use_id, {})
+            for m in _PAIR.finditer(_TAIL.sub("", text[head.end():])):
+                labels = [_core(lab) for lab in asked.get(m.group("q").strip(), [])]
+                answer = _core(m.group("a"))
+                picked = [lab for lab in labels if lab and (lab == answer or lab in [_core(p) for p in answer.split(",")])]
+                if picked:
+                    out.append(Choice(m.group("q").strip(), tuple(picked),
+                                      tuple(lab for lab in labels if lab and lab not in picked)))
+    return out
+
+
+def _named(label: str, line: str) -> re.Match[str] | None:
+    return re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", line, re.IGNORECASE)
+
+
+def misreported_choices(text: str, asked: list[Choice]) -> list[Misreport]:
+    """Lines of ``text`` that tell one of a question's options the person did not pick as the choice:
+    the line speaks of a choice (chose, picked, selected, approach…), names that option (two words or
+    more, or a long word) and not the one they picked, and does not set it aside ("not X", "rather
+    than X", "X or Y"). An option the person picked for any question of the session is never
+    misreported (the line may tell that other answer), nor one that is part of a picked one."""
+    if not asked:
+        return []
+    picked_anywhere = {c for ch in asked for c in ch.chosen}
+    out = []
+    for line in text.split("\n"):
+        if not _CHOICE_WORDS.search(line):
+            continue
+        for ch in asked:
+            if any(_named(c, line) for c in ch.chosen):
+                continue
+            for other in ch.others:
+                if not _distinct(other) or other in picked_anywhere or any(other in c or c in other for c in picked_anywhere):
+                    continue
+                m = _named(other, line)
+                if m is None or _SET_ASIDE.search(line[:m.start()]):
+                    continue
+                out.append(Misreport(line.strip(), m.group(0), ch))
+                break
+            else:
+                continue
+            break
+    return out

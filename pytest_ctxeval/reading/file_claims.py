@@ -1,4 +1,4 @@
-"""A file section 3 calls new that the session only read.
+"""A file section 3 calls new that the session only read, or deleted that the session wrote and kept.
 
 "``src/auth/loader.py`` (NEW)" tells the next context window the file did not exist before this
 work, so it may rewrite it from scratch or look for its history in vain. The transcript settles it
@@ -9,6 +9,16 @@ reading.file_changes.FileLedger`): then a mark that calls it new, right beside i
 "(new file)", "— created", "Created ``x.py``", "New file: ``x.py``"), is wrong. A mark further
 away ("Created a helper in ``x.py``", "new tests in ``x.py``") speaks of something else and is not
 judged.
+
+The other way round, "``src/auth/tokens.py`` — deleted" tells the next window a file the session
+wrote and kept is gone: it will not look there, or it will write it again. :func:`deleted_claims`
+reports a changed file (the ledger's, changed at the session's end) that every line of section 3
+naming it calls deleted or removed right beside its name ("``x.py`` (deleted)", "``x.py`` — removed",
+"Deleted ``x.py``"; not "``x.py`` — Removed orphan comments", a change inside it), with no change word
+("created", "edited", "moved"…) on the line,
+when the ledger does not hold it as deleted (``git rm``) and no tool input of the session names
+it, or a folder of its path, with a word that removes (``rm``, ``delete``, ``clean``, ``mv``…): a
+removal this reader does not follow leaves the claim unjudged.
 """
 
 from __future__ import annotations
@@ -20,7 +30,8 @@ from typing import Any
 
 from ..core.messages import result_text, tool_results, tool_uses
 
-__all__ = ["NewClaim", "new_claims", "only_read", "StateClaim", "state_claims"]
+__all__ = ["DeletedClaim", "NewClaim", "deleted_claims", "new_claims", "only_read", "removal_named", "StateClaim",
+           "state_claims"]
 
 _WRITE_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 #: Tools that hand work to a subagent, whose own tool calls this transcript does not hold.
@@ -154,4 +165,82 @@ def state_claims(body: str, files: dict[str, tuple[bool, bool]]) -> list[StateCl
                 if claim:
                     out.append(StateClaim(line.strip(), path, claim))
                     break
+    return out
+
+
+# -- a file the session wrote and kept, told as deleted ----------------------------------------------
+
+@dataclass(frozen=True)
+class DeletedClaim:
+    line: str
+    path: str
+
+
+_DELETED = re.compile(r"\b(?:deleted|removed)\b", re.IGNORECASE)
+#: A mark right after the file's name that calls the file itself gone: "(deleted)", "— removed", ": DELETED
+#: from the repo", not "— Removed orphan comments" (a change inside it).
+_GONE_AFTER = re.compile(r"^[`*_\"']*\s*(?:\(\s*(?:deleted|removed)\b[^)]*\)|[—–:-]+\s*(?:file\s+)?(?:deleted|removed)\b"
+                         r"(?=\s*(?:$|[(.,;:—–-]|(?:from|with|via|by|in|as|entirely|completely|too|as well)\b)))", re.IGNORECASE)
+#: A mark right before it: "Deleted `x.py`", "Removed file: `x.py`".
+_DELETED_BEFORE = re.compile(r"\b(?:deleted|removed)(?:\s+(?:the\s+)?files?)?\s*:?\s*[`*_\"']*$", re.IGNORECASE)
+_CHANGE_WORD = re.compile(r"\b(?:created|written|wrote|edited|modified|updated|added|rewritten|renamed|moved|new|"
+                          r"changed|fixed|refactored|replaced|extended|implemented)\b", re.IGNORECASE)
+_REMOVING = re.compile(r"\b(?:rm|delete\w*|remov\w*|clean\w*|trash|move)\b", re.IGNORECASE)
+#: A shell command that removes or moves files (after ``sudo``, ``env``, a ``cd … &&`` split off).
+_REMOVES = re.compile(r"\s*(?:sudo\s+|command\s+)?(?:rm|rmdir|unlink|mv|trash|del|erase|Remove-Item|git\s+(?:rm|clean|mv)|"
+                      r"find\b.*\s-delete\b)\b", re.IGNORECASE)
+_SEGMENT = re.compile(r"&&|\|\||;|\||\n")
+
+
+def removal_named(path: str, messages: Iterable[Any]) -> bool:
+    """Whether a shell command of the session removes or moves something that names ``path`` (its
+    file name or one of its last three folders below the home folder), or a subagent was asked, in
+    one sentence, to remove it: a removal the ledger does not follow (a folder removed whole, a
+    subagent's work)."""
+    norm = path.replace("\\", "/")
+    parts = [p for p in norm.split("/") if p]
+    low = 2 if parts[:1] in (["Users"], ["home"]) else 1 if parts[:1] == ["root"] else 0   # /Users/me/… names no project folder
+    names = [parts[-1]] + [p for p in parts[max(low, len(parts) - 4):-1] if len(p) > 2] if parts else []
+
+    def names_it(text: str) -> bool:
+        return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-])", text) for n in names)
+
+    for message in messages:
+        for use in tool_uses(message):
+            if isinstance(command := use.input.get("command"), str):
+                if any(_REMOVES.match(seg) and names_it(seg) for seg in _SEGMENT.split(command)):
+                    return True
+            elif use.name in _DELEGATES and isinstance(prompt := use.input.get("prompt"), str):
+                if any(_REMOVING.search(sent) and names_it(sent) for sent in re.split(r"[.\n]", prompt)):
+                    return True
+    return False
+
+
+def _called_gone(path: str, line: str) -> bool:
+    """Whether ``line`` marks the file itself as deleted right beside its name."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line):
+        if _GONE_AFTER.match(line[m.end():]) or _DELETED_BEFORE.search(_path_start(line, m.start())):
+            return True
+    return False
+
+
+def deleted_claims(body: str, changed: Iterable[str], how: dict[str, str], messages: list[Any],
+                   mentioned: Any) -> list[DeletedClaim]:
+    """Lines of ``body`` (section 3) calling a changed file deleted when it is not (the module's rules);
+    ``mentioned(path, text)`` tells whether ``text`` names ``path``."""
+    if not _DELETED.search(body):
+        return []
+    lines = [ln for ln in body.split("\n") if ln.strip()]
+    out = []
+    for path in changed:
+        if re.search(r"delet|remov", how.get(path, ""), re.IGNORECASE):
+            continue
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        naming = [ln for ln in lines if name in ln and mentioned(path, ln)]
+        if not naming or not all(_called_gone(path, ln) and not _CHANGE_WORD.search(_DELETED.sub(" ", ln)) for ln in naming):
+            continue
+        if removal_named(path, messages):
+            continue
+        out.append(DeletedClaim(naming[0].strip(), path))
     return out

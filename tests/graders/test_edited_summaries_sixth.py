@@ -214,5 +214,8 @@ def test_a_task_stamped_merged_or_closed_is_not_open(grade, kit, stamp):
     "- Task #7: Author all 15 block.json manifests under registry/ (the PR #85 merged; rebase first)",
 ])
 def test_stamp_words_in_the_task_sentence_leave_it_open(grade, kit, item):
-    verdict = grade("pending_tasks", kit.case([kit.user("go"), *kit.todo(*TASKS)], _s(kit, pending=item)))
+    # the session shows the pull requests the items name (a number it never showed is misremembered)
+    prs = kit.tool("Bash", {"command": "gh pr list"}, "86\tRegistry manifests\tfeat/registry\tOPEN\n"
+                                                     "85\tManifest schema\tfeat/schema\tMERGED")
+    verdict = grade("pending_tasks", kit.case([kit.user("go"), *prs, *kit.todo(*TASKS)], _s(kit, pending=item)))
     assert verdict.status == "pass", verdict.reasons
