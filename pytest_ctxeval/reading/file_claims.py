@@ -86,6 +86,8 @@ def new_claims(body: str, files: dict[str, str]) -> list[NewClaim]:
     for line in body.split("\n"):
         for path, evidence in files.items():
             name = path.replace("\\", "/").rsplit("/", 1)[-1]
+            if name not in line:
+                continue
             for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line):
                 if _AFTER.match(line[m.end():]) or _BEFORE.search(_path_start(line, m.start())):
                     out.append(NewClaim(line.strip(), path, evidence))
@@ -153,6 +155,8 @@ def state_claims(body: str, files: dict[str, tuple[bool, bool]]) -> list[StateCl
     for line in body.split("\n"):
         for path, (created, deletable) in files.items():
             name = path.replace("\\", "/").rsplit("/", 1)[-1]
+            if name not in line:   # most lines name none of the files: no pattern to run
+                continue
             for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line):
                 clause = _clause(line[m.end():])
                 claim = ""
