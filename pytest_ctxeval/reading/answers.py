@@ -21,7 +21,7 @@ when the call's options are unknown, one of fewer than four words or one ending 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,10 +84,10 @@ def _typed(answer: str, labels: list[str] | None) -> bool:
     return len(words) >= 4 and not low.endswith("(recommended)")
 
 
-def typed_answers(messages: Sequence[Any]) -> list[TypedAnswer]:
-    """The answers the person typed to the agent's AskUserQuestion calls in ``messages``, in order."""
+def _answered(messages: Sequence[Any]) -> Iterator[tuple[int, dict[str, list[str]], re.Match[str]]]:
+    """Each question-and-answer pair of the AskUserQuestion results in ``messages``: the index of
+    the message that holds it, the options the call offered (question -> labels), the pair."""
     options = None
-    out = []
     for i, message in enumerate(messages):
         if not isinstance(message, UserMessage) or isinstance(message.content, str):
             continue
@@ -101,13 +101,19 @@ def typed_answers(messages: Sequence[Any]) -> list[TypedAnswer]:
             if options is None:
                 options = _options(messages)
             asked = options.get(block.tool_use_id, {})
-            body = _TAIL.sub("", text[head.end():])
-            for m in _PAIR.finditer(body):
-                notes = _NOTES.match(m.group("rest") or "")
-                answer = (notes.group("notes") if notes and notes.group("notes").strip() else m.group("a")).strip()
-                question = m.group("q").strip()
-                if _typed(answer, asked.get(question) if question in asked else None):
-                    out.append(TypedAnswer(question, answer, i))
+            for m in _PAIR.finditer(_TAIL.sub("", text[head.end():])):
+                yield i, asked, m
+
+
+def typed_answers(messages: Sequence[Any]) -> list[TypedAnswer]:
+    """The answers the person typed to the agent's AskUserQuestion calls in ``messages``, in order."""
+    out = []
+    for i, asked, m in _answered(messages):
+        notes = _NOTES.match(m.group("rest") or "")
+        answer = (notes.group("notes") if notes and notes.group("notes").strip() else m.group("a")).strip()
+        question = m.group("q").strip()
+        if _typed(answer, asked.get(question) if question in asked else None):
+            out.append(TypedAnswer(question, answer, i))
     return out
 
 
@@ -169,28 +175,14 @@ def _distinct(label: str) -> bool:
 
 def choices(messages: Sequence[Any]) -> list[Choice]:
     """The questions the person answered by picking options of an AskUserQuestion call, in order."""
-    options = None
     out = []
-    for message in messages:
-        if not isinstance(message, UserMessage) or isinstance(message.content, str):
-            continue
-        for block in message.content:
-            if not isinstance(block, ToolResultBlock):
-                continue
-            text = result_text(block)
-            head = _HEAD.match(text[:200])
-            if head is None:
-                continue
-            if options is None:
-                options = _options(messages)
-            asked = options.get(block.tool_use_id, {})
-            for m in _PAIR.finditer(_TAIL.sub("", text[head.end():])):
-                labels = [_core(lab) for lab in asked.get(m.group("q").strip(), [])]
-                answer = _core(m.group("a"))
-                picked = [lab for lab in labels if lab and (lab == answer or lab in [_core(p) for p in answer.split(",")])]
-                if picked:
-                    out.append(Choice(m.group("q").strip(), tuple(picked),
-                                      tuple(lab for lab in labels if lab and lab not in picked)))
+    for _i, asked, m in _answered(messages):
+        labels = [_core(lab) for lab in asked.get(m.group("q").strip(), [])]
+        answer = _core(m.group("a"))
+        picked = [lab for lab in labels if lab and (lab == answer or lab in [_core(p) for p in answer.split(",")])]
+        if picked:
+            out.append(Choice(m.group("q").strip(), tuple(picked),
+                              tuple(lab for lab in labels if lab and lab not in picked)))
     return out
 
 
