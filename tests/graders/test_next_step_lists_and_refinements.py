@@ -62,7 +62,7 @@ def test_a_misquoted_list_still_fails_and_the_reason_shows_a_difference(grade, k
 
 
 def test_two_texts_alike_at_the_start_are_shown_where_they_part():
-    from graders.fidelity import _apart
+    from graders.cited_next_step import _apart
 
     a = "three things: - cache the tariff lookup - log rejected vouchers at WARNING - log the voucher"
     b = "three things: - cache the tariff lookup - log rejected vouchers at WARNING - don't log the voucher"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graders.fidelity import _task_told
+from graders.future_work import _task_told
 
 
 def test_words_must_be_whole_words_of_one_item():
