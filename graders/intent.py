@@ -15,7 +15,7 @@
 Where they look: the whole post-compact context the model sees — the summary message and what the
 compaction kept (messages, attachments) — for every kind of compaction (full, partial, session
 memory, a real transcript's). Expectations are required once the session has reached them, as for
-the fidelity graders.
+the section graders of files, errors and tasks (``graders/files_and_errors.py``, ``graders/future_work.py``).
 """
 
 from __future__ import annotations

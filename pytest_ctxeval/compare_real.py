@@ -345,7 +345,8 @@ def _reached(history_text: str, items: list[str]) -> list[str]:
 
 def _metrics(case: CompactionCase, verdicts: list[Verdict]) -> dict[str, Any]:
     """Counts for the table: sections present, and found/total for what the fidelity graders
-    look for (totals computed as the graders do; found = total - the grader's missing list)."""
+    (verbatim_user_messages, files_preserved, errors_preserved, pending_tasks) look for (totals computed
+    as the graders do; found = total - the grader's missing list)."""
     by = {v.grader: v for v in verdicts}
     present = [k for k in SECTION_KINDS if case.sections.get(k) is not None]
     history_text = normalize_ws(plain_text(case.history)).lower()

@@ -1,5 +1,6 @@
-"""Quoting, as the fidelity graders read it: which person-typed messages a summary kept, and what
-section 9 quotes.
+"""Quoting, as the fidelity graders read it (``verbatim_user_messages`` in ``graders/all_messages.py``,
+``next_step_quote`` in ``graders/cited_next_step.py``): which person-typed messages a summary kept,
+and what section 9 quotes.
 
 * :func:`message_kept`: a message verbatim (pytest_ctxeval.reading.verbatim), or a long one's head and tail;
   :func:`drafts`: a message the person re-sent revised right after (the resend is what must survive);

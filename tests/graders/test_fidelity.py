@@ -1,5 +1,6 @@
-"""The fidelity rule graders: verbatim_user_messages, next_step_quote, files_preserved,
-errors_preserved, pending_tasks, no_superseded_work."""
+"""The fidelity rule graders: verbatim_user_messages (graders/all_messages.py), next_step_quote
+(graders/cited_next_step.py), files_preserved and errors_preserved (graders/files_and_errors.py),
+pending_tasks and no_superseded_work (graders/future_work.py)."""
 
 from __future__ import annotations
 
