@@ -302,8 +302,9 @@ def steps_swapped_in_next(case, s):
     sents[0], sents[-1] = sents[-1], sents[0]
     return _in_section(s, case, "next", "   " + " ".join(sents))
 
-def fixed_error_still_failing(case, s):
-    """Section 4 says a failing command's error was re-run and now succeeds, when nothing ran that tool again."""
+def _rerun_said(case, s, *, ran_again):
+    """Section 4's item of the latest failing command (no test run) whose tool did (``ran_again``) or
+    did not run again without failing, said to be re-run and succeeding now."""
     from pytest_ctxeval.reading.extract import failing_results
     from pytest_ctxeval.reading.session_facts import error_kept
     from pytest_ctxeval.reading.rerun_claims import _runs, _tool
@@ -315,35 +316,26 @@ def fixed_error_still_failing(case, s):
         if not isinstance(cmd, str) or f.tests:
             continue
         tool = _tool(cmd)
-        if any(not t or (t == tool and not bad) for i, t, bad in runs if i > f.index):
+        later = [(t, bad) for i, t, bad in runs if i > f.index]
+        if ran_again != any(t == tool and not bad for t, bad in later):
+            continue
+        if not ran_again and any(not t for t, _ in later):
             continue
         for i, l in enumerate(lines):
             if l.strip() and error_kept(f.key_line, f.text, cmd, l)[0]:
                 lines[i] = l.rstrip() + " — resolved; re-ran it and it now succeeds"
                 return _in_section(s, case, "errors", "\n".join(lines))
     return None
+
+
+def fixed_error_still_failing(case, s):
+    """Section 4 says a failing command's error was re-run and now succeeds, when nothing ran that tool again."""
+    return _rerun_said(case, s, ran_again=False)
 
 
 def fixed_error_rerun_true(case, s):
     """Harmless twin: an error whose tool ran again without failing, said to succeed now."""
-    from pytest_ctxeval.reading.extract import failing_results
-    from pytest_ctxeval.reading.session_facts import error_kept
-    from pytest_ctxeval.reading.rerun_claims import _runs, _tool
-    runs = _runs(case.summarized)
-    body = _body(case, "errors")
-    lines = _lines(body)
-    for f in reversed(failing_results(case.summarized)):
-        cmd = f.input.get("command")
-        if not isinstance(cmd, str) or f.tests:
-            continue
-        tool = _tool(cmd)
-        if not any(t == tool and not bad for i, t, bad in runs if i > f.index):
-            continue
-        for i, l in enumerate(lines):
-            if l.strip() and error_kept(f.key_line, f.text, cmd, l)[0]:
-                lines[i] = l.rstrip() + " — resolved; re-ran it and it now succeeds"
-                return _in_section(s, case, "errors", "\n".join(lines))
-    return None
+    return _rerun_said(case, s, ran_again=True)
 
 
 def fixed_error_hedged(case, s):
