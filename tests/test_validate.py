@@ -13,8 +13,10 @@ from pytest_ctxeval.cli.validate import format_report, operators_for
 from pytest_ctxeval.grading import load_graders
 from pytest_ctxeval.grading.validation import validate_cases
 from scenario_texts import TINY
+from session_kit import Session
 from shared_paths import needs_shared
-from validation_kit import corpus_report, library_cases, library_report, merged, registry, rule_specs
+from validation_kit import (FULL_VALIDATION, corpus_report, corpus_sample_report, library_cases, library_report,
+                            library_sample, library_sample_report, merged, mutant_pairs, registry, rule_specs)
 
 USER_GRADERS = '''
 from pytest_ctxeval import Mutant, Verdict, grader, mutation
@@ -130,6 +132,17 @@ def test_bad_options_are_usage_errors(project: Path, capsys: pytest.CaptureFixtu
     assert message in capsys.readouterr().err
 
 
+def test_a_transcript_without_a_compaction_is_noted(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s = Session()
+    s.user("List the files.")
+    s.assistant(text="Here they are.")
+    s.write(project / "plain.jsonl")
+    assert main(["validate", "scenarios", "plain.jsonl", "--graders", "verbatim_user_messages"]) == 0
+    captured = capsys.readouterr()
+    assert "plain.jsonl: no compaction in this transcript; nothing to mutate" in captured.out + captured.err
+    assert "1 summaries (0 from real transcripts)" in captured.out
+
+
 def test_a_path_with_nothing_to_mutate_is_a_usage_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "notes.txt").write_text("x")
     assert main(["validate", "notes.txt"]) == 2
@@ -191,6 +204,34 @@ def _check(report, *, library_only: bool) -> None:
             assert not s.real_failures
 
 
+# The suite validates the sample of tests/validation_kit.py (every (grader, operator) pair of the
+# library, about a third of its mutants); .ci/run validates the whole library and corpus in its own
+# step (CTXEVAL_VALIDATION_TESTS=1, about 30 s), and checks there that the sample still gives every pair.
+full_validation = pytest.mark.skipif(not FULL_VALIDATION, reason="the whole library and corpus are validated in "
+                                     ".ci/run's own step: set CTXEVAL_VALIDATION_TESTS=1 (CONTRIBUTING.md, Slow checks)")
+
+
+@pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
+def test_rule_graders_on_a_sample_of_the_builtin_library() -> None:
+    report = library_sample_report()
+    _check(report, library_only=True)
+    # every rule grader some operator aims at gets mutants, most of them enough for the kill-rate bar
+    aimed = {t for op in operators_for(registry()) for t in op.targets} | \
+            {s.name for s in rule_specs() if s.targets}
+    missing = sorted(g for g in aimed if g in report.graders and report.graders[g].mutants == 0)
+    assert not missing, f"no mutant of the sample targets {missing}: add a scenario to SAMPLE_SCENARIOS"
+    assert report.mutants >= 250 and sum(1 for s in report.graders.values() if s.mutants >= 5) >= 10
+
+
+@pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
+@needs_shared
+def test_rule_graders_on_a_sample_of_corpus_compactions() -> None:
+    report = corpus_sample_report()
+    _check(report, library_only=False)
+    assert report.real_cases >= 4 and report.mutants >= 30
+
+
+@full_validation
 @pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
 def test_ci_rule_graders_on_the_builtin_library() -> None:
     report = library_report()
@@ -198,6 +239,7 @@ def test_ci_rule_graders_on_the_builtin_library() -> None:
     assert report.mutants >= 500 and sum(1 for s in report.graders.values() if s.mutants >= 5) >= 10
 
 
+@full_validation
 @pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
 @needs_shared
 def test_ci_rule_graders_on_the_library_and_every_corpus_compaction() -> None:
@@ -205,6 +247,13 @@ def test_ci_rule_graders_on_the_library_and_every_corpus_compaction() -> None:
     report = merged(library_report(), corpus_report())
     _check(report, library_only=False)
     assert report.real_cases >= 10
+
+
+@full_validation
+@pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
+def test_the_sample_gives_every_grader_operator_pair_of_the_library() -> None:
+    whole, sample = mutant_pairs(library_cases()), mutant_pairs(library_sample())
+    assert whole - sample == set(), f"the sample misses {sorted(whole - sample)}: add a scenario to SAMPLE_SCENARIOS"
 
 
 @pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
