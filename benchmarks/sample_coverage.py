@@ -1,20 +1,20 @@
-"""Does the unit suite's sampled grader validation cover what the whole validation covers? (issue 22; not a test)
+"""Do the unit suite's samples cover what the library-wide checks cover? (issue 22; not a test)
 
     python benchmarks/sample_coverage.py          # needs pytest-cov: pip install pytest-cov
 
-The unit suite (``pytest -n auto``) validates the rule graders on a sample of the built-in library
-and the corpus (``tests/validation_kit.py``); ``.ci/run`` validates the whole of both in its own step
-(``CTXEVAL_VALIDATION_TESTS=1``). This script measures, with coverage.py (lines and branches of
-``pytest_ctxeval/`` and ``graders/``):
+The unit suite (``pytest -n auto``) runs the library-wide checks (the grader validation, the
+comparison of compactors) on a sample of the built-in library and the corpus; ``.ci/run`` runs them
+on the whole of both in its own step (``CTXEVAL_LIBRARY_TESTS=1``, tests/library_wide.py). This
+script measures, with coverage.py (lines and branches of ``pytest_ctxeval/`` and ``graders/``):
 
-1. the unit suite as the README runs it, with the sample;
-2. the whole validation's tests alone;
+1. the unit suite as the README runs it, with the samples;
+2. the library-wide checks' test files alone, on the whole library and corpus;
 3. importing every module of the package (the lines that run at import: the suite imports the
    package before its workers start measuring, so those lines look unrun in 1).
 
 and prints every line and branch that 2 runs and 1 does not, leaving out those of 3. "none" means
-the sample loses no coverage: the suite with the sample runs every line and branch of the package
-that the whole validation runs. It takes about 7 minutes on 2 cores (the suite under coverage).
+the samples lose no coverage: the suite with the samples runs every line and branch of the package
+that the library-wide checks run. It takes about 7 minutes on 2 cores (the suite under coverage).
 Needs the shared corpus (``CTXEVAL_SHARED`` or ``../shared``).
 """
 
@@ -29,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 COV = ["--cov=pytest_ctxeval", "--cov=graders", "--cov-branch"]
+#: The test files of the library-wide checks (tests/library_wide.py).
+WIDE = ["tests/test_validate.py", "tests/compaction/test_compare.py"]
 IMPORT_ALL = """
 import importlib, pkgutil, pytest_ctxeval
 for info in pkgutil.walk_packages(pytest_ctxeval.__path__, "pytest_ctxeval."):
@@ -63,10 +65,8 @@ def main() -> None:
         out = Path(tmp)
         print("measuring the unit suite with the sample (pytest -n auto) ...", flush=True)
         suite = _ran(_measured(out / "suite.json", ["-n", "auto"], env))
-        print("measuring the whole validation (CTXEVAL_VALIDATION_TESTS=1) ...", flush=True)
-        whole = _ran(_measured(out / "whole.json", ["-n", "0", "tests/test_validate.py", "-k",
-                                                    "ci_rule_graders or sample_gives"],
-                               {**env, "CTXEVAL_VALIDATION_TESTS": "1"}))
+        print("measuring the library-wide checks (CTXEVAL_LIBRARY_TESTS=1) ...", flush=True)
+        whole = _ran(_measured(out / "whole.json", ["-n", "auto", *WIDE], {**env, "CTXEVAL_LIBRARY_TESTS": "1"}))
         print("measuring the package's import ...", flush=True)
         (out / "import_all.py").write_text(IMPORT_ALL)
         subprocess.run([sys.executable, "-m", "coverage", "run", "--branch", f"--data-file={out / 'imp'}",
@@ -76,10 +76,10 @@ def main() -> None:
         imported = _ran(json.loads((out / "imp.json").read_text())["files"])
     lines = sorted(whole[0] - suite[0] - imported[0])
     branches = sorted(whole[1] - suite[1] - imported[1])
-    print(f"lines the whole validation runs and the suite does not: {len(lines) or 'none'}")
+    print(f"lines the library-wide checks run and the suite does not: {len(lines) or 'none'}")
     for f, n in lines:
         print(f"  {f}:{n}")
-    print(f"branches the whole validation takes and the suite does not: {len(branches) or 'none'}")
+    print(f"branches the library-wide checks take and the suite does not: {len(branches) or 'none'}")
     for f, a, b in branches:
         print(f"  {f}:{a}->{b}")
 

@@ -15,7 +15,8 @@ from pytest_ctxeval.grading.validation import validate_cases
 from scenario_texts import TINY
 from session_kit import Session
 from shared_paths import needs_shared
-from validation_kit import (FULL_VALIDATION, corpus_report, corpus_sample_report, library_cases, library_report,
+from library_wide import library_wide
+from validation_kit import (corpus_report, corpus_sample_report, library_cases, library_report,
                             library_sample, library_sample_report, merged, mutant_pairs, registry, rule_specs)
 
 USER_GRADERS = '''
@@ -205,10 +206,8 @@ def _check(report, *, library_only: bool) -> None:
 
 
 # The suite validates the sample of tests/validation_kit.py (every (grader, operator) pair of the
-# library, about a third of its mutants); .ci/run validates the whole library and corpus in its own
-# step (CTXEVAL_VALIDATION_TESTS=1, about 30 s), and checks there that the sample still gives every pair.
-full_validation = pytest.mark.skipif(not FULL_VALIDATION, reason="the whole library and corpus are validated in "
-                                     ".ci/run's own step: set CTXEVAL_VALIDATION_TESTS=1 (CONTRIBUTING.md, Slow checks)")
+# library, about a third of its mutants); .ci/run validates the whole library and corpus in its
+# library-wide step (tests/library_wide.py, about 30 s), and checks there that the sample still gives every pair.
 
 
 @pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
@@ -231,7 +230,7 @@ def test_rule_graders_on_a_sample_of_corpus_compactions() -> None:
     assert report.real_cases >= 4 and report.mutants >= 30
 
 
-@full_validation
+@library_wide
 @pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
 def test_ci_rule_graders_on_the_builtin_library() -> None:
     report = library_report()
@@ -239,7 +238,7 @@ def test_ci_rule_graders_on_the_builtin_library() -> None:
     assert report.mutants >= 500 and sum(1 for s in report.graders.values() if s.mutants >= 5) >= 10
 
 
-@full_validation
+@library_wide
 @pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
 @needs_shared
 def test_ci_rule_graders_on_the_library_and_every_corpus_compaction() -> None:
@@ -249,7 +248,7 @@ def test_ci_rule_graders_on_the_library_and_every_corpus_compaction() -> None:
     assert report.real_cases >= 10
 
 
-@full_validation
+@library_wide
 @pytest.mark.xdist_group("library_cases")  # one worker replays and validates the library once (conftest.py)
 def test_the_sample_gives_every_grader_operator_pair_of_the_library() -> None:
     whole, sample = mutant_pairs(library_cases()), mutant_pairs(library_sample())

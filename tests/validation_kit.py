@@ -1,16 +1,15 @@
 """Compaction cases of the built-in scenario library and of the corpus, run once per test process,
 for the mutation and validation tests; the rule graders' validation of each, also once.
 
-The unit suite validates a sample (:data:`SAMPLE_SCENARIOS`, :data:`SAMPLE_SESSIONS`): about a
-third of the library's mutants, and every (rule grader, mutation operator) pair the whole library
-gives. The whole library and corpus (1,054 mutants, about 25 s of CPU) are validated in
-``.ci/run``'s own step (``CTXEVAL_VALIDATION_TESTS=1``), which also checks that the sample still
-gives every pair.
+The unit suite validates a sample (:data:`SAMPLE_SCENARIOS`, :data:`SAMPLE_COMPACTIONS`,
+:data:`SAMPLE_SESSIONS`): about a third of the library's mutants, and every (rule grader, mutation
+operator) pair the whole library gives. The whole library and corpus (1,054 mutants, about 25 s of
+CPU) are validated in ``.ci/run``'s library-wide step (tests/library_wide.py), which also checks
+that the sample still gives every pair.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
@@ -22,9 +21,6 @@ from shared_paths import CORPUS_DIR as CORPUS
 from pytest_ctxeval.cli.validate import operators_for
 from pytest_ctxeval.grading.validation import GraderStats, ValidationReport, validate_cases
 
-
-#: The whole library and corpus are validated when this is set (``.ci/run``); else the sample only.
-FULL_VALIDATION = os.environ.get("CTXEVAL_VALIDATION_TESTS") == "1"
 
 #: Library scenarios whose compactions give mutants for every (rule grader, operator) pair that the
 #: whole library gives (42 pairs from 8 of its 22 scenarios; chosen greedily by pairs per second).

@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .summary import plain_emphasis
@@ -206,8 +207,14 @@ def _attached(text: str, start: int, end: int) -> bool:
     return before in "/_`-" or before.isalnum() or after in "/_`." or after.isalnum()
 
 
-def _values(line: str, kind: str | None) -> Iterable[tuple[str, str, str]]:
-    """(kind of value, value as written, what to look for) of each value ``line`` holds."""
+@lru_cache(maxsize=4096)
+def _values(line: str, kind: str | None) -> tuple[tuple[str, str, str], ...]:
+    """(kind of value, value as written, what to look for) of each value ``line`` holds (remembered:
+    every grader that reads a section, and every mutant of a summary, reads the same lines again)."""
+    return tuple(_each_value(line, kind))
+
+
+def _each_value(line: str, kind: str | None) -> Iterator[tuple[str, str, str]]:
     for m in _REF.finditer(line):
         if not _LOCAL_NUMBER.search(line[:m.start()]):
             yield "issue or pull-request number", m.group(0), m.group(1)
@@ -236,9 +243,10 @@ def _values(line: str, kind: str | None) -> Iterable[tuple[str, str, str]]:
         yield "exit code", m.group(0), m.group(1)
 
 
+@lru_cache(maxsize=64)
 def derived_counts(summary: str) -> frozenset[str]:
     """The numbers a summary works out itself ("26 pre-existing + 1 new = 27", "27 total"): it may
-    say them again as a count elsewhere."""
+    say them again as a count elsewhere (remembered: each grader that reads values asks again)."""
     return frozenset(m.group(1) for line in summary.split("\n") if _ARITHMETIC.search(line) or "total" in line.lower()
                      for m in _DERIVED.finditer(line))
 

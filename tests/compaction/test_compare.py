@@ -8,11 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from library_wide import LIBRARY_TESTS
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.compaction.compare import OFFLINE_NOTE, format_compactor_table, compactor_table
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "scenarios"
+#: The scenarios the unit suite compares the compactors on (the whole library in .ci/run's
+#: library-wide step, tests/library_wide.py): every compaction kind and tier the library has, a
+#: session-memory compaction, media, huge parallel outputs, calls in flight, an overflowing window,
+#: the summariser's circuit breaker and an idle gap.
+COMPARED_SCENARIOS = ("compaction_overflow", "idle_gap", "parallel_search_huge_output", "screenshot_and_pdf",
+                      "session_memory_then_full", "summariser_circuit_breaker", "tool_calls_in_flight")
 
 
 def _entry(name, graders, compactions=((10_000, 2_000),), **extra):
@@ -61,11 +68,12 @@ COMPARED = ("format_sections", "nine_sections", "tool_pairing", "last_request_in
 
 @pytest.fixture(scope="module")
 def library_comparison(tmp_path_factory):
-    """``ctxeval compare`` over the whole built-in library, offline, graded by the graders the tests
-    below read (the comparison with every grader is the docs' command, which CI's docs step runs:
-    docs/compactors.md)."""
+    """``ctxeval compare`` over :data:`COMPARED_SCENARIOS` (the whole built-in library in the
+    library-wide step), offline, graded by the graders the tests below read (the comparison with
+    every grader is the docs' command, which CI's docs step runs: docs/compactors.md)."""
     out = tmp_path_factory.mktemp("compare")
-    code = main(["compare", str(LIBRARY), "--graders", ",".join(COMPARED), "--json", str(out / "cmp.json"),
+    paths = [str(LIBRARY)] if LIBRARY_TESTS else [str(LIBRARY / f"{name}.yaml") for name in COMPARED_SCENARIOS]
+    code = main(["compare", *paths, "--graders", ",".join(COMPARED), "--json", str(out / "cmp.json"),
                  "--html", str(out / "cmp.html")])
     return code, json.loads((out / "cmp.json").read_text()), (out / "cmp.html").read_text()
 
@@ -76,7 +84,7 @@ def test_compare_over_the_builtin_library_runs_offline(library_comparison, capsy
     assert code == 0
     table = doc["table"]
     assert table["compactors"] == ["claude_code", "codex", "gemini_cli", "opencode", "observation_masking"]
-    scenarios = len(list(LIBRARY.glob("*.yaml")))
+    scenarios = len(list(LIBRARY.glob("*.yaml"))) if LIBRARY_TESTS else len(COMPARED_SCENARIOS)
     rows = {r["compactor"]: r for r in table["rows"]}
     for name, row in rows.items():
         results = doc["results"][name]["scenarios"]

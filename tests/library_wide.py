@@ -1,0 +1,22 @@
+"""The checks over the whole built-in library and corpus, and the samples the unit suite takes.
+
+The unit suite (``pytest -n auto``) runs the library-wide checks on a sample: the grader validation
+(tests/test_validate.py, the sample in tests/validation_kit.py) and the comparison of compactors
+(tests/compaction/test_compare.py, :data:`COMPARED_SCENARIOS`). ``.ci/run`` runs them on the whole
+library and corpus in their own step, with ``CTXEVAL_LIBRARY_TESTS=1`` (CONTRIBUTING.md, "Slow
+checks"). Each sample runs every line and branch of the package that its whole check runs:
+``python benchmarks/sample_coverage.py`` measures it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+#: Set by ``.ci/run``'s library-wide step: the whole library and corpus, not the samples.
+LIBRARY_TESTS = os.environ.get("CTXEVAL_LIBRARY_TESTS") == "1"
+
+#: Marks a test of the whole library and corpus (skipped in the unit suite, which runs its sample).
+library_wide = pytest.mark.skipif(not LIBRARY_TESTS, reason="a check of the whole library and corpus, run in "
+                                  ".ci/run's own step: set CTXEVAL_LIBRARY_TESTS=1 (CONTRIBUTING.md, Slow checks)")
