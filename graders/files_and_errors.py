@@ -271,6 +271,22 @@ def _in_named_range(base: str, text: str) -> str:
     return ""
 
 
+def _what_ran(tool_input: dict[str, object]) -> str:
+    """Where a reader finds a failing call in the transcript: its command (or the file, path, URL or
+    pattern it was given), shortened, as `` of `rtk bun run test` ``; "" when its input names none."""
+    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            if key == "command":   # `cd /long/project/path && rtk bun run test`: the command is what tells it
+                value = _LEADING_CD.sub("", value, count=1) or value
+            return f" of `{_short(value, 60).replace('`', chr(39))}`"
+    return ""
+
+
+#: A leading change of folder, ``cd "/a b/c" && `` or ``cd web; ``, before the command proper.
+_LEADING_CD = re.compile(r"""^\s*cd\s+(?:"[^"\n]*"|'[^'\n]*'|\S+)\s*(?:&&|;)\s*""")
+
+
 @grader("errors_preserved", kind="rule")
 def errors_preserved(case: CompactionCase) -> Verdict:
     """Every error of the summarised span (and every expect.errors line) is in section 4: its key
@@ -284,9 +300,10 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     # the summarised span's errors: the same for every mutant of a compaction (a shared view)
     for f in case.shared_view("failing_results", lambda: failing_results(case.summarized), case.summarized):
         if f.key_line:
-            label = f"{f.tool} result"
+            label = f"{f.tool} result{_what_ran(f.input)}"
             if f.exit_ok:   # `pytest | tail` exits 0: say why a result not marked as an error counts
-                label = f"{f.tool} test run (it exited 0, its output reports failing tests: {f.tests[0][1] if f.tests else 'see the run'})"
+                label = (f"{f.tool} test run{_what_ran(f.input)} (it exited 0, its output reports failing tests: "
+                         f"{f.tests[0][1] if f.tests else 'see the run'})")
             wanted.setdefault(f.key_line, (label, f))
     for line in case.reached(case.expect.errors):
         wanted.setdefault(line, ("expect.errors", None))
