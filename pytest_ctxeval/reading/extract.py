@@ -277,8 +277,11 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
                 kind = "error"
             else:
                 kind = error_kind(tool, text, dict(found.input) if found else {})
-                if kind == "probe" and tool == "Bash" and found and refused_line(text):
-                    # refused or not there, then done another way: a lesson, not a probe (reading/workarounds.py)
+                # refused or not there, then done another way: a lesson, not a probe (reading/workarounds.py);
+                # the refusal may close the output of a command line whose first part printed something
+                # (`gh pr view 3 && gh pr diff 3 --stat`: the PR, then "unknown flag: --stat")
+                if kind == "probe" and tool == "Bash" and found and (refused_line(text)
+                                                                     or refused_line(key_error_line(text))):
                     later = _bash_runs(messages) if later is None else later
                     mine = next((k for k, (use_id, _, _) in enumerate(later) if use_id == found.id), len(later))
                     workaround = worked_around(str(found.input.get("command", "")),
