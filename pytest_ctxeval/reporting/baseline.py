@@ -156,9 +156,11 @@ def _session_transcript(raw: bytes) -> str | None:
     for line in raw.split(b"\n", 20)[:20]:
         if not line.strip():
             continue
+        if not line.lstrip().startswith(b"{"):
+            return None
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):   # a hostile file nests deep: it is not a transcript either
             return None
         if not (isinstance(record, dict) and isinstance(record.get("type"), str)
                 and any(k in record for k in ("uuid", "sessionId", "leafUuid", "messageId"))):
