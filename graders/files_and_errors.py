@@ -37,7 +37,7 @@ from pytest_ctxeval.reading.error_location import misplaced_errors
 from pytest_ctxeval.reading.code_attribution import file_texts, misattributed_code
 from pytest_ctxeval.reading.file_claims import deleted_claims, new_claims, only_read, removal_named, state_claims
 from pytest_ctxeval.reading.file_changes import FileLedger
-from pytest_ctxeval.reading.workarounds import not_counted
+from pytest_ctxeval.reading.workarounds import not_counted, refused_part
 from pytest_ctxeval.reading.rerun_claims import unverified_reruns
 from pytest_ctxeval.reading.test_claims import last_test_run, passing_claims
 from pytest_ctxeval.reading.leave_out import leave_out, left_out, with_leave_out
@@ -271,6 +271,27 @@ def _in_named_range(base: str, text: str) -> str:
     return ""
 
 
+def _what_ran(tool_input: dict[str, object], key_line: str = "") -> str:
+    """Where a reader finds a failing call in the transcript: its command (or the file, path, URL or
+    pattern it was given), shortened, as `` of `rtk bun run test` ``; "" when its input names none.
+    A long command line is shown from the part that names a word of the error line (``--stat`` of
+    "unknown flag: --stat" in ``gh pr view 3 && … && gh pr diff 3 --stat``), when an earlier part would
+    fill the 60 characters."""
+    for key in ("command", "file_path", "notebook_path", "path", "url", "pattern"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            if key == "command":   # `cd /long/project/path && rtk bun run test`: the command is what tells it
+                value = _LEADING_CD.sub("", value, count=1) or value
+                if len(" ".join(value.split())) > 60 and (part := refused_part(value, key_line)) != value:
+                    value = "… " + part
+            return f" of `{_short(value, 60).replace('`', chr(39))}`"
+    return ""
+
+
+#: A leading change of folder, ``cd "/a b/c" && `` or ``cd web; ``, before the command proper.
+_LEADING_CD = re.compile(r"""^\s*cd\s+(?:"[^"\n]*"|'[^'\n]*'|\S+)\s*(?:&&|;)\s*""")
+
+
 @grader("errors_preserved", kind="rule")
 def errors_preserved(case: CompactionCase) -> Verdict:
     """Every error of the summarised span (and every expect.errors line) is in section 4: its key
@@ -284,9 +305,11 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     # the summarised span's errors: the same for every mutant of a compaction (a shared view)
     for f in case.shared_view("failing_results", lambda: failing_results(case.summarized), case.summarized):
         if f.key_line:
-            label = f"{f.tool} result"
+            label = f"{f.tool} result{_what_ran(f.input, f.key_line)}"
             if f.exit_ok:   # `pytest | tail` exits 0: say why a result not marked as an error counts
-                label = f"{f.tool} test run (it exited 0, its output reports failing tests: {f.tests[0][1] if f.tests else 'see the run'})"
+                label = (f"{f.tool} test run{_what_ran(f.input, f.key_line)} (it exited 0, its output reports "
+                         "failing tests: "
+                         f"{f.tests[0][1] if f.tests else 'see the run'})")
             wanted.setdefault(f.key_line, (label, f))
     for line in case.reached(case.expect.errors):
         wanted.setdefault(line, ("expect.errors", None))

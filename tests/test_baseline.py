@@ -247,3 +247,28 @@ def test_ctxeval_report_writes_each_kind(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["report", str(base), "-o", str(tmp_path / "x.html")]) == 2
     assert "a baseline holds no events" in capsys.readouterr().err
     assert main(["report", str(res), "-o", str(tmp_path / "x.txt")]) == 2
+
+
+@pytest.mark.parametrize("records", [
+    # a session as Claude Code writes it (many lines: as JSON it fails at line 2, "Extra data")
+    [{"type": "file-history-snapshot", "messageId": "m1", "snapshot": {}, "isSnapshotUpdate": False},
+     {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "message": {"role": "user", "content": "hi"}}],
+    # a one-line file parses as JSON, but is a record, not a results document
+    [{"type": "summary", "summary": "Fix the login", "leafUuid": "u9"}],
+])
+def test_a_session_transcript_given_as_results_says_what_it_is_and_which_verb_reads_it(
+        tmp_path: Path, records: list[dict[str, object]]) -> None:
+    session = tmp_path / "session.jsonl"
+    session.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with pytest.raises(UsageError) as err:
+        load_document(session)
+    assert str(err.value) == (f"{session}: a Claude Code session transcript (JSON Lines, one record per line), not a "
+                              "ctxeval results or baseline file: grade it with ctxeval grade FILE (its --json, --md "
+                              "and --html write the results and reports that ctxeval report and diff read)")
+
+
+def test_broken_results_json_still_names_its_line(tmp_path: Path) -> None:
+    broken = tmp_path / "results.json"
+    broken.write_text('{"format": "pytest-ctxeval/results",\n "scenarios": {]}\n', encoding="utf-8")
+    with pytest.raises(UsageError, match=r"results\.json:2: invalid JSON"):
+        load_document(broken)

@@ -442,3 +442,18 @@ def test_a_tolerance_without_a_baseline_is_said(pytester: pytest.Pytester, tmp_p
     assert "no effect without --ctxeval " not in result.stdout.str()  # --ctxeval was given
     assert main(["report", str(tmp_path / "r.json"), "-o", str(tmp_path / "r.html"), "--tolerance", "0.1"]) == 2
     assert "--tolerance applies to the comparison with --baseline" in capsys.readouterr().err
+
+
+def test_a_mistyped_option_is_refused_with_the_option_it_is_a_slip_of(capsys) -> None:
+    # --workres (swapped letters), --jsn (a letter dropped), --summry=FILE (the = form): the verb's own
+    # option is named; an option nothing is near gets the plain refusal
+    with pytest.raises(SystemExit) as stop:
+        main(["grade", "x.jsonl", "--workres", "2", "--jsn", "r.json", "--summry=s.txt"])
+    assert stop.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == ("ctxeval grade: error: unrecognized arguments: --workres 2 --jsn r.json --summry=s.txt; did "
+                    "you mean --workers for --workres, --json for --jsn, --summary for --summry? (ctxeval grade --help lists "
+                    "them)")
+    with pytest.raises(SystemExit):
+        main(["lint", "scenarios", "--frobnicate"])
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "ctxeval lint: error: unrecognized arguments: --frobnicate"

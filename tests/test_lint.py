@@ -254,3 +254,23 @@ def test_cli_clean_exits_0_and_usage_errors_exit_2(tmp_path: Path, capsys: pytes
     assert main(["lint", str(empty)]) == 2
     with pytest.raises(UsageError, match="no scenario files"):
         lint_paths([empty])
+
+
+def test_an_undefined_name_one_slip_from_a_var_or_helper_says_which(tmp_path: Path) -> None:
+    found = problems(tmp_path, """\
+        vars:
+          modules: [catalog, pricing]
+        turns:
+          - user: "Read src/{{ modulez[0] }}/cache.py"
+          - assistant: "Reading."
+            tools:
+              - name: Grep
+                input: {pattern: TTL}
+                result: "{{ grep_hit(n=3) }}"
+          - user: "and {{ nothing_like_it }}"
+        """)
+    assert [p.split(" (helpers:")[0] for p in found] == [
+        f"{tmp_path / 's.yaml'}:4: turns[0].user: template error: 'modulez' is undefined; did you mean 'modules'?",
+        f"{tmp_path / 's.yaml'}:9: turns[1].tools[0].result: template error: 'grep_hit' is undefined; did you mean "
+        "'grep_hits'?",
+        f"{tmp_path / 's.yaml'}:10: turns[2].user: template error: 'nothing_like_it' is undefined"]

@@ -138,3 +138,17 @@ def test_message_ref_roles() -> None:
     assert message_ref(summary("s", "x"))["role"] == "summary"
     assert message_ref(AttachmentMessage(uuid="a", attachment_type="file", content="y"))["role"] == "attachment (file)"
     assert len(message_ref(user("u", "z" * 1000))["excerpt"]) == 281
+
+
+def test_a_message_the_verbatim_grader_finds_kept_is_not_lost() -> None:
+    # the summary drops the space before "?" and flattens the line break: verbatim_user_messages
+    # counts it verbatim, so the panel must not list it; a message whose words are gone is still lost,
+    # and so is the paste of a message kept by its typed lead only (its text is gone)
+    typed = "Make the two buttons more visible, on the left side ?\nand frame the content below"
+    paste = "The tree view breaks the page:\n" + "\n".join(f"    at frame{i} (chunk.js:{i}:7)" for i in range(40))
+    history = [user("u1", typed), asst("a1", "On it."), user("u2", "Also drop the legacy exporter."),
+               asst("a2", "Noted."), user("u3", paste), asst("a3", "Looking.")]
+    kept = post("6. All user messages:\n   - Make the two buttons more visible, on the left side? and frame the "
+                "content below\n   - The tree view breaks the page: [a long stack trace pasted]")
+    lost = lost_facts(history, kept, history)
+    assert [f.text for f in lost.facts["user_messages"]] == ["Also drop the legacy exporter.", paste]

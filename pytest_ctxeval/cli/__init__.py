@@ -97,12 +97,27 @@ def _verb_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> a
         parser = verbs.choices[chosen]
 
 
+def _option_hints(parser: Any, extra: Sequence[str]) -> str:
+    """"; did you mean --workers for --workres?" for each refused option one slip away from one of the
+    verb's own (core.near_names.near_miss), else ""."""
+    from ..core.near_names import near_miss
+
+    known = [o for o in parser._option_string_actions if o.startswith("--")]
+    hints = []
+    for token in extra:
+        name = token.split("=", 1)[0]
+        if name.startswith("--") and (near := near_miss(name, known)):
+            hints.append(f"{near} for {name}")
+    return f"; did you mean {', '.join(hints)}? (ctxeval {parser.prog.split()[-1]} --help lists them)" if hints else ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ctxeval`` with ``argv`` (default: the command line); return the exit code."""
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # refused by the verb's own parser: its usage, not the top-level one, goes with the error
-        _verb_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
+        verb = _verb_parser(parser, args)
+        verb.error(f"unrecognized arguments: {' '.join(extra)}{_option_hints(verb, extra)}")
     for old, new in renamed_conflicts(args):  # both spellings: refused, never the last one silently winning
         print(f"ctxeval: error: {conflict_message(old, new)}", file=sys.stderr)
         return EXIT_USAGE

@@ -49,6 +49,7 @@ from ..core.messages import (
 from ..core.redact import excerpt, redact
 from ..reading.feedback import typed_text
 from ..reading.summary import normalize_ws
+from ..reading.verbatim import find, haystack
 
 __all__ = ["LostFact", "Lost", "lost_facts", "identifiers", "message_ref", "CATEGORIES", "MAX_IDENTIFIERS"]
 
@@ -225,6 +226,11 @@ def _context(text: str, value: str, width: int = 50) -> str:
 # The computation
 
 
+#: How a message's own words are found kept (:class:`pytest_ctxeval.reading.verbatim.Match` ``how``);
+#: ``lead``, ``chat``, ``tail``, ``paste`` and ``command`` keep what was typed and summarise a paste.
+_WORDS_KEPT = frozenset({"exact", "lines", "typo", "emoji"})
+
+
 def lost_facts(summarized: list[Any], post_messages: list[Any], history: list[Any]) -> Lost:
     """What ``summarized`` (the context the compaction replaced) held that ``post_messages`` (the
     context after it) no longer holds; ``history`` is every message of the session before the
@@ -240,12 +246,18 @@ def lost_facts(summarized: list[Any], post_messages: list[Any], history: list[An
     def pos(index: int) -> int | None:
         return position.get(history[index].uuid) if 0 <= index < len(history) else None
 
-    # Person-typed messages of the whole session: held when in the context or quoted in it.
+    # Person-typed messages of the whole session: held when in the context or quoted in it; kept
+    # after when their words are, as verbatim_user_messages reads them (a space before "?", line breaks
+    # flattened, quotes or a typo fixed: reading.verbatim.find), so the panel never calls lost a
+    # message the grader calls verbatim. A paste the summary summarised is still lost here: its text is gone.
+    post_hay = None
     for p in person_messages(history):
         frags = message_fragments(p.text)
         held = p.uuid in pre_ids or all(f in pre_norm for f in frags)
         if held and not all(f in post_norm for f in frags):
-            out.facts["user_messages"].append(LostFact("user_messages", p.text, pos(p.index)))
+            post_hay = post_hay or haystack(post_text)
+            if find(p.text, post_hay).how not in _WORDS_KEPT:
+                out.facts["user_messages"].append(LostFact("user_messages", p.text, pos(p.index)))
 
     # Edited files: where each was first changed.
     first_edit: dict[str, int] = {}

@@ -31,7 +31,7 @@ from .feedback import typed_text
 from .file_changes import FileLedger
 from .mcp_writes import mcp_file_ops
 from .shell_writes import project_root, record, shell_writes
-from .workarounds import refused_line, worked_around
+from .workarounds import refused_line, refused_part, worked_around
 from .pasted import mostly_prose
 from .summary import normalize_ws
 
@@ -277,11 +277,15 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
                 kind = "error"
             else:
                 kind = error_kind(tool, text, dict(found.input) if found else {})
-                if kind == "probe" and tool == "Bash" and found and refused_line(text):
-                    # refused or not there, then done another way: a lesson, not a probe (reading/workarounds.py)
+                # refused or not there, then done another way: a lesson, not a probe (reading/workarounds.py);
+                # the refusal may close the output of a command line whose first part printed something
+                # (`gh pr view 3 && gh pr diff 3 --stat`: the PR, then "unknown flag: --stat")
+                key = key_error_line(text)
+                if kind == "probe" and tool == "Bash" and found and (refused_line(text) or refused_line(key)):
                     later = _bash_runs(messages) if later is None else later
                     mine = next((k for k, (use_id, _, _) in enumerate(later) if use_id == found.id), len(later))
-                    workaround = worked_around(str(found.input.get("command", "")),
+                    ran = str(found.input.get("command", ""))
+                    workaround = worked_around(ran if refused_line(text) else refused_part(ran, key),
                                                [(c, ok) for _, c, ok in later[mine + 1:]])
                     kind = "error" if workaround else kind
             if kind not in wanted:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from .file_changes import _commands
 from .probes import _AROUND, LOOKUPS
 
-__all__ = ["refused_line", "worked_around", "WORKAROUND_WINDOW", "not_counted", "refused_tokens"]
+__all__ = ["refused_line", "worked_around", "WORKAROUND_WINDOW", "not_counted", "refused_tokens", "refused_part"]
 
 #: How many later Bash calls may hold the workaround (parallel calls and a check in between).
 WORKAROUND_WINDOW = 3
@@ -97,6 +97,28 @@ def _asks(command: str) -> bool:
     """A retry that is itself a lookup: its first program (past ``cd``/``export``) looks something up."""
     programs = [p for p in _programs(command) if p not in ("cd", "pushd", "export", "set", "source", ".")]
     return not programs or programs[0] in LOOKUPS or only_looks_up(command)
+
+
+def refused_part(command: str, line: str) -> str:
+    """The part of ``command`` from the first of its ``&&``/``||``/``;`` parts after the first that names
+    a word of ``line`` (a flag, a path, a quoted name: ``--stat`` of "unknown flag: --stat"), to its
+    end; ``command`` when no later part does. ``gh pr view 3 && gh pr diff 3 --stat`` failed in its
+    second part: what worked around it did that part's job, not the whole line's.
+
+    >>> refused_part("gh pr view 3 && echo --- && gh pr diff 3 --stat", "unknown flag: --stat")
+    'gh pr diff 3 --stat'
+    >>> refused_part("rtk bun run test", "error: unrecognized subcommand 'bun'")
+    'rtk bun run test'
+    """
+    parts = [p for p in re.split(r"\s*(?:&&|\|\||;)\s*", command) if p.strip()]
+    if len(parts) < 2:
+        return command
+    words = {w.strip("'\"`") for w in re.findall(r"(?<!\w)[-\w.'\"`/]{3,}", line)}
+    words = {w for w in words if re.search(r"[-_./]", w) or f"'{w}'" in line}
+    for part in parts[1:]:
+        if any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", part) for w in words):
+            return command[command.find(part):]
+    return command
 
 
 def worked_around(command: str, later: Sequence[tuple[str, bool]]) -> str:

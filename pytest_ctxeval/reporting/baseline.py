@@ -145,6 +145,32 @@ def write_baseline(path: str | os.PathLike[str], results: dict[str, Any]) -> Pat
 _FOLDER_FORMAT = "pytest-ctxeval/grade-folder"
 
 
+def _session_transcript(raw: bytes) -> str | None:
+    """What to say when ``raw`` is a Claude Code session transcript given where a results file was
+    asked for, else ``None``. A transcript is JSON Lines: each line one record with a string ``type``
+    and an id (``uuid``, ``sessionId``, ``leafUuid`` of a title record, ``messageId`` of a file
+    snapshot). Parsed whole it fails at its second line ("Extra data"), a message that names neither
+    what the file is nor the verb that reads it."""
+    import json
+
+    for line in raw.split(b"\n", 20)[:20]:
+        if not line.strip():
+            continue
+        if not line.lstrip().startswith(b"{"):
+            return None
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):   # a hostile file nests deep: it is not a transcript either
+            return None
+        if not (isinstance(record, dict) and isinstance(record.get("type"), str)
+                and any(k in record for k in ("uuid", "sessionId", "leafUuid", "messageId"))):
+            return None
+        return ("a Claude Code session transcript (JSON Lines, one record per line), not a ctxeval results or "
+                "baseline file: grade it with ctxeval grade FILE (its --json, --md and --html write the results "
+                "and reports that ctxeval report and diff read)")
+    return None
+
+
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A results or baseline JSON file (a :class:`UsageError` naming the file otherwise)."""
     from ..core.documents import BadDocument, check_baseline, check_results, loads_strict
@@ -171,6 +197,8 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
 
         raise UsageError(not_utf8(p, raw, exc)) from None
     except BadDocument as exc:
+        if (hint := _session_transcript(raw)) is not None:
+            raise UsageError(f"{p}: {hint}") from None
         where = exc.where[len("line "):] if exc.where.startswith("line ") else ""
         raise UsageError(f"{p}:{where}: {exc.message}" if where else f"{p}: {exc}") from None
     if isinstance(doc, dict) and doc.get("format") == _FOLDER_FORMAT:
@@ -179,6 +207,8 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
                          "PATH.json, ctxeval grade ONE.jsonl --json or a baseline; for the folder report's pages, "
                          "run ctxeval grade FOLDER --md OUT.md --html OUT.html")
     if not isinstance(doc, dict) or doc.get("format") not in (RESULTS_FORMAT, BASELINE_FORMAT):
+        if (hint := _session_transcript(raw)) is not None:
+            raise UsageError(f"{p}: {hint}")
         raise UsageError(f"{p}: not a ctxeval results or baseline file (expected format {RESULTS_FORMAT!r} "
                          f"or {BASELINE_FORMAT!r})")
     try:

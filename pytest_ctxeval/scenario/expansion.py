@@ -11,6 +11,7 @@ here, each error naming the step's file and line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import re
 from datetime import datetime
 from types import CodeType
 from typing import Any
@@ -174,7 +175,7 @@ class _Expander:
             raise ScenarioError(f"{where}: template syntax error (template line {exc.lineno}): {exc.message}") from None
         except jinja2.UndefinedError as exc:
             where = self._where(loc)
-            raise ScenarioError(f"{where}: template error: {exc.message} (helpers: "
+            raise ScenarioError(f"{where}: template error: {exc.message}{_near_name(exc.message or '', [*ctx, *self.env.globals])} (helpers: "
                                 f"{', '.join(sorted(FILLERS))}; define values under 'vars:')") from None
         except jinja2.exceptions.SecurityError as exc:
             where = self._where(loc)
@@ -338,3 +339,13 @@ def expand(scenario: Scenario) -> ExpandedScenario:
     _check_compact_first(ex.steps)
     _check_api_shape(ex.steps)
     return ExpandedScenario(scenario, ex.steps, ex.chars)
+
+
+def _near_name(message: str, names: list[str]) -> str:
+    """"; did you mean 'modules'?" when jinja's "'modulez' is undefined" names a slip of a variable
+    or helper the template could use (core.near_names.near_miss), else ""."""
+    from ..core.near_names import near_miss
+
+    m = re.match(r"'([A-Za-z_]\w*)' is undefined$", message)
+    near = near_miss(m.group(1), [n for n in names if not n.startswith("_")]) if m else None
+    return f"; did you mean {near!r}?" if near else ""

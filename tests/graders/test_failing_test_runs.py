@@ -116,7 +116,8 @@ def test_a_failing_run_that_exited_0_is_an_error_section_4_must_keep(grade, kit)
     bad = grade("errors_preserved", kit.case(messages, _s4(kit, "- None.")))
     assert bad.status == "fail"
     (reason,) = bad.reasons
-    assert "test run (it exited 0, its output reports failing tests: test_upload)" in reason
+    assert ("test run of `uv run pytest -q 2>&1 | tail -20` (it exited 0, its output reports failing tests: "
+            "test_upload)") in reason
     assert "nor is its failing test 'test_upload'" in reason
     # told by its error line's tokens, or by the failing test's name
     by_line = grade("errors_preserved", kit.case(messages, _s4(kit, "- `test_upload` got 413: the body limit was "

@@ -469,8 +469,27 @@ def test_errors_absent_fails_quoting_the_key_line(grade, kit):
     assert verdict.score == 0.0
     (reason,) = verdict.reasons
     line = kit.line_of(text, "4. Errors and fixes")
-    assert reason == (f"error line from a failing Bash result is not in section 4 'Errors and fixes' (line {line}): "
+    assert reason == (f"error line from a failing Bash result of `pytest` is not in section 4 'Errors and fixes' "
+                      f"(line {line}): "
                       f"\"alembic.util.exc.CommandError: Can't locate revision identified by 'ae1027a6acf'\"")
+
+
+def test_errors_absent_names_the_failing_call_to_find_it_by(grade, kit):
+    # the reason says which call failed (its command, or the file a tool was given), so a reader can
+    # find it in a long transcript; a multi-line command is shortened to one line, its leading `cd` left out
+    messages = [kit.user("deploy it"),
+                *kit.tool("Bash", {"command": "cd web &&\n  bun run test --filter checkout"},
+                          "Exit code 1\nTypeError: cart.total is not a function", is_error=True),
+                *kit.tool("Read", {"file_path": "src/app/config.ts"}, "EACCES: permission denied, open 'src/app/config.ts'",
+                          is_error=True)]
+    verdict = grade("errors_preserved", kit.case(messages, _s4(kit, "- None.")))
+    assert verdict.status == "fail"
+    assert [r.split(" is not in ")[0] for r in verdict.reasons] == [
+        "error line from a failing Bash result of `bun run test --filter checkout`",
+        "error line from a failing Read result of `src/app/config.ts`"]
+    kept = _s4(kit, "- TypeError: cart.total is not a function: total is a getter; fixed the call.\n"
+                    "- EACCES: permission denied, open 'src/app/config.ts': ran chmod, then read it.")
+    assert grade("errors_preserved", kit.case(messages, kept)).status == "pass"
 
 
 def test_errors_expected_lines_are_required(grade, kit):
