@@ -4,10 +4,12 @@ CI), bad input, and ``--ctxeval-compactor`` / ``--ctxeval-compare-compactors`` i
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for library_wide when run alone
 from library_wide import LIBRARY_TESTS
 from pytest_ctxeval.cli import main
 from pytest_ctxeval.compaction.compare import OFFLINE_NOTE, format_compactor_table, compactor_table
