@@ -3,7 +3,7 @@
     python benchmarks/sample_coverage.py          # needs pytest-cov: pip install pytest-cov
 
 The unit suite (``pytest -n auto``) runs the library-wide checks (the grader validation, the
-comparison of compactors) on a sample of the built-in library and the corpus; ``.ci/run`` runs them
+hand-written mutants, the comparison of compactors, the import of each corpus file) on a sample of the built-in library and the corpus; ``.ci/run`` runs them
 on the whole of both in its own step (``CTXEVAL_LIBRARY_TESTS=1``, tests/library_wide.py). This
 script measures, with coverage.py (lines and branches of ``pytest_ctxeval/`` and ``graders/``):
 
@@ -30,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 COV = ["--cov=pytest_ctxeval", "--cov=graders", "--cov-branch"]
 #: The test files of the library-wide checks (tests/library_wide.py).
-WIDE = ["tests/test_validate.py", "tests/compaction/test_compare.py"]
+WIDE = ["tests/test_validate.py", "tests/test_handwritten_mutants.py", "tests/compaction/test_compare.py",
+        "tests/test_importer.py"]
 IMPORT_ALL = """
 import importlib, pkgutil, pytest_ctxeval
 for info in pkgutil.walk_packages(pytest_ctxeval.__path__, "pytest_ctxeval."):

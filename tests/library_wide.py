@@ -1,8 +1,9 @@
 """The checks over the whole built-in library and corpus, and the samples the unit suite takes.
 
 The unit suite (``pytest -n auto``) runs the library-wide checks on a sample: the grader validation
-(tests/test_validate.py, the sample in tests/validation_kit.py) and the comparison of compactors
-(tests/compaction/test_compare.py, :data:`COMPARED_SCENARIOS`). ``.ci/run`` runs them on the whole
+and the hand-written mutants (tests/test_validate.py, tests/test_handwritten_mutants.py: the sample
+of tests/validation_kit.py), the comparison of compactors (tests/compaction/test_compare.py,
+``COMPARED_SCENARIOS``) and the import of each corpus file (tests/test_importer.py, ``SAMPLED``). ``.ci/run`` runs them on the whole
 library and corpus in their own step, with ``CTXEVAL_LIBRARY_TESTS=1`` (CONTRIBUTING.md, "Slow
 checks"). Each sample runs every line and branch of the package that its whole check runs:
 ``python benchmarks/sample_coverage.py`` measures it.

@@ -22,7 +22,8 @@ from pytest_ctxeval.grading.mutants import Mutant
 from pytest_ctxeval.reading.session_facts import error_kept, failing_test_told
 from pytest_ctxeval.reading.summary import normalize_ws
 from pytest_ctxeval.grading.versions import CONTINUATION_WORDINGS
-from validation_kit import library_cases, registry
+from library_wide import LIBRARY_TESTS
+from validation_kit import library_cases, library_sample, registry
 
 # pytest-xdist (``--dist loadgroup``, conftest.py): the tests that use the library's compaction cases
 # run on one worker, which replays the library (and validates it) once.
@@ -446,10 +447,12 @@ def _orphan_result(case: Any) -> Mutant | None:
 
 
 def _run_all() -> tuple[dict[str, list[int]], list[str]]:
+    """Every hand-written kind on the validation sample's compactions (tests/validation_kit.py), or
+    on the whole library in the library-wide step (tests/library_wide.py)."""
     by_grader: dict[str, list[int]] = {}
     misses = []
     targets = [registry().get(t) for t in sorted({t for _, t, _ in HANDS})]  # only the graders aimed at
-    for case, _known in library_cases():
+    for case, _known in (library_cases() if LIBRARY_TESTS else library_sample()):
         before = {v.grader: v.status for v in registry().run(case, targets)}
         for name, target, func in HANDS:
             if before.get(target) != "pass":

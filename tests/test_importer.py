@@ -29,8 +29,9 @@ from pytest_ctxeval.scenario.expansion import AssistantStep, UserStep, expand
 from pytest_ctxeval.scenario.schema import load_scenario
 from pytest_ctxeval.transcript import read_transcript
 
+from library_wide import LIBRARY_TESTS
 from session_kit import FAKE_KEY, INJECTION, SCRIPT, Session, injection_session
-from shared_paths import CORPUS
+from shared_paths import CORPUS, needs_shared
 
 FILES = sorted(CORPUS.glob("*.jsonl"))
 FASTHOOKS = CORPUS / "oneryalcin__fasthooks__sample_main_transcript.jsonl"
@@ -43,6 +44,20 @@ SUBAGENT = CORPUS / "marot__spotter__subagent.jsonl"
 WITH_COMPACTION = [p for p in FILES if b'"compact_boundary"' in p.read_bytes()]
 #: The corpus files that are sessions (a compaction call is refused: test_a_subagent_file_imports_...).
 SESSIONS = [p for p in FILES if p != ACOMPACT]
+#: The corpus files the unit suite imports, replays and grades one by one (every file in the
+#: library-wide step, tests/library_wide.py): one or two of each Claude Code generation and shape
+#: (a published sample, 2.0 with legacy summaries, a legacy inline-sidechain session, images, a
+#: subagent's and an agent's file, 2.1.45, 2.1.49 with rejected tools, 2.1.149, 2.1.177-183 resumed,
+#: 2.1.179 with subagents); the rest repeat their shapes at several times the cost.
+SAMPLED = {FASTHOOKS.name, SPOTTER.name, LEGACY.name, IMAGES.name, "M-Thisness__M-Claude__97b0ffde-ece9-4977-91cb-5c8cdeabdf3f.jsonl",
+           "marot__spotter__agent-a2898e3.jsonl", "marot__spotter__subagent.jsonl",
+           "TensorTemplar__slopometry__2.0.65-auto-legacy-summaries-0f112eb4.jsonl",
+           "PackmindHub__context-evaluator__2.1.45-auto-8ecab05f.jsonl", "FSM1__cipher-box__2.1.49-manual-rejects-12f1f541.jsonl",
+           "melagiri__code-insights__2.1.149-auto-queue-ac8d5915.jsonl",
+           "roo-oliv__monodreams__2.1.177-183-manual-resumed-d9b49d30.jsonl",
+           "port-experimental__port-cli__2.1.179-auto-subagents-14ddf933.jsonl"}
+IMPORTED = SESSIONS if LIBRARY_TESTS else [p for p in SESSIONS if p.name in SAMPLED]
+INSTALLED = WITH_COMPACTION if LIBRARY_TESTS else [p for p in WITH_COMPACTION if p.name in SAMPLED]
 RULES = load_graders()
 RULE_SPECS = RULES.select(kinds=["rule"])
 
@@ -63,7 +78,12 @@ def _all_requests_valid(run) -> list[str]:
 
 # --- every corpus file: import, replay, grade -------------------------------------------------
 
-@pytest.mark.parametrize("path", SESSIONS, ids=[p.name[:40] for p in SESSIONS])
+@needs_shared
+def test_the_sampled_corpus_files_exist():
+    assert SAMPLED <= {p.name for p in SESSIONS}, sorted(SAMPLED - {p.name for p in SESSIONS})
+
+
+@pytest.mark.parametrize("path", IMPORTED, ids=[p.name[:40] for p in IMPORTED])
 def test_corpus_file_imports_replays_api_valid_and_grades(path, tmp_path):
     result, scenario = _imported(path, tmp_path)
     assert scenario.templates is False
@@ -80,7 +100,7 @@ def test_corpus_file_imports_replays_api_valid_and_grades(path, tmp_path):
     assert outcome.verdicts[0][[s.name for s in RULE_SPECS].index("tool_pairing")].status == "pass"
 
 
-@pytest.mark.parametrize("path", WITH_COMPACTION, ids=[p.name[:40] for p in WITH_COMPACTION])
+@pytest.mark.parametrize("path", INSTALLED, ids=[p.name[:40] for p in INSTALLED])
 def test_all_keeps_the_line_and_installs_claude_codes_summary(path, tmp_path):
     result, scenario = _imported(path, tmp_path, mode="all")
     transcript = read_transcript(path)
