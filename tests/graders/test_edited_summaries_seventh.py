@@ -310,3 +310,15 @@ def test_a_real_summary_with_an_invented_message_fails(registry):
     (after,) = registry.run(Mutant.of(case, what="an invented message", summary=edited).case, [spec])
     assert before.status == "pass" and after.status == "fail"
     assert "never typed" in after.reasons[-1] and MADE_UP[:30] in after.reasons[-1]
+
+
+def test_altered_quote_reads_a_negation_replaced_in_a_regrouped_quote():
+    # Not a one-word copy (a word of the text is left out too), so the reformatted reading judges it:
+    # "not" in the text's place of "also" turns the request around.
+    said = [normalize("please do not cache the results of the slow parser here at all")]
+    assert altered_quote("please do also cache results of the slow parser here at all", said) is not None
+    assert altered_quote("please do not cache results of the slow parser here at all", said) is None
+    assert altered_quote("please do just cache results of the slow parser here at all", said) is not None
+    # The same regrouping with no negation on either side is the summary's own wording.
+    plain = [normalize("please do now cache the results of the slow parser here at all")]
+    assert altered_quote("please do also cache results of the slow parser here at all", plain) is None
