@@ -31,7 +31,7 @@ from .feedback import typed_text
 from .file_changes import FileLedger
 from .mcp_writes import mcp_file_ops
 from .shell_writes import project_root, record, shell_writes
-from .workarounds import refused_line, refused_part, worked_around
+from .workarounds import refused_as_typed, refused_line, refused_part, worked_around
 from .pasted import mostly_prose
 from .summary import normalize_ws
 
@@ -199,10 +199,10 @@ def touched_files(messages: Iterable[Any]) -> list[tuple[str, str]]:
 
 
 _PYTEST_E = re.compile(r"^E\s+(?=\S)")  # pytest's "E   " prefix on assertion/exception lines
-_SHELL_PREFIX = re.compile(r"^(?:/\S*/)?(?:ba|z)?sh:\s*(?:line \d+:\s*)?")
+_SHELL_PREFIX = re.compile(r"^(?:(?:/\S*/)?(?:ba|z)?sh|\(eval\)):\s*(?:line \d+:\s*|\d+:\s*)?")  # bash, zsh:1:, (eval):3:
 _EXCEPTION = re.compile(r"^\s*(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Fault|Interrupt)\b\s*(?::|$)")
 _FAILED = re.compile(r"^\s*(?:FAILED|FAIL|ERROR)\b|\b(?:error|fatal|panic)(?:\[\w+\])?:", re.IGNORECASE)
-_PROBLEM = re.compile(r"not found|no such file|denied|cannot|can't|unable|failed|refused|timed out|"
+_PROBLEM = re.compile(r"not found|no matches found|no such file|denied|cannot|can't|unable|failed|refused|timed out|"
                       r"invalid|undefined|unknown|missing", re.IGNORECASE)
 #: A failing Go test's own message (``render_test.go:31: got X, want Y``): more telling than the
 #: ``--- FAIL: TestX`` and bare ``FAIL`` lines around it.
@@ -286,7 +286,8 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
                     mine = next((k for k, (use_id, _, _) in enumerate(later) if use_id == found.id), len(later))
                     ran = str(found.input.get("command", ""))
                     workaround = worked_around(ran if refused_line(text) else refused_part(ran, key),
-                                               [(c, ok) for _, c, ok in later[mine + 1:]])
+                                               [(c, ok) for _, c, ok in later[mine + 1:]],
+                                               as_typed=refused_as_typed(key))
                     kind = "error" if workaround else kind
             if kind not in wanted:
                 continue

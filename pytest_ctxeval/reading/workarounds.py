@@ -14,6 +14,14 @@ Still a probe: a failure nothing later works around (the answer was "not there":
 nonexistent.txt`` that the person asked to run), a failing line that only looks things up
 (``cd X && grep ...``: its failure is the answer), and a "retry" that is itself a lookup
 (``which docker || ...``: still asking).
+
+A lookup the shell or the program refused *as typed* is no answer, though: zsh's ``no matches
+found: --include=*.cs`` (an unquoted glob in an option, so grep never ran), ``unknown flag``,
+``invalid option``, ``usage:`` (:func:`refused_as_typed`). Retried with the line fixed (the glob
+quoted), it is a lesson the next context needs as much as ``gh pr diff --stat``: a real session
+made the same unquoted-glob mistake again right after its compaction (review 7, A1). A lookup's
+program that is not installed (``rg: command not found``) and zsh's ``no matches found`` for a
+path (``ls *.log``: there are none) stay probes.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from collections.abc import Sequence
 from .file_changes import _commands
 from .probes import _AROUND, LOOKUPS
 
-__all__ = ["refused_line", "worked_around", "WORKAROUND_WINDOW", "not_counted", "refused_tokens", "refused_part"]
+__all__ = ["refused_line", "refused_as_typed", "worked_around", "WORKAROUND_WINDOW", "not_counted", "refused_tokens", "refused_part"]
 
 #: How many later Bash calls may hold the workaround (parallel calls and a check in between).
 WORKAROUND_WINDOW = 3
@@ -68,6 +76,33 @@ def refused_line(text: str) -> str:
     return "refused" if REFUSED.search(line) else "missing" if MISSING_PATH.search(line) else ""
 
 
+#: The command line's own syntax refused (not a program or a path that is not there).
+_AS_TYPED = re.compile(r"unknown (?:flag|option|shorthand flag)|unrecognized (?:option|argument|arguments)|"
+                       r"invalid option|^\s*usage:", re.IGNORECASE)
+_NO_MATCH = re.compile(r"no matches found: (\S+)")
+
+
+def refused_as_typed(line: str) -> bool:
+    """Whether ``line`` says the shell or a program refused the command line's own syntax: an
+    unknown or invalid option, a usage message, or zsh's unmatched glob in an option
+    (``no matches found: --include=*.cs``), not in a path (``no matches found: *.log``: the
+    answer is "none").
+
+    >>> refused_as_typed("(eval):3: no matches found: --include=*.cs")
+    True
+    >>> refused_as_typed("zsh: no matches found: src/*.log")
+    False
+    >>> refused_as_typed("unknown flag: --stat")
+    True
+    >>> refused_as_typed("rg: command not found")
+    False
+    """
+    found = _NO_MATCH.search(line)
+    if found:
+        return found.group(1).startswith("-")
+    return bool(_AS_TYPED.search(line))
+
+
 def _words(command: str) -> list[str]:
     try:
         words = shlex.split(command, comments=True)
@@ -100,7 +135,7 @@ def _asks(command: str) -> bool:
 
 
 def refused_part(command: str, line: str) -> str:
-    """The part of ``command`` from the first of its ``&&``/``||``/``;`` parts after the first that names
+    """The part of ``command`` from the first of its ``&&``/``||``/``;``/line parts after the first that names
     a word of ``line`` (a flag, a path, a quoted name: ``--stat`` of "unknown flag: --stat"), to its
     end; ``command`` when no later part does. ``gh pr view 3 && gh pr diff 3 --stat`` failed in its
     second part: what worked around it did that part's job, not the whole line's.
@@ -110,7 +145,7 @@ def refused_part(command: str, line: str) -> str:
     >>> refused_part("rtk bun run test", "error: unrecognized subcommand 'bun'")
     'rtk bun run test'
     """
-    parts = [p for p in re.split(r"\s*(?:&&|\|\||;)\s*", command) if p.strip()]
+    parts = [p for p in re.split(r"\s*(?:&&|\|\||;|\n)\s*", command) if p.strip()]
     if len(parts) < 2:
         return command
     words = {w.strip("'\"`") for w in re.findall(r"(?<!\w)[-\w.'\"`/]{3,}", line)}
@@ -121,13 +156,15 @@ def refused_part(command: str, line: str) -> str:
     return command
 
 
-def worked_around(command: str, later: Sequence[tuple[str, bool]]) -> str:
+def worked_around(command: str, later: Sequence[tuple[str, bool]], *, as_typed: bool = False) -> str:
     """The later command that did the failing command's job another way, or ``""``.
 
     ``later`` is the Bash calls that followed, in order, as ``(command, succeeded)``; the first
     :data:`WORKAROUND_WINDOW` are read. A workaround succeeded, is not the same line again, is not
     itself a lookup, and keeps at least half of the failing line's words (its arguments: the script,
-    the path, the subcommand), so it was for the same thing.
+    the path, the subcommand), so it was for the same thing. With ``as_typed`` (the line was refused
+    as typed: :func:`refused_as_typed`) a lookup counts too, and its retry may be a lookup: the
+    line fixed.
 
     >>> worked_around("python /w/gen.py", [("ls -lh /w", True), ("python3 /w/gen.py", True)])
     'python3 /w/gen.py'
@@ -137,14 +174,16 @@ def worked_around(command: str, later: Sequence[tuple[str, bool]]) -> str:
     ''
     >>> worked_around("cat nonexistent.txt", [("ls", True)])
     ''
+    >>> worked_around("grep -rl Shape --include=*.cs .", [("grep -rl Shape --include='*.cs' .", True)], as_typed=True)
+    "grep -rl Shape --include='*.cs' ."
     """
-    if not command.strip() or only_looks_up(command):
+    if not command.strip() or (only_looks_up(command) and not as_typed):
         return ""
     words = _words(command)
     if not words:
         return ""
     for other, ok in later[:WORKAROUND_WINDOW]:
-        if not ok or not other.strip() or other.strip() == command.strip() or _asks(other):
+        if not ok or not other.strip() or other.strip() == command.strip() or (_asks(other) and not as_typed):
             continue
         theirs = set(_words(other))
         if sum(w in theirs for w in words) * 2 >= len(words):
