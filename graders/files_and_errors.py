@@ -288,8 +288,9 @@ def _what_ran(tool_input: dict[str, object], key_line: str = "") -> str:
     return ""
 
 
-#: A leading change of folder, ``cd "/a b/c" && `` or ``cd web; ``, before the command proper.
-_LEADING_CD = re.compile(r"""^\s*cd\s+(?:"[^"\n]*"|'[^'\n]*'|\S+)\s*(?:&&|;)\s*""")
+#: A leading change of folder, ``cd "/a b/c" && ``, ``cd web; `` or a script's ``cd web`` line, before
+#: the command proper.
+_LEADING_CD = re.compile(r"""^\s*cd\s+(?:"[^"\n]*"|'[^'\n]*'|\S+)[ \t]*(?:&&|;|\n)\s*""")
 
 
 @grader("errors_preserved", kind="rule")
@@ -297,7 +298,8 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     """Every error of the summarised span (and every expect.errors line) is in section 4: its key
     line, or its identifying tokens (test or function name, file:line, exception type, error code,
     exit code, HTTP status), or the failing command with its output, or the failing test it belongs to.
-    A test run whose tests failed is an error even when it exited 0 (``pytest | tail``).
+    A test run whose tests failed is an error even when it exited 0 (``pytest | tail``), and so is a
+    build that printed compile errors (``dotnet build | tail``).
 
     Rejected calls, calls cancelled with a failing sibling, calls the tool refused as made and probes
     that found nothing are not errors (pytest_ctxeval.reading.session_facts.error_kind)."""
@@ -306,7 +308,9 @@ def errors_preserved(case: CompactionCase) -> Verdict:
     for f in case.shared_view("failing_results", lambda: failing_results(case.summarized), case.summarized):
         if f.key_line:
             label = f"{f.tool} result{_what_ran(f.input, f.key_line)}"
-            if f.exit_ok:   # `pytest | tail` exits 0: say why a result not marked as an error counts
+            if f.build:     # `dotnet build | tail` exits 0: its compile errors are the error
+                label = f"{f.tool} build{_what_ran(f.input, f.key_line)} (it exited 0, its output reports compile errors)"
+            elif f.exit_ok:   # `pytest | tail` exits 0: say why a result not marked as an error counts
                 label = (f"{f.tool} test run{_what_ran(f.input, f.key_line)} (it exited 0, its output reports "
                          "failing tests: "
                          f"{f.tests[0][1] if f.tests else 'see the run'})")

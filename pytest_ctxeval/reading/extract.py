@@ -22,7 +22,7 @@ from ..core.messages import (
     text_of, tool_results, tool_uses,
 )
 from .session_facts import (
-    claude_storage, error_kind, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
+    build_error_line, claude_storage, error_kind, failed_build, failed_call_ids, failed_test_run, failed_tests, open_tasks, runs_tests,
 )
 from .context_instructions import without_instruction_sections
 from .error_message import message_in_testify_block
@@ -78,6 +78,8 @@ class FailingResult:
     exit_ok: bool = False
     #: A refused command line's later command that did the job (reading/workarounds.py).
     workaround: str = ""
+    #: A build that exited 0 (piped through ``tail``) but printed compile errors (session_facts.failed_build).
+    build: bool = False
 
 
 def person_messages(messages: Iterable[Any]) -> list[PersonMessage]:
@@ -201,7 +203,8 @@ def touched_files(messages: Iterable[Any]) -> list[tuple[str, str]]:
 _PYTEST_E = re.compile(r"^E\s+(?=\S)")  # pytest's "E   " prefix on assertion/exception lines
 _SHELL_PREFIX = re.compile(r"^(?:(?:/\S*/)?(?:ba|z)?sh|\(eval\)):\s*(?:line \d+:\s*|\d+:\s*)?")  # bash, zsh:1:, (eval):3:
 _EXCEPTION = re.compile(r"^\s*(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Fault|Interrupt)\b\s*(?::|$)")
-_FAILED = re.compile(r"^\s*(?:FAILED|FAIL|ERROR)\b|\b(?:error|fatal|panic)(?:\[\w+\])?:", re.IGNORECASE)
+_FAILED = re.compile(r"^\s*(?:FAILED|FAIL|ERROR)\b|\b(?:error|fatal|panic)(?:\[\w+\])?:|\berror [A-Z]{2,}\d+:",
+                     re.IGNORECASE)
 _PROBLEM = re.compile(r"not found|no matches found|no such file|denied|cannot|can't|unable|failed|refused|timed out|"
                       r"invalid|undefined|unknown|missing", re.IGNORECASE)
 #: A failing Go test's own message (``render_test.go:31: got X, want Y``): more telling than the
@@ -269,10 +272,13 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
                 continue
             text = result_text(res)
             tool = found.name if found else "?"
-            workaround = ""
+            workaround, build = "", False
             if not res.is_error:
-                # A test run piped through tail/grep exits 0: its failing tests are an error all the same.
-                if not failed_test_run(str(found.input["command"]) if found else "", text):
+                # A test run or a build piped through tail/grep exits 0: its failing tests or compile
+                # errors are an error all the same.
+                ran = str(found.input["command"]) if found else ""
+                build = not failed_test_run(ran, text)
+                if build and not failed_build(ran, text):
                     continue
                 kind = "error"
             else:
@@ -293,8 +299,10 @@ def failing_results(messages: list[Any], *, kinds: Iterable[str] = ("error",)) -
                 continue
             command = str(found.input.get("command", "")) if found and tool == "Bash" else ""
             tests = tuple(failed_tests(text)) if command and runs_tests(command) else ()
+            built = build and not res.is_error
             out.append(FailingResult(i, tool, res.tool_use_id, dict(found.input) if found else {}, text,
-                                     key_error_line(text), kind, tests, not res.is_error, workaround))
+                                     build_error_line(text) if built else key_error_line(text), kind, tests,
+                                     not res.is_error, workaround, built))
     return out
 
 

@@ -41,7 +41,7 @@ from .error_message import error_message_kept
 from .workarounds import MISSING_PATH, REFUSED, refused_tokens, workaround_words
 
 __all__ = ["error_kind", "ERROR_KINDS", "claude_storage", "failed_call_ids", "open_tasks", "error_identifiers",
-           "error_kept", "items_about", "error_denied", "command_signature", "runs_tests", "failed_test_run", "failed_tests", "failing_test_told"]
+           "error_kept", "items_about", "error_denied", "command_signature", "runs_tests", "failed_test_run", "runs_build", "failed_build", "build_error_line", "failed_tests", "failing_test_told"]
 
 ERROR_KINDS = ("error", "rejected", "cancelled", "tool_usage", "probe")
 
@@ -179,6 +179,12 @@ def runs_tests(command: str) -> bool:
     >>> runs_tests("grep -rn FAILED test-results/ | tail -5")
     False
     """
+    return _runs(command, _TEST_RUNNER)
+
+
+def _runs(command: str, program: re.Pattern[str]) -> bool:
+    """Whether a segment of ``command`` runs ``program`` (past wrappers), and no later part prints a
+    log or file back into the same output."""
     ran = False
     for pipeline in re.split(r"&&|\|\||;|\n", command or ""):
         first = pipeline.split("|", 1)[0].strip()
@@ -189,7 +195,7 @@ def runs_tests(command: str) -> bool:
             seg = segment.strip()
             while (m := _TEST_WRAPPER.match(seg)) is not None:
                 seg = seg[m.end():]
-            if _TEST_RUNNER.match(seg) and not _NOT_A_RUN.search(seg):
+            if program.match(seg) and not _NOT_A_RUN.search(seg):
                 runs = True
         if runs:
             ran = True
@@ -227,6 +233,56 @@ def failed_test_run(command: str, text: str) -> bool:
     if found and all(_PLAYWRIGHT_MARK.match(f) for f in found) and _FLAKY.search(text):
         return False  # failed, then passed on retry: the run reports it flaky, not failed
     return bool(found)
+
+
+#: A build or a compiler (run on its own or by a package manager's script).
+_BUILD = re.compile(
+    r"^(?:\S*/)?(?:dotnet\s+(?:build|publish|run)|msbuild|tsc|cargo\s+(?:build|check|clippy|run)|gcc|g\+\+|"
+    r"clang(?:\+\+)?|javac|make|cmake\s+--build|swift\s+build|mvn|gradle|gradlew|"
+    r"(?:npm|pnpm|yarn|bun)(?:\s+--?\S+(?:\s+\S+)?)*\s+(?:run\s+)?(?:build|typecheck|tsc))(?:\s|$)")
+#: A compiler's own error line: MSBuild and tsc (``a.cs(115,39): error CS1736:``,
+#: ``a.ts:3:7 - error TS2322:``), gcc, clang, swift and javac (``a.c:3:7: error:``), rustc
+#: (``error[E0308]:``, ``error: could not compile``), MSBuild's own (``error MSB3073:``).
+_COMPILE_ERROR = re.compile(
+    r"\(\d+,\d+\): (?:fatal )?error [A-Z]{2,}\d+:|:\d+:\d+ - error TS\d+:|:\d+(?::\d+)?: (?:fatal )?error: |"
+    r"^error(?:\[E\d+\])?: |\berror MSB\d+:", re.MULTILINE)
+
+
+def runs_build(command: str) -> bool:
+    """Whether a shell command runs a build or a compiler (:func:`runs_tests`' reading of segments).
+
+    >>> runs_build("cd app && dotnet build App.csproj -v q 2>&1 | tail -25")
+    True
+    >>> runs_build("pnpm --filter web build 2>&1 | tail -40")
+    True
+    >>> runs_build("grep -rn 'error CS' build.log")
+    False
+    """
+    return _runs(command, _BUILD)
+
+
+def failed_build(command: str, text: str) -> bool:
+    """Whether a command's output, read as a build, holds a compiler's own error line
+    (:data:`_COMPILE_ERROR`). A build piped through ``tail`` exits 0, so its result is not marked as
+    an error (review 7, A2: ``dotnet build … | tail -25`` printing ``error CS1736`` and "Build
+    FAILED"); it still failed. A warning is not an error, nor is a log that merely holds the word.
+
+    >>> failed_build("dotnet build -v q 2>&1 | tail -5", "Ui.cs(115,39): error CS1736: not a constant")
+    True
+    >>> failed_build("dotnet build -v q 2>&1 | tail -5", "Ui.cs(12,3): warning CS0168: unused\\n0 Error(s)")
+    False
+    >>> failed_build("cat build.log", "Ui.cs(115,39): error CS1736: not a constant")
+    False
+    """
+    return runs_build(command) and bool(_COMPILE_ERROR.search(_TERM_CODES.sub("", text)))
+
+
+def build_error_line(text: str) -> str:
+    """The first compiler error line of a build's output (:data:`_COMPILE_ERROR`), preferring one
+    with the compiler's own code to a build system's wrapper (``error MSB3073: the command exited
+    with code 1`` follows the C# errors that caused it); ``""`` when there is none."""
+    lines = [line.strip() for line in _TERM_CODES.sub("", text).splitlines() if _COMPILE_ERROR.search(line)]
+    return next((line for line in lines if "error MSB" not in line), lines[0] if lines else "")
 
 
 #: How a runner names a failing test: the file it is in (when it says) and its name, a function

@@ -53,3 +53,62 @@ def test_a_lookup_that_was_answered_or_not_fixed_is_still_a_probe(grade, kit, ca
     verdict = grade("errors_preserved", _case(kit, "- None.", **case))
     assert verdict.status == "n/a", verdict.reasons
     assert "probe that found nothing" in verdict.reasons[0]
+
+
+# -- a build whose exit code a pipe hid ------------------------------------------------------------
+# `dotnet build | tail -25` exits 0 (tail's status), so its result is not marked as an error; its
+# output reports a compile error all the same (review 7, A2: Claude Code runs builds this way).
+
+BUILD_OUT = ("/src/orchard/Ui/Panel.cs(115,39): error CS1736: Default parameter value for 'target' must be a "
+             "compile-time constant [/src/orchard/Ui/Ui.csproj]\n"
+             "/home/u/.nuget/mgcb/Content.targets(155,5): error MSB3073: The command \"mgcb\" exited with code 1.\n"
+             "    0 Warning(s)\n    2 Error(s)\n")
+
+
+def _build_case(kit, errors: str, *, command: str = "cd /src/orchard\ndotnet build Ui/Ui.csproj -v q 2>&1 | tail -25",
+                output: str = BUILD_OUT):
+    messages = [kit.user("make the panel take a render target"),
+                *kit.tool("Bash", {"command": command}, output),
+                kit.say("The default must be a constant; making it nullable."),
+                *kit.tool("Bash", {"command": "dotnet build Ui/Ui.csproj -v q 2>&1 | tail -5"},
+                          "    0 Warning(s)\n    0 Error(s)\n")]
+    bodies = {k: "x" for k in kit.SECTION_KINDS}
+    bodies["errors"] = errors
+    return kit.case(messages, kit.summary(bodies))
+
+
+def test_a_build_that_printed_compile_errors_is_an_error_though_it_exited_0(grade, kit):
+    good = grade("errors_preserved", _build_case(kit, "- CS1736 in Panel.cs: a default parameter value must be a "
+                                                      "compile-time constant; made it nullable"))
+    assert good.status == "pass", good.reasons
+    bad = grade("errors_preserved", _build_case(kit, "- None."))
+    assert bad.status == "fail", bad.reasons
+    [reason] = bad.reasons
+    # named by the build (not the script's `cd` line), said why it counts, and keyed on the C# error,
+    # not on MSBuild's wrapper line that follows it
+    assert reason.startswith("error line from a failing Bash build of `dotnet build Ui/Ui.csproj -v q 2>&1 | tail -25` "
+                             "(it exited 0, its output reports compile errors) is not in section 4"), reason
+    assert "error CS1736" in reason and "MSB3073" not in reason
+
+
+@pytest.mark.parametrize("command, output", [
+    ("dotnet build -v q 2>&1 | tail -5", "/src/Ui/Panel.cs(12,3): warning CS0168: unused\n    0 Error(s)\n"),
+    ("cat build.log | tail -20", BUILD_OUT),                      # a log read back, not a build
+    ("grep -rn 'error CS' docs/ | head", BUILD_OUT),
+], ids=["warnings-only", "log-read-back", "grep"])
+def test_a_build_without_compile_errors_or_not_a_build_is_no_error(grade, kit, command, output):
+    verdict = grade("errors_preserved", _build_case(kit, "- None.", command=command, output=output))
+    assert verdict.status == "n/a", verdict.reasons
+
+
+@pytest.mark.parametrize("command, line", [
+    ("npx tsc --noEmit 2>&1 | head -20", "src/app.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'."),
+    ("pnpm --filter web build 2>&1 | tail -30", "src/app.ts:3:7 - error TS2322: Type 'string' is not assignable."),
+    ("cargo build 2>&1 | tail -20", "error[E0308]: mismatched types\n --> src/main.rs:4:18"),
+    ("make 2>&1 | tail", "src/io.c:41:9: error: 'buf' undeclared (first use in this function)"),
+], ids=["tsc", "tsc-via-pnpm", "rustc", "gcc"])
+def test_compile_errors_of_other_compilers(command, line):
+    from pytest_ctxeval.reading.session_facts import build_error_line, failed_build
+
+    assert failed_build(command, f"building...\n{line}\n")
+    assert build_error_line(f"building...\n{line}\n") == line.splitlines()[0]
