@@ -65,7 +65,10 @@ def test_key_error_line_pytest_assertion_error_line():
     ("Exit code 127\n/bin/bash: line 1: python: command not found", "python: command not found"),
     ("bash: foo: command not found", "foo: command not found"),
     ("/usr/bin/zsh: permission denied: ./run.sh", "permission denied: ./run.sh"),
-    ("sh: 1: node: not found", "1: node: not found"),
+    ("sh: 1: node: not found", "node: not found"),               # dash's line number, as bash's "line 1:"
+    ("zsh:1: no matches found: *.log", "no matches found: *.log"),
+    ("Exit code 1\n=== found ===\n(eval):3: no matches found: --include=*.cs",
+     "no matches found: --include=*.cs"),                           # a script's line, after its echo output
 ])
 def test_key_error_line_strips_shell_prefix(text, expected):
     assert key_error_line(text) == expected
