@@ -84,6 +84,11 @@ class Kit:
         return UserMessage(uuid=self._uuid("s"), content=text, is_compact_summary=True)
 
     # -- summaries ---------------------------------------------------------------------------------
+    @classmethod
+    def summary_of(cls, **bodies: str) -> str:
+        """:meth:`summary` with these bodies by kind and ``x`` in every other section."""
+        return cls.summary({**{k: "x" for k in SECTION_KINDS}, **bodies})
+
     @staticmethod
     def summary(bodies: dict[str, str], *, style: str = "colon", omit: Iterable[str] = (),
                 order: Iterable[str] | None = None) -> str:

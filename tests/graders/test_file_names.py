@@ -22,9 +22,7 @@ def _case(kit, paths: list[str], files_body: str):
     messages = [kit.user("restructure the workspace")]
     for p in paths:
         messages += kit.tool("Write", {"file_path": p, "content": "x"})
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["files"] = files_body
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(files=files_body))
 
 
 def test_a_bare_file_name_names_the_one_namesake_not_named_by_a_longer_path(grade, kit):

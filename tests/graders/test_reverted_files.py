@@ -28,9 +28,7 @@ def _case(kit, steps, files_body="- src/app/dates.py: parse() uses fromisoformat
     messages += _bash(kit, 'git commit -am "dates: parse with fromisoformat"')   # a blanket revert keeps it
     for step in steps:
         messages += step
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["files"] = files_body
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(files=files_body))
 
 
 @pytest.mark.parametrize("revert", [

@@ -26,9 +26,7 @@ def _paste(tail: str = "") -> str:
 def _paste_case(kit, item: str, tail: str = "any idea?"):
     messages = [kit.user("add a coupon field to the checkout form"), kit.say("Added."),
                 kit.user(_paste(tail)), kit.say("SHOP_SECRET is unset; add it to .env.")]
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["user_messages"] = f'- "add a coupon field to the checkout form"\n   - {item}'
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(user_messages=f'- "add a coupon field to the checkout form"\n   - {item}'))
 
 
 # G17: the paste's error line outranks a short question typed after it

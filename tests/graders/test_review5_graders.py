@@ -21,9 +21,7 @@ def _workaround_case(kit, errors: str, *, asked: bool = False, worked: bool = Tr
                      *kit.tool("Bash", {"command": "cat missing_notes.txt"},
                                "Exit code 1\ncat: missing_notes.txt: No such file or directory", is_error=True)]
     messages.append(kit.say("Done."))
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["errors"] = errors
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(errors=errors))
 
 
 def test_a_missing_program_worked_around_is_an_error_the_summary_keeps(grade, kit):
@@ -69,9 +67,7 @@ def test_a_wrong_flag_counts_by_the_flag_and_a_retry_that_only_looks_is_no_worka
 
 def _quote_case(kit, typed: str, quoted: str):
     messages = [kit.user("set up the nightly export job"), kit.say("Set up."), kit.user(typed), kit.say("On it.")]
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["user_messages"] = f'- "set up the nightly export job"\n- "{quoted}"'
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(user_messages=f'- "set up the nightly export job"\n- "{quoted}"'))
 
 
 def test_a_real_word_turned_into_another_is_not_a_typo_fixed(grade, kit):
@@ -104,9 +100,7 @@ def _files_case(kit, files_body: str, *, removed: bool = False):
     if removed:
         messages += kit.tool("Bash", {"command": "rm /srv/farm/seed_rows.csv"}, "")
     messages.append(kit.say("Done."))
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["files"] = files_body
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(files=files_body))
 
 
 def test_a_file_called_deleted_that_no_command_deleted_fails(grade, kit):
@@ -176,9 +170,7 @@ CHAT = "\n".join(f"> {who}:\n{line}" for who, line in [
 def _chat_case(kit, quoted: str):
     message = f"{LEAD}\n{CHAT}"
     messages = [kit.user(message), kit.say("I'll read the levels first.")]
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["user_messages"] = f'- "{quoted}"'
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(user_messages=f'- "{quoted}"'))
 
 
 def test_a_typed_lead_kept_whole_before_a_pasted_chat_passes_and_a_cut_lead_says_so(grade, kit):
@@ -218,9 +210,7 @@ def _next_case(kit, current: str, next_step: str):
                 *kit.tool("Bash", {"command": run}, "1) shelf.spec.ts:40 › shelf sync keeps order\n  Timeout 30000ms",
                           is_error=True),
                 kit.say("The sync spec times out.")]
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies.update(current=current, next=next_step)
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(current=current, next=next_step))
 
 
 def test_a_missing_next_step_quote_names_a_test_title_and_a_command_for_what_they_are(grade, kit):

@@ -21,9 +21,7 @@ def _case(kit, errors: str, *, worked: bool = True):
     if worked:
         messages += kit.tool("Bash", {"command": "tally diff 12 --summary"}, "+14 rows, -3 rows")
     messages.append(kit.say("Ledger 12 gained 14 rows and lost 3."))
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["errors"] = errors
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(errors=errors))
 
 
 def test_a_refusal_after_other_output_worked_around_is_an_error_the_summary_keeps(grade, kit):

@@ -24,9 +24,7 @@ def _case(kit, errors: str, *, refusal: str = "(eval):3: no matches found: --inc
         messages += kit.tool("Bash", {"command": SCRIPT.format(glob=fixed)},
                              "=== Tree locations ===\nsrc/tree/TreeNode.kt\n\n=== Leaf builders ===\nsrc/leaf/Builder.kt")
     messages.append(kit.say("TreeNode is in src/tree/TreeNode.kt; the leaf builders in src/leaf/."))
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["errors"] = errors
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(errors=errors))
 
 
 def test_a_lookup_refused_as_typed_then_fixed_is_an_error_the_summary_keeps(grade, kit):
@@ -72,9 +70,7 @@ def _build_case(kit, errors: str, *, command: str = "cd /src/orchard\ndotnet bui
                 kit.say("The default must be a constant; making it nullable."),
                 *kit.tool("Bash", {"command": "dotnet build Ui/Ui.csproj -v q 2>&1 | tail -5"},
                           "    0 Warning(s)\n    0 Error(s)\n")]
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["errors"] = errors
-    return kit.case(messages, kit.summary(bodies))
+    return kit.case(messages, kit.summary_of(errors=errors))
 
 
 def test_a_build_that_printed_compile_errors_is_an_error_though_it_exited_0(grade, kit):

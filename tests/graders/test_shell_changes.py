@@ -29,9 +29,7 @@ def _messages(kit, steps):
 
 
 def _case(kit, steps, files_body):
-    bodies = {k: "x" for k in kit.SECTION_KINDS}
-    bodies["files"] = files_body
-    return kit.case(_messages(kit, steps), kit.summary(bodies))
+    return kit.case(_messages(kit, steps), kit.summary_of(files=files_body))
 
 
 CHANGES = [
