@@ -28,6 +28,7 @@ from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import text_of
 from pytest_ctxeval.reading.invented import invented_quotes, session_records
 from pytest_ctxeval.reading.feedback import rejection_feedback
+from pytest_ctxeval.reading.acknowledgements import MAX_SHARE, acknowledgements
 from pytest_ctxeval.reading.answers import answer_told, choices, misreported_choices, typed_answers
 from pytest_ctxeval.reading.leave_out import leave_out, left_out, with_leave_out
 from pytest_ctxeval.reading.quoting import (
@@ -74,8 +75,10 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
     """Every person-typed message so far appears verbatim in section 6.
 
     Verbatim as a careful reader counts it (pytest_ctxeval.reading.verbatim): quote characters, Markdown
-    escapes, invisible Unicode, flattened line breaks and a fixed typo do not count as changes; a
-    typed lead whose pasted log was summarised is kept; a draft the person sent again revised is kept
+    escapes, invisible Unicode, flattened line breaks and a fixed typo do not count as changes, nor
+    does a left-out acknowledgement the message opens or ends with ("this is good.", as
+    last_request_intact reads it: pytest_ctxeval.reading.acknowledgements); a typed lead whose
+    pasted log was summarised is kept; a draft the person sent again revised is kept
     by its resend; a ``/command``'s arguments may stand anywhere in the summary (they parameterise
     the command rather than say something to the agent). Any other message must be in section 6: a
     failure names another section that has it verbatim. Section 6 must not quote a message nobody
@@ -106,7 +109,13 @@ def verbatim_user_messages(case: CompactionCase) -> Verdict:
             found = _short_message_kept(p.text, places)
         else:
             # a quote listing it with the person's other messages (" / ", ";") holds it
-            found = _message_kept(p.text, hay, rare, [q.text for q in people if q is not p])
+            others = [q.text for q in people if q is not p]
+            found = _message_kept(p.text, hay, rare, others)
+            if not found:   # kept but for an acknowledgement ("this is good."), as last_request_intact reads it
+                ack, rest = acknowledgements(p.text)
+                if ack and rest and sum(map(len, ack)) <= MAX_SHARE * len(normalize_ws(p.text)) and \
+                        _message_kept(rest, hay, rare, others):
+                    found = Match(True, "acknowledgement")
         if not found and _is_command_arguments(case.history[p.index]):
             # A /command's arguments ("/gsd:discuss-phase 14" -> "14") are a parameter of the command,
             # which summaries state where the command's work is told (section 1), not as a message.

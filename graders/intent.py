@@ -32,6 +32,7 @@ from pytest_ctxeval.grading import CompactionCase, Verdict, grader
 from pytest_ctxeval.core.messages import AssistantMessage, UserMessage, plain_text
 from pytest_ctxeval.reading.contradicted import PersonWords, contradicted_values
 from pytest_ctxeval.reading.misquote import altered_quote, quote_words
+from pytest_ctxeval.reading.acknowledgements import MAX_SHARE, acknowledgements, is_acknowledgement, request_parts
 from pytest_ctxeval.reading.broken_rules import broken_rules
 from pytest_ctxeval.reading.prohibitions import Prohibition, prohibitions
 from pytest_ctxeval.reading.proposals import mention_pattern, proposals, quoted_spans
@@ -86,14 +87,7 @@ def _present(needle: str, item: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 # last_request_intact
 
-_PART_SPLIT = re.compile(r"(?<=[.!?;:])\s+|\n+|,?\s+(?:and\s+)?(?=(?:then|finally|after that|also)\b)",
-                         re.IGNORECASE)
-
-
-def _parts(text: str) -> list[str]:
-    """The parts of a request, split at sentence ends, line breaks and "then"/"finally"."""
-    parts = [normalize_ws(p) for p in _PART_SPLIT.split(text) if p and normalize_ws(p)]
-    return [p for p in parts if len(p) >= 3] or [normalize_ws(text)]
+_parts = request_parts
 
 
 def _where_found(case: CompactionCase, fragments: list[str]) -> str:
@@ -107,10 +101,6 @@ def _where_found(case: CompactionCase, fragments: list[str]) -> str:
     return "the summary" if case.kind != "session_memory" else "the session notes"
 
 
-#: A part of the last request this short (and naming nothing: no digit, path or identifier) is an
-#: acknowledgement ("this is good.", "ok,") a summary may leave out while quoting the request itself.
-FILLER_WORDS = 3
-_NAMES = re.compile(r"[\d/_.#@`]\w|[a-z][A-Z]")
 
 
 @grader("last_request_intact", kind="rule")
@@ -167,14 +157,14 @@ def last_request_intact(case: CompactionCase) -> Verdict:
     parts = _parts(last.text)
     missing = [p for p in parts if not find(p, hay)]
     kept = len(parts) - len(missing)
-    filler = [p for p in missing if len(p.split()) <= FILLER_WORDS and not _NAMES.search(p)]
+    filler = [p for p in missing if is_acknowledgement(p)]
     if not missing and (ack := _acknowledgement_apart(last.text, parts, hay)):
         # the acknowledgement is found too, elsewhere (a paraphrase, another quote): the request
         # without it is verbatim, which the rule below accepts when it is not found at all
         filler = ack
         missing = ack
     if missing and len(filler) == len(missing) and kept and \
-            sum(len(p) for p in filler) <= 0.2 * len(normalize_ws(last.text)):
+            sum(len(p) for p in filler) <= MAX_SHARE * len(normalize_ws(last.text)):
         return Verdict.passed_(f"{label} is verbatim in {where} but for the acknowledgement "
                                + "; ".join(f"\"{p}\"" for p in filler) + f": \"{_short(last.text)}\"")
     if missing and kept:
@@ -199,18 +189,7 @@ def last_request_intact(case: CompactionCase) -> Verdict:
 def _acknowledgement_apart(text: str, parts: list[str], hay: str | Haystack) -> list[str]:
     """The acknowledgements leading or ending ``text`` ("this is good.") when the rest of it, without
     them, is verbatim in ``hay``; else []."""
-    rest = normalize_ws(text)
-    ack = []
-    for p in parts:   # leading ones
-        if len(p.split()) > FILLER_WORDS or _NAMES.search(p) or not rest.startswith(normalize_ws(p)):
-            break
-        ack.append(p)
-        rest = rest[len(normalize_ws(p)):].strip()
-    for p in reversed(parts[len(ack):]):   # ending ones
-        if len(p.split()) > FILLER_WORDS or _NAMES.search(p) or not rest.endswith(normalize_ws(p)):
-            break
-        ack.append(p)
-        rest = rest[:-len(normalize_ws(p))].strip()
+    ack, rest = acknowledgements(text, parts)
     return ack if ack and rest and find(rest, hay) else []
 
 

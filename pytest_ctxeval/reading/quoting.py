@@ -278,7 +278,8 @@ HOW = {"lines": "with line breaks flattened", "typo": "with a typo fixed", "lead
        "tail": "typed paragraph kept, pasted output before it summarised",
        "paste": "pasted output only, its error line kept",
        "command": "command kept, its pasted output summarised", "emoji": "with an emoji dropped",
-       "chat": "typed lead kept, the conversation pasted after it summarised"}
+       "chat": "typed lead kept, the conversation pasted after it summarised",
+       "acknowledgement": "kept but for an acknowledgement it opens or ends with (\"this is good.\")"}
 
 NO_STEP = re.compile(r"^\W*(?:none|n/a|na|nothing|no (?:explicit |further |immediate |specific )?(?:next )?steps?|"
                       r"no next step)\b", re.IGNORECASE)

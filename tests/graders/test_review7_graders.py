@@ -108,3 +108,43 @@ def test_compile_errors_of_other_compilers(command, line):
 
     assert failed_build(command, f"building...\n{line}\n")
     assert build_error_line(f"building...\n{line}\n") == line.splitlines()[0]
+
+
+# -- a message kept but for an acknowledgement --------------------------------------------------------
+# "this is good. commit and push the plan, then open a PR" quoted without "this is good.": all it asks
+# is kept. last_request_intact accepted it; verbatim_user_messages read it as lost (review 7, B2).
+
+ACK = "this is good. commit and push the release plan, then open a PR against main"
+
+
+def _ack_case(kit, quoted: str):
+    messages = [kit.user("draft a release plan for the billing service"), kit.say("Drafted RELEASE.md."),
+                kit.user(ACK), kit.say("Committing.")]
+    return kit.case(messages, kit.summary_of(user_messages=f'- "draft a release plan for the billing service"\n'
+                                                           f'- "{quoted}"'))
+
+
+def test_a_message_kept_but_for_its_acknowledgement_is_kept_by_both_graders(grade, kit):
+    case = _ack_case(kit, "commit and push the release plan, then open a PR against main")
+    verdict = grade("verbatim_user_messages", case)
+    assert verdict.status == "pass", verdict.reasons
+    assert "kept but for an acknowledgement" in verdict.reasons[0]
+    assert grade("last_request_intact", case).status == "pass"
+
+
+@pytest.mark.parametrize("quoted", [
+    "commit and push the release plan",                       # its request cut short
+    "v2 is good. commit and push the release plan, then open a PR",   # not the person's words
+], ids=["cut-short", "other-words"])
+def test_a_message_missing_more_than_an_acknowledgement_fails(grade, kit, quoted):
+    verdict = grade("verbatim_user_messages", _ack_case(kit, quoted))
+    assert verdict.status == "fail", verdict.reasons
+    assert verdict.reasons[0].startswith("user message 2 of 2 is not verbatim in section 6")
+
+
+def test_an_acknowledgement_that_names_something_is_no_acknowledgement(grade, kit):
+    messages = [kit.user("auth.py is fine. commit and push the release plan, then open a PR against main"),
+                kit.say("Committing.")]
+    case = kit.case(messages, kit.summary_of(user_messages='- "commit and push the release plan, then open a PR against main"'))
+    verdict = grade("verbatim_user_messages", case)
+    assert verdict.status == "fail", verdict.reasons
