@@ -13,7 +13,7 @@ import re
 
 from .summary import normalize_ws
 
-__all__ = ["FILLER_WORDS", "MAX_SHARE", "request_parts", "is_acknowledgement", "acknowledgements"]
+__all__ = ["ACK_WORDS", "FILLER_WORDS", "MAX_SHARE", "request_parts", "is_acknowledgement", "acknowledgements"]
 
 #: A part of a message this short (and naming nothing) is an acknowledgement.
 FILLER_WORDS = 3
@@ -31,9 +31,25 @@ def request_parts(text: str) -> list[str]:
     return [p for p in parts if len(p) >= 3] or [normalize_ws(text)]
 
 
+#: The words an acknowledgement is made of. A short part with any other word may carry meaning:
+#: "don't push." ending "run the migration. don't push." is a rule, not an acknowledgement, and "No."
+#: opening a message turns down what came before.
+ACK_WORDS = frozenset("""
+    this that it is looks look seems all good great nice fine cool perfect awesome excellent lgtm ok okay
+    k alright right sure yes yep yeah thanks thank you ty thx much very well done job work
+""".split())
+
+
 def is_acknowledgement(part: str) -> bool:
-    """Whether ``part`` is short enough and names nothing: "this is good.", "ok,", "thanks!"."""
-    return len(part.split()) <= FILLER_WORDS and not _NAMES.search(part)
+    """Whether ``part`` is short, names nothing and says only that things are fine or thanks:
+    "this is good.", "ok,", "thanks!"; not "don't push." or "No.".
+
+    >>> [is_acknowledgement(p) for p in ("this is good.", "Looks great, thanks!", "don't push.", "No.", "auth.py is fine.")]
+    [True, True, False, False, False]
+    """
+    words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", part.lower())
+    return (len(part.split()) <= FILLER_WORDS and not _NAMES.search(part) and bool(words)
+            and all(w in ACK_WORDS for w in words))
 
 
 def acknowledgements(text: str, parts: list[str] | None = None) -> tuple[list[str], str]:

@@ -148,3 +148,13 @@ def test_an_acknowledgement_that_names_something_is_no_acknowledgement(grade, ki
     case = kit.case(messages, kit.summary_of(user_messages='- "commit and push the release plan, then open a PR against main"'))
     verdict = grade("verbatim_user_messages", case)
     assert verdict.status == "fail", verdict.reasons
+
+
+@pytest.mark.parametrize("grader", ["verbatim_user_messages", "last_request_intact"])
+def test_a_short_rule_or_refusal_is_no_acknowledgement(grade, kit, grader):
+    # "don't push." ending a message is a rule the next context needs; "No." turns something down
+    for typed, quoted in (("run the migration on staging. don't push.", "run the migration on staging."),
+                          ("No. use the staging database for the migration", "use the staging database for the migration")):
+        case = kit.case([kit.user(typed), kit.say("Running it.")], kit.summary_of(user_messages=f'- "{quoted}"'))
+        verdict = grade(grader, case)
+        assert verdict.status == "fail", (typed, verdict.reasons)
