@@ -136,3 +136,19 @@ def test_a_results_file_without_prompt_events_or_lost_renders() -> None:
     assert "Compaction 1: transcript, manual, line 12" in html and "real transcript" in html
     assert "What was lost" not in html  # not recorded: no claim either way
     assert render_markdown(doc).startswith("### ctxeval: passed")
+
+
+def test_markdown_lists_each_reason_of_a_failure_on_its_own_line(hostile_doc: dict) -> None:
+    """A real session's grader may give six reasons, each a file to find: the report listed them
+    joined on one line cut at 240 characters, so only the first could be read (review 7, C3)."""
+    doc = json.loads(json.dumps(hostile_doc))
+    row = doc["scenarios"][0]["graders"]["files_preserved"]
+    reasons = [f"src/module_{n}.py was changed but is not named in section 3 <b>|</b>" for n in range(35)]
+    row.update(status="fail", score=0.2, reasons=reasons)
+    text = render_markdown(doc)
+    assert "- **hostile\\_content** · files\\_preserved (0.20): 35 reasons" in text
+    listed = [line for line in text.splitlines() if line.startswith("  - src/module\\_")]
+    assert len(listed) == 30 and listed[0] == "  - src/module\\_0.py was changed but is not named in section 3 \\<b\\>\\|\\</b\\>"
+    assert "  - … and 5 more" in text
+    prose = "\n".join(line for line in text.splitlines() if not line.startswith("|"))
+    assert re.search(r"(?<!\\)[<>\[\]|`]", prose) is None   # still inert
