@@ -87,8 +87,6 @@ def _present(needle: str, item: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 # last_request_intact
 
-_parts = request_parts
-
 
 def _where_found(case: CompactionCase, fragments: list[str]) -> str:
     for kind, label in (("user_messages", "section 6"), ("next", "the next-step quote (section 9)")):
@@ -154,7 +152,7 @@ def last_request_intact(case: CompactionCase) -> Verdict:
                               f"output summarised, but the paste's error line is not told: "
                               f"\"{_short(lost_error, 120)}\"", score=0.0, expected=last.text,
                               missing_parts=[lost_error])
-    parts = _parts(last.text)
+    parts = request_parts(last.text)
     missing = [p for p in parts if not find(p, hay)]
     kept = len(parts) - len(missing)
     filler = [p for p in missing if is_acknowledgement(p)]
